@@ -1,0 +1,7 @@
+from __future__ import annotations
+
+import sys
+
+from autotune.cli import main
+
+sys.exit(main(sys.argv[1:]))

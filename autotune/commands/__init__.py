@@ -1,0 +1,1 @@
+"""One module per subcommand, each with `register(subparsers)`; the CLI lists them here."""

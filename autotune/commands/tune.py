@@ -1,0 +1,126 @@
+"""`autotune tune` (the default command): search schedules with Optuna, write a leaderboard."""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import time
+
+from search_spaces.machine import MachineSpace, parse_ranges
+from search_spaces.registry import DEFAULT_SPACES, SpaceError, available, families
+
+from autotune import leaderboard as board
+from autotune.args import add_machine, add_shape, build_machine, positive_int, shape_arg
+from autotune.errors import UsageError
+from autotune.problem import Problem
+from autotune.study import RESULTS, SAMPLERS, StudySettings, default_storage, enqueue, finished_count, grid_points, load_or_create, run_workers, seed_points
+
+HELP = "search schedules (and optionally machine parameters) with Optuna; the default command"
+DEFAULT_TRIALS = 300
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("tune", help=HELP, description=(
+        "Search schedules for one product with Optuna, simcore's GA-1 simulator as the oracle. Every study "
+        "starts from the chapter's hand-written sweep, evaluates each distinct point once, persists every trial "
+        "(re-running with the same --study resumes it) and ends with a verified leaderboard in "
+        "results/<study>/leaderboard.parquet."))
+    add_shape(parser)
+    parser.add_argument("--slots", type=positive_int, default=64, help="scratchpad tile slots (default 64)")
+    add_machine(parser)
+    parser.add_argument("--trials", type=int, default=DEFAULT_TRIALS, help=f"trials to run now, the seeded baseline included (default {DEFAULT_TRIALS})")
+    parser.add_argument("--timeout", type=float, default=None, help="stop starting new trials after this many seconds")
+    parser.add_argument("--sampler", choices=SAMPLERS, default="tpe", help="tpe (default), random, grid (every feasible point, in order) or nsga2")
+    parser.add_argument("--seed", type=int, default=0, help="sampler seed: the same seed gives the same study (default 0; one worker)")
+    parser.add_argument("--space", default=",".join(DEFAULT_SPACES), help=f"search spaces to combine (default {','.join(DEFAULT_SPACES)})")
+    parser.add_argument("--study", default=None, help="study name (default derived from shape, machine and space)")
+    parser.add_argument("--storage", default=None, help="Optuna storage URL (default sqlite file results/<study>/study.db; e.g. postgresql://user@host/db)")
+    parser.add_argument("--workers", type=positive_int, default=1, help="worker processes sharing the study on this machine")
+    parser.add_argument("--top", type=positive_int, default=10, help="entries to print (default 10)")
+    parser.add_argument("--verify-top", type=positive_int, default=10, help="entries re-run functionally and hazard-checked (default 10)")
+    parser.add_argument("--json", action="store_true", help="print the top entries as JSON lines")
+    parser.add_argument("--search-machine", action="store_true", help="also search slots, dma_setup, dma_words_per_cycle and mxu_cycles")
+    parser.add_argument("--machine-range", default="", metavar="KEY=LOW:HIGH|KEY=A|B,...", help="ranges for --search-machine")
+    parser.add_argument("--max-scratchpad-words", type=positive_int, default=None, help="scratchpad budget in words for --search-machine (default: the base machine's)")
+    parser.set_defaults(run=run)
+
+
+def build_problem(args: argparse.Namespace) -> Problem:
+    shape = shape_arg(args.shape)
+    machine = build_machine(args.machine, args.slots)
+    try:
+        spaces = [name.strip() for name in args.space.split(",") if name.strip()]
+        found = families(spaces)
+    except SpaceError as exc:
+        raise UsageError(f"{exc}; available spaces: {', '.join(available())}") from None
+    machine_space = None
+    if args.search_machine:
+        try:
+            machine_space = MachineSpace.create(machine, parse_ranges(args.machine_range), args.max_scratchpad_words)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    elif args.machine_range or args.max_scratchpad_words:
+        raise UsageError("--machine-range and --max-scratchpad-words need --search-machine")
+    if machine_space is None and machine.slots < 3:
+        raise UsageError(f"a scratchpad of {machine.slots} slots is too small for any schedule (a product needs 3: C, A and B)")
+    return Problem(shape, machine, found, machine_space)
+
+
+def identity(problem: Problem, spaces: str) -> dict:
+    return {"oracle": "ga1", "shape": str(problem.shape), "machine": problem.machine.key(), "spaces": spaces,
+            "machine_space": repr(problem.machine_space) if problem.machine_space else None}
+
+
+def default_study_name(problem: Problem, ident: dict) -> str:
+    plain = {**ident, "spaces": ",".join(DEFAULT_SPACES), "machine_space": None, "machine": type(problem.machine)(slots=problem.machine.slots).key()}
+    suffix = "" if plain == ident else "-" + hashlib.sha1(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:8]
+    return f"ga1-{problem.shape}-s{problem.machine.slots}{suffix}"
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.trials < 1:
+        raise UsageError(f"--trials must be at least 1, got {args.trials}")
+    if args.timeout is not None and args.timeout <= 0:
+        raise UsageError("--timeout must be positive")
+    problem = build_problem(args)
+    ident = identity(problem, args.space)
+    name = args.study or default_study_name(problem, ident)
+    settings = StudySettings(name=name, storage_url=args.storage or default_storage(name), sampler=args.sampler,
+                             seed=args.seed, objectives=("cycles",), identity=ident)
+    study = load_or_create(settings)
+    enqueue(study, seed_points(problem), "baseline")
+    if args.sampler == "grid":
+        enqueue(study, grid_points(problem), "grid")
+    target = finished_count(study) + args.trials
+    started = time.perf_counter()
+    interrupted = False
+    try:
+        run_workers(settings, problem, target, args.timeout, args.workers, progress=sys.stderr.isatty())
+    except KeyboardInterrupt:
+        interrupted = True
+    elapsed = time.perf_counter() - started
+    return report(study, problem, settings, args, elapsed, interrupted)
+
+
+def report(study, problem: Problem, settings: StudySettings, args: argparse.Namespace, elapsed: float, interrupted: bool) -> int:
+    info = board.RunInfo(settings.name, settings.sampler, settings.seed, problem.shape, problem.machine)
+    names = sorted({p.name for params in problem.params_by_family().values() for p in params})
+    rows = board.trial_rows(study, info, names)
+    failures = board.annotate(rows, problem.shape, problem.machine, args.verify_top)
+    frame = board.to_frame(rows)
+    path = board.write(frame, RESULTS / settings.name / "leaderboard.parquet", info, settings.objectives)
+    trials = len(study.trials)
+    if args.json:
+        for _, row in frame.head(args.top).iterrows():
+            print(json.dumps({k: (None if v is None or v != v else v) for k, v in row.to_dict().items()}, default=str))
+    else:
+        status = "interrupted; kept" if interrupted else "done:"
+        print(f"{status} study {settings.name!r}, {trials} trials in storage, {elapsed:.1f} s this run")
+        print(board.format_rows(frame, args.top))
+        print(f"wrote {path}")
+    for failure in failures:
+        print(f"autotune: error: verification failed: {failure}", file=sys.stderr)
+    if failures:
+        return 1
+    return 130 if interrupted else 0

@@ -1,0 +1,64 @@
+"""The chapter's families: output-stationary `blocked` (any bi x bj, 1 to 3 buffers, blocks
+visited row- or column-major) and the k-outermost order."""
+from __future__ import annotations
+
+from simcore.machine import Machine
+from simcore.program import Program
+from simcore.schedules import blocked, blocked_slots, chapter_sweep, kouter, kouter_slots
+from simcore.shape import Shape
+
+from search_spaces.base import Family, Space
+from search_spaces.domains import Choice, IntRange, Param, Point
+
+BUFFERS = (1, 2, 3)
+
+
+class Blocked(Family):
+    name = "blocked"
+    description = "a bi x bj block of C stays on chip while K streams through it"
+
+    def params(self, shape: Shape, T: int) -> tuple[Param, ...]:
+        Mt, _Kt, Nt = shape.tiles(T)
+        return (
+            Param("bi", IntRange(1, Mt), "block height in tiles"),
+            Param("bj", IntRange(1, Nt), "block width in tiles"),
+            Param("buffers", Choice(BUFFERS), "sets of operand slots: loads run buffers-1 steps ahead"),
+            Param("order", Choice(("row", "col")), "blocks visited row-major or column-major"),
+        )
+
+    def slots_needed(self, point: Point, shape: Shape, machine: Machine) -> int:
+        return blocked_slots(int(point["bi"]), int(point["bj"]), int(point["buffers"]))
+
+    def build(self, point: Point, shape: Shape, machine: Machine) -> Program:
+        return blocked(shape, machine, int(point["bi"]), int(point["bj"]), int(point["buffers"]), str(point["order"]))
+
+    def seed_points(self, shape: Shape, machine: Machine) -> list[Point]:
+        Mt, _Kt, Nt = shape.tiles(machine.T)
+        points = []
+        for schedule in chapter_sweep():
+            block = schedule.block(shape, machine)
+            if block is None:
+                continue
+            bi, bj = min(block[0], Mt), min(block[1], Nt)
+            points.append({"bi": bi, "bj": bj, "buffers": schedule.buffers, "order": "row"})
+        return points
+
+
+class KOuter(Family):
+    name = "kouter"
+    description = "the (k, i, j) order: every partial sum goes to DRAM and back for every k"
+
+    def params(self, shape: Shape, T: int) -> tuple[Param, ...]:
+        return (Param("buffers", Choice(BUFFERS), "groups of (C, A, B) slots used in turn"),)
+
+    def slots_needed(self, point: Point, shape: Shape, machine: Machine) -> int:
+        return kouter_slots(int(point["buffers"]))
+
+    def build(self, point: Point, shape: Shape, machine: Machine) -> Program:
+        return kouter(shape, machine, int(point["buffers"]))
+
+    def seed_points(self, shape: Shape, machine: Machine) -> list[Point]:
+        return [{"buffers": 1}, {"buffers": 2}]
+
+
+SPACE = Space("chapter", "the chapter's hand-written families, with any block shape and 1-3 buffers", (Blocked(), KOuter()))

@@ -1,0 +1,77 @@
+"""The machine space: GA-1 parameters that may vary, within ranges, under a scratchpad budget."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from simcore.machine import Machine
+
+from search_spaces.domains import Choice, IntRange, Param, Point
+
+SEARCHABLE: tuple[str, ...] = ("slots", "dma_setup", "dma_words_per_cycle", "mxu_cycles")
+
+
+def default_ranges(machine: Machine) -> dict[str, IntRange | Choice]:
+    """Ranges around the base machine; bandwidth in powers of two."""
+    return {
+        "slots": IntRange(8, max(8, 2 * machine.slots)),
+        "dma_setup": IntRange(max(0, machine.dma_setup // 4), machine.dma_setup),
+        "dma_words_per_cycle": Choice(tuple(sorted({8, 16, 32, 64, machine.dma_words_per_cycle}))),
+        "mxu_cycles": IntRange(max(1, machine.mxu_cycles // 2), machine.mxu_cycles),
+    }
+
+
+def parse_ranges(text: str) -> dict[str, IntRange | Choice]:
+    """'slots=16:128,dma_words_per_cycle=16|32|64' -> domains (LOW:HIGH or A|B|C)."""
+    ranges: dict[str, IntRange | Choice] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        key, eq, raw = item.partition("=")
+        if not eq or key not in SEARCHABLE:
+            raise ValueError(f"machine range {item!r}: expected KEY=LOW:HIGH or KEY=A|B|C with KEY one of {', '.join(SEARCHABLE)}")
+        try:
+            if ":" in raw:
+                low, high = (int(v) for v in raw.split(":", 1))
+                ranges[key] = IntRange(low, high)
+            else:
+                ranges[key] = Choice(tuple(int(v) for v in raw.split("|")))
+        except ValueError as exc:
+            raise ValueError(f"machine range {item!r}: {exc}") from None
+    return ranges
+
+
+@dataclass(frozen=True)
+class MachineSpace:
+    """Which machine parameters vary, and the scratchpad budget in words."""
+
+    ranges: tuple[tuple[str, IntRange | Choice], ...]
+    max_scratchpad_words: int
+
+    @staticmethod
+    def create(base: Machine, overrides: dict[str, IntRange | Choice] | None, max_scratchpad_words: int | None) -> MachineSpace:
+        ranges = default_ranges(base)
+        ranges.update(overrides or {})
+        budget = max_scratchpad_words if max_scratchpad_words is not None else base.scratchpad_words
+        if budget < 3 * base.tile_words:
+            raise ValueError(f"a scratchpad budget of {budget} words holds fewer than 3 tiles of {base.tile_words} words: no schedule fits")
+        return MachineSpace(tuple((k, ranges[k]) for k in SEARCHABLE if k in ranges), budget)
+
+    def params(self) -> tuple[Param, ...]:
+        return tuple(Param(name, domain, f"machine parameter {name}") for name, domain in self.ranges)
+
+    def apply(self, base: Machine, point: Point) -> Machine:
+        changes = {name: int(point[name]) for name, _ in self.ranges if name in point}
+        return base.replace(**changes)
+
+    def violation(self, machine: Machine) -> float:
+        """How far over the scratchpad budget, in slots (0 when within it)."""
+        return max(0.0, (machine.scratchpad_words - self.max_scratchpad_words) / machine.tile_words)
+
+    def seed_point(self, base: Machine) -> Point:
+        """The base machine, clipped into the ranges (so the baseline is always a trial)."""
+        point: Point = {}
+        for name, domain in self.ranges:
+            value = getattr(base, name)
+            if isinstance(domain, IntRange):
+                point[name] = domain.clip(value)
+            else:
+                point[name] = value if value in domain.options else min(domain.options, key=lambda v: (abs(int(v) - value), v))  # type: ignore[arg-type]
+        return point

@@ -1,0 +1,14 @@
+"""The general schedule generator: a product order from scalar parameters, and its compiler."""
+from __future__ import annotations
+
+from simcore.generator.compile import CompileOptions, Product, check_products, compile_products
+from simcore.generator.order import (
+    BLOCK_ORDERS, INNER_ORDERS, K_DIRECTIONS, PARTITIONS, GeneralParams, bands, blocks, cell_order,
+    default_params, general, product_order, slots_needed,
+)
+
+__all__ = [
+    "CompileOptions", "Product", "check_products", "compile_products",
+    "GeneralParams", "product_order", "general", "slots_needed", "default_params",
+    "bands", "blocks", "cell_order", "PARTITIONS", "BLOCK_ORDERS", "K_DIRECTIONS", "INNER_ORDERS",
+]

@@ -1,0 +1,225 @@
+"""Compile a sequence of tile products into a GA-1 program: slots, reuse, prefetch, stores.
+
+The input is an order of tile products (i, j, k), meaning C(i, j) += A(i, k) @ B(k, j). The
+compiler decides everything else:
+
+* one unified pool of slots holds A tiles, B tiles and C accumulators; an accumulator is zeroed
+  before its first product and stored after its last (C tiles are never spilled or reloaded);
+* an operand tile still resident is reused; when a slot is needed and none is free, the
+  resident operand whose next use is farthest away is evicted (Belady), never one needed by a
+  product inside the prefetch window;
+* a DMA "frontier" walks the products ahead of the matrix unit (at most `lookahead` products
+  ahead) and emits their loads and zeros as soon as a slot can be given to them. Because every
+  engine runs its queue in program order, the program order *is* the schedule: a load into a
+  slot is always emitted after (in program order) the products that read the slot's previous
+  tile, so the hardware waits for them, and it is emitted as early as that allows;
+* a finished accumulator's store is emitted right after its last product, before or after the
+  loads due at that point (`store_first`).
+"""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from simcore.machine import Machine
+from simcore.program import LOAD, MXU, NONE, STORE, WIDTH, ZERO, Program
+from simcore.schedules import ScheduleError
+from simcore.shape import Shape
+
+Product = tuple[int, int, int]  # (i, j, k): C(i, j) += A(i, k) @ B(k, j)
+
+_TENSOR_A, _TENSOR_B, _TENSOR_C = 0, 1, 2  # indices into Program.tensors ("A", "B", "C")
+
+
+@dataclass(frozen=True)
+class CompileOptions:
+    """How far the DMA runs ahead, and which of a ready store and a ready load goes first."""
+
+    lookahead: int = 16       # products ahead of the matrix unit whose tiles may be prefetched
+    store_first: bool = True  # emit finished accumulators' stores before the loads due now
+
+    def __post_init__(self) -> None:
+        if isinstance(self.lookahead, bool) or not isinstance(self.lookahead, int) or self.lookahead < 0:
+            raise ScheduleError(f"lookahead must be a non-negative integer, got {self.lookahead!r}")
+
+
+def check_products(shape: Shape, machine: Machine, products: Sequence[Product]) -> None:
+    """Every tile product of the shape exactly once (the k's of a C tile in any order)."""
+    Mt, Kt, Nt = shape.tiles(machine.T)
+    total = Mt * Kt * Nt
+    if len(products) != total:
+        raise ScheduleError(f"expected {total} tile products for {shape} (tiles {Mt}x{Kt}x{Nt}), got {len(products)}")
+    seen = bytearray(total)
+    for i, j, k in products:
+        if not (0 <= i < Mt and 0 <= j < Nt and 0 <= k < Kt):
+            raise ScheduleError(f"tile product {(i, j, k)} is outside the {Mt}x{Kt}x{Nt} tile grid")
+        index = (i * Nt + j) * Kt + k
+        if seen[index]:
+            raise ScheduleError(f"tile product {(i, j, k)} appears twice")
+        seen[index] = 1
+
+
+def compile_products(
+    shape: Shape,
+    machine: Machine,
+    products: Sequence[Product],
+    options: CompileOptions = CompileOptions(),
+    *,
+    validate: bool = True,
+) -> Program:
+    """A program computing C = A @ B with the tile products in the given order."""
+    if validate:
+        check_products(shape, machine, products)
+    Mt, Kt, Nt = shape.tiles(machine.T)
+    S = machine.slots
+    P = len(products)
+    n_a = Mt * Kt
+    n_ab = n_a + Kt * Nt
+    inf = P + 1            # "never used again"
+    pinned = P + 2         # next-use value of an accumulator slot: never evicted
+
+    # Tile ids in one space: A tiles, then B tiles, then C tiles.
+    a_ids = [i * Kt + k for i, _j, k in products]
+    b_ids = [n_a + k * Nt + j for _i, j, k in products]
+    c_ids = [n_ab + i * Nt + j for i, j, _k in products]
+
+    # Next use of the same operand tile after each product; first and last product of each C.
+    next_a = [inf] * P
+    next_b = [inf] * P
+    later = [inf] * n_ab
+    for p in range(P - 1, -1, -1):
+        a = a_ids[p]
+        next_a[p] = later[a]
+        later[a] = p
+        b = b_ids[p]
+        next_b[p] = later[b]
+        later[b] = p
+    c_last: dict[int, int] = {}
+    for p, c in enumerate(c_ids):
+        c_last[c] = p
+    c_last_list = [c_last[c] == p for p, c in enumerate(c_ids)]
+
+    where = [-1] * (n_ab + Mt * Nt)  # slot holding each tile, or -1
+    slot_tile = [-1] * S
+    slot_next = [inf] * S            # next use of the operand in a slot (pinned for accumulators)
+    free: deque[int] = deque(range(S))  # free slots, the longest free first
+    rows: list[tuple[int, ...]] = []
+    emit = rows.append
+    pending_stores: list[int] = []   # slots of finished accumulators, in finishing order
+    lookahead = options.lookahead
+    store_first = options.store_first
+
+    def take_slot(horizon: int) -> int:
+        """A slot to write now: a free one, else evict the operand used farthest after `horizon`."""
+        if free:
+            return free.popleft()
+        best = -1
+        best_next = horizon
+        for s in range(S):
+            nxt = slot_next[s]
+            if best_next < nxt < pinned:
+                best, best_next = s, nxt
+        if best >= 0:
+            where[slot_tile[best]] = -1
+            slot_tile[best] = -1
+        return best
+
+    def tile_row(tile: int) -> tuple[int, int, int]:
+        if tile < n_a:
+            return _TENSOR_A, tile // Kt, tile % Kt
+        return _TENSOR_B, (tile - n_a) // Nt, (tile - n_a) % Nt
+
+    frontier = 0     # next product whose tiles the frontier has not yet made resident
+    blocked = False  # the frontier could not find a slot and nothing has been freed since
+
+    def advance(limit: int) -> None:
+        nonlocal frontier, blocked
+        while frontier < limit and not blocked:
+            q = frontier
+            for tile in (a_ids[q], b_ids[q]):
+                s = where[tile]
+                if s >= 0:
+                    if slot_next[s] > q:
+                        slot_next[s] = q
+                    continue
+                s = take_slot(q)
+                if s < 0:
+                    blocked = True
+                    return
+                where[tile] = s
+                slot_tile[s] = tile
+                slot_next[s] = q
+                tensor, x, y = tile_row(tile)
+                emit((LOAD, NONE, s, NONE, NONE, tensor, x, y))
+            c = c_ids[q]
+            if where[c] < 0:
+                s = take_slot(q)
+                if s < 0:
+                    blocked = True
+                    return
+                where[c] = s
+                slot_tile[s] = c
+                slot_next[s] = pinned
+                emit((ZERO, NONE, s, NONE, NONE, NONE, NONE, NONE))
+            frontier = q + 1
+
+    def flush_stores() -> None:
+        nonlocal blocked
+        for s in pending_stores:
+            c = slot_tile[s] - n_ab
+            emit((STORE, NONE, s, NONE, NONE, _TENSOR_C, c // Nt, c % Nt))
+            where[slot_tile[s]] = -1
+            slot_tile[s] = -1
+            slot_next[s] = inf
+            free.append(s)
+        if pending_stores:
+            blocked = False
+            pending_stores.clear()
+
+    for p in range(P):
+        limit = min(P, p + 1 + lookahead)
+        if store_first:
+            flush_stores()
+            advance(limit)
+        else:
+            advance(limit)
+            flush_stores()
+            advance(limit)
+        if frontier <= p:
+            live = sum(1 for s in range(S) if slot_next[s] == pinned)
+            raise ScheduleError(
+                f"{S} slots cannot hold the working set at product {p} {products[p]}: "
+                f"{live} live accumulators plus the product's A and B tiles"
+            )
+        sa = where[a_ids[p]]
+        sb = where[b_ids[p]]
+        sc = where[c_ids[p]]
+        emit((MXU, NONE, sc, sa, sb, NONE, NONE, NONE))
+        # The operands' next uses move on; a tile never used again frees its slot now.
+        nxt = next_a[p]
+        slot_next[sa] = nxt
+        if nxt == inf:
+            where[a_ids[p]] = -1
+            slot_tile[sa] = -1
+            free.append(sa)
+            blocked = False
+        elif nxt >= frontier:
+            blocked = False
+        nxt = next_b[p]
+        slot_next[sb] = nxt
+        if nxt == inf:
+            where[b_ids[p]] = -1
+            slot_tile[sb] = -1
+            free.append(sb)
+            blocked = False
+        elif nxt >= frontier:
+            blocked = False
+        if c_last_list[p]:
+            pending_stores.append(sc)
+    flush_stores()
+
+    code = np.array(rows, dtype=np.int64).reshape(-1, WIDTH)
+    return Program(code=code, tensors=("A", "B", "C"))

@@ -1,0 +1,182 @@
+"""Orders of tile products for C = A @ B, described by a few scalar parameters.
+
+The order is output-stationary by blocks: C is cut into blocks of about bi x bj tiles (bands
+need not divide the matrix; "balanced" makes them near-equal), blocks are visited row- or
+column-wise (optionally serpentine), and inside a block K is walked one step at a time, every
+accumulator of the block taking one product per step. The knobs shape what the compiler can
+overlap: the k direction of each block (reuse of the previous block's last operands), the order
+of products inside a step (an L-shaped front needs few loads to start), and a tail that finishes
+accumulators one after another so that their stores overlap the remaining products.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+from simcore.generator.compile import CompileOptions, Product, compile_products
+from simcore.machine import Machine
+from simcore.program import Program
+from simcore.schedules import ScheduleError
+from simcore.shape import Shape
+
+PARTITIONS: tuple[str, ...] = ("uniform", "balanced")
+BLOCK_ORDERS: tuple[str, ...] = ("row", "col")
+K_DIRECTIONS: tuple[str, ...] = ("up", "alternate")
+INNER_ORDERS: tuple[str, ...] = ("row", "col", "lshape", "zigzag")
+
+
+@dataclass(frozen=True)
+class GeneralParams:
+    """Scalar parameters of the general schedule (each maps to one search-space dimension)."""
+
+    bi: int = 4                  # block height in tiles, >= 1 (clipped to the matrix)
+    bj: int = 4                  # block width in tiles, >= 1
+    partition: str = "balanced"  # "uniform": bands of bi (the last shorter); "balanced": near-equal bands
+    block_order: str = "row"     # visit blocks along rows ("row") or along columns ("col")
+    serpentine: bool = True      # reverse every other row (column) of blocks, so neighbours share operands
+    k_direction: str = "alternate"  # "up": k ascending in every block; "alternate": every other block descends
+    inner: str = "lshape"        # order inside a k step: "row", "col", "lshape" (growing square), "zigzag"
+    tail: int = 2                # the last `tail` k steps of a block run accumulator by accumulator, >= 0
+    lookahead: int = 16          # products the DMA may run ahead of the matrix unit, >= 0
+    store_first: bool = True     # a ready store goes before the loads due at the same point
+
+    def __post_init__(self) -> None:
+        for name in ("bi", "bj"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ScheduleError(f"{name} must be a positive integer, got {value!r}")
+        for name in ("tail", "lookahead"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ScheduleError(f"{name} must be a non-negative integer, got {value!r}")
+        for name, allowed in (("partition", PARTITIONS), ("block_order", BLOCK_ORDERS),
+                              ("k_direction", K_DIRECTIONS), ("inner", INNER_ORDERS)):
+            if getattr(self, name) not in allowed:
+                raise ScheduleError(f"unknown {name} {getattr(self, name)!r} (use one of {', '.join(allowed)})")
+        for name in ("serpentine", "store_first"):
+            if not isinstance(getattr(self, name), bool):
+                raise ScheduleError(f"{name} must be a bool, got {getattr(self, name)!r}")
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+    def options(self) -> CompileOptions:
+        return CompileOptions(lookahead=self.lookahead, store_first=self.store_first)
+
+
+def bands(total: int, size: int, partition: str) -> list[range]:
+    """Cut 0..total-1 into bands of about `size`: uniform (last one shorter) or near-equal."""
+    size = min(size, total)
+    if partition == "uniform":
+        return [range(start, min(start + size, total)) for start in range(0, total, size)]
+    count = math.ceil(total / size)
+    base, extra = divmod(total, count)
+    out, start = [], 0
+    for index in range(count):
+        height = base + (1 if index < extra else 0)
+        out.append(range(start, start + height))
+        start += height
+    return out
+
+
+def cell_order(h: int, w: int, inner: str) -> list[tuple[int, int]]:
+    """The (x, y) cells of an h x w block in the order a k step visits them."""
+    if inner == "row":
+        return [(x, y) for x in range(h) for y in range(w)]
+    if inner == "col":
+        return [(x, y) for y in range(w) for x in range(h)]
+    if inner == "zigzag":  # rows alternate direction: consecutive products share an operand
+        return [(x, y if x % 2 == 0 else w - 1 - y) for x in range(h) for y in range(w)]
+    # lshape: square shells; after a rows and b columns are loaded, all a*b cells are done
+    cells = []
+    for r in range(max(h, w)):
+        cells += [(x, r) for x in range(min(r, h)) if r < w]
+        cells += [(r, y) for y in range(min(r + 1, w)) if r < h]
+    return cells
+
+
+def blocks(shape: Shape, machine: Machine, params: GeneralParams) -> list[tuple[range, range]]:
+    """The blocks (row band, column band) of C, in visiting order."""
+    Mt, _Kt, Nt = shape.tiles(machine.T)
+    row_bands = bands(Mt, params.bi, params.partition)
+    col_bands = bands(Nt, params.bj, params.partition)
+    out: list[tuple[range, range]] = []
+    if params.block_order == "row":
+        for r, rows in enumerate(row_bands):
+            cols_seq = col_bands[::-1] if params.serpentine and r % 2 else col_bands
+            out += [(rows, cols) for cols in cols_seq]
+    else:
+        for c, cols in enumerate(col_bands):
+            rows_seq = row_bands[::-1] if params.serpentine and c % 2 else row_bands
+            out += [(rows, cols) for rows in rows_seq]
+    return out
+
+
+def product_order(shape: Shape, machine: Machine, params: GeneralParams) -> list[Product]:
+    """Every tile product (i, j, k) once, in the order the parameters describe."""
+    _Mt, Kt, _Nt = shape.tiles(machine.T)
+    order: list[Product] = []
+    extend = order.extend
+    tail = min(params.tail, Kt)
+    cells_cache: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    for index, (rows, cols) in enumerate(blocks(shape, machine, params)):
+        ks = list(range(Kt))
+        if params.k_direction == "alternate" and index % 2:
+            ks.reverse()
+        key = (len(rows), len(cols))
+        if key not in cells_cache:
+            cells_cache[key] = cell_order(len(rows), len(cols), params.inner)
+        cells = [(rows[x], cols[y]) for x, y in cells_cache[key]]
+        for k in ks[:Kt - tail]:
+            extend([(i, j, k) for i, j in cells])
+        tail_ks = ks[Kt - tail:]
+        for i, j in cells:
+            extend([(i, j, k) for k in tail_ks])
+    return order
+
+
+def slots_needed(shape: Shape, machine: Machine, params: GeneralParams) -> int:
+    """Slots the compiled order needs at least: its most live accumulators plus an A and a B.
+
+    In a block, every accumulator starts before the first one finishes unless the whole K runs
+    accumulator by accumulator (tail >= Kt) or K is a single step; blocks never overlap."""
+    _Mt, Kt, _Nt = shape.tiles(machine.T)
+    if params.tail >= Kt or Kt == 1:
+        return 3
+    largest = max(len(rows) * len(cols) for rows, cols in blocks(shape, machine, params))
+    return largest + 2
+
+
+def general(shape: Shape, machine: Machine, params: GeneralParams) -> Program:
+    """The program of the general schedule: the product order, compiled."""
+    need = slots_needed(shape, machine, params)
+    if need > machine.slots:
+        raise ScheduleError(f"general schedule {params} needs {need} slots, the scratchpad has {machine.slots}")
+    return compile_products(shape, machine, product_order(shape, machine, params), params.options(), validate=False)
+
+
+def default_params(shape: Shape, machine: Machine) -> GeneralParams:
+    """A good starting point: the largest near-square block leaving room for prefetching."""
+    Mt, Kt, Nt = shape.tiles(machine.T)
+    S = machine.slots
+    best: tuple[float, int, int] | None = None
+    # Operand room: about a quarter of the slots (at least 3), the rest accumulators.
+    room = max(3, S // 4)
+    for bi in range(1, Mt + 1):
+        for bj in range(1, Nt + 1):
+            h = math.ceil(Mt / math.ceil(Mt / bi))
+            w = math.ceil(Nt / math.ceil(Nt / bj))
+            if h * w + room > S and h * w + 2 > S:
+                continue
+            if h * w + room > S:
+                continue
+            # Loads per product of a block: (h + w) / (h * w); prefer fewer, then squarer.
+            score = (h + w) / (h * w)
+            cand = (score, -h * w, bi)
+            if best is None or cand < best:
+                best = cand
+                chosen = (bi, bj)
+    if best is None:
+        return GeneralParams(bi=1, bj=1, tail=0, lookahead=max(1, S - 3))
+    bi, bj = chosen
+    return GeneralParams(bi=bi, bj=bj, lookahead=max(1, 2 * (bi + bj)))

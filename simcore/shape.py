@@ -1,0 +1,44 @@
+"""Matrix-product shapes: M x K x N, with A of M x K and B of K x N."""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+
+class ShapeError(ValueError):
+    """A shape is malformed or has a zero or negative dimension."""
+
+
+@dataclass(frozen=True, order=True)
+class Shape:
+    m: int
+    k: int
+    n: int
+
+    def __post_init__(self) -> None:
+        for name in ("m", "k", "n"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ShapeError(f"shape dimension {name} must be an integer, got {value!r}")
+            if value <= 0:
+                raise ShapeError(f"shape dimension {name.upper()} must be positive, got {value}")
+
+    def tiles(self, T: int) -> tuple[int, int, int]:
+        """Tile counts (Mt, Kt, Nt) for tiles of edge T, partial tiles rounded up."""
+        return math.ceil(self.m / T), math.ceil(self.k / T), math.ceil(self.n / T)
+
+    def __str__(self) -> str:
+        return f"{self.m}x{self.k}x{self.n}"
+
+
+_SHAPE = re.compile(r"^\s*(-?\d+)\s*[xX]\s*(-?\d+)\s*[xX]\s*(-?\d+)\s*$")
+
+
+def parse_shape(text: str) -> Shape:
+    """'128x128x128' -> Shape(128, 128, 128); clear errors for anything else."""
+    match = _SHAPE.match(text)
+    if not match:
+        raise ShapeError(f"malformed shape {text!r}: expected MxKxN, for example 128x128x128")
+    m, k, n = (int(g) for g in match.groups())
+    return Shape(m, k, n)

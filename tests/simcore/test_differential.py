@@ -1,0 +1,212 @@
+"""Differential tests against the chapter's own listing (reference `Sim`): random programs on
+random machines, and every chapter schedule on random shapes, must agree on cycles, counts, the
+whole trace and DRAM contents.
+
+Known, deliberate differences are kept out of the generated programs: negative tile coordinates
+(we reject them; the listing would index from the end), and exp overflow (the listing raises
+OverflowError; we return inf) is rejected as an example rather than compared.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from simcore import Machine, Program, ScheduleError, Shape, blocked, kouter, simulate
+
+TENSORS = ("A", "B", "C")
+# Beyond this magnitude the order of a product's sums (BLAS here, left to right in the listing)
+# changes the rounding; examples whose values grow past it are not compared.
+VALUE_LIMIT = 1e12
+EXACT_LIMIT = 2.0**20  # integer-valued runs below this are exact in any summation order
+
+
+@st.composite
+def machines(draw: st.DrawFn) -> dict[str, int]:
+    return {
+        "T": draw(st.sampled_from([1, 2, 3, 4, 8])),
+        "slots": draw(st.integers(1, 4)),  # few slots: instructions collide on them often
+        "dma_setup": draw(st.integers(0, 20)),
+        "dma_words_per_cycle": draw(st.integers(1, 32)),
+        "mxu_cycles": draw(st.integers(1, 10)),
+        "mxu_fill": draw(st.integers(0, 10)),
+        "vpu_lanes": draw(st.integers(1, 16)),
+        "sfu_lanes": draw(st.integers(1, 8)),
+    }
+
+
+def instructions(params: dict[str, int], shapes: dict[str, tuple[int, int]]) -> st.SearchStrategy[tuple[Any, ...]]:
+    T, slots = params["T"], params["slots"]
+    slot = st.integers(0, slots - 1)
+
+    @st.composite
+    def move(draw: st.DrawFn, op: str) -> tuple[Any, ...]:
+        name = draw(st.sampled_from(TENSORS))
+        rows, cols = shapes[name]
+        # Up to one tile past the edge: partial tiles and tiles wholly outside the tensor.
+        ti = draw(st.integers(0, -(-rows // T)))
+        tj = draw(st.integers(0, -(-cols // T)))
+        return (op, draw(slot), name, ti, tj)
+
+    binary = st.tuples(st.just("vop"), st.sampled_from(["add", "sub", "mul", "div", "max"]), slot, slot, slot)
+    unary = st.tuples(st.just("vop"), st.sampled_from(["relu", "neg"]), slot, slot, st.one_of(st.none(), slot))
+    return st.one_of(
+        move("load"), move("load"), move("load"), move("store"), move("store"),
+        st.tuples(st.just("zero"), slot),
+        st.tuples(st.just("mxu"), slot, slot, slot),
+        st.integers(0, slots - 1).map(lambda s: ("mxu", s, s, s)),  # c == a == b
+        binary, unary,
+        st.tuples(st.just("exp"), slot, slot),
+        st.tuples(st.just("vscale"), slot, slot, st.sampled_from([-2.0, -1.0, 0.0, 0.5, 1.0, 3.0])),
+        st.tuples(st.just("rowred"), st.sampled_from(["sum", "max"]), slot, slot),
+        st.tuples(st.just("bcastcol"), slot, slot),
+        st.tuples(st.just("masklen"), slot, st.integers(-1, T + 1), st.integers(-1, T + 1)),
+    )
+
+
+@st.composite
+def cases(draw: st.DrawFn) -> tuple[dict[str, int], dict[str, np.ndarray], list[tuple[Any, ...]]]:
+    params = draw(machines())
+    T = params["T"]
+    dram = {}
+    for name in TENSORS:
+        rows, cols = draw(st.integers(1, 2 * T + 1)), draw(st.integers(1, 2 * T + 1))
+        # Mostly small integers, sometimes inf or nan: max, relu and division must treat them
+        # as the listing's Python does.
+        element = st.one_of(st.integers(-3, 3).map(float), st.sampled_from([math.inf, -math.inf, math.nan]))
+        values = draw(st.lists(st.integers(-3, 3).map(float) if draw(st.booleans()) else element,
+                               min_size=rows * cols, max_size=rows * cols))
+        dram[name] = np.array(values, dtype=np.float64).reshape(rows, cols)
+    shapes = {name: value.shape for name, value in dram.items()}
+    program = draw(st.lists(instructions(params, shapes), max_size=24))
+    return params, dram, program
+
+
+def run_reference(ga: Any, params: dict[str, int], dram: dict[str, np.ndarray], program: list[tuple[Any, ...]]) -> Any:
+    """The listing, one instruction at a time (its state carries over), watching magnitudes."""
+    sim = ga.Sim(ga.Machine(**params), {name: value.tolist() for name, value in dram.items()})
+    for ins in program:
+        try:
+            sim.run([ins])
+        except OverflowError:
+            assume(False)  # math.exp overflow: the listing stops, we give inf
+        finite = [abs(x) for tile in sim.spad for row in tile for x in row if math.isfinite(x)]
+        assume(not finite or max(finite) <= VALUE_LIMIT)
+    return sim
+
+
+def inexact(program: list[tuple[Any, ...]]) -> bool:
+    return any(ins[0] == "exp" or (ins[0] == "vop" and ins[1] == "div") or (ins[0] == "vscale" and ins[3] % 1) for ins in program)
+
+
+def assert_same_dram(ours: np.ndarray, reference: list[list[float]], exact: bool) -> None:
+    ref = np.array(reference, dtype=np.float64)
+    assert ours.shape == ref.shape
+    if exact:
+        assert np.array_equal(ours, ref, equal_nan=True)
+    else:  # exp and division round differently when summed in another order
+        assert np.allclose(ours, ref, rtol=1e-9, atol=1e-9, equal_nan=True)
+
+
+def assert_same_report(result: Any, sim: Any) -> None:
+    ref = sim.report()
+    assert result.cycles == ref["cycles"]
+    assert (result.tiles_moved, result.loads, result.stores) == (ref["dma_tiles"], ref["loads"], ref["stores"])
+    assert (result.macs, result.instructions) == (ref["macs"], ref["instructions"])
+    for ours, theirs in [(result.mxu_util, ref["mxu_utilization"]), (result.dma_busy, ref["dma_busy"]),
+                         (result.mxu_busy, ref["mxu_busy"]), (result.vpu_busy, ref["vpu_busy"])]:
+        assert math.isclose(ours, theirs, rel_tol=1e-12, abs_tol=1e-15)
+    assert dict(result.busy) == sim.busy
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # inf * 0 and friends, as in the listing
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(case=cases())
+def test_random_programs_match_reference(reference_ga1: Any, case: Any) -> None:
+    params, dram, program = case
+    sim = run_reference(reference_ga1.ga, params, dram, program)
+    compact = Program.from_tuples(program)
+    assert compact.to_tuples() == [tuple(ins) for ins in program]  # the round trip is lossless
+    result = simulate(Machine(**params), compact, inputs=dram, trace=True)
+    assert result.trace == tuple(sim.trace)
+    assert_same_report(result, sim)
+    assert result.outputs is not None
+    ref_values = [abs(x) for rows in sim.dram.values() for row in rows for x in row if math.isfinite(x)]
+    exact = not inexact(program) and max(ref_values, default=0.0) < EXACT_LIMIT
+    for name in TENSORS:
+        assert_same_dram(result.outputs[name], sim.dram[name], exact)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_python_semantics_of_max_and_masklen(reference_ga1: Any) -> None:
+    # Regressions found against the listing: max(x, nan) is x in Python (np.maximum says nan), a
+    # row max skips a nan that is not first, and a negative masklen count keeps nothing.
+    program = [("load", 0, "A", 0, 0), ("load", 1, "B", 0, 0), ("vop", "div", 2, 0, 1),
+               ("vop", "max", 3, 0, 2), ("rowred", "max", 4, 2), ("masklen", 0, -1, 3),
+               ("store", 3, "C", 0, 0), ("store", 4, "C", 0, 1), ("store", 0, "C", 1, 0)]
+    params = {"T": 2, "slots": 8}
+    dram = {"A": np.array([[0.0, 1.0], [2.0, 0.0]]), "B": np.array([[0.0, 1.0], [0.0, 0.0]]),
+            "C": np.full((4, 4), 9.0)}
+    sim = run_reference(reference_ga1.ga, params, dram, program)
+    result = simulate(Machine(**params), Program.from_tuples(program), inputs=dram, trace=True)
+    assert result.outputs is not None
+    assert_same_dram(result.outputs["C"], sim.dram["C"], exact=True)
+    assert result.trace == tuple(sim.trace)
+
+
+@st.composite
+def schedule_cases(draw: st.DrawFn) -> tuple[dict[str, int], tuple[int, int, int], int | None, int | None, int]:
+    params = {
+        "T": draw(st.sampled_from([4, 8])),
+        "slots": draw(st.integers(3, 40)),
+        "dma_setup": draw(st.integers(0, 20)),
+        "dma_words_per_cycle": draw(st.sampled_from([1, 4, 16, 64])),
+        "mxu_cycles": draw(st.integers(1, 24)),
+        "mxu_fill": draw(st.integers(0, 12)),
+    }
+    dims = (draw(st.integers(1, 40)), draw(st.integers(1, 40)), draw(st.integers(1, 40)))
+    if draw(st.booleans()):
+        bi, bj = draw(st.integers(1, 4)), draw(st.integers(1, 5))
+    else:
+        bi = bj = None  # k outermost
+    return params, dims, bi, bj, draw(st.sampled_from([1, 2]))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=schedule_cases())
+def test_chapter_schedules_match_reference(reference_ga1: Any, case: Any) -> None:
+    params, (M, K, N), bi, bj, buffers = case
+    ga, schedules = reference_ga1
+    ref_machine, machine = ga.Machine(**params), Machine(**params)
+    shape = Shape(M, K, N)
+    double = buffers == 2
+
+    def build_reference() -> list[tuple[Any, ...]]:
+        if bi is None:
+            return schedules.kouter(M, K, N, ref_machine, double)
+        return schedules.blocked(M, K, N, ref_machine, bi, bj, double)
+
+    def build_ours() -> Program:
+        return kouter(shape, machine, buffers) if bi is None else blocked(shape, machine, bi, bj, buffers)
+
+    try:
+        ref_program = build_reference()
+    except ValueError:  # the scratchpad is too small: ours must refuse too
+        with pytest.raises(ScheduleError):
+            build_ours()
+        return
+    program = build_ours()
+    assert program.to_tuples() == ref_program  # the same instructions, in the same order
+
+    a, b = schedules.matrices(M, K, N, seed=M * K + N)
+    sim, c = schedules.run(ref_program, a, b, ref_machine)
+    dram = {"A": np.array(a, dtype=np.float64), "B": np.array(b, dtype=np.float64), "C": np.zeros((M, N))}
+    result = simulate(machine, program, inputs=dram, trace=True)
+    assert result.cycles == sim.cycles
+    assert result.trace == tuple(sim.trace)
+    assert_same_report(result, sim)
+    assert result.outputs is not None and np.array_equal(result.outputs["C"], np.array(c, dtype=np.float64))
