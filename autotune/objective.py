@@ -65,7 +65,7 @@ class Objective:
             attrs, source = self.cache[key]
             attrs = {**attrs, "duplicate_of": source}
         else:
-            attrs = evaluate(self.problem, candidate).attrs()
+            attrs = evaluate(self.problem, candidate)
             self.cache[key] = (attrs, trial.number)
         # Two storage writes per trial, not one per field: the storage is the slow part.
         trial.set_user_attr(RESULT_ATTR, attrs)

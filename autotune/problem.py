@@ -1,5 +1,5 @@
 """A tuning problem and its candidates: pure, no Optuna. The objective samples a candidate,
-`assess` checks it against the slot and word arithmetic, `evaluate` simulates it."""
+`assess` grades it against the machine's limits, `evaluate` runs the family's oracle."""
 from __future__ import annotations
 
 import functools
@@ -59,85 +59,40 @@ class Candidate:
 @dataclass(frozen=True)
 class Assessment:
     machine: Machine
-    slots_needed: int
-    violation: float  # 0 when feasible; otherwise how far over the limits, in slots
+    violation: float  # 0 when feasible; otherwise how far over the limits
 
     @property
     def feasible(self) -> bool:
         return self.violation == 0
 
 
-@dataclass(frozen=True)
-class Evaluation:
-    """What the tuner records for a candidate."""
-
-    feasible: bool
-    violation: float
-    slots_needed: int
-    machine: Machine
-    cycles: int | None = None
-    tiles_moved: int | None = None
-    loads: int | None = None
-    stores: int | None = None
-    mxu_util: float | None = None
-    dma_busy: float | None = None
-    lower_bound: int | None = None
-
-    @property
-    def value(self) -> float:
-        return float(self.cycles) if self.feasible and self.cycles is not None else INFEASIBLE_VALUE
-
-    def attrs(self) -> dict[str, object]:
-        return {
-            "feasible": self.feasible, "violation": self.violation, "slots_needed": self.slots_needed,
-            "cycles": self.cycles, "tiles_moved": self.tiles_moved, "loads": self.loads,
-            "stores": self.stores, "mxu_util": self.mxu_util, "dma_busy": self.dma_busy,
-            "lower_bound": self.lower_bound, "machine": self.machine.as_dict(),
-        }
+def machine_for(problem: Problem, candidate: Candidate) -> Machine:
+    if problem.machine_space is None:
+        return problem.machine
+    return problem.machine_space.apply(problem.machine, candidate.machine_point)
 
 
 def assess(problem: Problem, candidate: Candidate) -> Assessment:
     """Feasibility from slot and word arithmetic only: nothing is compiled or simulated."""
-    machine = problem.machine_space.apply(problem.machine, candidate.machine_point) if problem.machine_space else problem.machine
-    need = problem.family(candidate.family).slots_needed(candidate.point, problem.shape, machine)
-    violation = float(max(0, need - machine.slots))
+    machine = machine_for(problem, candidate)
+    violation = problem.family(candidate.family).violation(candidate.point, problem.shape, machine)
     if problem.machine_space:
         violation += problem.machine_space.violation(machine)
-    return Assessment(machine, need, violation)
+    return Assessment(machine, violation)
 
 
-def build_program(problem: Problem, candidate: Candidate, machine: Machine):
-    return problem.family(candidate.family).build(candidate.point, problem.shape, machine)
-
-
-def evaluate(problem: Problem, candidate: Candidate) -> Evaluation:
-    """Simulate a feasible candidate (timing only); an infeasible one is never simulated."""
+def evaluate(problem: Problem, candidate: Candidate) -> dict[str, object]:
+    """The attributes a trial records; an infeasible candidate is never simulated."""
     found = assess(problem, candidate)
+    attrs: dict[str, object] = {"feasible": found.feasible, "violation": found.violation, "machine": found.machine.as_dict()}
     if not found.feasible:
-        return Evaluation(False, found.violation, found.slots_needed, found.machine)
+        return attrs
     try:
-        program = build_program(problem, candidate, found.machine)
+        attrs.update(problem.family(candidate.family).evaluate(candidate.point, problem.shape, found.machine))
     except ScheduleError:
         # The cheap slot count was optimistic: the compiler found the working set too big.
-        return Evaluation(False, 1.0, found.machine.slots + 1, found.machine)
-    result = simulate(found.machine, program)
-    return Evaluation(
-        feasible=True, violation=0.0, slots_needed=found.slots_needed, machine=found.machine,
-        cycles=result.cycles, tiles_moved=result.tiles_moved, loads=result.loads,
-        stores=result.stores, mxu_util=result.mxu_util, dma_busy=result.dma_busy,
-        lower_bound=bound_cycles(problem.shape, found.machine),
-    )
-
-
-@functools.lru_cache(maxsize=256)
-def bound_cycles(shape: Shape, machine: Machine) -> int:
-    """The best known lower bound on cycles for any schedule (TEMP: until lower_bounds lands)."""
-    try:
-        from simcore.lower_bounds import lower_bound
-    except ModuleNotFoundError:
-        from simcore.bounds import simple_bounds
-        return simple_bounds(shape, machine).best
-    return lower_bound(shape, machine)
+        attrs.update(feasible=False, violation=1.0)
+    return attrs
 
 
 @functools.lru_cache(maxsize=256)

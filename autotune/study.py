@@ -81,8 +81,12 @@ def make_sampler(name: str, seed: int, n_objectives: int) -> optuna.samplers.Bas
     raise UsageError(f"unknown sampler {name!r} (known: {', '.join(SAMPLERS)})")
 
 
+MEMORY = ":memory:"
+
+
 def load_or_create(settings: StudySettings, sampler_seed_offset: int = 0) -> optuna.Study:
-    storage = open_storage(settings.storage_url)
+    storage: optuna.storages.BaseStorage
+    storage = optuna.storages.InMemoryStorage() if settings.storage_url == MEMORY else open_storage(settings.storage_url)
     sampler = make_sampler(settings.sampler, settings.seed + sampler_seed_offset, len(settings.objectives))
     directions = ["minimize"] * len(settings.objectives)
     study = optuna.create_study(storage=storage, study_name=settings.name, sampler=sampler,

@@ -1,20 +1,31 @@
 """The extension point: a schedule family is a small object behind one interface, and a space is
-a named group of families. A new family or space is one module plus a registry entry."""
+a named group of families. A new family or space is one module plus a registry entry.
+
+A family declares its parameters as data, grades how far a point is over the machine's limits
+(before anything is simulated), evaluates a feasible point with its oracle, and verifies it.
+`GA1Family` implements the oracle side once for every family that builds a GA-1 program.
+"""
 from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
+from simcore.lower_bounds import lower_bound
 from simcore.machine import Machine
 from simcore.program import Program
 from simcore.shape import Shape
+from simcore.simulate import simulate
+from simcore.timeline import timeline
+from simcore.verify import verify_matmul
 
 from search_spaces.domains import Param, Point
 
+Metrics = dict[str, object]
+
 
 class Family(ABC):
-    """A schedule family: its parameters, its slot need, and the program it builds."""
+    """A schedule family: parameters, feasibility, evaluation and verification."""
 
     name: str = ""
     description: str = ""
@@ -24,6 +35,30 @@ class Family(ABC):
         """The family's searchable parameters; domains may depend on the shape's tile counts."""
 
     @abstractmethod
+    def violation(self, point: Point, shape: Shape, machine: Machine) -> float:
+        """0 when the point fits the machine; otherwise how far over the limit (graded)."""
+
+    @abstractmethod
+    def evaluate(self, point: Point, shape: Shape, machine: Machine) -> Metrics:
+        """The oracle's verdict on a feasible point: at least `cycles`."""
+
+    @abstractmethod
+    def verify(self, point: Point, shape: Shape, machine: Machine) -> tuple[bool, str]:
+        """Re-run the point in full (functional) and check it; (ok, explanation)."""
+
+    def describe(self, point: Point, shape: Shape, machine: Machine) -> str:
+        """A human picture of the point (the engine timeline for GA-1)."""
+        return ""
+
+    def seed_points(self, shape: Shape, machine: Machine) -> list[Point]:
+        """Points every study starts from (the chapter's hand-written sweep, good defaults)."""
+        return []
+
+
+class GA1Family(Family):
+    """A family that compiles to a GA-1 program, timed and verified by simcore."""
+
+    @abstractmethod
     def slots_needed(self, point: Point, shape: Shape, machine: Machine) -> int:
         """Slots the schedule needs, from slot arithmetic alone (no compilation)."""
 
@@ -31,9 +66,28 @@ class Family(ABC):
     def build(self, point: Point, shape: Shape, machine: Machine) -> Program:
         """The GA-1 program for this point; may raise ScheduleError if it does not fit."""
 
-    def seed_points(self, shape: Shape, machine: Machine) -> list[Point]:
-        """Points every study starts from (the chapter's hand-written sweep, good defaults)."""
-        return []
+    def violation(self, point: Point, shape: Shape, machine: Machine) -> float:
+        return float(max(0, self.slots_needed(point, shape, machine) - machine.slots))
+
+    def evaluate(self, point: Point, shape: Shape, machine: Machine) -> Metrics:
+        result = simulate(machine, self.build(point, shape, machine))
+        return {
+            "cycles": result.cycles, "tiles_moved": result.tiles_moved, "loads": result.loads,
+            "stores": result.stores, "mxu_util": result.mxu_util, "dma_busy": result.dma_busy,
+            "lower_bound": lower_bound(shape, machine),
+            "slots_needed": self.slots_needed(point, shape, machine),
+        }
+
+    def verify(self, point: Point, shape: Shape, machine: Machine) -> tuple[bool, str]:
+        verification, _ = verify_matmul(machine, self.build(point, shape, machine), shape)
+        return verification.ok, verification.describe()
+
+    def describe(self, point: Point, shape: Shape, machine: Machine, per_char: int | None = None, width: int = 120) -> str:
+        result = simulate(machine, self.build(point, shape, machine), trace=True)
+        step = per_char or max(1, -(-result.cycles // width))
+        header = (f"{result.cycles} cycles, {result.tiles_moved} tiles moved, matrix-unit utilization "
+                  f"{result.mxu_util:.0%}   (one character = {step} cycles)")
+        return header + "\n" + timeline(result, per_char=step, width=width)
 
 
 @dataclass(frozen=True)

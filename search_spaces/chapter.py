@@ -7,13 +7,13 @@ from simcore.program import Program
 from simcore.schedules import blocked, blocked_slots, chapter_sweep, kouter, kouter_slots
 from simcore.shape import Shape
 
-from search_spaces.base import Family, Space
+from search_spaces.base import GA1Family, Space
 from search_spaces.domains import Choice, IntRange, Param, Point
 
 BUFFERS = (1, 2, 3)
 
 
-class Blocked(Family):
+class Blocked(GA1Family):
     name = "blocked"
     description = "a bi x bj block of C stays on chip while K streams through it"
 
@@ -44,7 +44,7 @@ class Blocked(Family):
         return points
 
 
-class KOuter(Family):
+class KOuter(GA1Family):
     name = "kouter"
     description = "the (k, i, j) order: every partial sum goes to DRAM and back for every k"
 

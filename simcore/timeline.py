@@ -9,18 +9,18 @@ _MARKS = {"dma": "D", "mxu": "M", "vpu": "V"}
 
 
 def engine_rows(trace: Sequence[TraceRecord], cycles: int, per_char: int, engines: Sequence[str]) -> dict[str, str]:
-    """For each engine, a string with its mark where it was busy at some point in that
-    character's span of cycles, and '.' where it was idle throughout."""
+    """For each engine, a string with its mark where it was busy for at least half of that
+    character's span of cycles, and '.' elsewhere (exact when spans align with the work)."""
     width = max(1, -(-cycles // per_char))
-    cells = {engine: bytearray(b"." * width) for engine in engines}
+    busy = {engine: [0] * width for engine in engines}
     for _index, engine, start, finish, _reads, _writes, _fill in trace:
-        if engine not in cells or finish <= start:
+        if engine not in busy or finish <= start:
             continue
-        row = cells[engine]
-        mark = ord(_MARKS[engine])
+        cells = busy[engine]
         for c in range(start // per_char, min(width, -(-finish // per_char))):
-            row[c] = mark
-    return {engine: row.decode() for engine, row in cells.items()}
+            cells[c] += min(finish, (c + 1) * per_char) - max(start, c * per_char)
+    return {engine: "".join(_MARKS[engine] if 2 * b >= per_char else "." for b in cells)
+            for engine, cells in busy.items()}
 
 
 def timeline(result: SimResult, per_char: int = 4, width: int = 120, engines: Sequence[str] = ("dma", "mxu")) -> str:

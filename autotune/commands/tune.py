@@ -16,6 +16,9 @@ from autotune.errors import UsageError
 from autotune.problem import Problem
 from autotune.study import RESULTS, SAMPLERS, StudySettings, default_storage, enqueue, finished_count, grid_points, load_or_create, run_workers, seed_points
 
+TARGETS = ("ga1", "systolic")
+OBJECTIVES = {"ga1": ("cycles", "scratchpad_words", "dma_words_per_cycle", "mxu_cycles", "tiles_moved"),
+              "systolic": ("cycles", "words_per_mac", "pes")}
 HELP = "search schedules (and optionally machine parameters) with Optuna; the default command"
 DEFAULT_TRIALS = 300
 
@@ -43,12 +46,35 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--search-machine", action="store_true", help="also search slots, dma_setup, dma_words_per_cycle and mxu_cycles")
     parser.add_argument("--machine-range", default="", metavar="KEY=LOW:HIGH|KEY=A|B,...", help="ranges for --search-machine")
     parser.add_argument("--max-scratchpad-words", type=positive_int, default=None, help="scratchpad budget in words for --search-machine (default: the base machine's)")
+    parser.add_argument("--objectives", default=None, metavar="LIST",
+                        help="objectives to minimise, e.g. cycles,scratchpad_words (default cycles; systolic: cycles,words_per_mac)")
+    parser.add_argument("--target", choices=TARGETS, default="ga1", help="the oracle: ga1 (default) or systolic (a weight-stationary array)")
+    parser.add_argument("--pe-budget", type=positive_int, default=4096, help="systolic: most processing elements R x C (default 4096)")
+    parser.add_argument("--max-hbm-words", type=positive_int, default=64, help="systolic: most memory words per cycle (default 64)")
     parser.set_defaults(run=run)
+
+
+def objectives_of(args: argparse.Namespace) -> tuple[str, ...]:
+    default = "cycles,words_per_mac" if args.target == "systolic" else "cycles"
+    names = tuple(n.strip() for n in (args.objectives or default).split(",") if n.strip())
+    unknown = [n for n in names if n not in OBJECTIVES[args.target]]
+    if unknown or not names:
+        raise UsageError(f"unknown objective(s) {', '.join(unknown) or '(none)'} for target {args.target} "
+                         f"(known: {', '.join(OBJECTIVES[args.target])})")
+    if names[0] != "cycles":
+        raise UsageError("the first objective must be cycles")
+    return names
 
 
 def build_problem(args: argparse.Namespace) -> Problem:
     shape = shape_arg(args.shape)
     machine = build_machine(args.machine, args.slots)
+    if args.target == "systolic":
+        from search_spaces.systolic import systolic_family
+
+        if args.search_machine:
+            raise UsageError("--search-machine is for the ga1 target; the systolic target searches its array itself")
+        return Problem(shape, machine, (systolic_family(args.pe_budget, args.max_hbm_words),))
     try:
         spaces = [name.strip() for name in args.space.split(",") if name.strip()]
         found = families(spaces)
@@ -67,14 +93,21 @@ def build_problem(args: argparse.Namespace) -> Problem:
     return Problem(shape, machine, found, machine_space)
 
 
-def identity(problem: Problem, spaces: str) -> dict:
-    return {"oracle": "ga1", "shape": str(problem.shape), "machine": problem.machine.key(), "spaces": spaces,
-            "machine_space": repr(problem.machine_space) if problem.machine_space else None}
+def identity(problem: Problem, args: argparse.Namespace, objectives: tuple[str, ...]) -> dict:
+    ident = {"oracle": args.target, "shape": str(problem.shape), "machine": problem.machine.key(), "spaces": args.space,
+             "machine_space": repr(problem.machine_space) if problem.machine_space else None,
+             "objectives": list(objectives)}
+    if args.target == "systolic":
+        ident.update(spaces="systolic", pe_budget=args.pe_budget, max_hbm_words=args.max_hbm_words)
+    return ident
 
 
 def default_study_name(problem: Problem, ident: dict) -> str:
-    plain = {**ident, "spaces": ",".join(DEFAULT_SPACES), "machine_space": None, "machine": type(problem.machine)(slots=problem.machine.slots).key()}
+    plain = {**ident, "spaces": ",".join(DEFAULT_SPACES), "machine_space": None,
+             "machine": type(problem.machine)(slots=problem.machine.slots).key(), "objectives": ["cycles"]}
     suffix = "" if plain == ident else "-" + hashlib.sha1(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:8]
+    if ident["oracle"] == "systolic":
+        return f"systolic-{problem.shape}-pe{ident['pe_budget']}{suffix}"
     return f"ga1-{problem.shape}-s{problem.machine.slots}{suffix}"
 
 
@@ -83,11 +116,12 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--trials must be at least 1, got {args.trials}")
     if args.timeout is not None and args.timeout <= 0:
         raise UsageError("--timeout must be positive")
+    objectives = objectives_of(args)
     problem = build_problem(args)
-    ident = identity(problem, args.space)
+    ident = identity(problem, args, objectives)
     name = args.study or default_study_name(problem, ident)
     settings = StudySettings(name=name, storage_url=args.storage or default_storage(name), sampler=args.sampler,
-                             seed=args.seed, objectives=("cycles",), identity=ident)
+                             seed=args.seed, objectives=objectives, identity=ident)
     study = load_or_create(settings)
     enqueue(study, seed_points(problem), "baseline")
     if args.sampler == "grid":
@@ -104,20 +138,20 @@ def run(args: argparse.Namespace) -> int:
 
 
 def report(study, problem: Problem, settings: StudySettings, args: argparse.Namespace, elapsed: float, interrupted: bool) -> int:
-    info = board.RunInfo(settings.name, settings.sampler, settings.seed, problem.shape, problem.machine)
+    info = board.RunInfo(settings.name, settings.sampler, settings.seed, problem.shape, problem.machine, settings.objectives)
     names = sorted({p.name for params in problem.params_by_family().values() for p in params})
     rows = board.trial_rows(study, info, names)
-    failures = board.annotate(rows, problem.shape, problem.machine, args.verify_top)
+    failures = board.annotate(rows, problem, args.verify_top, settings.objectives)
     frame = board.to_frame(rows)
-    path = board.write(frame, RESULTS / settings.name / "leaderboard.parquet", info, settings.objectives)
+    path = board.write(frame, RESULTS / settings.name / "leaderboard.parquet", info)
     trials = len(study.trials)
     if args.json:
-        for _, row in frame.head(args.top).iterrows():
-            print(json.dumps({k: (None if v is None or v != v else v) for k, v in row.to_dict().items()}, default=str))
+        for row in board.json_rows(frame.head(args.top)):
+            print(json.dumps(row))
     else:
         status = "interrupted; kept" if interrupted else "done:"
         print(f"{status} study {settings.name!r}, {trials} trials in storage, {elapsed:.1f} s this run")
-        print(board.format_rows(frame, args.top))
+        print(board.format_rows(frame, args.top, settings.objectives))
         print(f"wrote {path}")
     for failure in failures:
         print(f"autotune: error: verification failed: {failure}", file=sys.stderr)

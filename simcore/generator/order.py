@@ -23,6 +23,7 @@ PARTITIONS: tuple[str, ...] = ("uniform", "balanced")
 BLOCK_ORDERS: tuple[str, ...] = ("row", "col")
 K_DIRECTIONS: tuple[str, ...] = ("up", "alternate")
 INNER_ORDERS: tuple[str, ...] = ("row", "col", "lshape", "zigzag")
+STRUCTURES: tuple[str, ...] = ("blocks", "rotate")
 
 
 @dataclass(frozen=True)
@@ -39,18 +40,20 @@ class GeneralParams:
     tail: int = 2                # the last `tail` k steps of a block run accumulator by accumulator, >= 0
     lookahead: int = 16          # products the DMA may run ahead of the matrix unit, >= 0
     store_first: bool = True     # a ready store goes before the loads due at the same point
+    structure: str = "blocks"    # "blocks": k-synchronous blocks; "rotate": a sliding window of units (see rotate_order)
+    ramp: int = 0                # rotate: the first `ramp` units all start at step 0 (a faster start), >= 0
 
     def __post_init__(self) -> None:
         for name in ("bi", "bj"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ScheduleError(f"{name} must be a positive integer, got {value!r}")
-        for name in ("tail", "lookahead"):
+        for name in ("tail", "lookahead", "ramp"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ScheduleError(f"{name} must be a non-negative integer, got {value!r}")
         for name, allowed in (("partition", PARTITIONS), ("block_order", BLOCK_ORDERS),
-                              ("k_direction", K_DIRECTIONS), ("inner", INNER_ORDERS)):
+                              ("k_direction", K_DIRECTIONS), ("inner", INNER_ORDERS), ("structure", STRUCTURES)):
             if getattr(self, name) not in allowed:
                 raise ScheduleError(f"unknown {name} {getattr(self, name)!r} (use one of {', '.join(allowed)})")
         for name in ("serpentine", "store_first"):
@@ -112,8 +115,66 @@ def blocks(shape: Shape, machine: Machine, params: GeneralParams) -> list[tuple[
     return out
 
 
+def units(shape: Shape, machine: Machine, params: GeneralParams) -> list[list[tuple[int, int]]]:
+    """rotate: the C tiles cut into units (a column of a row band, or a row of a column band),
+    in visiting order; consecutive units share their band's operand tiles."""
+    Mt, _Kt, Nt = shape.tiles(machine.T)
+    out: list[list[tuple[int, int]]] = []
+    if params.block_order == "row":
+        for r, rows in enumerate(bands(Mt, params.bi, params.partition)):
+            cols = range(Nt - 1, -1, -1) if params.serpentine and r % 2 else range(Nt)
+            out += [[(i, j) for i in rows] for j in cols]
+    else:
+        for c, cols_band in enumerate(bands(Nt, params.bj, params.partition)):
+            rows_seq = range(Mt - 1, -1, -1) if params.serpentine and c % 2 else range(Mt)
+            out += [[(i, j) for j in cols_band] for i in rows_seq]
+    return out
+
+
+def _window(shape: Shape, machine: Machine, params: GeneralParams) -> int:
+    Mt, _Kt, Nt = shape.tiles(machine.T)
+    return min(params.bj, Nt) if params.block_order == "row" else min(params.bi, Mt)
+
+
+def _entry_steps(count: int, kt: int, window: int, ramp: int) -> list[int]:
+    # Unit u starts at step floor(u Kt / W): one unit leaves as another enters, so at most W
+    # units are live and their stores are spread evenly; the first `ramp` (at most W) all start
+    # at once, which keeps at most W live.
+    ramp = min(ramp, window)
+    return [0 if u < ramp else (u * kt) // window for u in range(count)]
+
+
+def rotate_order(shape: Shape, machine: Machine, params: GeneralParams) -> list[Product]:
+    """A sliding window of W units (W = bj for row bands, bi for column bands) over the C tiles.
+
+    Global step t multiplies every live unit by k = t mod Kt, so all live units share the step's
+    A and B tiles as in a block; a unit lives for Kt consecutive steps, which cover every k once
+    (the k's of a C tile may come in any order). Units enter one at a time, so accumulators
+    finish one unit at a time and their stores overlap the products, with no block restarts."""
+    _Mt, Kt, _Nt = shape.tiles(machine.T)
+    seq = units(shape, machine, params)
+    window = _window(shape, machine, params)
+    entry = _entry_steps(len(seq), Kt, window, params.ramp)
+    order: list[Product] = []
+    extend = order.extend
+    steps = entry[-1] + Kt if seq else 0
+    u_next = 0
+    live: list[int] = []
+    for t in range(steps):
+        while u_next < len(seq) and entry[u_next] <= t:
+            live.append(u_next)
+            u_next += 1
+        k = t % Kt
+        for u in live:
+            extend([(i, j, k) for i, j in seq[u]])
+        live = [u for u in live if entry[u] + Kt - 1 > t]
+    return order
+
+
 def product_order(shape: Shape, machine: Machine, params: GeneralParams) -> list[Product]:
     """Every tile product (i, j, k) once, in the order the parameters describe."""
+    if params.structure == "rotate":
+        return rotate_order(shape, machine, params)
     _Mt, Kt, _Nt = shape.tiles(machine.T)
     order: list[Product] = []
     extend = order.extend
@@ -141,7 +202,18 @@ def slots_needed(shape: Shape, machine: Machine, params: GeneralParams) -> int:
     In a block, every accumulator starts before the first one finishes unless the whole K runs
     accumulator by accumulator (tail >= Kt) or K is a single step; blocks never overlap."""
     _Mt, Kt, _Nt = shape.tiles(machine.T)
-    if params.tail >= Kt or Kt == 1:
+    if Kt == 1:
+        return 3
+    if params.structure == "rotate":
+        sizes = [len(unit) for unit in units(shape, machine, params)]
+        window = _window(shape, machine, params)
+        live = sum(sizes[:window])
+        most = live
+        for u in range(window, len(sizes)):
+            live += sizes[u] - sizes[u - window]
+            most = max(most, live)
+        return most + 2
+    if params.tail >= Kt:
         return 3
     largest = max(len(rows) * len(cols) for rows, cols in blocks(shape, machine, params))
     return largest + 2

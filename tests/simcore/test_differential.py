@@ -82,7 +82,10 @@ def cases(draw: st.DrawFn) -> tuple[dict[str, int], dict[str, np.ndarray], list[
                                min_size=rows * cols, max_size=rows * cols))
         dram[name] = np.array(values, dtype=np.float64).reshape(rows, cols)
     shapes = {name: value.shape for name, value in dram.items()}
-    program = draw(st.lists(instructions(params, shapes), max_size=24))
+    # An explicit length: plain st.lists keeps programs short, and the interesting bugs need a
+    # few instructions to line up (a load, a producer, a consumer, a store).
+    length = draw(st.integers(0, 24))
+    program = draw(st.lists(instructions(params, shapes), min_size=length, max_size=length))
     return params, dram, program
 
 

@@ -1,0 +1,62 @@
+"""The general generator's space: any product order the compiler can schedule well.
+
+Block shapes that need not divide the matrix (uniform or balanced bands), row/column and
+serpentine block order, the direction of k per block, the order inside a k step, a reordered
+tail of k steps, how far ahead the DMA runs, and whether a ready store goes first."""
+from __future__ import annotations
+
+import dataclasses
+
+from simcore.generator import GeneralParams, default_params, general, slots_needed
+from simcore.generator.order import BLOCK_ORDERS, INNER_ORDERS, K_DIRECTIONS, PARTITIONS, STRUCTURES
+from simcore.machine import Machine
+from simcore.program import Program
+from simcore.shape import Shape
+
+from search_spaces.base import GA1Family, Space
+from search_spaces.domains import Choice, IntRange, Param, Point
+
+MAX_LOOKAHEAD = 64
+MAX_TAIL = 8
+MAX_RAMP = 16
+
+
+class General(GA1Family):
+    name = "general"
+    description = "product orders compiled with slot reuse, next-use eviction, prefetch and early stores"
+
+    def params(self, shape: Shape, T: int) -> tuple[Param, ...]:
+        Mt, Kt, Nt = shape.tiles(T)
+        return (
+            Param("bi", IntRange(1, Mt), "block height in tiles"),
+            Param("bj", IntRange(1, Nt), "block width in tiles"),
+            Param("partition", Choice(PARTITIONS), "uniform bands of bi (last shorter) or near-equal bands"),
+            Param("block_order", Choice(BLOCK_ORDERS), "blocks visited along rows or along columns"),
+            Param("serpentine", Choice((True, False)), "reverse every other row of blocks"),
+            Param("k_direction", Choice(K_DIRECTIONS), "k ascending everywhere, or alternating per block"),
+            Param("inner", Choice(INNER_ORDERS), "order of products inside a k step"),
+            Param("tail", IntRange(0, min(Kt, MAX_TAIL)), "last k steps run accumulator by accumulator"),
+            Param("lookahead", IntRange(0, MAX_LOOKAHEAD), "products the DMA may run ahead"),
+            Param("store_first", Choice((True, False)), "a ready store goes before a due load"),
+            Param("structure", Choice(STRUCTURES), "k-synchronous blocks or a rotating window of units"),
+            Param("ramp", IntRange(0, MAX_RAMP), "rotate: units that start together"),
+        )
+
+    @staticmethod
+    def to_params(point: Point) -> GeneralParams:
+        known = {f.name for f in dataclasses.fields(GeneralParams)}
+        return GeneralParams(**{k: v for k, v in point.items() if k in known})  # type: ignore[arg-type]
+
+    def slots_needed(self, point: Point, shape: Shape, machine: Machine) -> int:
+        return slots_needed(shape, machine, self.to_params(point))
+
+    def build(self, point: Point, shape: Shape, machine: Machine) -> Program:
+        return general(shape, machine, self.to_params(point))
+
+    def seed_points(self, shape: Shape, machine: Machine) -> list[Point]:
+        names = {p.name for p in self.params(shape, machine.T)}
+        chosen = dataclasses.asdict(default_params(shape, machine))
+        return [{k: v for k, v in chosen.items() if k in names}]
+
+
+SPACE = Space("general", "the general generator: blocks, orders, tails, prefetch and store overlap", (General(),))

@@ -1,0 +1,173 @@
+"""The general schedule generator: every program it emits is hazard-free and exact, its slot
+estimate is honest, and the best parameters found stay as fast as measured."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from simcore import Machine, ScheduleError, Shape, matmul_inputs, replay, simulate
+from simcore.generator import (
+    BLOCK_ORDERS, INNER_ORDERS, K_DIRECTIONS, PARTITIONS, CompileOptions, GeneralParams, bands,
+    cell_order, check_products, compile_products, default_params, general, product_order,
+    slots_needed,
+)
+from simcore.generator.order import STRUCTURES
+from simcore.lower_bounds import compute_pipeline_bound
+
+SHAPE = Shape(128, 128, 128)
+
+# The best parameters the local search found (see the report); regression targets.
+BEST_64 = GeneralParams(bi=6, bj=7, partition="balanced", block_order="col", serpentine=True,
+                        k_direction="up", inner="lshape", tail=4, lookahead=28, store_first=False)
+BEST_32 = GeneralParams(bi=4, bj=7, partition="balanced", block_order="row", serpentine=True,
+                        k_direction="alternate", inner="col", tail=1, lookahead=12, store_first=False)
+BEST_16 = GeneralParams(bi=6, bj=2, partition="uniform", block_order="row", serpentine=True,
+                        k_direction="alternate", inner="lshape", tail=0, lookahead=2, store_first=False)
+
+
+def run_exact(shape: Shape, machine: Machine, program, seed: int = 0) -> tuple[int, list]:
+    """Simulate with integer-valued data; assert numpy's exact product; return cycles, hazards."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-4, 5, size=(shape.m, shape.k)).astype(float)
+    b = rng.integers(-4, 5, size=(shape.k, shape.n)).astype(float)
+    result = simulate(machine, program, inputs=matmul_inputs(a, b), trace=True)
+    assert result.outputs is not None
+    np.testing.assert_array_equal(result.outputs["C"], a @ b)
+    assert result.trace is not None
+    return result.cycles, replay(result.trace)
+
+
+params_strategy = st.builds(
+    GeneralParams,
+    bi=st.integers(1, 6), bj=st.integers(1, 6),
+    partition=st.sampled_from(PARTITIONS), block_order=st.sampled_from(BLOCK_ORDERS),
+    serpentine=st.booleans(), k_direction=st.sampled_from(K_DIRECTIONS),
+    inner=st.sampled_from(INNER_ORDERS), tail=st.integers(0, 5), lookahead=st.integers(0, 40),
+    store_first=st.booleans(), structure=st.sampled_from(STRUCTURES), ramp=st.integers(0, 6),
+)
+dims = st.integers(1, 52)  # includes single rows/columns and non-multiples of T = 8
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(m=dims, k=dims, n=dims, params=params_strategy, extra=st.integers(0, 30), seed=st.integers(0, 99))
+def test_every_program_is_hazard_free_and_exact(m, k, n, params, extra, seed):
+    shape = Shape(m, k, n)
+    need = slots_needed(shape, Machine(), params)
+    machine = Machine(slots=min(64, need + extra))
+    if need > machine.slots:
+        with pytest.raises(ScheduleError):
+            general(shape, machine, params)
+        return
+    program = general(shape, machine, params)
+    _cycles, hazards = run_exact(shape, machine, program, seed)
+    assert hazards == []
+    counts = program.opcode_counts()
+    Mt, Kt, Nt = shape.tiles(machine.T)
+    assert counts["mxu"] == Mt * Kt * Nt
+    assert counts["store"] == counts["zero"] == Mt * Nt  # C tiles are never reloaded
+
+
+@settings(max_examples=40, deadline=None)
+@given(m=dims, k=dims, n=dims, params=params_strategy)
+def test_slots_needed_is_the_minimum_that_compiles(m, k, n, params):
+    shape = Shape(m, k, n)
+    need = slots_needed(shape, Machine(), params)
+    program = general(shape, Machine(slots=need), params)
+    assert program.max_slot() < need
+    if need > 3:
+        with pytest.raises(ScheduleError):
+            general(shape, Machine(slots=need - 1), params)
+
+
+@settings(max_examples=40, deadline=None)
+@given(m=dims, k=dims, n=dims, params=params_strategy)
+def test_product_order_covers_every_product_once(m, k, n, params):
+    shape = Shape(m, k, n)
+    order = product_order(shape, Machine(), params)
+    check_products(shape, Machine(), order)  # raises on a missing or repeated product
+
+
+@settings(max_examples=30, deadline=None)
+@given(m=dims, k=dims, n=dims, seed=st.integers(0, 10**6), lookahead=st.integers(0, 20), store_first=st.booleans())
+def test_compiler_accepts_any_valid_order(m, k, n, seed, lookahead, store_first):
+    shape = Shape(m, k, n)
+    Mt, Kt, Nt = shape.tiles(8)
+    order = [(i, j, kk) for i in range(Mt) for j in range(Nt) for kk in range(Kt)]
+    np.random.default_rng(seed).shuffle(order)
+    order = [tuple(int(v) for v in p) for p in order]
+    # A random order may keep every accumulator live: give it room for all of them.
+    machine = Machine(slots=Mt * Nt + 2)
+    program = compile_products(shape, machine, order, CompileOptions(lookahead, store_first))
+    _cycles, hazards = run_exact(shape, machine, program, seed % 100)
+    assert hazards == []
+
+
+def test_compiler_rejects_bad_orders_and_tight_scratchpads():
+    shape = Shape(16, 16, 16)
+    order = [(i, j, k) for i in range(2) for j in range(2) for k in range(2)]
+    with pytest.raises(ScheduleError, match="twice"):
+        compile_products(shape, Machine(), order[:-1] + [order[0]])
+    with pytest.raises(ScheduleError, match="expected 8"):
+        compile_products(shape, Machine(), order[:-1])
+    k_outer = [(i, j, k) for k in range(2) for i in range(2) for j in range(2)]  # 4 live accumulators
+    with pytest.raises(ScheduleError, match="working set"):
+        compile_products(shape, Machine(slots=5), k_outer)
+    compile_products(shape, Machine(slots=6), k_outer)
+    with pytest.raises(ScheduleError):
+        GeneralParams(inner="diagonal")
+    with pytest.raises(ScheduleError):
+        GeneralParams(bi=0)
+
+
+def test_bands_and_cells():
+    assert [len(b) for b in bands(16, 6, "balanced")] == [6, 5, 5]
+    assert [len(b) for b in bands(16, 6, "uniform")] == [6, 6, 4]
+    assert [len(b) for b in bands(3, 8, "balanced")] == [3]
+    for inner in INNER_ORDERS:
+        cells = cell_order(3, 5, inner)
+        assert sorted(cells) == [(x, y) for x in range(3) for y in range(5)]
+    # The L-shaped front: after a rows and b columns of operands, the a*b cells are done first.
+    assert cell_order(3, 3, "lshape")[:4] == [(0, 0), (0, 1), (1, 0), (1, 1)]
+
+
+def test_resident_tiles_are_reused():
+    # One block covering C: every A and B tile is loaded exactly once.
+    shape = Shape(32, 64, 32)
+    machine = Machine(slots=64)
+    program = general(shape, machine, GeneralParams(bi=4, bj=4, tail=0, lookahead=8))
+    Mt, Kt, Nt = shape.tiles(8)
+    assert program.opcode_counts()["load"] == Mt * Kt + Kt * Nt
+
+
+def test_default_params_fit_and_beat_the_chapter():
+    for slots, chapter_best in ((16, 76_160), (32, 46_080), (64, 37_440)):
+        machine = Machine(slots=slots)
+        params = default_params(SHAPE, machine)
+        assert slots_needed(SHAPE, machine, params) <= slots
+        assert simulate(machine, general(SHAPE, machine, params)).cycles < chapter_best
+
+
+@pytest.mark.parametrize(
+    "slots, params, target",
+    [(64, BEST_64, 34_100), (32, BEST_32, 40_150), (16, BEST_16, 59_500)],
+)
+def test_best_params_regression(slots, params, target):
+    machine = Machine(slots=slots)
+    program = general(SHAPE, machine, params)
+    cycles, hazards = run_exact(SHAPE, machine, program)
+    assert hazards == []
+    assert cycles <= target
+
+
+def test_generation_is_fast_at_512():
+    shape, machine = Shape(512, 512, 512), Machine(slots=64)
+    start = time.perf_counter()
+    program = general(shape, machine, GeneralParams(bi=6, bj=8, tail=0, lookahead=28))
+    elapsed = time.perf_counter() - start
+    result = simulate(machine, program)
+    assert elapsed < 4.0  # about 1 s on the development machine; generous for slow CI
+    assert result.cycles <= 1.1 * compute_pipeline_bound(shape, machine)

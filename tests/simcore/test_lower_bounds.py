@@ -1,0 +1,108 @@
+"""Lower bounds: the golden values, and that no real schedule ever beats them."""
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simcore import Machine, ScheduleError, Shape, blocked, kouter, simulate
+from simcore.bounds import simple_bounds
+from simcore.generator import BLOCK_ORDERS, INNER_ORDERS, K_DIRECTIONS, PARTITIONS, GeneralParams, general, slots_needed
+from simcore.generator.order import STRUCTURES
+from simcore.lower_bounds import (
+    compute_pipeline_bound, io_bound_cycles, io_bound_tiles, lower_bound, max_products_after,
+)
+
+SHAPE = Shape(128, 128, 128)
+
+
+def test_golden_pipeline_bound():
+    assert compute_pipeline_bound(SHAPE, Machine()) == 32_868
+    assert compute_pipeline_bound(SHAPE, Machine(slots=64)) == 32_868
+    # One tile product: two loads, the product, the fill, the store (the chapter's 84-cycle
+    # program has two products: 40 + 16 + 8 + 20).
+    assert compute_pipeline_bound(Shape(8, 8, 8), Machine()) == 40 + 8 + 8 + 20
+
+
+def test_golden_io_bound():
+    assert io_bound_tiles(SHAPE, Machine(slots=16)) >= 2080
+    assert io_bound_cycles(SHAPE, Machine(slots=16)) == io_bound_tiles(SHAPE, Machine(slots=16)) * 20
+    assert lower_bound(SHAPE, Machine(slots=16)) >= 41_600
+    # Never below moving each tile once, and more slots never raise it.
+    for slots in (4, 8, 16, 32, 64):
+        tiles = io_bound_tiles(SHAPE, Machine(slots=slots))
+        assert tiles * 20 >= simple_bounds(SHAPE, Machine(slots=slots)).dma
+    assert io_bound_tiles(SHAPE, Machine(slots=8)) >= io_bound_tiles(SHAPE, Machine(slots=64))
+
+
+def test_products_after_n_loads():
+    assert [max_products_after(n, 16, 16, 16) for n in range(7)] == [0, 0, 1, 2, 4, 6, 9]
+    assert max_products_after(5, 1, 4, 4) == 4      # one row: each k step has a single A tile
+    assert max_products_after(100, 2, 2, 2) == 8    # never more than every product
+
+
+def _chapter_programs(shape: Shape, machine: Machine):
+    for bi, bj in ((1, 1), (1, 4), (2, 2), (2, 4), (4, 4), (4, 8), (3, 5)):
+        for buffers in (1, 2):
+            try:
+                yield blocked(shape, machine, bi, bj, buffers)
+            except ScheduleError:
+                pass
+    for buffers in (1, 2):
+        try:
+            yield kouter(shape, machine, buffers)
+        except ScheduleError:
+            pass
+
+
+def test_bounds_below_the_chapter_sweep_at_128():
+    for slots in (16, 64):
+        machine = Machine(slots=slots)
+        bound = lower_bound(SHAPE, machine)
+        tiles = io_bound_tiles(SHAPE, machine)
+        for program in _chapter_programs(SHAPE, machine):
+            result = simulate(machine, program)
+            assert bound <= result.cycles
+            assert tiles <= result.tiles_moved
+
+
+params_strategy = st.builds(
+    GeneralParams,
+    bi=st.integers(1, 8), bj=st.integers(1, 8),
+    partition=st.sampled_from(PARTITIONS), block_order=st.sampled_from(BLOCK_ORDERS),
+    serpentine=st.booleans(), k_direction=st.sampled_from(K_DIRECTIONS),
+    inner=st.sampled_from(INNER_ORDERS), tail=st.integers(0, 4), lookahead=st.integers(0, 64),
+    store_first=st.booleans(), structure=st.sampled_from(STRUCTURES), ramp=st.integers(0, 8),
+)
+dims = st.integers(1, 96)
+
+
+@settings(max_examples=60, deadline=None)
+@given(m=dims, k=dims, n=dims, slots=st.integers(3, 64), params=params_strategy,
+       fill=st.integers(0, 12), setup=st.integers(0, 24), mxu=st.integers(1, 16))
+def test_bounds_never_exceed_generated_schedules(m, k, n, slots, params, fill, setup, mxu):
+    shape = Shape(m, k, n)
+    machine = Machine(slots=slots, mxu_fill=fill, dma_setup=setup, mxu_cycles=mxu)
+    if slots_needed(shape, machine, params) > slots:
+        params = GeneralParams(bi=1, bj=1, tail=0, lookahead=params.lookahead)
+    result = simulate(machine, general(shape, machine, params))
+    assert compute_pipeline_bound(shape, machine) <= result.cycles
+    assert io_bound_tiles(shape, machine) <= result.tiles_moved
+    assert lower_bound(shape, machine) <= result.cycles
+
+
+@settings(max_examples=30, deadline=None)
+@given(m=dims, k=dims, n=dims, slots=st.integers(3, 40), bi=st.integers(1, 5), bj=st.integers(1, 5),
+       buffers=st.integers(1, 2), fill=st.integers(0, 12), mxu=st.integers(1, 16))
+def test_bounds_never_exceed_chapter_schedules(m, k, n, slots, bi, bj, buffers, fill, mxu):
+    shape = Shape(m, k, n)
+    machine = Machine(slots=slots, mxu_fill=fill, mxu_cycles=mxu)
+    programs = []
+    for build in (lambda: blocked(shape, machine, bi, bj, buffers), lambda: kouter(shape, machine, buffers)):
+        try:
+            programs.append(build())
+        except ScheduleError:
+            pass
+    for program in programs:
+        result = simulate(machine, program)
+        assert lower_bound(shape, machine) <= result.cycles
+        assert io_bound_tiles(shape, machine) <= result.tiles_moved
