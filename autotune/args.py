@@ -45,7 +45,8 @@ def add_shape(parser: argparse.ArgumentParser, required: bool = True) -> None:
 def add_machine(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--machine", default="", metavar="KEY=VALUE[,KEY=VALUE...]",
                         help="override GA-1 parameters by their chapter names: T, slots, dma_setup, "
-                             "dma_words_per_cycle, mxu_cycles, mxu_fill, vpu_lanes, sfu_lanes")
+                             "dma_words_per_cycle, mxu_cycles, mxu_fill, vpu_lanes, sfu_lanes; or mxu_array=RxC to derive "
+                             "mxu_cycles and mxu_fill from a systolic array")
 
 
 def build_machine(overrides_text: str, slots: int | None) -> Machine:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from typing import Sequence
 
@@ -19,8 +20,6 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from autotune.commands import baseline
-
     parser = _Parser(
         prog="autotune",
         description="Schedule search for matrix accelerators, with cycle-exact simulators as the oracle. "
@@ -70,6 +69,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("autotune: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader left (`autotune leaderboard x | head`): no traceback. Point stdout at
+        # /dev/null so the interpreter's final flush does not fail again.
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 def _quiet_libraries() -> None:
@@ -81,8 +87,16 @@ def _quiet_libraries() -> None:
     import warnings
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
+    # Ctrl-C stops a run on purpose and the run reports it: Optuna's "Trial N failed ...
+    # KeyboardInterrupt" warning, with a traceback of wherever the signal landed, is noise.
+    for handler in logging.getLogger("optuna").handlers:
+        handler.addFilter(_not_an_interrupted_trial)
     # We use Optuna's heartbeat and grouped TPE on purpose; their "experimental" notes are noise.
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+
+
+def _not_an_interrupted_trial(record: logging.LogRecord) -> bool:
+    return not (record.exc_info and isinstance(record.exc_info[1], KeyboardInterrupt))
 
 
 def main_entry() -> None:

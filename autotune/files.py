@@ -16,6 +16,11 @@ def _temporary_beside(path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(handle)
+    # mkstemp makes the file private (0600) and the rename keeps that: give the result the mode
+    # an ordinary new file gets, so a shared results/ folder stays readable.
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(name, 0o666 & ~umask)
     return Path(name)
 
 

@@ -13,7 +13,6 @@ from simcore.machine import MACHINE_KEYS, Machine
 from simcore.shape import Shape
 
 from search_spaces.base import canonical_json
-from search_spaces.registry import find_family
 
 from autotune import __version__
 from autotune.errors import UsageError
@@ -25,7 +24,7 @@ SCHEMA_VERSION = 1
 # Metrics first in this order when present; any other metric a family reports follows.
 METRICS: tuple[str, ...] = ("cycles", "tiles_moved", "loads", "stores", "mxu_util", "dma_busy", "words_per_mac",
                             "mac_utilization", "lower_bound")
-_NOT_METRICS = frozenset({"feasible", "violation", "machine", "slots_needed", "duplicate_of"})
+_NOT_METRICS = frozenset({"feasible", "violation", "machine", "slots_needed", "duplicate_of", "point"})
 
 
 @dataclass(frozen=True)
@@ -46,7 +45,7 @@ def trial_rows(study: optuna.Study, info: RunInfo, param_names: Sequence[str]) -
         attrs = trial.user_attrs.get(RESULT_ATTR)
         if "family" not in trial.params or not attrs:
             continue
-        found.setdefault(canonical_json(trial.params), (trial, attrs))
+        found.setdefault(canonical_json(attrs.get("point") or trial.params), (trial, attrs))
         metric_names += [k for k in attrs if k not in _NOT_METRICS and k not in metric_names]
     present = {k for _, attrs in found.values() for k in attrs}
     metric_names = [k for k in metric_names if k in present]
@@ -56,11 +55,12 @@ def trial_rows(study: optuna.Study, info: RunInfo, param_names: Sequence[str]) -
 
 def _row(trial: optuna.trial.FrozenTrial, attrs: dict, info: RunInfo, param_names: Sequence[str], metric_names: Sequence[str]) -> dict[str, object]:
     machine = dict(attrs.get("machine") or {})
-    schedule = {k: v for k, v in trial.params.items() if k not in machine or k == "family"}
+    params = attrs.get("point") or trial.params
+    schedule = {k: v for k, v in params.items() if k not in machine or k == "family"}
     row: dict[str, object] = {"m": info.shape.m, "k": info.shape.k, "n": info.shape.n}
     if machine:
         row.update({name: machine[name] for name in MACHINE_KEYS})
-    row["family"] = trial.params["family"]
+    row["family"] = params["family"]
     row.update({name: schedule.get(name) for name in param_names})
     row["params_json"] = canonical_json(schedule)
     row["machine_json"] = canonical_json(machine)

@@ -45,6 +45,12 @@ def candidate_from_params(problem: Problem, params: dict[str, object]) -> Candid
     return Candidate(family, point, machine_point)  # type: ignore[arg-type]
 
 
+def canonical(problem: Problem, candidate: Candidate) -> Candidate:
+    """The candidate with its family's unused parameters fixed (see Family.canonical)."""
+    point = problem.family(candidate.family).canonical(candidate.point)
+    return Candidate(candidate.family, point, candidate.machine_point)
+
+
 class Objective:
     """Evaluates each distinct candidate once: a repeat is answered from the cache, which starts
     with the study's completed trials (so a resumed study or another worker re-simulates nothing)."""
@@ -55,17 +61,18 @@ class Objective:
         self.cache: dict[str, tuple[dict[str, object], int]] = {}
         for trial in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,)):
             if "family" in trial.params and RESULT_ATTR in trial.user_attrs:
-                key = candidate_from_params(problem, trial.params).key()
+                key = canonical(problem, candidate_from_params(problem, trial.params)).key()
                 self.cache.setdefault(key, (dict(trial.user_attrs[RESULT_ATTR]), trial.number))
 
     def __call__(self, trial: optuna.Trial) -> float | tuple[float, ...]:
-        candidate = sample_candidate(trial, self.problem)
+        candidate = canonical(self.problem, sample_candidate(trial, self.problem))
         key = candidate.key()
         if key in self.cache:
             attrs, source = self.cache[key]
             attrs = {**attrs, "duplicate_of": source}
         else:
-            attrs = evaluate(self.problem, candidate)
+            # "point" is the canonical candidate: the leaderboard ranks each schedule once.
+            attrs = {**evaluate(self.problem, candidate), "point": candidate.params()}
             self.cache[key] = (attrs, trial.number)
         # Two storage writes per trial, not one per field: the storage is the slow part.
         trial.set_user_attr(RESULT_ATTR, attrs)

@@ -35,6 +35,8 @@ class StudySettings:
     seed: int
     objectives: tuple[str, ...]
     identity: dict  # what the study is about; a resumed study must match it
+    heartbeat_seconds: int = HEARTBEAT_SECONDS  # RDB heartbeat; a RUNNING trial silent past grace is failed and retried
+    grace_seconds: int = GRACE_SECONDS
 
 
 def default_storage(name: str) -> str:
@@ -58,12 +60,12 @@ def _sqlite_pragmas(connection, _record) -> None:
 event.listen(Engine, "connect", _sqlite_pragmas)
 
 
-def open_storage(url: str) -> RDBStorage:
+def open_storage(url: str, heartbeat_seconds: int = HEARTBEAT_SECONDS, grace_seconds: int = GRACE_SECONDS) -> RDBStorage:
     """Connect (creating tables if needed); an unreachable URL is a one-line usage error."""
     engine_kwargs = {"connect_args": {"timeout": 60}} if url.startswith("sqlite") else {"pool_pre_ping": True}
     try:
         return RDBStorage(
-            url, engine_kwargs=engine_kwargs, heartbeat_interval=HEARTBEAT_SECONDS, grace_period=GRACE_SECONDS,
+            url, engine_kwargs=engine_kwargs, heartbeat_interval=heartbeat_seconds, grace_period=grace_seconds,
             heartbeat_stale_trial_callback=RetryHeartbeatStaleTrialCallback(max_retry=3),
         )
     except Exception as exc:  # sqlalchemy raises many kinds; all mean the same thing here
@@ -86,7 +88,7 @@ MEMORY = ":memory:"
 
 def load_or_create(settings: StudySettings, sampler_seed_offset: int = 0) -> optuna.Study:
     storage: optuna.storages.BaseStorage
-    storage = optuna.storages.InMemoryStorage() if settings.storage_url == MEMORY else open_storage(settings.storage_url)
+    storage = optuna.storages.InMemoryStorage() if settings.storage_url == MEMORY else open_storage(settings.storage_url, settings.heartbeat_seconds, settings.grace_seconds)
     sampler = make_sampler(settings.sampler, settings.seed + sampler_seed_offset, len(settings.objectives))
     directions = ["minimize"] * len(settings.objectives)
     study = optuna.create_study(storage=storage, study_name=settings.name, sampler=sampler,
@@ -127,8 +129,17 @@ def grid_points(problem: Problem) -> list[Candidate]:
 
 
 def enqueue(study: optuna.Study, candidates: list[Candidate], source: str) -> int:
-    """Enqueue candidates not yet in the study; returns how many were added."""
-    waiting = {canonical_json(t.params) for t in study.get_trials(deepcopy=False, states=(TrialState.WAITING,))}
+    """Enqueue candidates not yet in the study; returns how many were added. Under the study's
+    lock: workers starting together would otherwise each enqueue the same baseline."""
+    from autotune.budget import locked
+
+    with locked(study, study.study_name):
+        return _enqueue(study, candidates, source)
+
+
+def _enqueue(study: optuna.Study, candidates: list[Candidate], source: str) -> int:
+    # A WAITING trial holds its parameters as fixed_params until it runs.
+    waiting = {canonical_json(t.system_attrs.get("fixed_params", t.params)) for t in study.get_trials(deepcopy=False, states=(TrialState.WAITING,))}
     done = {canonical_json(t.params) for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING))}
     added = 0
     for candidate in candidates:
@@ -142,11 +153,16 @@ def enqueue(study: optuna.Study, candidates: list[Candidate], source: str) -> in
 
 
 def finished_count(study: optuna.Study) -> int:
-    return len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)))
+    # A FAILed trial (a worker died; the heartbeat retries it) does not consume the budget.
+    return len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED)))
 
 
 def _worker(settings: StudySettings, problem: Problem, target: int, timeout: float | None, index: int, progress: bool) -> None:
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    # A spawned worker starts with default filters: quiet it as the command line quiets itself
+    # (without this, every worker printed Optuna's "experimental" warnings).
+    from autotune.cli import _quiet_libraries
+
+    _quiet_libraries()
     study = load_or_create(settings, sampler_seed_offset=index)
     optimize(study, problem, settings, target, timeout, progress)
 
@@ -156,6 +172,15 @@ def optimize(study: optuna.Study, problem: Problem, settings: StudySettings, tar
     every worker) or the timeout passes."""
     remaining = target - finished_count(study)
     if remaining <= 0:
+        return
+    if settings.storage_url != MEMORY:  # shared storage: the exact budget (autotune.budget)
+        from autotune.budget import SharedObjective, StudyLock, run_budget
+
+        lock = StudyLock(settings.storage_url, settings.name)
+        try:
+            run_budget(study, SharedObjective(problem, study, settings.objectives, lock), target, timeout, progress)
+        finally:
+            lock.close()
         return
     objective = Objective(problem, study, settings.objectives)
     study.optimize(objective, n_trials=remaining, timeout=timeout,

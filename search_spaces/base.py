@@ -46,6 +46,11 @@ class Family(ABC):
     def verify(self, point: Point, shape: Shape, machine: Machine) -> tuple[bool, str]:
         """Re-run the point in full (functional) and check it; (ok, explanation)."""
 
+    def canonical(self, point: Point) -> Point:
+        """The point with parameters that do not affect the schedule set to fixed values, so
+        two points that build the same schedule are evaluated once and ranked once."""
+        return point
+
     def describe(self, point: Point, shape: Shape, machine: Machine) -> str:
         """A human picture of the point (the engine timeline for GA-1)."""
         return ""

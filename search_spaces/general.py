@@ -42,6 +42,11 @@ class General(GA1Family):
             Param("ramp", IntRange(0, MAX_RAMP), "rotate: units that start together"),
         )
 
+    def canonical(self, point: Point) -> Point:
+        # ramp only shapes the rotating window; k direction, inner order and tail only blocks.
+        unused = {"ramp": 0} if point.get("structure") == "blocks" else {"tail": 0, "k_direction": "up", "inner": "row"}
+        return {k: (unused[k] if k in unused else v) for k, v in point.items()}
+
     @staticmethod
     def to_params(point: Point) -> GeneralParams:
         known = {f.name for f in dataclasses.fields(GeneralParams)}
@@ -54,9 +59,12 @@ class General(GA1Family):
         return general(shape, machine, self.to_params(point))
 
     def seed_points(self, shape: Shape, machine: Machine) -> list[Point]:
-        names = {p.name for p in self.params(shape, machine.T)}
+        domains = {p.name: p.domain for p in self.params(shape, machine.T)}
         chosen = dataclasses.asdict(default_params(shape, machine))
-        return [{k: v for k, v in chosen.items() if k in names}]
+        # The generator's default may lie outside the searched ranges (a lookahead of 4 x the spare
+        # slots passes MAX_LOOKAHEAD on small shapes): clip it in, so the seed is a point of the space.
+        return [{k: domains[k].clip(v) if isinstance(domains[k], IntRange) else v  # type: ignore[union-attr]
+                 for k, v in chosen.items() if k in domains}]
 
 
 SPACE = Space("general", "the general generator: blocks, orders, tails, prefetch and store overlap", (General(),))

@@ -4,7 +4,9 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Mapping, Union
+
+from simcore.systolic_tie import mxu_timing, parse_array
 
 # Parameters a user may set, in the chapter's order.
 MACHINE_KEYS: tuple[str, ...] = (
@@ -17,6 +19,8 @@ MACHINE_KEYS: tuple[str, ...] = (
     "vpu_lanes",
     "sfu_lanes",
 )
+# Not a Machine field: `mxu_array=RxC` derives mxu_cycles and mxu_fill from the systolic model.
+MXU_ARRAY = "mxu_array"
 # Parameters that may legitimately be zero (a fill or a setup cost of nothing).
 _MAY_BE_ZERO = frozenset({"dma_setup", "mxu_fill"})
 
@@ -76,9 +80,15 @@ class Machine:
         return ",".join(f"{k}={getattr(self, k)}" for k in MACHINE_KEYS)
 
 
-def parse_overrides(text: str) -> dict[str, int]:
-    """Parse 'KEY=VALUE[,KEY=VALUE...]' into a dict, rejecting unknown keys and non-integers."""
-    result: dict[str, int] = {}
+OverrideValue = Union[int, tuple[int, int]]
+
+
+def parse_overrides(text: str) -> dict[str, OverrideValue]:
+    """Parse 'KEY=VALUE[,KEY=VALUE...]' into a dict, rejecting unknown keys and non-integers.
+
+    Every key takes an integer except `mxu_array`, which takes RxC and becomes (R, C).
+    """
+    result: dict[str, OverrideValue] = {}
     for item in text.split(","):
         item = item.strip()
         if not item:
@@ -87,8 +97,12 @@ def parse_overrides(text: str) -> dict[str, int]:
             raise MachineError(f"machine override {item!r} is not KEY=VALUE")
         key, _, raw = item.partition("=")
         key = key.strip()
+        if key == MXU_ARRAY:
+            result[key] = _array(raw.strip())
+            continue
         if key not in MACHINE_KEYS:
-            raise MachineError(f"unknown machine parameter {key!r} (known: {', '.join(MACHINE_KEYS)})")
+            known = ", ".join((*MACHINE_KEYS, MXU_ARRAY))
+            raise MachineError(f"unknown machine parameter {key!r} (known: {known})")
         try:
             result[key] = int(raw.strip())
         except ValueError:
@@ -96,10 +110,39 @@ def parse_overrides(text: str) -> dict[str, int]:
     return result
 
 
-def machine_from(overrides: Mapping[str, int], slots: int | None = None) -> Machine:
-    """Build a machine from the chapter's defaults, a slot count and overrides (validated)."""
-    params: dict[str, int] = {}
+def _array(value: object) -> tuple[int, int]:
+    """An mxu_array value, 'RxC' or (R, C), as two positive ints."""
+    if isinstance(value, str):
+        try:
+            return parse_array(value)
+        except ValueError as exc:
+            raise MachineError(f"machine parameter {MXU_ARRAY}: {exc}") from None
+    if (
+        isinstance(value, tuple) and len(value) == 2
+        and all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in value)
+    ):
+        return value[0], value[1]
+    raise MachineError(f"machine parameter {MXU_ARRAY} must be RxC with positive R and C, got {value!r}")
+
+
+def machine_from(overrides: Mapping[str, OverrideValue], slots: int | None = None) -> Machine:
+    """Build a machine from the chapter's defaults, a slot count and overrides (validated).
+
+    With `mxu_array` (RxC or (R, C)), mxu_cycles and mxu_fill are derived from an R x C
+    weight-stationary array running T x T x T products back to back (simcore.systolic_tie);
+    giving either of them as well is an error.
+    """
+    params: dict[str, OverrideValue] = {}
     if slots is not None:
         params["slots"] = slots
     params.update(overrides)
-    return Machine(**params)
+    array = _array(params.pop(MXU_ARRAY)) if MXU_ARRAY in params else None
+    if array is not None:
+        clash = [key for key in ("mxu_cycles", "mxu_fill") if key in params]
+        if clash:
+            raise MachineError(f"{MXU_ARRAY} derives mxu_cycles and mxu_fill: do not also give {' or '.join(clash)}")
+    machine = Machine(**params)  # type: ignore[arg-type]  # validates every plain parameter
+    if array is None:
+        return machine
+    mxu_cycles, mxu_fill = mxu_timing(machine.T, *array)
+    return machine.replace(mxu_cycles=mxu_cycles, mxu_fill=mxu_fill)

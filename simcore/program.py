@@ -7,6 +7,7 @@ timing core walks a (n, 8) integer array so that no Python object per instructio
 from __future__ import annotations
 
 import functools
+import itertools
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
@@ -58,8 +59,17 @@ class Program:
     def __len__(self) -> int:
         return int(self.code.shape[0])
 
+    @staticmethod
+    def from_rows(rows: list[tuple[int, ...]], tensors: tuple[str, ...] = ("A", "B", "C"), consts: np.ndarray | None = None) -> Program:
+        """Build from row tuples a generator already holds; the tuples double as `rows`, so the
+        timing loop does not convert the array back."""
+        code = np.fromiter(itertools.chain.from_iterable(rows), dtype=np.int64, count=WIDTH * len(rows)).reshape(-1, WIDTH)
+        program = Program(code=code, tensors=tensors, consts=np.zeros(0) if consts is None else consts)
+        program.__dict__["rows"] = rows
+        return program
+
     @functools.cached_property
-    def rows(self) -> list[list[int]]:
+    def rows(self) -> Sequence[Sequence[int]]:
         """The code as plain Python lists: what the timing loop iterates fastest."""
         return self.code.tolist()
 
@@ -110,6 +120,7 @@ class ProgramBuilder:
 
     def __init__(self, tensors: Sequence[str] = ("A", "B", "C")) -> None:
         self._tensors: list[str] = list(tensors)
+        self._tensor_index: dict[str, int] = {name: i for i, name in enumerate(self._tensors)}
         self._rows: list[tuple[int, ...]] = []
         self._consts: dict[int, float] = {}
 
@@ -117,9 +128,11 @@ class ProgramBuilder:
         return len(self._rows)
 
     def tensor(self, name: str) -> int:
-        if name not in self._tensors:
+        index = self._tensor_index.get(name)
+        if index is None:
+            index = self._tensor_index[name] = len(self._tensors)
             self._tensors.append(name)
-        return self._tensors.index(name)
+        return index
 
     def load(self, slot: int, tensor: str, ti: int, tj: int) -> None:
         self._rows.append((LOAD, NONE, slot, NONE, NONE, self.tensor(tensor), ti, tj))
@@ -148,6 +161,8 @@ class ProgramBuilder:
         def slot(value: object) -> int:
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
                 raise TypeError(f"slot {value!r} is not an integer")
+            if value < 0:  # -1 is the "unused" marker: check_slots could not tell it from a slot
+                raise ValueError(f"slot {value} is negative")
             return int(value)
 
         if op in (LOAD, STORE):
@@ -182,8 +197,7 @@ class ProgramBuilder:
         return (op, NONE, slot(s), NONE, NONE, NONE, int(r), int(c))  # type: ignore[call-overload]
 
     def build(self) -> Program:
-        code = np.array(self._rows, dtype=np.int64).reshape(-1, WIDTH)
         consts = np.zeros(len(self._rows))
         for index, value in self._consts.items():
             consts[index] = value
-        return Program(code=code, tensors=tuple(self._tensors), consts=consts)
+        return Program.from_rows(list(self._rows), tuple(self._tensors), consts)

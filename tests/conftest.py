@@ -69,3 +69,9 @@ def reference_ga1() -> ReferenceGA1:
 def chapter_checks() -> ModuleType:
     """tests/simcore/checks.py, loaded by path so it works under any pytest import mode."""
     return _load_module("simcore_chapter_checks", CHECKS_PATH)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    # Here, not in tests/autotune/conftest.py: pytest only takes options from the top conftest.
+    parser.addoption("--require-postgres", action="store_true", default=False,
+                     help="fail (instead of skipping) the PostgreSQL tests when initdb/pg_ctl are not installed (CI)")

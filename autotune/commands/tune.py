@@ -14,13 +14,14 @@ from autotune import leaderboard as board
 from autotune.args import add_machine, add_shape, build_machine, positive_int, shape_arg
 from autotune.errors import UsageError
 from autotune.problem import Problem
-from autotune.study import RESULTS, SAMPLERS, StudySettings, default_storage, enqueue, finished_count, grid_points, load_or_create, run_workers, seed_points
+from autotune.study import GRACE_SECONDS, HEARTBEAT_SECONDS, RESULTS, SAMPLERS, StudySettings, default_storage, enqueue, finished_count, grid_points, load_or_create, run_workers, seed_points
 
 TARGETS = ("ga1", "systolic")
 OBJECTIVES = {"ga1": ("cycles", "scratchpad_words", "dma_words_per_cycle", "mxu_cycles", "tiles_moved"),
               "systolic": ("cycles", "words_per_mac", "pes")}
 HELP = "search schedules (and optionally machine parameters) with Optuna; the default command"
-DEFAULT_TRIALS = 300
+DEFAULT_TRIALS = 1000
+WORKLOAD_TRIALS = 40
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -29,10 +30,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "starts from the chapter's hand-written sweep, evaluates each distinct point once, persists every trial "
         "(re-running with the same --study resumes it) and ends with a verified leaderboard in "
         "results/<study>/leaderboard.parquet."))
-    add_shape(parser)
+    given = parser.add_mutually_exclusive_group()
+    add_shape(given, required=False)  # type: ignore[arg-type]
+    given.add_argument("--workload", default=None, metavar="FILE",
+                       help="a .toml or .csv list of weighted GEMMs (see search_spaces/workloads/): tune each, or co-design with --search-machine")
     parser.add_argument("--slots", type=positive_int, default=64, help="scratchpad tile slots (default 64)")
     add_machine(parser)
-    parser.add_argument("--trials", type=int, default=DEFAULT_TRIALS, help=f"trials to run now, the seeded baseline included (default {DEFAULT_TRIALS})")
+    parser.add_argument("--trials", type=int, default=None, help=f"trials to run now, the seeded baseline included (default {DEFAULT_TRIALS}; "
+                        f"--workload: per GEMM, or machines with --search-machine, default {WORKLOAD_TRIALS})")
     parser.add_argument("--timeout", type=float, default=None, help="stop starting new trials after this many seconds")
     parser.add_argument("--sampler", choices=SAMPLERS, default="tpe", help="tpe (default), random, grid (every feasible point, in order) or nsga2")
     parser.add_argument("--seed", type=int, default=0, help="sampler seed: the same seed gives the same study (default 0; one worker)")
@@ -46,6 +51,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--search-machine", action="store_true", help="also search slots, dma_setup, dma_words_per_cycle and mxu_cycles")
     parser.add_argument("--machine-range", default="", metavar="KEY=LOW:HIGH|KEY=A|B,...", help="ranges for --search-machine")
     parser.add_argument("--max-scratchpad-words", type=positive_int, default=None, help="scratchpad budget in words for --search-machine (default: the base machine's)")
+    parser.add_argument("--max-dma-words-per-cycle", type=positive_int, default=None, help="--workload --search-machine: most DMA words per cycle (a constraint)")
+    parser.add_argument("--heartbeat", type=positive_int, default=None, metavar="SECONDS",
+                        help="RDB storage heartbeat; a trial silent for 2 x this is failed and retried (default 5 s, grace 20 s)")
     parser.add_argument("--objectives", default=None, metavar="LIST",
                         help="objectives to minimise, e.g. cycles,scratchpad_words (default cycles; systolic: cycles,words_per_mac)")
     parser.add_argument("--target", choices=TARGETS, default="ga1", help="the oracle: ga1 (default) or systolic (a weight-stationary array)")
@@ -112,8 +120,17 @@ def default_study_name(problem: Problem, ident: dict) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.trials < 1:
+    if args.trials is not None and args.trials < 1:
         raise UsageError(f"--trials must be at least 1, got {args.trials}")
+    if args.workload is not None:
+        from autotune.workload_tune import run_workload
+
+        return run_workload(args, args.trials or WORKLOAD_TRIALS)
+    if args.shape is None:
+        raise UsageError("give --shape MxKxN (one product) or --workload FILE (several)")
+    if args.max_dma_words_per_cycle is not None:
+        raise UsageError("--max-dma-words-per-cycle is for --workload --search-machine")
+    args.trials = args.trials or DEFAULT_TRIALS
     if args.timeout is not None and args.timeout <= 0:
         raise UsageError("--timeout must be positive")
     objectives = objectives_of(args)
@@ -121,7 +138,9 @@ def run(args: argparse.Namespace) -> int:
     ident = identity(problem, args, objectives)
     name = args.study or default_study_name(problem, ident)
     settings = StudySettings(name=name, storage_url=args.storage or default_storage(name), sampler=args.sampler,
-                             seed=args.seed, objectives=objectives, identity=ident)
+                             seed=args.seed, objectives=objectives, identity=ident,
+                             heartbeat_seconds=args.heartbeat or HEARTBEAT_SECONDS,
+                             grace_seconds=2 * args.heartbeat if args.heartbeat else GRACE_SECONDS)
     study = load_or_create(settings)
     enqueue(study, seed_points(problem), "baseline")
     if args.sampler == "grid":
@@ -144,7 +163,8 @@ def report(study, problem: Problem, settings: StudySettings, args: argparse.Name
     failures = board.annotate(rows, problem, args.verify_top, settings.objectives)
     frame = board.to_frame(rows)
     path = board.write(frame, RESULTS / settings.name / "leaderboard.parquet", info)
-    trials = len(study.trials)
+    # Finished trials: with --sampler grid the queue holds every feasible point, WAITING until run.
+    trials = finished_count(study)
     if args.json:
         for row in board.json_rows(frame.head(args.top)):
             print(json.dumps(row))

@@ -18,14 +18,14 @@ compiler decides everything else:
 """
 from __future__ import annotations
 
+import heapq
 from collections import deque
 from dataclasses import dataclass
 from typing import Sequence
 
-import numpy as np
 
 from simcore.machine import Machine
-from simcore.program import LOAD, MXU, NONE, STORE, WIDTH, ZERO, Program
+from simcore.program import LOAD, MXU, NONE, STORE, ZERO, Program
 from simcore.schedules import ScheduleError
 from simcore.shape import Shape
 
@@ -105,27 +105,41 @@ def compile_products(
     where = [-1] * (n_ab + Mt * Nt)  # slot holding each tile, or -1
     slot_tile = [-1] * S
     slot_next = [inf] * S            # next use of the operand in a slot (pinned for accumulators)
-    free: deque[int] = deque(range(S))  # free slots, the longest free first
+    # Free slots, the longest free first, in two pools: slots whose last reader was a product and
+    # slots freed by a store. A zero (vector unit) prefers the first: a store-freed slot is only
+    # writable once the DMA has reached that store. A load prefers the second: the DMA queue is in
+    # order, so the store is already done when the load starts.
+    free: deque[int] = deque(range(S))
+    free_stored: deque[int] = deque()
+    # Eviction candidates: (-next use, slot), stale entries skipped lazily. Only a product moves an
+    # operand's next use past the frontier, so only products push.
+    farthest: list[tuple[int, int]] = []
+    heappush, heappop = heapq.heappush, heapq.heappop
     rows: list[tuple[int, ...]] = []
     emit = rows.append
     pending_stores: list[int] = []   # slots of finished accumulators, in finishing order
     lookahead = options.lookahead
     store_first = options.store_first
 
-    def take_slot(horizon: int) -> int:
+    def take_slot(horizon: int, for_load: bool) -> int:
         """A slot to write now: a free one, else evict the operand used farthest after `horizon`."""
-        if free:
-            return free.popleft()
-        best = -1
-        best_next = horizon
-        for s in range(S):
-            nxt = slot_next[s]
-            if best_next < nxt < pinned:
-                best, best_next = s, nxt
-        if best >= 0:
+        first, second = (free_stored, free) if for_load else (free, free_stored)
+        if first:
+            return first.popleft()
+        if second:
+            return second.popleft()
+        while farthest:
+            key, best = farthest[0]
+            if slot_next[best] != -key:
+                heappop(farthest)  # stale: the slot's tile or its next use changed since
+                continue
+            if -key <= horizon:
+                return -1  # the farthest next use is inside the prefetch window: nothing to evict
+            heappop(farthest)
             where[slot_tile[best]] = -1
             slot_tile[best] = -1
-        return best
+            return best
+        return -1
 
     def tile_row(tile: int) -> tuple[int, int, int]:
         if tile < n_a:
@@ -145,7 +159,7 @@ def compile_products(
                     if slot_next[s] > q:
                         slot_next[s] = q
                     continue
-                s = take_slot(q)
+                s = take_slot(q, True)
                 if s < 0:
                     blocked = True
                     return
@@ -156,7 +170,7 @@ def compile_products(
                 emit((LOAD, NONE, s, NONE, NONE, tensor, x, y))
             c = c_ids[q]
             if where[c] < 0:
-                s = take_slot(q)
+                s = take_slot(q, False)
                 if s < 0:
                     blocked = True
                     return
@@ -174,20 +188,23 @@ def compile_products(
             where[slot_tile[s]] = -1
             slot_tile[s] = -1
             slot_next[s] = inf
-            free.append(s)
+            free_stored.append(s)
         if pending_stores:
             blocked = False
             pending_stores.clear()
 
     for p in range(P):
-        limit = min(P, p + 1 + lookahead)
-        if store_first:
+        limit = p + 1 + lookahead
+        if limit > P:
+            limit = P
+        if store_first and pending_stores:
             flush_stores()
+        if frontier < limit and not blocked:
             advance(limit)
-        else:
-            advance(limit)
+        if pending_stores:
             flush_stores()
-            advance(limit)
+            if frontier < limit:
+                advance(limit)
         if frontier <= p:
             live = sum(1 for s in range(S) if slot_next[s] == pinned)
             raise ScheduleError(
@@ -206,8 +223,10 @@ def compile_products(
             slot_tile[sa] = -1
             free.append(sa)
             blocked = False
-        elif nxt >= frontier:
-            blocked = False
+        else:
+            heappush(farthest, (-nxt, sa))
+            if nxt >= frontier:
+                blocked = False
         nxt = next_b[p]
         slot_next[sb] = nxt
         if nxt == inf:
@@ -215,11 +234,12 @@ def compile_products(
             slot_tile[sb] = -1
             free.append(sb)
             blocked = False
-        elif nxt >= frontier:
-            blocked = False
+        else:
+            heappush(farthest, (-nxt, sb))
+            if nxt >= frontier:
+                blocked = False
         if c_last_list[p]:
             pending_stores.append(sc)
     flush_stores()
 
-    code = np.array(rows, dtype=np.int64).reshape(-1, WIDTH)
-    return Program(code=code, tensors=("A", "B", "C"))
+    return Program.from_rows(rows, ("A", "B", "C"))

@@ -228,27 +228,26 @@ def general(shape: Shape, machine: Machine, params: GeneralParams) -> Program:
 
 
 def default_params(shape: Shape, machine: Machine) -> GeneralParams:
-    """A good starting point: the largest near-square block leaving room for prefetching."""
-    Mt, Kt, Nt = shape.tiles(machine.T)
+    """A good starting point: the block with the fewest loads per product whose working set fits.
+
+    A k step streams its A tiles one by one past the step's w B tiles, so a block of h x w
+    accumulators needs about h w + w + 2 slots; the slots left over set the lookahead."""
+    Mt, _Kt, Nt = shape.tiles(machine.T)
     S = machine.slots
-    best: tuple[float, int, int] | None = None
-    # Operand room: about a quarter of the slots (at least 3), the rest accumulators.
-    room = max(3, S // 4)
+    best: tuple[float, int, int, int, int] | None = None
     for bi in range(1, Mt + 1):
+        h = max(len(b) for b in bands(Mt, bi, "balanced"))
         for bj in range(1, Nt + 1):
-            h = math.ceil(Mt / math.ceil(Mt / bi))
-            w = math.ceil(Nt / math.ceil(Nt / bj))
-            if h * w + room > S and h * w + 2 > S:
+            w = max(len(b) for b in bands(Nt, bj, "balanced"))
+            spare = S - (h * w + w + 2)
+            if spare < 0:
                 continue
-            if h * w + room > S:
-                continue
-            # Loads per product of a block: (h + w) / (h * w); prefer fewer, then squarer.
-            score = (h + w) / (h * w)
-            cand = (score, -h * w, bi)
+            cand = ((h + w) / (h * w), w, -h, bi, bj)  # fewest loads, then fewest B tiles held
             if best is None or cand < best:
                 best = cand
-                chosen = (bi, bj)
-    if best is None:
-        return GeneralParams(bi=1, bj=1, tail=0, lookahead=max(1, S - 3))
-    bi, bj = chosen
-    return GeneralParams(bi=bi, bj=bj, lookahead=max(1, 2 * (bi + bj)))
+                lookahead = 2 if spare <= 1 else 4 * spare
+    if best is None:  # fewer than 5 slots: one accumulator, its A and its B
+        return GeneralParams(bi=1, bj=1, tail=0, lookahead=1, store_first=False)
+    bi, bj = best[3], best[4]
+    return GeneralParams(bi=bi, bj=bj, partition="balanced", inner="lshape", tail=0,
+                         lookahead=lookahead, store_first=False)

@@ -23,10 +23,10 @@ SHAPE = Shape(128, 128, 128)
 # The best parameters the local search found (see the report); regression targets.
 BEST_64 = GeneralParams(bi=6, bj=7, partition="balanced", block_order="col", serpentine=True,
                         k_direction="up", inner="lshape", tail=4, lookahead=28, store_first=False)
-BEST_32 = GeneralParams(bi=4, bj=7, partition="balanced", block_order="row", serpentine=True,
-                        k_direction="alternate", inner="col", tail=1, lookahead=12, store_first=False)
+BEST_32 = GeneralParams(bi=6, bj=4, partition="uniform", block_order="row", serpentine=True,
+                        k_direction="alternate", inner="lshape", tail=0, lookahead=12, store_first=False)
 BEST_16 = GeneralParams(bi=6, bj=2, partition="uniform", block_order="row", serpentine=True,
-                        k_direction="alternate", inner="lshape", tail=0, lookahead=2, store_first=False)
+                        k_direction="alternate", inner="zigzag", tail=1, lookahead=2, store_first=False)
 
 
 def run_exact(shape: Shape, machine: Machine, program, seed: int = 0) -> tuple[int, list]:
@@ -153,7 +153,8 @@ def test_default_params_fit_and_beat_the_chapter():
 
 @pytest.mark.parametrize(
     "slots, params, target",
-    [(64, BEST_64, 34_100), (32, BEST_32, 40_150), (16, BEST_16, 59_500)],
+    # Measured: 34,092 / 39,540 / 59,218. The brief's 64-slot target (33,300) is not reached yet.
+    [(64, BEST_64, 34_092), (32, BEST_32, 39_800), (16, BEST_16, 59_500)],
 )
 def test_best_params_regression(slots, params, target):
     machine = Machine(slots=slots)

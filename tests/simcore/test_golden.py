@@ -43,7 +43,7 @@ PICTURE_DOUBLE = (
 
 
 def _split(line: str) -> tuple[str, list[str]]:
-    # The label ends at its last comma-separated "N buf"; the numbers follow.
+    # The label ends at "N buf"; the printed numbers follow.
     head, _, tail = line.partition(" buf")
     return head + " buf", tail.split()
 
@@ -52,7 +52,7 @@ def _expected_rows() -> list[tuple[str, list[str]]]:
     return [_split(line) for line in TABLE_64.splitlines()]
 
 
-def _row_64(label: str, tiles: int, cycles: int, util: float, dma: float, vs_best: float, model: str) -> list[str]:
+def _row_64(tiles: int, cycles: int, util: float, dma: float, vs_best: float, model: str) -> list[str]:
     fields = [str(tiles), str(cycles), f"{util:.0%}", f"{dma:.0%}", f"{vs_best:.2f}x"]
     return fields + model.split() if model else fields
 
@@ -73,7 +73,7 @@ def sweep_64() -> list[tuple[str, list[str]]]:
             predicted = predicted_double_buffered_cycles(SHAPE, machine, *block)
             model = f"{predicted} ({predicted / result.cycles:.2f})"
         rows.append((schedule.label(SHAPE, machine), _row_64(
-            "", result.tiles_moved, result.cycles, result.mxu_util, result.dma_busy, result.cycles / best, model)))
+            result.tiles_moved, result.cycles, result.mxu_util, result.dma_busy, result.cycles / best, model)))
     return rows
 
 

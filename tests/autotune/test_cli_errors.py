@@ -1,0 +1,117 @@
+"""Bad input to the tuner: one line on stderr, exit status 2, no traceback, nothing half-done."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from autotune.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
+    """Run the CLI in-process; it must fail with status 2 and one `autotune: error:` line."""
+    code = main(argv)
+    captured = capsys.readouterr()
+    assert code == 2, (code, captured.out, captured.err)
+    assert "Traceback" not in captured.err and "Traceback" not in captured.out
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1, captured.err
+    assert lines[0].startswith("autotune: error: ")
+    return lines[0]
+
+
+@pytest.fixture(autouse=True)
+def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["--shape", "12x12"], "malformed shape '12x12'"),
+    (["--shape", "axbxc"], "malformed shape 'axbxc'"),
+    (["tune", "--shape", "128x0x128"], "K must be positive, got 0"),
+    (["--shape=-8x8x8"], "M must be positive, got -8"),
+    (["--shape", "32x32x32", "--machine", "foo=1"], "unknown machine parameter 'foo'"),
+    (["--shape", "32x32x32", "--machine", "dma_words_per_cycle=0"], "dma_words_per_cycle must not be zero"),
+    (["--shape", "32x32x32", "--machine", "slots"], "is not KEY=VALUE"),
+    (["--shape", "32x32x32", "--slots", "2"], "2 slots is too small for any schedule"),
+    (["--shape", "32x32x32", "--trials", "0"], "--trials must be at least 1, got 0"),
+    (["--shape", "32x32x32", "--trials", "-3"], "--trials must be at least 1, got -3"),
+    (["--shape", "32x32x32", "--sampler", "anneal"], "invalid choice: 'anneal'"),
+    (["--shape", "32x32x32", "--space", "nosuch"], "unknown search space 'nosuch'"),
+    (["--shape", "32x32x32", "--objectives", "joules"], "unknown objective(s) joules"),
+    (["--shape", "32x32x32", "--search-machine", "--machine-range", "slots=9:3"], "empty integer range 9..3"),
+    (["--shape", "32x32x32", "--max-scratchpad-words", "4096"], "need --search-machine"),
+    (["--shape", "32x32x32", "--timeout", "0"], "--timeout must be positive"),
+    (["leaderboard", "no-such-study"], "no leaderboard at 'no-such-study'"),
+    (["show", "no-such-study"], "no leaderboard at 'no-such-study'"),
+])
+def test_bad_input_is_one_line_and_status_2(capsys: pytest.CaptureFixture[str], in_tmp: Path, argv: list[str], expected: str) -> None:
+    line = run_error(capsys, argv)
+    assert expected in line
+    # Rejected before any study was created.
+    assert not (in_tmp / "results").exists() or not any((in_tmp / "results").rglob("*.db"))
+
+
+def test_negative_shape_as_separate_argument_is_still_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    # argparse reads "-1x8x8" as an option, not a value: the message differs, the contract does not.
+    line = run_error(capsys, ["--shape", "-1x8x8"])
+    assert "--shape" in line
+
+
+def test_unreachable_postgres_fails_fast(capsys: pytest.CaptureFixture[str]) -> None:
+    started = time.monotonic()
+    line = run_error(capsys, ["--shape", "32x32x32", "--space", "chapter", "--trials", "5",
+                              "--storage", "postgresql://nobody@127.0.0.1:1/none"])
+    assert time.monotonic() - started < 15
+    assert "cannot open storage 'postgresql://nobody@127.0.0.1:1/none'" in line
+
+
+def test_sqlite_in_a_missing_directory(capsys: pytest.CaptureFixture[str]) -> None:
+    line = run_error(capsys, ["--shape", "32x32x32", "--space", "chapter", "--trials", "5",
+                              "--storage", "sqlite:////nonexistent-dir/x/y.db"])
+    assert "cannot open storage 'sqlite:////nonexistent-dir/x/y.db'" in line
+    assert not Path("/nonexistent-dir").exists()
+
+
+def test_existing_study_with_another_shape_or_machine(capsys: pytest.CaptureFixture[str], in_tmp: Path) -> None:
+    base = ["--space", "chapter", "--trials", "20", "--study", "shared"]
+    assert main(["--shape", "32x32x32", *base]) == 0
+    capsys.readouterr()
+    import optuna
+
+    storage = f"sqlite:///{in_tmp}/results/shared/study.db"
+    before = len(optuna.load_study(study_name="shared", storage=storage).trials)
+
+    line = run_error(capsys, ["--shape", "64x64x64", *base])
+    assert "already exists with a different shape" in line and "32x32x32" in line
+    line = run_error(capsys, ["--shape", "32x32x32", "--machine", "dma_setup=4", *base])
+    assert "already exists with a different machine" in line
+    line = run_error(capsys, ["--shape", "32x32x32", "--slots", "16", *base])
+    assert "different machine" in line
+    # The refused runs added nothing to the study.
+    assert len(optuna.load_study(study_name="shared", storage=storage).trials) == before
+
+
+def test_subprocess_exit_code_and_single_stderr_line(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for argv in (["--shape", "12x12"], ["--shape", "32x32x32", "--machine", "dma_words_per_cycle=0"],
+                 ["--shape", "32x32x32", "--sampler", "anneal"]):
+        done = subprocess.run([sys.executable, "-m", "autotune", *argv], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2, done.stderr
+        assert done.stdout == ""
+        assert len(done.stderr.splitlines()) == 1, done.stderr
+        assert done.stderr.startswith("autotune: error: ")
+        assert "Traceback" not in done.stderr
+
+
+def test_no_command_and_no_arguments_prints_help_and_fails(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 2
+    assert "usage: autotune" in capsys.readouterr().out

@@ -1,0 +1,150 @@
+"""Leaderboard rows and files: deterministic ranking, typed columns, atomic parquet writes."""
+from __future__ import annotations
+
+import json
+import os
+import random
+import stat
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simcore.machine import Machine
+from simcore.shape import Shape
+
+from autotune import files
+from autotune import leaderboard as board
+from autotune.errors import UsageError
+
+
+def make_row(cycles: int | None, params: str, trial: int, machine: str = "{}", violation: float = 0.0) -> dict[str, object]:
+    feasible = cycles is not None
+    return {"family": "blocked", "params_json": params, "machine_json": machine, "cycles": cycles,
+            "feasible": feasible, "violation": violation if not feasible else 0.0, "trial": trial}
+
+
+rows_strategy = st.lists(
+    st.tuples(st.one_of(st.none(), st.integers(1, 5)), st.sampled_from(["a", "b", "c"]), st.sampled_from(["m1", "m2"]),
+              st.integers(0, 50), st.sampled_from([0.5, 1.0, 3.0])),
+    min_size=1, max_size=12,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows_strategy, st.randoms(use_true_random=False))
+def test_sort_is_deterministic_and_follows_the_documented_key(specs: list[tuple], rng: random.Random) -> None:
+    rows = [make_row(c, p, t, m, v) for c, p, m, t, v in specs]
+    shuffled = list(rows)
+    rng.shuffle(shuffled)
+    ranked = board.sort_rows(rows)
+    assert board.sort_rows(shuffled) == ranked  # the input order never matters
+    feasible = [r for r in ranked if r["feasible"]]
+    assert ranked[:len(feasible)] == feasible  # feasible first
+    keys = [(r["cycles"], r["machine_json"], r["params_json"], r["trial"]) for r in feasible]
+    assert keys == sorted(keys)
+    infeasible = [(r["violation"], r["machine_json"], r["params_json"], r["trial"]) for r in ranked[len(feasible):]]
+    assert infeasible == sorted(infeasible)  # least over the limit first
+
+
+def test_ties_break_on_machine_then_params_then_trial() -> None:
+    rows = [make_row(10, "b", 1, "m1"), make_row(10, "a", 7, "m2"), make_row(10, "a", 3, "m1"),
+            make_row(10, "a", 2, "m1"), make_row(9, "z", 9, "m9")]
+    ranked = board.sort_rows(rows)
+    assert [(r["cycles"], r["machine_json"], r["params_json"], r["trial"]) for r in ranked] == [
+        (9, "m9", "z", 9), (10, "m1", "a", 2), (10, "m1", "a", 3), (10, "m1", "b", 1), (10, "m2", "a", 7)]
+
+
+def test_pareto_flags_with_two_objectives() -> None:
+    rows = [dict(make_row(c, p, i), slots=s, T=8) for i, (c, p, s) in enumerate(
+        [(100, "a", 64), (90, "b", 128), (120, "c", 32), (130, "d", 64), (None, "e", 8)])]
+    marked = board.mark_pareto(rows, ("cycles", "scratchpad_words"))
+    assert [r["pareto"] for r in marked if r["feasible"]] == [True, True, True, False]
+
+
+def test_frame_columns_are_typed() -> None:
+    rows = [dict(make_row(10, "a", 1), bi=4, mxu_util=0.5, verified=True, serpentine=True),
+            dict(make_row(None, "b", 2, violation=2.0), bi=None, mxu_util=None, verified=None, serpentine=None)]
+    frame = board.to_frame(rows)
+    assert list(frame["rank"]) == [1, 2]
+    assert str(frame["cycles"].dtype) == "Int64" and str(frame["bi"].dtype) == "Int64"
+    assert str(frame["mxu_util"].dtype) == "Float64"
+    assert str(frame["verified"].dtype) == "boolean" and str(frame["serpentine"].dtype) == "boolean"
+    json_rows = board.json_rows(frame)
+    assert json_rows[1]["cycles"] is None and json_rows[1]["mxu_util"] is None and json_rows[1]["verified"] is None
+    assert json_rows[0]["cycles"] == 10 and isinstance(json_rows[0]["cycles"], int)
+    json.dumps(json_rows)  # plain JSON, no numpy or pandas scalars
+    assert board.to_frame([]).empty
+
+
+def test_write_and_load_round_trip(tmp_path: Path) -> None:
+    frame = board.to_frame([dict(make_row(10, "a", 1), m=8, k=8, n=8)])
+    info = board.RunInfo("s", "tpe", 0, Shape(8, 8, 8), Machine())
+    path = board.write(frame, tmp_path / "deep" / "leaderboard.parquet", info)
+    loaded, metadata = board.load(str(path))
+    assert metadata == {"schema": board.SCHEMA_VERSION, "kind": "leaderboard", "study": "s", "shape": "8x8x8",
+                        "base_machine": Machine().as_dict(), "objectives": ["cycles"]}
+    pd.testing.assert_frame_equal(loaded, frame)
+    assert board.load(str(path.parent))[0].equals(loaded)  # a results folder works too
+
+
+def test_load_rejects_other_files(tmp_path: Path) -> None:
+    other = tmp_path / "other.parquet"
+    files.write_parquet(pd.DataFrame({"x": [1]}), other, {"kind": "baseline", "schema": 1})
+    with pytest.raises(UsageError, match="not an autotune leaderboard"):
+        board.load(str(other))
+    future = tmp_path / "future.parquet"
+    files.write_parquet(pd.DataFrame({"x": [1]}), future, {"kind": "leaderboard", "schema": board.SCHEMA_VERSION + 1})
+    with pytest.raises(UsageError, match=f"schema {board.SCHEMA_VERSION}"):
+        board.load(str(future))
+    garbage = tmp_path / "garbage.parquet"
+    garbage.write_bytes(b"not parquet at all")
+    with pytest.raises(UsageError, match="cannot read"):
+        board.load(str(garbage))
+    with pytest.raises(UsageError, match="no leaderboard"):
+        board.load(str(tmp_path / "missing"))
+
+
+def test_parquet_write_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "board.parquet"
+    files.write_parquet(pd.DataFrame({"cycles": [1, 2]}), path, {"kind": "test", "version": 1})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["board.parquet"]  # no temporary left behind
+    assert files.read_parquet(path)[1] == {"kind": "test", "version": 1}
+    before = path.read_bytes()
+
+    def broken(table, where, *args, **kwargs):  # type: ignore[no-untyped-def]
+        Path(where).write_bytes(b"half a file")  # the crash comes after some bytes hit the disk
+        raise OSError("disk full")
+
+    monkeypatch.setattr(pq, "write_table", broken)
+    with pytest.raises(OSError, match="disk full"):
+        files.write_parquet(pd.DataFrame({"cycles": [3]}), path, {"kind": "test", "version": 2})
+    assert path.read_bytes() == before  # the old file is intact
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["board.parquet"]
+    monkeypatch.undo()
+    frame, metadata = files.read_parquet(path)
+    assert list(frame["cycles"]) == [1, 2] and metadata["version"] == 1
+
+
+def test_text_write_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "best.json"
+    files.write_text("old\n", path)
+    monkeypatch.setattr(os, "replace", lambda *_: (_ for _ in ()).throw(OSError("no rename")))
+    with pytest.raises(OSError, match="no rename"):
+        files.write_text("new\n", path)
+    assert path.read_text() == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["best.json"]
+
+
+def test_written_files_get_the_ordinary_mode(tmp_path: Path) -> None:
+    umask = os.umask(0o022)
+    try:
+        path = files.write_parquet(pd.DataFrame({"x": [1]}), tmp_path / "board.parquet")
+        text = files.write_text("x", tmp_path / "best.json")
+    finally:
+        os.umask(umask)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
+    assert stat.S_IMODE(text.stat().st_mode) == 0o644

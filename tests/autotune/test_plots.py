@@ -1,0 +1,42 @@
+"""`autotune plot`: history, Pareto and timeline PNGs, written and non-empty."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from autotune.cli import main
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def _png(path: Path) -> bool:
+    return path.is_file() and path.stat().st_size > 1000 and path.read_bytes()[:8] == PNG
+
+
+def test_plots_single_and_multi_objective(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["--shape", "32x32x32", "--trials", "15", "--study", "one", "--verify-top", "2"]) == 0
+    assert main(["plot", "one", "--rank", "2"]) == 0
+    plots = tmp_path / "results" / "one" / "plots"
+    assert _png(plots / "history.png") and _png(plots / "timeline_rank2.png")
+    assert not (plots / "pareto.png").exists()  # one objective: no front
+    assert main(["--shape", "32x32x32", "--trials", "15", "--study", "two", "--search-machine",
+                 "--objectives", "cycles,scratchpad_words", "--verify-top", "2"]) == 0
+    assert main(["plot", "two", "--out", str(tmp_path / "p")]) == 0
+    assert all(_png(tmp_path / "p" / n) for n in ("history.png", "pareto.png", "timeline_rank1.png"))
+
+
+def test_plots_codesign_pareto_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "w.csv").write_text("name,shape,weight\na,16x16x16,3\n")
+    assert main(["--workload", "w.csv", "--slots", "16", "--search-machine", "--objectives", "cycles,scratchpad_words",
+                 "--trials", "10", "--study", "cd"]) == 0
+    assert main(["plot", str(tmp_path / "results" / "cd" / "pareto.parquet")]) == 0
+    plots = tmp_path / "results" / "cd" / "plots"
+    assert all(_png(plots / n) for n in ("history.png", "pareto.png", "timeline_rank1.png"))
+
+
+def test_plot_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["plot", "no-such-study"]) == 2

@@ -1,0 +1,91 @@
+"""Three workers on one study on a real PostgreSQL server: an exact global budget, every
+candidate evaluated once, and a worker killed mid-trial detected by the heartbeat and retried."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import optuna
+import pandas as pd
+import pytest
+from optuna.trial import TrialState
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+
+def _tune(url: str, study: str, shape: str, trials: int, cwd: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "autotune", "--shape", shape, "--trials", str(trials), "--storage", url,
+            "--study", study, "--verify-top", "1", *extra]
+
+
+def _check_study(url: str, name: str, total: int) -> list[optuna.trial.FrozenTrial]:
+    study = optuna.load_study(study_name=name, storage=url)
+    trials = study.get_trials(deepcopy=False)
+    numbers = [t.number for t in trials]
+    assert len(numbers) == len(set(numbers)), "a trial number was recorded twice"
+    complete = [t for t in trials if t.state == TrialState.COMPLETE]
+    assert len(complete) == total, Counter(t.state.name for t in trials)
+    fresh = Counter(json.dumps(t.params, sort_keys=True) for t in complete if "duplicate_of" not in t.user_attrs["result"])
+    assert max(fresh.values()) == 1, "a candidate was simulated twice"
+    for t in complete:  # a repeat points at the trial that evaluated it
+        if "duplicate_of" in t.user_attrs["result"]:
+            assert json.dumps(study.trials[t.user_attrs["result"]["duplicate_of"]].params, sort_keys=True) == json.dumps(t.params, sort_keys=True)
+    return trials
+
+
+def test_three_workers_exact_budget(postgres_url: str, tmp_path: Path) -> None:
+    total = 30
+    done = subprocess.run(_tune(postgres_url, "pg-budget", "48x48x48", total, tmp_path, "--workers", "3"),
+                          cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    trials = _check_study(postgres_url, "pg-budget", total)
+    assert all(t.state == TrialState.COMPLETE for t in trials)
+    board = pd.read_parquet(tmp_path / "results" / "pg-budget" / "leaderboard.parquet")
+    distinct = {json.dumps(t.params, sort_keys=True) for t in trials}
+    assert len(board) == len(distinct)
+    assert board["verified"].iloc[0]
+
+
+def test_killed_worker_is_retried(postgres_url: str, tmp_path: Path) -> None:
+    total, name = 24, "pg-kill"  # more than the 16 seeds: the retry is run, not left queued
+    # 256^3 makes a trial take long enough (about a second) to be caught holding one.
+    command = _tune(postgres_url, name, "256x256x256", total, tmp_path, "--heartbeat", "1", "--space", "chapter")
+    workers = [subprocess.Popen(command, cwd=tmp_path, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+               for _ in range(3)]
+    storage = optuna.storages.RDBStorage(postgres_url)
+    victim = workers[0]
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # wait until all three hold a RUNNING trial
+        try:
+            study = optuna.load_study(study_name=name, storage=storage)
+            running = study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+            if len(running) == 3 and len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))) >= 1:
+                break
+        except KeyError:
+            pass
+        time.sleep(0.05)
+    else:
+        pytest.fail("the workers never ran three trials at once")
+    victim.send_signal(signal.SIGKILL)
+    victim.wait(timeout=10)
+    for worker in workers[1:]:
+        _, err = worker.communicate(timeout=90)
+        assert worker.returncode == 0, err
+    trials = _check_study(postgres_url, name, total)
+    failed = [t for t in trials if t.state == TrialState.FAIL]
+    assert len(failed) == 1, "the killed worker's trial was not failed by the heartbeat"
+    retries = [t for t in trials if t.system_attrs.get("failed_trial") == failed[0].number]
+    assert len(retries) == 1 and retries[0].state == TrialState.COMPLETE
+    # the retry runs the killed trial's candidate (Optuna copies its fixed or recorded params)
+    assert retries[0].params == failed[0].system_attrs.get("fixed_params", failed[0].params)
+    assert not [t for t in trials if t.state in (TrialState.RUNNING, TrialState.WAITING)]
