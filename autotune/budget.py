@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import os
+import socket
 import threading
 import time
 import zlib
@@ -22,13 +24,12 @@ from typing import Iterator
 import optuna
 from optuna.trial import TrialState
 
-from search_spaces.base import canonical_json
-
-from autotune.objective import CONSTRAINT_NAME, RESULT_ATTR, Objective, objective_values, sample_candidate
-from autotune.problem import evaluate
+from autotune.objective import RESULT_ATTR, Objective, candidate_from_params, canonical
 
 DONE = (TrialState.COMPLETE, TrialState.PRUNED)  # trials that consume the budget (a FAIL is retried)
 POLL_SECONDS = 0.2
+WORKER_ATTR = "worker"
+WORKER = f"{socket.gethostname()}:{os.getpid()}"
 
 
 class StudyLock:
@@ -86,7 +87,7 @@ class StudyLock:
 def locked(study: optuna.Study, name: str) -> Iterator[None]:
     """Hold the study's lock (a no-op for in-memory storage): e.g. while enqueuing, so that
     workers starting together do not each enqueue the same baseline."""
-    storage = study._storage
+    storage = getattr(study._storage, "_backend", study._storage)  # Optuna wraps an RDBStorage in a cache
     if not isinstance(storage, optuna.storages.RDBStorage):
         yield
         return
@@ -106,37 +107,36 @@ class SharedObjective(Objective):
         super().__init__(problem, study, objectives)
         self.study = study
         self.lock = lock
+        self._learned: set[int] = set()
 
     def __call__(self, trial: optuna.Trial) -> float | tuple[float, ...]:
         try:
-            candidate = sample_candidate(trial, self.problem)
+            trial.set_user_attr(WORKER_ATTR, WORKER)  # who holds a RUNNING trial (operations, tests)
+            candidate = self.candidate(trial)
             key = candidate.key()
             twin = None if key in self.cache else self._refresh(key, trial.number)
         finally:
             self.lock.release()
-        if key in self.cache:
-            attrs, source = self.cache[key]
-            attrs = {**attrs, "duplicate_of": source}
-        else:
-            attrs = self._wait_for(twin) if twin is not None else None
-            if attrs is None:
-                attrs = evaluate(self.problem, candidate)
-                self.cache[key] = (attrs, trial.number)
-        trial.set_user_attr(RESULT_ATTR, attrs)
-        trial.set_constraint(CONSTRAINT_NAME, float(attrs["violation"]))  # type: ignore[arg-type]
-        return objective_values(attrs, self.objectives)
+        attrs = self._wait_for(twin) if twin is not None and key not in self.cache else None
+        return self.record(trial, attrs if attrs is not None else self.result(candidate, trial.number))
 
     def _refresh(self, key: str, mine: int) -> optuna.trial.FrozenTrial | None:
         """Learn other workers' results; return a RUNNING trial evaluating the same candidate."""
         twin = None
         for other in self.study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING)):
-            if other.number == mine or "family" not in other.params or canonical_json(other.params) != key:
+            if other.number == mine or other.number in self._learned or "family" not in other.params:
                 continue
-            if other.state == TrialState.COMPLETE and RESULT_ATTR in other.user_attrs:
-                self.cache.setdefault(key, (dict(other.user_attrs[RESULT_ATTR]), other.number))
-            elif other.state == TrialState.RUNNING and twin is None:
+            other_key = self._key_of(other)
+            if other.state == TrialState.COMPLETE:  # learned once: each scan only reads new trials
+                self._learned.add(other.number)
+                if RESULT_ATTR in other.user_attrs:
+                    self.cache.setdefault(other_key, (dict(other.user_attrs[RESULT_ATTR]), other.number))
+            elif other_key == key and twin is None:
                 twin = other
         return twin
+
+    def _key_of(self, trial: optuna.trial.FrozenTrial) -> str:
+        return canonical(self.problem, candidate_from_params(self.problem, trial.params)).key()
 
     def _wait_for(self, twin: optuna.trial.FrozenTrial) -> dict[str, object] | None:
         """The twin's result once it completes (None if it failed: evaluate it ourselves)."""
@@ -145,20 +145,58 @@ class SharedObjective(Objective):
             found = storage.get_trial(twin._trial_id)
             if found.state == TrialState.COMPLETE and RESULT_ATTR in found.user_attrs:
                 attrs = dict(found.user_attrs[RESULT_ATTR])
-                self.cache[canonical_json(found.params)] = (attrs, found.number)
+                self.cache[self._key_of(found)] = (attrs, found.number)
                 return {**attrs, "duplicate_of": found.number}
             if found.state.is_finished():
                 return None
             time.sleep(POLL_SECONDS)
-            if isinstance(storage, optuna.storages.RDBStorage):  # the twin's worker may have died
+            # The twin's worker may have died. (fail_stale_trials does nothing without a heartbeat;
+            # an isinstance(RDBStorage) test here never held: the storage is a _CachedStorage.)
+            # Under the lock: the retry must be queued before anyone counts the budget again, or a
+            # new trial takes the failed trial's place and the retry is never run.
+            self.lock.acquire()
+            try:
                 optuna.storages.fail_stale_trials(self.study)
+            finally:
+                self.lock.release()
+
+
+def fail_silent_trials(study: optuna.Study) -> list[int]:
+    """Fail RUNNING trials that never sent a heartbeat and started longer than the grace period ago.
+
+    A process killed between starting a trial and its first heartbeat leaves such a trial, and
+    Optuna's stale check skips trials without a heartbeat: the budget would wait for it forever."""
+    import datetime
+
+    import sqlalchemy
+
+    backend = getattr(study._storage, "_backend", study._storage)
+    if not isinstance(backend, optuna.storages.RDBStorage) or backend.heartbeat_interval is None:
+        return []
+    grace = backend.grace_period if backend.grace_period is not None else 2 * backend.heartbeat_interval
+    cutoff = datetime.datetime.now() - datetime.timedelta(seconds=grace)  # Optuna stamps starts with local now()
+    with backend.engine.connect() as connection:
+        rows = connection.execute(sqlalchemy.text(
+            "SELECT t.trial_id FROM trials t LEFT JOIN trial_heartbeats h ON h.trial_id = t.trial_id "
+            "WHERE t.study_id = :study AND t.state = 'RUNNING' AND h.trial_id IS NULL AND t.datetime_start < :cutoff"),
+            {"study": study._study_id, "cutoff": cutoff}).fetchall()
+    failed = []
+    for (trial_id,) in rows:
+        try:
+            if study._storage.set_trial_state_values(trial_id, state=TrialState.FAIL):
+                failed.append(trial_id)
+        except optuna.exceptions.UpdateFinishedTrialError:
+            pass  # it finished (or another worker failed it) meanwhile
+    return failed
 
 
 def run_budget(study: optuna.Study, objective: SharedObjective, target: int, timeout: float | None, progress: bool) -> None:
     """Run trials until the study holds exactly `target` done trials, or the timeout passes."""
     lock = objective.lock
     deadline = None if timeout is None else time.monotonic() + timeout
-    heartbeat = isinstance(study._storage, optuna.storages.RDBStorage) and study._storage.get_heartbeat_interval() is not None
+    # Not isinstance(RDBStorage): Optuna wraps an RDBStorage in a _CachedStorage, so that test was
+    # always false, stale trials were never failed, and a resume after a kill waited forever.
+    heartbeat = getattr(study._storage, "get_heartbeat_interval", lambda: None)() is not None
     bar = _bar(progress, target)
     try:
         while deadline is None or time.monotonic() < deadline:
@@ -166,6 +204,7 @@ def run_budget(study: optuna.Study, objective: SharedObjective, target: int, tim
             try:
                 if heartbeat:
                     optuna.storages.fail_stale_trials(study)
+                    fail_silent_trials(study)
                 trials = study.get_trials(deepcopy=False, states=DONE + (TrialState.RUNNING,))
                 done = sum(t.state in DONE for t in trials)
                 if bar is not None:

@@ -65,15 +65,25 @@ class Objective:
                 self.cache.setdefault(key, (dict(trial.user_attrs[RESULT_ATTR]), trial.number))
 
     def __call__(self, trial: optuna.Trial) -> float | tuple[float, ...]:
-        candidate = canonical(self.problem, sample_candidate(trial, self.problem))
+        candidate = self.candidate(trial)
+        return self.record(trial, self.result(candidate, trial.number))
+
+    def candidate(self, trial: optuna.Trial) -> Candidate:
+        """Sample, then fix the family's unused parameters: equal schedules share one key."""
+        return canonical(self.problem, sample_candidate(trial, self.problem))
+
+    def result(self, candidate: Candidate, number: int) -> dict[str, object]:
+        """The cached result of an equal candidate, or a new evaluation (cached)."""
         key = candidate.key()
         if key in self.cache:
             attrs, source = self.cache[key]
-            attrs = {**attrs, "duplicate_of": source}
-        else:
-            # "point" is the canonical candidate: the leaderboard ranks each schedule once.
-            attrs = {**evaluate(self.problem, candidate), "point": candidate.params()}
-            self.cache[key] = (attrs, trial.number)
+            return {**attrs, "duplicate_of": source}
+        # "point" is the canonical candidate: the leaderboard ranks each schedule once.
+        attrs = {**evaluate(self.problem, candidate), "point": candidate.params()}
+        self.cache[key] = (attrs, number)
+        return attrs
+
+    def record(self, trial: optuna.Trial, attrs: dict[str, object]) -> float | tuple[float, ...]:
         # Two storage writes per trial, not one per field: the storage is the slow part.
         trial.set_user_attr(RESULT_ATTR, attrs)
         # Optuna's constraint API: > 0 is infeasible, graded by how far over the limit.
@@ -89,8 +99,8 @@ def objective_values(attrs: dict[str, object], objectives: Sequence[str]) -> flo
     for name in objectives:
         if not attrs.get("feasible"):
             values.append(INFEASIBLE_VALUE)
-        elif name == "cycles":
-            values.append(float(attrs["cycles"]))  # type: ignore[arg-type]
+        elif name in attrs:  # any metric the family's oracle reports (cycles, words_per_mac, ...)
+            values.append(float(attrs[name]))  # type: ignore[arg-type]
         elif name == "scratchpad_words":
             machine = attrs["machine"]
             values.append(float(machine["slots"] * machine["T"] ** 2))  # type: ignore[index]

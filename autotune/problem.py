@@ -10,7 +10,7 @@ from simcore.schedules import ScheduleError, chapter_sweep
 from simcore.shape import Shape
 from simcore.simulate import simulate
 
-from search_spaces.base import Family, canonical_json
+from search_spaces.base import Family, GA1Family, canonical_json
 from search_spaces.domains import Param, Point
 from search_spaces.machine import MachineSpace
 from search_spaces.registry import check_shared_params
@@ -84,11 +84,14 @@ def assess(problem: Problem, candidate: Candidate) -> Assessment:
 def evaluate(problem: Problem, candidate: Candidate) -> dict[str, object]:
     """The attributes a trial records; an infeasible candidate is never simulated."""
     found = assess(problem, candidate)
-    attrs: dict[str, object] = {"feasible": found.feasible, "violation": found.violation, "machine": found.machine.as_dict()}
+    family = problem.family(candidate.family)
+    attrs: dict[str, object] = {"feasible": found.feasible, "violation": found.violation}
+    if isinstance(family, GA1Family):  # other oracles carry their machine in their own parameters
+        attrs["machine"] = found.machine.as_dict()
     if not found.feasible:
         return attrs
     try:
-        attrs.update(problem.family(candidate.family).evaluate(candidate.point, problem.shape, found.machine))
+        attrs.update(family.evaluate(candidate.point, problem.shape, found.machine))
     except ScheduleError:
         # The cheap slot count was optimistic: the compiler found the working set too big.
         attrs.update(feasible=False, violation=1.0)

@@ -140,7 +140,7 @@ def enqueue(study: optuna.Study, candidates: list[Candidate], source: str) -> in
 def _enqueue(study: optuna.Study, candidates: list[Candidate], source: str) -> int:
     # A WAITING trial holds its parameters as fixed_params until it runs.
     waiting = {canonical_json(t.system_attrs.get("fixed_params", t.params)) for t in study.get_trials(deepcopy=False, states=(TrialState.WAITING,))}
-    done = {canonical_json(t.params) for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING))}
+    done = {canonical_json(t.system_attrs.get("fixed_params", t.params)) for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING))}
     added = 0
     for candidate in candidates:
         key = candidate.key()

@@ -12,7 +12,6 @@ import hashlib
 import json
 import sys
 import time
-from pathlib import Path
 
 import optuna
 import pandas as pd

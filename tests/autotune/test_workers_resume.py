@@ -1,9 +1,11 @@
 """Several workers on one study, resuming a study, and runs that are interrupted or killed."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -50,16 +52,27 @@ def start(root: Path, study: str, *extra: str) -> subprocess.Popen[str]:
                             cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+def count_complete(root: Path, study: str) -> int:
+    """COMPLETE trials, read straight from the SQLite file (read-only: a poll must never race the
+    tuner's own table creation the way opening an Optuna storage would)."""
+    path = root / "results" / study / "study.db"
+    if not path.exists():
+        return 0
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)) as db:
+            row = db.execute("SELECT COUNT(*) FROM trials JOIN studies USING (study_id) "
+                             "WHERE studies.study_name = ? AND trials.state = 'COMPLETE'", (study,)).fetchone()
+    except sqlite3.OperationalError:  # tables not created yet, or the file is being set up
+        return 0
+    return int(row[0])
+
+
 def wait_for_complete(root: Path, study: str, process: subprocess.Popen[str], count: int, limit: float = 60) -> None:
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
         assert process.poll() is None, process.communicate()
-        if (root / "results" / study / "study.db").exists():
-            try:
-                if len(complete(trials_of(root, study))) >= count:
-                    return
-            except KeyError:  # the study is not created yet
-                pass
+        if count_complete(root, study) >= count:
+            return
         time.sleep(0.2)
     process.kill()
     pytest.fail(f"fewer than {count} complete trials after {limit} s")
@@ -105,9 +118,14 @@ def test_interrupted_run_keeps_its_trials_and_resumes(capsys: pytest.CaptureFixt
 
     kept = complete(trials_of(tmp_path, "ctrl-c"))
     assert len(kept) >= 10
-    assert not [t for t in trials_of(tmp_path, "ctrl-c") if t.state == TrialState.RUNNING]
-    run(capsys, [*SMALL, "--trials", "5", "--study", "ctrl-c"])
+    # Usually Optuna marks the interrupted trial FAIL; a signal landing outside the objective (in
+    # the ask or the tell) can leave it RUNNING, which the resume fails once its heartbeat is stale.
+    # A short heartbeat on the resume keeps that rare case quick.
+    started = time.monotonic()
+    run(capsys, [*SMALL, "--trials", "5", "--study", "ctrl-c", "--heartbeat", "1"])
+    assert time.monotonic() - started < 30
     after = complete(trials_of(tmp_path, "ctrl-c"))
+    assert not [t for t in trials_of(tmp_path, "ctrl-c") if t.state == TrialState.RUNNING]
     assert len(after) == len(kept) + 5
     assert {snapshot(t) for t in kept} <= {snapshot(t) for t in after}
 
@@ -130,3 +148,20 @@ def test_killed_run_does_not_block_the_resume(capsys: pytest.CaptureFixture[str]
     assert len(complete(trials)) == len(kept) + 5
     assert not [t for t in trials if t.state == TrialState.RUNNING]
     assert {snapshot(t) for t in kept} <= {snapshot(t) for t in complete(trials)}
+
+
+def test_a_trial_killed_before_its_first_heartbeat_does_not_block(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The narrow window of a kill: the trial is RUNNING but never sent a heartbeat (Optuna's own
+    stale check skips it). The resume must not wait for it forever."""
+    monkeypatch.chdir(tmp_path)
+    run(capsys, [*SMALL, "--trials", "20", "--study", "silent", "--heartbeat", "1"])
+    study = optuna.load_study(study_name="silent", storage=storage_of(tmp_path, "silent"))
+    orphan = study.ask()  # RUNNING, no heartbeat: what a kill right after the ask leaves
+    started = time.monotonic()
+    run(capsys, [*SMALL, "--trials", "5", "--study", "silent", "--heartbeat", "1"])
+    assert time.monotonic() - started < 30
+    trials = trials_of(tmp_path, "silent")
+    assert len(complete(trials)) == 25
+    assert trials[orphan.number].state == TrialState.FAIL
+    assert not [t for t in trials if t.state == TrialState.RUNNING]
