@@ -24,6 +24,7 @@ from typing import Iterator
 import optuna
 from optuna.trial import TrialState
 
+from autotune.interrupt import STOP
 from autotune.objective import RESULT_ATTR, Objective, candidate_from_params, canonical
 
 DONE = (TrialState.COMPLETE, TrialState.PRUNED)  # trials that consume the budget (a FAIL is retried)
@@ -127,6 +128,8 @@ class SharedObjective(Objective):
             if other.number == mine or other.number in self._learned or "family" not in other.params:
                 continue
             other_key = self._key_of(other)
+            if other_key is None:  # a trial stopped while it was being sampled
+                continue
             if other.state == TrialState.COMPLETE:  # learned once: each scan only reads new trials
                 self._learned.add(other.number)
                 if RESULT_ATTR in other.user_attrs:
@@ -135,8 +138,11 @@ class SharedObjective(Objective):
                 twin = other
         return twin
 
-    def _key_of(self, trial: optuna.trial.FrozenTrial) -> str:
-        return canonical(self.problem, candidate_from_params(self.problem, trial.params)).key()
+    def _key_of(self, trial: optuna.trial.FrozenTrial) -> str | None:
+        try:
+            return canonical(self.problem, candidate_from_params(self.problem, trial.params)).key()
+        except KeyError:  # parameters not all sampled yet
+            return None
 
     def _wait_for(self, twin: optuna.trial.FrozenTrial) -> dict[str, object] | None:
         """The twin's result once it completes (None if it failed: evaluate it ourselves)."""
@@ -199,7 +205,7 @@ def run_budget(study: optuna.Study, objective: SharedObjective, target: int, tim
     heartbeat = getattr(study._storage, "get_heartbeat_interval", lambda: None)() is not None
     bar = _bar(progress, target)
     try:
-        while deadline is None or time.monotonic() < deadline:
+        while (deadline is None or time.monotonic() < deadline) and not STOP.requested:
             lock.acquire()
             try:
                 if heartbeat:

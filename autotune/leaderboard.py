@@ -200,7 +200,7 @@ def json_rows(frame: pd.DataFrame) -> list[dict[str, object]]:
 def format_rows(frame: pd.DataFrame, top: int, objectives: Sequence[str] = ("cycles",)) -> str:
     """A compact table of the top entries; columns follow what the leaderboard holds."""
     def has(name: str) -> bool:
-        return name in frame.columns
+        return name in frame.columns and bool(frame[name].notna().any())
 
     columns: list[tuple[str, int, object]] = [("rank", 4, lambda r: r["rank"])]
     for name in objectives:

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
+import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +19,7 @@ from search_spaces.base import canonical_json
 from search_spaces.domains import grid
 
 from autotune.errors import UsageError
+from autotune.interrupt import STOP, graceful_stop
 from autotune.objective import Objective
 from autotune.problem import Candidate, Problem, assess
 
@@ -114,7 +117,9 @@ def seed_points(problem: Problem) -> list[Candidate]:
 
 
 def grid_points(problem: Problem) -> list[Candidate]:
-    """Every feasible point of the space, in a fixed order (for --sampler grid)."""
+    """Every feasible point of the space (for --sampler grid), the most promising first by the
+    families' analytic estimates (the tile model), so a budget smaller than the grid simulates
+    the best-looking points; ties keep a fixed order."""
     machine_points = list(grid(problem.machine_params())) if problem.machine_space else [{}]
     found: list[Candidate] = []
     for family in problem.families:
@@ -125,7 +130,13 @@ def grid_points(problem: Problem) -> list[Candidate]:
                     found.append(candidate)
                 if len(found) > GRID_LIMIT:
                     raise UsageError(f"the space has more than {GRID_LIMIT} feasible points: use --sampler tpe or random")
-    return found
+    return sorted(found, key=lambda c: (_estimate(problem, c), c.key()))
+
+
+def _estimate(problem: Problem, candidate: Candidate) -> float:
+    machine = assess(problem, candidate).machine
+    value = problem.family(candidate.family).estimate(candidate.point, problem.shape, machine)
+    return float("inf") if value is None else value
 
 
 def enqueue(study: optuna.Study, candidates: list[Candidate], source: str) -> int:
@@ -158,6 +169,11 @@ def finished_count(study: optuna.Study) -> int:
 
 
 def _worker(settings: StudySettings, problem: Problem, target: int, timeout: float | None, index: int, progress: bool) -> None:
+    with graceful_stop():
+        _work(settings, problem, target, timeout, index, progress)
+
+
+def _work(settings: StudySettings, problem: Problem, target: int, timeout: float | None, index: int, progress: bool) -> None:
     # A spawned worker starts with default filters: quiet it as the command line quiets itself
     # (without this, every worker printed Optuna's "experimental" warnings).
     from autotune.cli import _quiet_libraries
@@ -184,8 +200,14 @@ def optimize(study: optuna.Study, problem: Problem, settings: StudySettings, tar
         return
     objective = Objective(problem, study, settings.objectives)
     study.optimize(objective, n_trials=remaining, timeout=timeout,
-                   callbacks=[MaxTrialsCallback(target, states=(TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL))],
+                   callbacks=[MaxTrialsCallback(target, states=(TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)),
+                              _stop_if_requested],
                    show_progress_bar=progress, gc_after_trial=False)
+
+
+def _stop_if_requested(study: optuna.Study, _trial: optuna.trial.FrozenTrial) -> None:
+    if STOP.requested:
+        study.stop()
 
 
 def run_workers(settings: StudySettings, problem: Problem, target: int, timeout: float | None, workers: int, progress: bool) -> None:
@@ -200,8 +222,15 @@ def run_workers(settings: StudySettings, problem: Problem, target: int, timeout:
     for process in processes:
         process.start()
     try:
-        for process in processes:
-            process.join()
+        forwarded = False
+        while any(p.is_alive() for p in processes):
+            for process in processes:
+                process.join(timeout=0.2)
+            if STOP.requested and not forwarded:  # Ctrl-C reached only us: pass the request on
+                forwarded = True
+                for process in processes:
+                    if process.is_alive() and process.pid is not None:
+                        os.kill(process.pid, signal.SIGINT)
     except KeyboardInterrupt:
         for process in processes:
             process.join(timeout=10)

@@ -46,13 +46,19 @@ class Family(ABC):
     def verify(self, point: Point, shape: Shape, machine: Machine) -> tuple[bool, str]:
         """Re-run the point in full (functional) and check it; (ok, explanation)."""
 
+    def estimate(self, point: Point, shape: Shape, machine: Machine) -> float | None:
+        """A cheap analytic estimate of the cycles (the tile model), to rank points before
+        simulating them; None when the family has none."""
+        return None
+
     def canonical(self, point: Point) -> Point:
         """The point with parameters that do not affect the schedule set to fixed values, so
         two points that build the same schedule are evaluated once and ranked once."""
         return point
 
-    def describe(self, point: Point, shape: Shape, machine: Machine) -> str:
-        """A human picture of the point (the engine timeline for GA-1)."""
+    def describe(self, point: Point, shape: Shape, machine: Machine, per_char: int | None = None) -> str:
+        """A human picture of the point (the engine timeline for GA-1, `per_char` cycles to a
+        character)."""
         return ""
 
     def seed_points(self, shape: Shape, machine: Machine) -> list[Point]:

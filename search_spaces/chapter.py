@@ -2,6 +2,7 @@
 visited row- or column-major) and the k-outermost order."""
 from __future__ import annotations
 
+from simcore.analytic import output_stationary_estimate
 from simcore.machine import Machine
 from simcore.program import Program
 from simcore.schedules import blocked, blocked_slots, chapter_sweep, kouter, kouter_slots
@@ -25,6 +26,9 @@ class Blocked(GA1Family):
             Param("buffers", Choice(BUFFERS), "sets of operand slots: loads run buffers-1 steps ahead"),
             Param("order", Choice(("row", "col")), "blocks visited row-major or column-major"),
         )
+
+    def estimate(self, point: Point, shape: Shape, machine: Machine) -> float | None:
+        return output_stationary_estimate(shape, machine, int(point["bi"]), int(point["bj"]), overlapped=int(point["buffers"]) > 1)
 
     def slots_needed(self, point: Point, shape: Shape, machine: Machine) -> int:
         return blocked_slots(int(point["bi"]), int(point["bj"]), int(point["buffers"]))

@@ -9,6 +9,7 @@ import dataclasses
 
 from simcore.generator import GeneralParams, default_params, general, slots_needed
 from simcore.generator.order import BLOCK_ORDERS, INNER_ORDERS, K_DIRECTIONS, PARTITIONS, STRUCTURES
+from simcore.analytic import output_stationary_estimate
 from simcore.machine import Machine
 from simcore.program import Program
 from simcore.shape import Shape
@@ -51,6 +52,9 @@ class General(GA1Family):
     def to_params(point: Point) -> GeneralParams:
         known = {f.name for f in dataclasses.fields(GeneralParams)}
         return GeneralParams(**{k: v for k, v in point.items() if k in known})  # type: ignore[arg-type]
+
+    def estimate(self, point: Point, shape: Shape, machine: Machine) -> float | None:
+        return output_stationary_estimate(shape, machine, int(point["bi"]), int(point["bj"]))
 
     def slots_needed(self, point: Point, shape: Shape, machine: Machine) -> int:
         return slots_needed(shape, machine, self.to_params(point))

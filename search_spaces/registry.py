@@ -69,4 +69,9 @@ def find_family(name: str) -> Family:
         for family in get(space).families:
             if family.name == name:
                 return family
+    if name == "systolic":
+        # Built per run with its budgets; describing or verifying a point needs no budget.
+        from search_spaces.systolic import systolic_family
+
+        return systolic_family(pe_budget=1 << 30, max_hbm_words=1 << 30)
     raise SpaceError(f"unknown schedule family {name!r}")

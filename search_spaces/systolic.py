@@ -271,7 +271,7 @@ class SystolicFamily(Family):
         design = systolic_point(point)
         return verify_dataflow(design.array, shape, design.dataflow, design.fetch)
 
-    def describe(self, point: Point, shape: Shape, machine: Machine) -> str:
+    def describe(self, point: Point, shape: Shape, machine: Machine, per_char: int | None = None) -> str:
         design = systolic_point(point)
         run = dataflow_run(design.array, shape.m, shape.k, shape.n, design.dataflow, design.fetch)
         a = design.array

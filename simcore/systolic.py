@@ -28,19 +28,13 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal
 
+from simcore.checks import ceil_div, require_positive_int
+
 Dataflow = Literal["ws", "os"]
 
 
-def _check_count(name: str, value: object) -> None:
-    """Sizes are plain positive ints (bools are ints in Python, so reject them explicitly)."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be an integer, got {value!r}")
-    if value <= 0:
-        raise ValueError(f"{name} must be positive, got {value}")
 
 
-def _ceil_div(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 @dataclass(frozen=True)
@@ -52,8 +46,8 @@ class SystolicArray:
     shadow: bool = True
 
     def __post_init__(self) -> None:
-        _check_count("array rows", self.rows)
-        _check_count("array cols", self.cols)
+        require_positive_int("array rows", self.rows)
+        require_positive_int("array cols", self.cols)
         if not isinstance(self.shadow, bool):
             raise ValueError(f"shadow must be a bool, got {self.shadow!r}")
 
@@ -110,9 +104,9 @@ class WeightTile:
 
 def weight_tiles(array: SystolicArray, k: int, n: int) -> tuple[WeightTile, ...]:
     """The weight tiles of a K x N matrix B in run order: column tiles outer, K tiles inner."""
-    _check_count("K", k)
-    _check_count("N", n)
-    k_steps = _ceil_div(k, array.rows)
+    require_positive_int("K", k)
+    require_positive_int("N", n)
+    k_steps = ceil_div(k, array.rows)
     out: list[WeightTile] = []
     for n0 in range(0, n, array.cols):
         for step, k0 in enumerate(range(0, k, array.rows)):
@@ -205,7 +199,7 @@ def stream_schedule(
     tile loads, streams and drains before the next load). T is the latest tile end, which is
     the spec's S_J + M + k_J + n_J - 2 whenever the last tile ends last.
     """
-    _check_count("M", m)
+    require_positive_int("M", m)
     fetch = fetch if fetch is not None else WeightFetch()
     tiles = weight_tiles(array, k, n)
     out: list[TileTiming] = []
@@ -260,10 +254,10 @@ def traffic(array: SystolicArray, m: int, k: int, n: int, dataflow: Dataflow) ->
     per column tile of B, B once per row tile of A, C written once.
     """
     for name, value in (("M", m), ("K", k), ("N", n)):
-        _check_count(name, value)
-    col_tiles = _ceil_div(n, array.cols)
+        require_positive_int(name, value)
+    col_tiles = ceil_div(n, array.cols)
     if dataflow == "ws":
-        extra_k = _ceil_div(k, array.rows) - 1  # K tiles that hand partial sums on
+        extra_k = ceil_div(k, array.rows) - 1  # K tiles that hand partial sums on
         return Traffic(
             dataflow="ws",
             macs=m * k * n,
@@ -278,7 +272,7 @@ def traffic(array: SystolicArray, m: int, k: int, n: int, dataflow: Dataflow) ->
             dataflow="os",
             macs=m * k * n,
             a_reads=m * k * col_tiles,
-            b_reads=k * n * _ceil_div(m, array.rows),
+            b_reads=k * n * ceil_div(m, array.rows),
             psum_writes=0,
             psum_readbacks=0,
             c_writes=m * n,

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
+from simcore.checks import ceil_div, require_positive_int
+
 # Members listed by as_dict, in the reference's order (fits and row_b_reads take arguments).
 DERIVED_MEMBERS: tuple[str, ...] = (
     "macs",
@@ -45,15 +47,8 @@ DERIVED_MEMBERS: tuple[str, ...] = (
 )
 
 
-def _check_positive_int(name: str, value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be an integer, got {value!r}")
-    if value <= 0:
-        raise ValueError(f"{name} must be positive, got {value}")
 
 
-def _ceil_div(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 @dataclass(frozen=True)
@@ -73,7 +68,7 @@ class MatmulTile:
     def __post_init__(self) -> None:
         for f in fields(self):
             if f.name != "double_buffered":
-                _check_positive_int(f.name, getattr(self, f.name))
+                require_positive_int(f.name, getattr(self, f.name))
         if not isinstance(self.double_buffered, bool):
             raise ValueError(f"double_buffered must be a bool, got {self.double_buffered!r}")
 
@@ -89,15 +84,15 @@ class MatmulTile:
     # Tile counts (edges round up).
     @property
     def tiles_m(self) -> int:
-        return _ceil_div(self.m, self.tile_m)
+        return ceil_div(self.m, self.tile_m)
 
     @property
     def tiles_n(self) -> int:
-        return _ceil_div(self.n, self.tile_n)
+        return ceil_div(self.n, self.tile_n)
 
     @property
     def tiles_k(self) -> int:
-        return _ceil_div(self.k, self.tile_k)
+        return ceil_div(self.k, self.tile_k)
 
     @property
     def output_tiles(self) -> int:
@@ -217,7 +212,7 @@ class MatmulTile:
 
         Integer division, as in the reference: exact only for complete sharing groups.
         """
-        _check_positive_int("cells", cells)
+        require_positive_int("cells", cells)
         return self.macs // cells
 
     def as_dict(self, capacity: int | None = None, cells: int | None = None) -> dict[str, object]:

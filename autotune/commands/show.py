@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 
+from simcore.machine import Machine
 from simcore.shape import parse_shape
 
 from search_spaces.registry import SpaceError, find_family
@@ -39,5 +40,6 @@ def run(args: argparse.Namespace) -> int:
         family = find_family(str(row["family"]))
     except SpaceError as exc:
         raise UsageError(str(exc)) from None
-    print(family.describe(board.schedule_point(row), shape, board.machine_of(row), per_char=args.per_char))
+    machine = board.machine_of(row) if "T" in row else Machine()  # other oracles: the point is the machine
+    print(family.describe(board.schedule_point(row), shape, machine, per_char=args.per_char))
     return 0

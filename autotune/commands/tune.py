@@ -13,6 +13,7 @@ from search_spaces.registry import DEFAULT_SPACES, SpaceError, available, famili
 from autotune import leaderboard as board
 from autotune.args import add_machine, add_shape, build_machine, positive_int, shape_arg
 from autotune.errors import UsageError
+from autotune.interrupt import graceful_stop
 from autotune.problem import Problem
 from autotune.study import GRACE_SECONDS, HEARTBEAT_SECONDS, RESULTS, SAMPLERS, StudySettings, default_storage, enqueue, finished_count, grid_points, load_or_create, run_workers, seed_points
 
@@ -149,7 +150,9 @@ def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     interrupted = False
     try:
-        run_workers(settings, problem, target, args.timeout, args.workers, progress=sys.stderr.isatty())
+        with graceful_stop() as stop:
+            run_workers(settings, problem, target, args.timeout, args.workers, progress=sys.stderr.isatty())
+        interrupted = stop.requested
     except KeyboardInterrupt:
         interrupted = True
     elapsed = time.perf_counter() - started

@@ -47,3 +47,15 @@ def test_check_passes_updates_and_catches_a_regression(capsys: pytest.CaptureFix
     assert all("is worse than the reference record 1" in line for line in failures)
     assert "Traceback" not in captured.err
     assert json.loads(reference.read_text()) == impossible  # a worse run never rewrites the record
+
+
+def test_the_committed_reference_record_holds(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The regression gate itself: the default check against results/reference/best.json."""
+    reference = Path(__file__).resolve().parents[2] / "results" / "reference" / "best.json"
+    assert reference.is_file(), "results/reference/best.json is committed with the project"
+    monkeypatch.chdir(tmp_path)
+    code = main(["check", "--reference", str(reference)])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "check passed" in captured.out

@@ -112,7 +112,7 @@ def test_interrupted_run_keeps_its_trials_and_resumes(capsys: pytest.CaptureFixt
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=60)
     assert process.returncode == 130, err
-    assert "Traceback" not in err
+    assert "Traceback" not in err, err
     assert "interrupted; kept study 'ctrl-c'" in out
     assert (tmp_path / "results" / "ctrl-c" / "leaderboard.parquet").is_file()
 
