@@ -223,3 +223,20 @@ def test_analytic_estimate_ranks_the_chapter_sweep_like_the_simulator() -> None:
     assert min(simulated, key=simulated.get) == min(estimated, key=estimated.get) == (4, 8)
     for b in blocks:
         assert abs(estimated[b] / simulated[b] - 1) < 0.12, (b, estimated[b], simulated[b])
+
+
+def test_tile_model_live_bytes_equal_the_blocked_slot_need() -> None:
+    """The analytic tile model's live bytes (in tiles) are exactly the blocked schedule's slot
+    arithmetic for one and two buffers, so its fits(capacity) rules out the same points."""
+    from simcore.schedules import blocked_slots
+    from simcore.tile_model import MatmulTile
+
+    T = 8
+    for bi in range(1, 7):
+        for bj in range(1, 7):
+            for buffers in (1, 2):
+                model = MatmulTile(m=128, n=128, k=128, tile_m=bi * T, tile_n=bj * T, tile_k=T,
+                                   operand_bytes=1, accumulator_bytes=1, double_buffered=buffers == 2)
+                assert model.live_bytes == blocked_slots(bi, bj, buffers) * T * T
+                for slots in (16, 32, 64):
+                    assert model.fits(slots * T * T) == (blocked_slots(bi, bj, buffers) <= slots)
