@@ -215,6 +215,9 @@ def format_rows(frame: pd.DataFrame, top: int, objectives: Sequence[str] = ("cyc
         columns.append(("mxu", 5, lambda r: f"{r['mxu_util']:.0%}"))
     if has("slots"):
         columns.append(("slots", 5, lambda r: r["slots"]))
+    for name, title in (("dma_setup", "setup"), ("dma_words_per_cycle", "w/cyc"), ("mxu_cycles", "mxu_c")):
+        if has(name) and frame[name].nunique() > 1:  # machine parameters a search varied
+            columns.append((title, 5, lambda r, name=name: r[name]))
     if len(objectives) > 1:
         columns.append(("pareto", 6, lambda r: "yes" if r["pareto"] else ""))
     columns.append(("verified", 8, lambda r: "yes" if r["verified"] is True else "NO" if r["verified"] is False else "-"))
