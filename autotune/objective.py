@@ -47,7 +47,7 @@ def candidate_from_params(problem: Problem, params: dict[str, object]) -> Candid
 
 def canonical(problem: Problem, candidate: Candidate) -> Candidate:
     """The candidate with its family's unused parameters fixed (see Family.canonical)."""
-    point = problem.family(candidate.family).canonical(candidate.point)
+    point = problem.family(candidate.family).canonical(candidate.point, problem.shape, problem.machine.T)
     return Candidate(candidate.family, point, candidate.machine_point)
 
 

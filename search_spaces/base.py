@@ -51,7 +51,7 @@ class Family(ABC):
         simulating them; None when the family has none."""
         return None
 
-    def canonical(self, point: Point) -> Point:
+    def canonical(self, point: Point, shape: Shape, T: int) -> Point:
         """The point with parameters that do not affect the schedule set to fixed values, so
         two points that build the same schedule are evaluated once and ranked once."""
         return point

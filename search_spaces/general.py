@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 
 from simcore.generator import GeneralParams, default_params, general, slots_needed
-from simcore.generator.order import BLOCK_ORDERS, INNER_ORDERS, K_DIRECTIONS, PARTITIONS, STRUCTURES
+from simcore.generator.order import BLOCK_ORDERS, bands, INNER_ORDERS, K_DIRECTIONS, PARTITIONS, STRUCTURES
 from simcore.analytic import output_stationary_estimate
 from simcore.machine import Machine
 from simcore.program import Program
@@ -43,10 +43,21 @@ class General(GA1Family):
             Param("ramp", IntRange(0, MAX_RAMP), "rotate: units that start together"),
         )
 
-    def canonical(self, point: Point) -> Point:
-        # ramp only shapes the rotating window; k direction, inner order and tail only blocks.
-        unused = {"ramp": 0} if point.get("structure") == "blocks" else {"tail": 0, "k_direction": "up", "inner": "row"}
-        return {k: (unused[k] if k in unused else v) for k, v in point.items()}
+    def canonical(self, point: Point, shape: Shape, T: int) -> Point:
+        Mt, _Kt, Nt = shape.tiles(T)
+        out = dict(point)
+        rows_banded = point.get("structure") == "blocks" or point.get("block_order") == "row"
+        cols_banded = point.get("structure") == "blocks" or point.get("block_order") == "col"
+        # A band size only matters through the bands it cuts; a rotating window through min(size, tiles).
+        out["bi"] = _band_size(int(point["bi"]), Mt, str(point["partition"])) if rows_banded else min(int(point["bi"]), Mt)
+        out["bj"] = _band_size(int(point["bj"]), Nt, str(point["partition"])) if cols_banded else min(int(point["bj"]), Nt)
+        if point.get("structure") == "blocks":  # ramp only shapes the rotating window
+            out["ramp"] = 0
+        else:  # k direction, inner order and tail only shape blocks
+            out.update(tail=0, k_direction="up", inner="row")
+            window = out["bj"] if point.get("block_order") == "row" else out["bi"]
+            out["ramp"] = min(int(point["ramp"]), int(window))
+        return out
 
     @staticmethod
     def to_params(point: Point) -> GeneralParams:
@@ -69,6 +80,11 @@ class General(GA1Family):
         # slots passes MAX_LOOKAHEAD on small shapes): clip it in, so the seed is a point of the space.
         return [{k: domains[k].clip(v) if isinstance(domains[k], IntRange) else v  # type: ignore[union-attr]
                  for k, v in chosen.items() if k in domains}]
+
+
+def _band_size(size: int, total: int, partition: str) -> int:
+    """The smallest size that cuts 0..total-1 into the same bands as `size`."""
+    return next(s for s in range(1, total + 1) if bands(total, s, partition) == bands(total, size, partition))
 
 
 SPACE = Space("general", "the general generator: blocks, orders, tails, prefetch and store overlap", (General(),))

@@ -134,3 +134,25 @@ def test_parse_ranges() -> None:
                          ("mxu_cycles=1|x", "machine range 'mxu_cycles=1|x'"), ("slots=", "machine range 'slots='")]:
         with pytest.raises(ValueError, match=message):
             parse_ranges(bad)
+
+
+@settings(max_examples=60, deadline=None)
+@given(m=st.integers(1, 80), k=st.integers(1, 40), n=st.integers(1, 80), data=st.data())
+def test_general_canonical_point_builds_the_same_program(m: int, k: int, n: int, data: st.DataObject) -> None:
+    """Canonicalising a general point (band sizes, unused parameters) never changes the schedule:
+    the canonical point compiles to the very same program and needs the same slots."""
+    import numpy as np
+
+    from search_spaces.general import General
+
+    family, shape, machine = General(), Shape(m, k, n), Machine(slots=64)
+    point = {}
+    for param in family.params(shape, machine.T):
+        domain = param.domain
+        point[param.name] = (data.draw(st.sampled_from(domain.options)) if isinstance(domain, Choice)
+                             else data.draw(st.integers(domain.low, domain.high)))
+    canonical = family.canonical(point, shape, machine.T)
+    assert family.canonical(canonical, shape, machine.T) == canonical
+    assert family.slots_needed(canonical, shape, machine) == family.slots_needed(point, shape, machine)
+    if family.slots_needed(point, shape, machine) <= machine.slots:
+        assert np.array_equal(family.build(canonical, shape, machine).code, family.build(point, shape, machine).code)
