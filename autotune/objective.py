@@ -7,7 +7,7 @@ import optuna
 
 from search_spaces.domains import Choice, IntRange, Param, Point
 
-from autotune.problem import Candidate, Problem, evaluate
+from autotune.problem import INFEASIBLE_VALUE, Candidate, Problem, evaluate
 
 CONSTRAINT_NAME = "slots_over"
 RESULT_ATTR = "result"
@@ -93,8 +93,6 @@ class Objective:
 
 def objective_values(attrs: dict[str, object], objectives: Sequence[str]) -> float | tuple[float, ...]:
     """Minimised values; an infeasible candidate gets a finite value worse than any real one."""
-    from autotune.problem import INFEASIBLE_VALUE
-
     values = []
     for name in objectives:
         if not attrs.get("feasible"):

@@ -11,7 +11,7 @@ import numpy as np
 
 from simcore.machine import Machine
 from simcore.program import (
-    BCASTCOL, EXP, LOAD, MASKLEN, MXU, NONE, ROWRED, STORE, VOP, VOP_FUNCS, VSCALE, ZERO, Program,
+    BCASTCOL, EXP, LOAD, MASKLEN, MXU, NONE, OP, ROWRED, STORE, TENSOR, VOP, VOP_FUNCS, VSCALE, ZERO, Program,
     ProgramError,
 )
 
@@ -95,8 +95,6 @@ def execute(machine: Machine, program: Program, dram: Mapping[str, np.ndarray]) 
 
 
 def _names_used(program: Program, name: str) -> bool:
-    from simcore.program import OP, TENSOR
-
     index = program.tensors.index(name)
     code = program.code
     return bool(np.any((code[:, TENSOR] == index) & ((code[:, OP] == LOAD) | (code[:, OP] == STORE))))

@@ -17,7 +17,7 @@ import numpy as np
 
 from simcore.machine import Machine
 from simcore.program import (
-    BCASTCOL, EXP, LOAD, MASKLEN, MXU, NONE, ROWRED, STORE, VOP, VSCALE, ZERO, Program,
+    BCASTCOL, EXP, LOAD, MASKLEN, MXU, NONE, ROWRED, S0, S2, STORE, VOP, VSCALE, ZERO, Program, ProgramError,
 )
 
 DMA, MXU_ENGINE, VPU = 0, 1, 2
@@ -51,8 +51,6 @@ def vector_duration(machine: Machine, op: int) -> int:
 
 def check_slots(machine: Machine, program: Program) -> None:
     """Reject a program that names a slot the scratchpad does not have."""
-    from simcore.program import ProgramError, S0, S2
-
     if not len(program):
         return
     slots = program.code[:, S0:S2 + 1]

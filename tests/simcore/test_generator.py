@@ -11,11 +11,11 @@ from hypothesis import strategies as st
 
 from simcore import Machine, ScheduleError, Shape, matmul_inputs, replay, simulate
 from simcore.generator import (
-    BLOCK_ORDERS, INNER_ORDERS, K_DIRECTIONS, PARTITIONS, CompileOptions, GeneralParams, bands,
+    INNER_ORDERS, CompileOptions, GeneralParams, bands,
     cell_order, check_products, compile_products, default_params, general, product_order,
     slots_needed,
 )
-from simcore.generator.order import STRUCTURES
+from generator_strategies import general_params
 from simcore.lower_bounds import compute_pipeline_bound
 
 SHAPE = Shape(128, 128, 128)
@@ -41,14 +41,7 @@ def run_exact(shape: Shape, machine: Machine, program, seed: int = 0) -> tuple[i
     return result.cycles, replay(result.trace)
 
 
-params_strategy = st.builds(
-    GeneralParams,
-    bi=st.integers(1, 6), bj=st.integers(1, 6),
-    partition=st.sampled_from(PARTITIONS), block_order=st.sampled_from(BLOCK_ORDERS),
-    serpentine=st.booleans(), k_direction=st.sampled_from(K_DIRECTIONS),
-    inner=st.sampled_from(INNER_ORDERS), tail=st.integers(0, 5), lookahead=st.integers(0, 40),
-    store_first=st.booleans(), structure=st.sampled_from(STRUCTURES), ramp=st.integers(0, 6),
-)
+params_strategy = general_params(block=6, tail=5, lookahead=40, ramp=6)
 dims = st.integers(1, 52)  # includes single rows/columns and non-multiples of T = 8
 
 

@@ -6,8 +6,8 @@ from hypothesis import strategies as st
 
 from simcore import Machine, ScheduleError, Shape, blocked, kouter, simulate
 from simcore.bounds import simple_bounds
-from simcore.generator import BLOCK_ORDERS, INNER_ORDERS, K_DIRECTIONS, PARTITIONS, GeneralParams, general, slots_needed
-from simcore.generator.order import STRUCTURES
+from simcore.generator import GeneralParams, general, slots_needed
+from generator_strategies import general_params
 from simcore.lower_bounds import (
     compute_pipeline_bound, io_bound_cycles, io_bound_tiles, lower_bound, max_products_after,
 )
@@ -65,14 +65,7 @@ def test_bounds_below_the_chapter_sweep_at_128():
             assert tiles <= result.tiles_moved
 
 
-params_strategy = st.builds(
-    GeneralParams,
-    bi=st.integers(1, 8), bj=st.integers(1, 8),
-    partition=st.sampled_from(PARTITIONS), block_order=st.sampled_from(BLOCK_ORDERS),
-    serpentine=st.booleans(), k_direction=st.sampled_from(K_DIRECTIONS),
-    inner=st.sampled_from(INNER_ORDERS), tail=st.integers(0, 4), lookahead=st.integers(0, 64),
-    store_first=st.booleans(), structure=st.sampled_from(STRUCTURES), ramp=st.integers(0, 8),
-)
+params_strategy = general_params(block=8, tail=4, lookahead=64, ramp=8)
 dims = st.integers(1, 96)
 
 

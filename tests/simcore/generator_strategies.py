@@ -1,0 +1,19 @@
+"""Hypothesis strategies shared by the generator's and the bounds' property tests."""
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from simcore.generator import BLOCK_ORDERS, INNER_ORDERS, K_DIRECTIONS, PARTITIONS, GeneralParams
+from simcore.generator.order import STRUCTURES
+
+
+def general_params(block: int, tail: int, lookahead: int, ramp: int) -> st.SearchStrategy[GeneralParams]:
+    """Every field of GeneralParams, with block sizes, tail, lookahead and ramp up to the limits."""
+    return st.builds(
+        GeneralParams,
+        bi=st.integers(1, block), bj=st.integers(1, block),
+        partition=st.sampled_from(PARTITIONS), block_order=st.sampled_from(BLOCK_ORDERS),
+        serpentine=st.booleans(), k_direction=st.sampled_from(K_DIRECTIONS),
+        inner=st.sampled_from(INNER_ORDERS), tail=st.integers(0, tail), lookahead=st.integers(0, lookahead),
+        store_first=st.booleans(), structure=st.sampled_from(STRUCTURES), ramp=st.integers(0, ramp),
+    )
