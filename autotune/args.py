@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from simcore.machine import Machine, MachineError, machine_from, parse_overrides
+from simcore.ga1.machine import Machine, MachineError, machine_from, parse_overrides
 from simcore.shape import Shape, ShapeError, parse_shape
 
 from autotune.errors import UsageError

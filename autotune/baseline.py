@@ -5,12 +5,12 @@ from typing import Sequence
 
 import pandas as pd
 
-from simcore.bounds import predicted_double_buffered_cycles, simple_bounds
-from simcore.machine import MACHINE_KEYS, Machine
-from simcore.schedules import ChapterSchedule
+from simcore.ga1.bounds import predicted_double_buffered_cycles, simple_bounds
+from simcore.ga1.machine import MACHINE_KEYS, Machine
+from simcore.ga1.schedules import ChapterSchedule
 from simcore.shape import Shape
-from simcore.simulate import simulate
-from simcore.verify import verify_matmul
+from simcore.ga1.simulate import simulate
+from simcore.ga1.verify import verify_matmul
 
 ROW_KEYS: tuple[str, ...] = (
     "schedule", "family", "bi", "bj", "buffers", "fits", "slots_needed", "tiles_moved", "loads",

@@ -13,7 +13,7 @@ from typing import Sequence
 import optuna
 from optuna.trial import TrialState
 
-from simcore.machine import MACHINE_KEYS, Machine
+from simcore.ga1.machine import MACHINE_KEYS, Machine
 
 from search_spaces.base import Family, canonical_json
 from search_spaces.machine import MachineSpace
@@ -44,7 +44,7 @@ class Codesign:
 
 def macs_per_cycle(machine: Machine) -> float:
     """The matrix unit's peak rate, T^3 / mxu_cycles: the PEs it needs at least (one MAC per PE
-    per cycle). For an R x C systolic tie (simcore.systolic_tie) with R and C dividing T this is
+    per cycle). For an R x C systolic tie (simcore.systolic.tie) with R and C dividing T this is
     exactly R x C."""
     return machine.T**3 / machine.mxu_cycles
 

@@ -9,7 +9,7 @@ import optuna
 import pandas as pd
 from optuna.trial import TrialState
 
-from simcore.machine import MACHINE_KEYS, Machine
+from simcore.ga1.machine import MACHINE_KEYS, Machine
 from simcore.shape import Shape
 
 from search_spaces.base import canonical_json

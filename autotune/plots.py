@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from simcore.simulate import SimResult
+from simcore.ga1.simulate import SimResult
 
 SIZE = (10, 4)
 DPI = 120

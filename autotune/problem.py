@@ -5,10 +5,10 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from simcore.machine import Machine
-from simcore.schedules import ScheduleError, chapter_sweep
+from simcore.ga1.machine import Machine
+from simcore.ga1.schedules import ScheduleError, chapter_sweep
 from simcore.shape import Shape
-from simcore.simulate import simulate
+from simcore.ga1.simulate import simulate
 
 from search_spaces.base import Family, GA1Family, canonical_json
 from search_spaces.domains import Param, Point

@@ -18,7 +18,7 @@ import pandas as pd
 from optuna.study import MaxTrialsCallback
 from optuna.trial import TrialState
 
-from simcore.machine import Machine
+from simcore.ga1.machine import Machine
 
 from search_spaces.domains import grid
 from search_spaces.machine import MachineSpace, parse_ranges

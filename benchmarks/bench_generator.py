@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from simcore import Machine, Shape, simulate  # noqa: E402
-from simcore.generator import default_params, general  # noqa: E402
+from simcore.ga1.generator import default_params, general  # noqa: E402
 
 REFERENCE = ROOT.parent / "shared" / "reference" / "ga1"
 

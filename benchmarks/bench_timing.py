@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from simcore import Machine, Shape, chapter_sweep, simulate  # noqa: E402
-from simcore.schedules import ChapterSchedule  # noqa: E402
+from simcore.ga1.schedules import ChapterSchedule  # noqa: E402
 
 REFERENCE = ROOT.parent / "shared" / "reference" / "ga1"
 SHAPE = Shape(128, 128, 128)

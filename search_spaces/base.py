@@ -11,13 +11,13 @@ import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
-from simcore.lower_bounds import lower_bound
-from simcore.machine import Machine
-from simcore.program import Program
+from simcore.ga1.lower_bounds import lower_bound
+from simcore.ga1.machine import Machine
+from simcore.ga1.program import Program
 from simcore.shape import Shape
-from simcore.simulate import simulate
-from simcore.timeline import timeline
-from simcore.verify import verify_matmul
+from simcore.ga1.simulate import simulate
+from simcore.ga1.timeline import timeline
+from simcore.ga1.verify import verify_matmul
 
 from search_spaces.domains import Param, Point
 

@@ -2,10 +2,10 @@
 visited row- or column-major) and the k-outermost order."""
 from __future__ import annotations
 
-from simcore.analytic import output_stationary_estimate
-from simcore.machine import Machine
-from simcore.program import Program
-from simcore.schedules import blocked, blocked_slots, chapter_sweep, kouter, kouter_slots
+from simcore.ga1.analytic import output_stationary_estimate
+from simcore.ga1.machine import Machine
+from simcore.ga1.program import Program
+from simcore.ga1.schedules import blocked, blocked_slots, chapter_sweep, kouter, kouter_slots
 from simcore.shape import Shape
 
 from search_spaces.base import GA1Family, Space

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import dataclasses
 
-from simcore.generator import GeneralParams, default_params, general, slots_needed
-from simcore.generator.order import BLOCK_ORDERS, bands, INNER_ORDERS, K_DIRECTIONS, PARTITIONS, STRUCTURES
-from simcore.analytic import output_stationary_estimate
-from simcore.machine import Machine
-from simcore.program import Program
+from simcore.ga1.generator import GeneralParams, default_params, general, slots_needed
+from simcore.ga1.generator.order import BLOCK_ORDERS, bands, INNER_ORDERS, K_DIRECTIONS, PARTITIONS, STRUCTURES
+from simcore.ga1.analytic import output_stationary_estimate
+from simcore.ga1.machine import Machine
+from simcore.ga1.program import Program
 from simcore.shape import Shape
 
 from search_spaces.base import GA1Family, Space

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from simcore.machine import Machine
+from simcore.ga1.machine import Machine
 
 from search_spaces.domains import Choice, IntRange, Param, Point
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from simcore.generator.order import INNER_ORDERS
-from simcore.machine import Machine
-from simcore.schedules import ScheduleError
+from simcore.ga1.generator.order import INNER_ORDERS
+from simcore.ga1.machine import Machine
+from simcore.ga1.schedules import ScheduleError
 from simcore.shape import Shape
 
 from search_spaces.base import Family, Metrics, canonical_json

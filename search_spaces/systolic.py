@@ -25,10 +25,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simcore.machine import Machine
+from simcore.ga1.machine import Machine
 from simcore.shape import Shape
-from simcore.systolic import SystolicArray, TileTiming, Traffic, WeightFetch, stream_schedule, traffic
-from simcore.systolic_cycle import SystolicTimingError, simulate_systolic
+from simcore.systolic.model import SystolicArray, TileTiming, Traffic, WeightFetch, stream_schedule, traffic
+from simcore.systolic.cycle import SystolicTimingError, simulate_systolic
 
 from search_spaces.base import Family, Metrics
 from search_spaces.domains import Choice, IntRange, Param, Point

@@ -1,14 +1,19 @@
-"""simcore: autotune's cost oracles. Pure functions over frozen dataclasses; numpy only."""
+"""simcore: autotune's cost oracles. Pure functions over frozen dataclasses; numpy only.
+
+One sub-package per oracle: `simcore.ga1` (the GA-1 cycle simulator, its schedules, generator
+and bounds), `simcore.systolic` (the systolic array) and `simcore.tile_model` (the analytic tile
+model). Shapes (`simcore.shape`) are shared. The names below stay importable from `simcore`."""
 from __future__ import annotations
 
-from simcore.bounds import SimpleBounds, expected_blocked_traffic, expected_kouter_traffic, predicted_double_buffered_cycles, simple_bounds
-from simcore.hazards import Hazard, replay
-from simcore.machine import MACHINE_KEYS, Machine, MachineError, machine_from, parse_overrides
-from simcore.program import Program, ProgramBuilder, ProgramError
-from simcore.schedules import ChapterSchedule, ScheduleError, blocked, chapter_sweep, kouter, parse_schedule
+from simcore.ga1 import (
+    MACHINE_KEYS, ChapterSchedule, Hazard, Machine, MachineError, Program, ProgramBuilder, ProgramError,
+    ScheduleError, SimpleBounds, SimResult, Verification, blocked, chapter_sweep, expected_blocked_traffic,
+    expected_kouter_traffic, kouter, lower_bound, machine_from, matmul_inputs, parse_overrides, parse_schedule,
+    predicted_double_buffered_cycles, replay, simple_bounds, simulate, timeline, verify_matmul,
+)
 from simcore.shape import Shape, ShapeError, parse_shape
-from simcore.simulate import SimResult, matmul_inputs, simulate
-from simcore.timeline import timeline
+from simcore.systolic import SystolicArray, SystolicTimingError, WeightFetch, simulate_systolic, stream_schedule, traffic
+from simcore.tile_model import MatmulTile
 
 __all__ = [
     "MACHINE_KEYS", "Machine", "MachineError", "machine_from", "parse_overrides",
@@ -16,5 +21,7 @@ __all__ = [
     "SimResult", "simulate", "matmul_inputs", "Hazard", "replay", "timeline",
     "ChapterSchedule", "ScheduleError", "blocked", "kouter", "chapter_sweep", "parse_schedule",
     "SimpleBounds", "simple_bounds", "expected_blocked_traffic", "expected_kouter_traffic",
-    "predicted_double_buffered_cycles",
+    "predicted_double_buffered_cycles", "lower_bound", "Verification", "verify_matmul",
+    "SystolicArray", "WeightFetch", "SystolicTimingError", "simulate_systolic", "stream_schedule", "traffic",
+    "MatmulTile",
 ]

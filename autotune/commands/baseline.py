@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from simcore.schedules import ScheduleError, chapter_sweep, parse_schedule
+from simcore.ga1.schedules import ScheduleError, chapter_sweep, parse_schedule
 
 from autotune.args import add_machine, add_shape, build_machine, shape_arg, slots_list
 from autotune.baseline import sweep_frame, sweep_rows, format_table

@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from simcore.machine import Machine
+from simcore.ga1.machine import Machine
 from simcore.shape import Shape
 
 from search_spaces.registry import DEFAULT_SPACES, families

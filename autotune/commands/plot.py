@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from simcore.lower_bounds import lower_bound
-from simcore.machine import Machine
-from simcore.program import LOAD
+from simcore.ga1.lower_bounds import lower_bound
+from simcore.ga1.machine import Machine
+from simcore.ga1.program import LOAD
 from simcore.shape import parse_shape
-from simcore.simulate import simulate
+from simcore.ga1.simulate import simulate
 
 from search_spaces.base import GA1Family
 from search_spaces.registry import SpaceError, find_family

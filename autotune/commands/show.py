@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from simcore.machine import Machine
+from simcore.ga1.machine import Machine
 from simcore.shape import parse_shape
 
 from search_spaces.registry import SpaceError, find_family

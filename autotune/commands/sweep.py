@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from simcore.machine import MACHINE_KEYS, Machine, MachineError
-from simcore.schedules import ChapterSchedule
+from simcore.ga1.machine import MACHINE_KEYS, Machine, MachineError
+from simcore.ga1.schedules import ChapterSchedule
 from simcore.shape import Shape
 
 from search_spaces.registry import DEFAULT_SPACES, families

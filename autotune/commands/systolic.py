@@ -13,8 +13,8 @@ import math
 import sys
 
 from simcore.shape import Shape
-from simcore.systolic import SystolicArray, WeightFetch
-from simcore.systolic_tie import parse_array
+from simcore.systolic.model import SystolicArray, WeightFetch
+from simcore.systolic.tie import parse_array
 
 from search_spaces.systolic import DATAFLOWS, DataflowRun, dataflow_run, verify_dataflow
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from simcore.machine import Machine
+from simcore.ga1.machine import Machine
 from simcore.shape import Shape
 
 from autotune.cli import main

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 from optuna.trial import TrialState
 
-from simcore.machine import MACHINE_KEYS, Machine
+from simcore.ga1.machine import MACHINE_KEYS, Machine
 from simcore.shape import Shape
 
 from search_spaces.base import GA1Family, canonical_json

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simcore.machine import Machine
+from simcore.ga1.machine import Machine
 from simcore.shape import Shape
 
 from search_spaces.domains import Choice, IntRange, Param, grid

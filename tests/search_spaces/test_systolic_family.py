@@ -5,10 +5,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simcore.machine import Machine
+from simcore.ga1.machine import Machine
 from simcore.shape import Shape
-from simcore.systolic import SystolicArray, WeightFetch, stream_schedule, traffic
-from simcore.systolic_cycle import simulate_systolic
+from simcore.systolic.model import SystolicArray, WeightFetch, stream_schedule, traffic
+from simcore.systolic.cycle import simulate_systolic
 
 from search_spaces import registry
 from search_spaces.domains import Choice, IntRange

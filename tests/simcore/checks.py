@@ -342,31 +342,32 @@ class _MutatingFinder(importlib.abc.MetaPathFinder):
 
     def find_spec(self, fullname: str, path: object = None, target: object = None) -> importlib.machinery.ModuleSpec | None:
         parts = fullname.split(".")
-        if parts[0] != "simcore" or len(parts) > 2:
+        if parts[0] != "simcore":
             return None
-        package = len(parts) == 1
-        short = "__init__" if package else parts[1]
-        file = self.root / f"{short}.py"
+        short = ".".join(parts[1:]) or "__init__"  # the module's path below simcore, e.g. "ga1.timing"
+        folder = self.root.joinpath(*parts[1:])
+        package = (folder / "__init__.py").is_file()
+        file = folder / "__init__.py" if package else self.root.joinpath(*parts[1:-1], parts[-1] + ".py")
         if not file.is_file():
             return None
         loader = _MutatingLoader(file, self.mutations.get(short, ()), self.applied, short)
         spec = importlib.machinery.ModuleSpec(fullname, loader, origin=str(file), is_package=package)
         if package:
-            spec.submodule_search_locations = [str(self.root)]
+            spec.submodule_search_locations = [str(folder)]
         spec.has_location = True
         return spec
 
 
 def load_simcore_copy(mutations: Mapping[str, Sequence[tuple[str, str]]] | None = None) -> ModuleType:
     """A fresh copy of the simcore package, each module's source mutated by its (old, new)
-    replacements (keyed by module name, e.g. "timing"). Every old text must occur exactly once,
+    replacements (keyed by the module's path below simcore, e.g. "ga1.timing"). Every old text must occur exactly once,
     and every named module must exist, so a refactor fails loudly instead of testing nothing.
     The real simcore in sys.modules is left untouched."""
     import simcore
 
     mutations = dict(mutations or {})
     root = Path(simcore.__file__).resolve().parent
-    unknown = [name for name in mutations if not (root / f"{name}.py").is_file()]
+    unknown = [name for name in mutations if not root.joinpath(*name.split(".")).with_suffix(".py").is_file()]
     if unknown:
         raise MutationError(f"no such simcore module(s): {unknown}")
     applied: set[str] = set()
@@ -379,7 +380,7 @@ def load_simcore_copy(mutations: Mapping[str, Sequence[tuple[str, str]]] | None 
         sys.meta_path.insert(0, finder)
         try:
             copy = importlib.import_module("simcore")
-            for child in sorted(p.stem for p in root.glob("*.py") if p.stem != "__init__"):
+            for child in _module_names(root):
                 importlib.import_module(f"simcore.{child}")  # modules __init__ does not import
         finally:
             sys.meta_path.remove(finder)
@@ -387,3 +388,14 @@ def load_simcore_copy(mutations: Mapping[str, Sequence[tuple[str, str]]] | None 
     if missing:
         raise MutationError(f"mutated module(s) never loaded: {sorted(missing)}")
     return copy
+
+
+def _module_names(root: Path) -> list[str]:
+    """Every module below simcore, dotted ("ga1.timing"), packages before their modules."""
+    names = []
+    for file in sorted(root.rglob("*.py")):
+        parts = file.relative_to(root).with_suffix("").parts
+        if parts == ("__init__",):
+            continue
+        names.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    return names

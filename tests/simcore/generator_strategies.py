@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from simcore.generator import BLOCK_ORDERS, INNER_ORDERS, K_DIRECTIONS, PARTITIONS, GeneralParams
-from simcore.generator.order import STRUCTURES
+from simcore.ga1.generator import BLOCK_ORDERS, INNER_ORDERS, K_DIRECTIONS, PARTITIONS, GeneralParams
+from simcore.ga1.generator.order import STRUCTURES
 
 
 def general_params(block: int, tail: int, lookahead: int, ramp: int) -> st.SearchStrategy[GeneralParams]:

@@ -10,13 +10,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from simcore import Machine, ScheduleError, Shape, matmul_inputs, replay, simulate
-from simcore.generator import (
+from simcore.ga1.generator import (
     INNER_ORDERS, CompileOptions, GeneralParams, bands,
     cell_order, check_products, compile_products, default_params, general, product_order,
     slots_needed,
 )
 from generator_strategies import general_params
-from simcore.lower_bounds import compute_pipeline_bound
+from simcore.ga1.lower_bounds import compute_pipeline_bound
 
 SHAPE = Shape(128, 128, 128)
 

@@ -5,10 +5,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simcore import Machine, ScheduleError, Shape, blocked, kouter, simulate
-from simcore.bounds import simple_bounds
-from simcore.generator import GeneralParams, general, slots_needed
+from simcore.ga1.bounds import simple_bounds
+from simcore.ga1.generator import GeneralParams, general, slots_needed
 from generator_strategies import general_params
-from simcore.lower_bounds import (
+from simcore.ga1.lower_bounds import (
     compute_pipeline_bound, io_bound_cycles, io_bound_tiles, lower_bound, max_products_after,
 )
 

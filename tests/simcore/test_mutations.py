@@ -28,7 +28,7 @@ class Mutant:
 MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "a write does not wait for the earlier reads of its slot (write-after-read dropped)",
-        {"timing": [
+        {"ga1.timing": [
             # the load's wait for the slot's readers
             ("            start = dma_free\n            r = last_read[s0]\n            if r > start:\n                start = r\n",
              "            start = dma_free\n"),
@@ -39,7 +39,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "an instruction waits only for its first source slot",
-        {"timing": [
+        {"ga1.timing": [
             ("            r = ready[s2]\n            if r > start:\n                start = r\n", ""),
             ("            for s in reads:\n                if ready[s] > start:",
              "            for s in reads[:1]:\n                if ready[s] > start:"),
@@ -48,30 +48,30 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "a DMA transfer has no setup cost",
-        {"timing": [("dma_cycles = machine.dma_cycles\n", "dma_cycles = machine.dma_cycles - machine.dma_setup\n")]},
+        {"ga1.timing": [("dma_cycles = machine.dma_cycles\n", "dma_cycles = machine.dma_cycles - machine.dma_setup\n")]},
         ("hand_timed_84", "dma_bound_4x4"),
     ),
     Mutant(
         "chained accumulating products wait for the fill as well",
-        {"timing": [("            ready[s0] = finish + fill\n            acc_ready[s0] = finish\n",
+        {"ga1.timing": [("            ready[s0] = finish + fill\n            acc_ready[s0] = finish\n",
                      "            ready[s0] = finish + fill\n            acc_ready[s0] = finish + fill\n")]},
         ("hand_timed_84",),
     ),
     Mutant(
         "the product's fill time is zero",
         # In the timing rule and in the trace alike, as the chapter's mutant (its replay sees 0 too).
-        {"timing": [("fill = machine.mxu_fill\n", "fill = 0\n")],
-         "simulate": [("fill = machine.mxu_fill\n", "fill = 0\n")]},
+        {"ga1.timing": [("fill = machine.mxu_fill\n", "fill = 0\n")],
+         "ga1.simulate": [("fill = machine.mxu_fill\n", "fill = 0\n")]},
         ("hand_timed_84",),
     ),
     Mutant(
         "each store is counted as two tile transfers",
-        {"timing": [("stores += 1\n", "stores += 2\n")]},
+        {"ga1.timing": [("stores += 1\n", "stores += 2\n")]},
         ("traffic",),
     ),
     Mutant(
         "a tile that sticks out of the matrix wraps around instead of being padded with zeros",
-        {"functional": [(
+        {"ga1.functional": [(
             "            tile = np.zeros((T, T))\n"
             "            block = matrix[x * T:(x + 1) * T, y * T:(y + 1) * T]  # the part inside the tensor\n"
             "            tile[: block.shape[0], : block.shape[1]] = block\n",
@@ -85,18 +85,18 @@ MUTANTS: tuple[Mutant, ...] = (
         "a store writes the padding too (past the edge)",
         # numpy cannot write past the edge of an array: the broadcast raises, as the chapter's
         # list assignment did ("the checker did not finish"), which fails the checks.
-        {"functional": [("            block[...] = spad[s0][: block.shape[0], : block.shape[1]]\n",
+        {"ga1.functional": [("            block[...] = spad[s0][: block.shape[0], : block.shape[1]]\n",
                          "            block[...] = spad[s0]\n")]},
         ("results",),
     ),
     Mutant(
         "the matrix unit multiplies with A transposed",
-        {"functional": [("spad[s0] = spad[s0] + spad[s1] @ spad[s2]", "spad[s0] = spad[s0] + spad[s1].T @ spad[s2]")]},
+        {"ga1.functional": [("spad[s0] = spad[s0] + spad[s1] @ spad[s2]", "spad[s0] = spad[s0] + spad[s1].T @ spad[s2]")]},
         ("results",),
     ),
     Mutant(
         "all engines run in lock step (an instruction waits for every engine to be free)",
-        {"timing": [
+        {"ga1.timing": [
             ("            start = mxu_free\n", "            start = max(dma_free, mxu_free, vpu_free)\n"),
             ("            start = dma_free\n            r = last_read[s0]\n",
              "            start = max(dma_free, mxu_free, vpu_free)\n            r = last_read[s0]\n"),
@@ -108,7 +108,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "a load does not wait for the slot to become free (no write-after-read, no write-after-write)",
-        {"timing": [(
+        {"ga1.timing": [(
             "            start = dma_free\n            r = last_read[s0]\n            if r > start:\n                start = r\n"
             "            r = ready[s0]\n            if r > start:\n                start = r\n",
             "            start = dma_free\n",
@@ -118,31 +118,31 @@ MUTANTS: tuple[Mutant, ...] = (
     # ---- this project's, where the chapter's eleven leave a gap
     Mutant(
         "the hazard replay ignores the fill (a product read right at its finish passes)",
-        {"hazards": [("earliest = h.written_at if chained else h.written_at + h.written_fill",
+        {"ga1.hazards": [("earliest = h.written_at if chained else h.written_at + h.written_fill",
                       "earliest = h.written_at")]},
         ("replay_detects_planted",), extra=True,
     ),
     Mutant(
         "double-buffered blocked schedules multiply the buffer being loaded (k + 1's)",
-        {"schedules": [("            base = operand_base(k)\n            for x in range(len(rows)):",
+        {"ga1.schedules": [("            base = operand_base(k)\n            for x in range(len(rows)):",
                         "            base = operand_base(k + 1)\n            for x in range(len(rows)):")]},
         ("results",), extra=True,
     ),
     Mutant(
         "a product does not wait for earlier readers of its accumulator (a store still reading it)",
-        {"timing": [("            r = last_read[s0]\n            if r > start:\n                start = r\n"
+        {"ga1.timing": [("            r = last_read[s0]\n            if r > start:\n                start = r\n"
                      "            finish = start + mxu_cycles\n",
                      "            finish = start + mxu_cycles\n")]},
         ("hazards", "hazard_programs"), extra=True,
     ),
     Mutant(
         "exp runs at the vector lanes' rate, not the special-function path's",
-        {"timing": [("math.ceil(machine.tile_words / machine.sfu_lanes) + 1", "math.ceil(machine.tile_words / machine.vpu_lanes) + 1")]},
+        {"ga1.timing": [("math.ceil(machine.tile_words / machine.sfu_lanes) + 1", "math.ceil(machine.tile_words / machine.vpu_lanes) + 1")]},
         ("vector_program",), extra=True,
     ),
     Mutant(
         "a row max reduces the columns instead of the rows",
-        {"functional": [("    best = source[:, 0].copy()\n    for j in range(1, source.shape[1]):\n"
+        {"ga1.functional": [("    best = source[:, 0].copy()\n    for j in range(1, source.shape[1]):\n"
                          "        best = np.where(source[:, j] > best, source[:, j], best)\n",
                          "    best = source[0, :].copy()\n    for j in range(1, source.shape[0]):\n"
                          "        best = np.where(source[j, :] > best, source[j, :], best)\n")]},
@@ -174,6 +174,6 @@ def test_mutant_is_caught(chapter_checks: ModuleType, mutant: Mutant) -> None:
 
 def test_a_missing_mutation_target_fails_loudly(chapter_checks: ModuleType) -> None:
     with pytest.raises(chapter_checks.MutationError, match="found 0 times"):
-        chapter_checks.load_simcore_copy({"timing": [("this text is not in timing.py", "")]})
+        chapter_checks.load_simcore_copy({"ga1.timing": [("this text is not in timing.py", "")]})
     with pytest.raises(chapter_checks.MutationError, match="no such simcore module"):
         chapter_checks.load_simcore_copy({"timming": [("x", "y")]})

@@ -9,7 +9,7 @@ from simcore import (
     Machine, MachineError, Program, ProgramError, ScheduleError, Shape, ShapeError, blocked,
     kouter, machine_from, parse_overrides, parse_shape, replay, simulate, timeline,
 )
-from simcore.machine import MACHINE_KEYS
+from simcore.ga1.machine import MACHINE_KEYS
 
 
 # ---- Machine
@@ -214,7 +214,7 @@ def test_analytic_estimate_ranks_the_chapter_sweep_like_the_simulator() -> None:
     """The tile-model estimate used to rank grid points agrees with the simulator on the
     chapter's double-buffered sweep: the same best schedule, and within 12% on each."""
     from simcore import Machine, Shape, blocked, simulate
-    from simcore.analytic import output_stationary_estimate
+    from simcore.ga1.analytic import output_stationary_estimate
 
     shape, machine = Shape(128, 128, 128), Machine(slots=64)
     blocks = [(1, 1), (2, 2), (2, 4), (2, 8), (4, 4), (4, 8)]
@@ -228,7 +228,7 @@ def test_analytic_estimate_ranks_the_chapter_sweep_like_the_simulator() -> None:
 def test_tile_model_live_bytes_equal_the_blocked_slot_need() -> None:
     """The analytic tile model's live bytes (in tiles) are exactly the blocked schedule's slot
     arithmetic for one and two buffers, so its fits(capacity) rules out the same points."""
-    from simcore.schedules import blocked_slots
+    from simcore.ga1.schedules import blocked_slots
     from simcore.tile_model import MatmulTile
 
     T = 8

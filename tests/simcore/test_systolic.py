@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simcore.systolic import (
+from simcore.systolic.model import (
     SystolicArray,
     Traffic,
     WeightFetch,
@@ -16,7 +16,7 @@ from simcore.systolic import (
     traffic,
     weight_tiles,
 )
-from simcore.systolic_cycle import SystolicTimingError, simulate_systolic
+from simcore.systolic.cycle import SystolicTimingError, simulate_systolic
 
 ARRAY = SystolicArray(3, 3)
 SEQUENTIAL = SystolicArray(3, 3, shadow=False)

@@ -4,10 +4,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simcore.machine import Machine, MachineError, machine_from, parse_overrides
-from simcore.systolic import SystolicArray, stream_schedule
-from simcore.systolic_cycle import simulate_systolic
-from simcore.systolic_tie import mxu_timing, parse_array, pes
+from simcore.ga1.machine import Machine, MachineError, machine_from, parse_overrides
+from simcore.systolic.model import SystolicArray, stream_schedule
+from simcore.systolic.cycle import simulate_systolic
+from simcore.systolic.tie import mxu_timing, parse_array, pes
 
 
 def test_default_machine_is_unchanged() -> None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 
-from simcore.systolic import SystolicArray, stream_schedule
+from simcore.systolic.model import SystolicArray, stream_schedule
 
 _ARRAY = re.compile(r"^\s*(-?\d+)\s*[xX]\s*(-?\d+)\s*$")
 

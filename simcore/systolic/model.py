@@ -8,7 +8,7 @@ Tile order: column tiles of N outermost, K tiles inside. The K tiles of one colu
 therefore consecutive, so the partial sums of a K split are read back and added while the
 accumulator rows of that column tile are still the ones being written.
 
-Cycle conventions (shared with the cycle model in `simcore.systolic_cycle`):
+Cycle conventions (shared with the cycle model in `simcore.systolic.cycle`):
   * cycles count from 0; `T` is one past the last cycle in which a PE multiplies;
   * L_j: column q of tile j loads in cycles L_j + q .. L_j + q + k_j - 1 (bottom weight first);
   * S_j: activation i of row r enters PE (r, 0) in cycle S_j + i + r; PE (r, q) swaps its

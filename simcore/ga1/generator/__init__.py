@@ -1,8 +1,8 @@
 """The general schedule generator: a product order from scalar parameters, and its compiler."""
 from __future__ import annotations
 
-from simcore.generator.compile import CompileOptions, Product, check_products, compile_products
-from simcore.generator.order import (
+from simcore.ga1.generator.compile import CompileOptions, Product, check_products, compile_products
+from simcore.ga1.generator.order import (
     BLOCK_ORDERS, INNER_ORDERS, K_DIRECTIONS, PARTITIONS, GeneralParams, bands, blocks, cell_order,
     default_params, general, product_order, slots_needed,
 )

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simcore.machine import Machine
-from simcore.program import (
+from simcore.ga1.machine import Machine
+from simcore.ga1.program import (
     BCASTCOL, EXP, LOAD, MASKLEN, MXU, NONE, ROWRED, S0, S2, STORE, VOP, VSCALE, ZERO, Program, ProgramError,
 )
 

@@ -6,10 +6,10 @@ from typing import Mapping
 
 import numpy as np
 
-from simcore.functional import execute
-from simcore.machine import Machine
-from simcore.program import OP, Program, ProgramError, TENSOR, X, Y, LOAD, STORE
-from simcore.timing import ENGINE_NAMES, check_slots, engine_of, reads_writes, run_timing
+from simcore.ga1.functional import execute
+from simcore.ga1.machine import Machine
+from simcore.ga1.program import OP, Program, ProgramError, TENSOR, X, Y, LOAD, STORE
+from simcore.ga1.timing import ENGINE_NAMES, check_slots, engine_of, reads_writes, run_timing
 
 # One trace record per instruction, as the chapter's checker reads it.
 TraceRecord = tuple[int, str, int, int, tuple[int, ...], tuple[int, ...], int]

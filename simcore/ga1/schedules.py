@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from simcore.machine import Machine
-from simcore.program import Program, ProgramBuilder
+from simcore.ga1.machine import Machine
+from simcore.ga1.program import Program, ProgramBuilder
 from simcore.shape import Shape
 
 BLOCK_ORDERS: tuple[str, ...] = ("row", "col")

@@ -2,7 +2,7 @@
 paying for a simulation. An estimate is not a bound and never replaces the simulator."""
 from __future__ import annotations
 
-from simcore.machine import Machine
+from simcore.ga1.machine import Machine
 from simcore.shape import Shape
 from simcore.tile_model import MatmulTile
 

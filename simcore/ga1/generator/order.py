@@ -13,10 +13,10 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-from simcore.generator.compile import CompileOptions, Product, compile_products
-from simcore.machine import Machine
-from simcore.program import Program
-from simcore.schedules import ScheduleError
+from simcore.ga1.generator.compile import CompileOptions, Product, compile_products
+from simcore.ga1.machine import Machine
+from simcore.ga1.program import Program
+from simcore.ga1.schedules import ScheduleError
 from simcore.shape import Shape
 
 PARTITIONS: tuple[str, ...] = ("uniform", "balanced")

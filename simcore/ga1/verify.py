@@ -6,11 +6,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simcore.hazards import Hazard, replay
-from simcore.machine import Machine
-from simcore.program import Program
+from simcore.ga1.hazards import Hazard, replay
+from simcore.ga1.machine import Machine
+from simcore.ga1.program import Program
 from simcore.shape import Shape
-from simcore.simulate import SimResult, matmul_inputs, simulate
+from simcore.ga1.simulate import SimResult, matmul_inputs, simulate
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from simcore.simulate import SimResult, TraceRecord
+from simcore.ga1.simulate import SimResult, TraceRecord
 
 _MARKS = {"dma": "D", "mxu": "M", "vpu": "V"}
 

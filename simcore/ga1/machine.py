@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import Mapping, Union
 
-from simcore.systolic_tie import mxu_timing, parse_array
+from simcore.systolic.tie import mxu_timing, parse_array
 
 # Parameters a user may set, in the chapter's order.
 MACHINE_KEYS: tuple[str, ...] = (
@@ -129,7 +129,7 @@ def machine_from(overrides: Mapping[str, OverrideValue], slots: int | None = Non
     """Build a machine from the chapter's defaults, a slot count and overrides (validated).
 
     With `mxu_array` (RxC or (R, C)), mxu_cycles and mxu_fill are derived from an R x C
-    weight-stationary array running T x T x T products back to back (simcore.systolic_tie);
+    weight-stationary array running T x T x T products back to back (simcore.systolic.tie);
     giving either of them as well is an error.
     """
     params: dict[str, OverrideValue] = {}

@@ -9,8 +9,8 @@ from typing import Mapping
 
 import numpy as np
 
-from simcore.machine import Machine
-from simcore.program import (
+from simcore.ga1.machine import Machine
+from simcore.ga1.program import (
     BCASTCOL, EXP, LOAD, MASKLEN, MXU, NONE, OP, ROWRED, STORE, TENSOR, VOP, VOP_FUNCS, VSCALE, ZERO, Program,
     ProgramError,
 )

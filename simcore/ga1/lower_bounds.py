@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import math
 
-from simcore.machine import Machine
+from simcore.ga1.machine import Machine
 from simcore.shape import Shape
 
 

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from typing import Sequence
 
 
-from simcore.machine import Machine
-from simcore.program import LOAD, MXU, NONE, STORE, ZERO, Program
-from simcore.schedules import ScheduleError
+from simcore.ga1.machine import Machine
+from simcore.ga1.program import LOAD, MXU, NONE, STORE, ZERO, Program
+from simcore.ga1.schedules import ScheduleError
 from simcore.shape import Shape
 
 Product = tuple[int, int, int]  # (i, j, k): C(i, j) += A(i, k) @ B(k, j)

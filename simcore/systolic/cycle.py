@@ -20,7 +20,7 @@ from typing import Sequence
 
 import numpy as np
 
-from simcore.systolic import (
+from simcore.systolic.model import (
     Schedule,
     SystolicArray,
     Traffic,
