@@ -129,10 +129,10 @@ def annotate(rows: list[dict[str, object]], problem: Problem, verify_top: int, o
                 row.update(chapter_best_cycles=best[0], chapter_best_schedule=best[1],
                            ratio_to_chapter_best=int(row["cycles"]) / best[0])  # type: ignore[call-overload]
         if rank < verify_top or (row["pareto"] and len(objectives) > 1):
-            ok, explanation = problem.family(str(row["family"])).verify(schedule_point(row), shape, machine)  # type: ignore[arg-type]
-            row["verified"] = ok
-            if not ok:
-                failures.append(f"rank {rank + 1} ({row['family']} {row['params_json']}): {explanation}")
+            verdict = problem.family(str(row["family"])).verify(schedule_point(row), shape, machine)  # type: ignore[arg-type]
+            row["verified"] = verdict.ok
+            if not verdict.ok:
+                failures.append(f"rank {rank + 1} ({row['family']} {row['params_json']}): {verdict.detail}")
     return failures
 
 

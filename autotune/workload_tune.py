@@ -226,10 +226,10 @@ def _codesign_report(study: optuna.Study, problem: Codesign, name: str, args: ar
         if pareto:  # every Pareto point is re-run functionally and hazard-replayed
             for row, gemm in zip(machine_part, problem.workload.gemms):
                 point = json.loads(str(row["params_json"]))
-                ok, why = by_name[str(row["family"])].verify(point, gemm.shape, Machine(**record["machine"]))  # type: ignore[arg-type]
-                row["verified"] = ok
-                if not ok:
-                    failures.append(f"machine {row['machine_json']}, {gemm.name}: {why}")
+                verdict = by_name[str(row["family"])].verify(point, gemm.shape, Machine(**record["machine"]))  # type: ignore[arg-type]
+                row["verified"] = verdict.ok
+                if not verdict.ok:
+                    failures.append(f"machine {row['machine_json']}, {gemm.name}: {verdict.detail}")
         rows += machine_part
     common = {"sampler": args.sampler, "seed": args.seed, "study": name, "workload": problem.workload.name,
               "autotune_version": __version__}

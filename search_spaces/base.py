@@ -23,6 +23,31 @@ from search_spaces.domains import Param, Point
 
 Metrics = dict[str, object]
 
+# How a verification was done, strongest first. Only EXACT makes an entry `verified`.
+EXACT = "exact"    # the design itself was run: functional result equals numpy's, timing checks clean
+SCALED = "scaled"  # a smaller design of the same kind was run in its place
+MODEL = "model"    # nothing was run: the closed form (or estimate) alone
+LEVELS: tuple[str, ...] = (EXACT, SCALED, MODEL)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What a family's verification found: whether the checks passed, how strong they were
+    (EXACT, SCALED or MODEL) and a one-line explanation."""
+
+    ok: bool
+    level: str
+    detail: str
+
+    def __post_init__(self) -> None:
+        if self.level not in LEVELS:
+            raise ValueError(f"verification level must be one of {', '.join(LEVELS)}, got {self.level!r}")
+
+    @property
+    def verified(self) -> bool:
+        """Passed, on the design itself."""
+        return self.ok and self.level == EXACT
+
 
 class Family(ABC):
     """A schedule family: parameters, feasibility, evaluation and verification."""
@@ -43,8 +68,8 @@ class Family(ABC):
         """The oracle's verdict on a feasible point: at least `cycles`."""
 
     @abstractmethod
-    def verify(self, point: Point, shape: Shape, machine: Machine) -> tuple[bool, str]:
-        """Re-run the point in full (functional) and check it; (ok, explanation)."""
+    def verify(self, point: Point, shape: Shape, machine: Machine) -> Verdict:
+        """Re-run the point (functionally where the oracle can) and check it."""
 
     def estimate(self, point: Point, shape: Shape, machine: Machine) -> float | None:
         """A cheap analytic estimate of the cycles (the tile model), to rank points before
@@ -89,9 +114,9 @@ class GA1Family(Family):
             "slots_needed": self.slots_needed(point, shape, machine),
         }
 
-    def verify(self, point: Point, shape: Shape, machine: Machine) -> tuple[bool, str]:
+    def verify(self, point: Point, shape: Shape, machine: Machine) -> Verdict:
         verification, _ = verify_matmul(machine, self.build(point, shape, machine), shape)
-        return verification.ok, verification.describe()
+        return Verdict(verification.ok, EXACT, verification.describe())
 
     def describe(self, point: Point, shape: Shape, machine: Machine, per_char: int | None = None, width: int = 120) -> str:
         result = simulate(machine, self.build(point, shape, machine), trace=True)

@@ -30,7 +30,7 @@ from simcore.shape import Shape
 from simcore.systolic.model import SystolicArray, TileTiming, Traffic, WeightFetch, stream_schedule, traffic
 from simcore.systolic.cycle import SystolicTimingError, simulate_systolic
 
-from search_spaces.base import Family, Metrics
+from search_spaces.base import EXACT, SCALED, Family, Metrics, Verdict
 from search_spaces.domains import Choice, IntRange, Param, Point
 
 DATAFLOWS: tuple[str, ...] = ("ws", "os")
@@ -212,12 +212,14 @@ def run_plan(plan: VerifyPlan, seed: int = 0) -> tuple[bool, str]:
     return True, f"{schedule.cycles} cycles and C == numpy"
 
 
-def verify_dataflow(array: SystolicArray, shape: Shape, dataflow: str, fetch: WeightFetch, seed: int = 0) -> tuple[bool, str]:
-    """Check one dataflow's closed form against the cycle model (os on the role-swapped shape)."""
+def verify_dataflow(array: SystolicArray, shape: Shape, dataflow: str, fetch: WeightFetch, seed: int = 0) -> Verdict:
+    """Check one dataflow's closed form against the cycle model (os on the role-swapped shape).
+    Only ws on the full shape ran the design itself; os reruns the ws model on the swapped shape."""
     plan = verify_plan(array, *timed_shape(shape.m, shape.k, shape.n, dataflow), fetch)
     ok, detail = run_plan(plan, seed)
     swapped = " (timed as the M<->K role-swapped run)" if dataflow == "os" else ""
-    return ok, f"{dataflow}{swapped}, {plan.note}: {detail}"
+    level = EXACT if plan.note == "full shape" and dataflow == "ws" else SCALED
+    return Verdict(ok, level, f"{dataflow}{swapped}, {plan.note}: {detail}")
 
 
 # --- the family ---------------------------------------------------------------------------
@@ -267,7 +269,7 @@ class SystolicFamily(Family):
             "buffer_words": run.traffic.total,
         }
 
-    def verify(self, point: Point, shape: Shape, machine: Machine) -> tuple[bool, str]:
+    def verify(self, point: Point, shape: Shape, machine: Machine) -> Verdict:
         design = systolic_point(point)
         return verify_dataflow(design.array, shape, design.dataflow, design.fetch)
 

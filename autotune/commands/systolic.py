@@ -122,16 +122,18 @@ def run(args: argparse.Namespace) -> int:
     runs = {d: dataflow_run(array, shape.m, shape.k, shape.n, d, fetch) for d in DATAFLOWS}
     check = args.check or shape.m * shape.k * shape.n <= AUTO_CHECK_MACS
     checks = [verify_dataflow(array, shape, d, fetch) for d in DATAFLOWS] if check else []
-    ok = all(passed for passed, _ in checks)
+    ok = all(verdict.ok for verdict in checks)
     if args.json:
         out = report(shape, array, fetch, runs)
-        out["verified"] = ok if checks else None
-        out["verification"] = [detail for _, detail in checks]
+        out["verified"] = all(verdict.verified for verdict in checks) if checks else None
+        out["verification"] = [verdict.detail for verdict in checks]
+        out["verification_level"] = [verdict.level for verdict in checks]
         print(json.dumps(out))
     else:
         print(format_text(shape, array, fetch, runs))
-        for passed, detail in checks:
-            print(f"{'verified' if passed else 'FAILED'}: {detail}")
+        for verdict in checks:
+            status = "FAILED" if not verdict.ok else "verified (exact)" if verdict.verified else f"checked ({verdict.level})"
+            print(f"{status}: {verdict.detail}")
     if not ok:
         print("autotune: error: the cycle model disagrees with the closed form", file=sys.stderr)
         return 1

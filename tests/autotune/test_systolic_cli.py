@@ -21,7 +21,8 @@ def test_systolic_text_is_verified_for_small_shapes(capsys: pytest.CaptureFixtur
     assert main(["systolic", "--shape", "6x6x6", "--array", "3x3"]) == 0
     out = capsys.readouterr().out
     assert "31" in out and "77.4%" in out and "words per MAC" in out and "partial-sum" in out
-    assert out.count("verified") == 2
+    # ws ran its own cycle model; os is still the ws model on the role-swapped shape: scaled, not exact
+    assert out.count("verified (exact)") == 1 and out.count("checked (scaled)") == 1
 
 
 def test_systolic_json_keys(capsys: pytest.CaptureFixture[str]) -> None:
@@ -32,13 +33,13 @@ def test_systolic_json_keys(capsys: pytest.CaptureFixture[str]) -> None:
     assert set(out["words_per_mac"]) == {"ws", "os"}
     assert out["words_per_mac"]["ws"] == 1.0
     assert out["dataflows"]["os"]["traffic"]["psum_writes"] == 0
-    assert out["verified"] is True
+    assert out["verified"] is False and out["verification_level"] == ["exact", "scaled"]  # os: not its own model yet
 
 
 def test_systolic_check_on_a_bigger_shape(capsys: pytest.CaptureFixture[str]) -> None:
     out = run_json(capsys, ["systolic", "--shape", "128x256x96", "--array", "16x8", "--no-shadow",
                             "--hbm-words", "2.5", "--check", "--json"])
-    assert out["verified"] is True and out["shadow"] is False and out["hbm_words"] == 2.5
+    assert out["verification_level"] == ["scaled", "scaled"] and out["shadow"] is False and out["hbm_words"] == 2.5
 
 
 def test_systolic_big_shape_is_not_checked_unasked(capsys: pytest.CaptureFixture[str]) -> None:

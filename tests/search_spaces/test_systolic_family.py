@@ -1,6 +1,8 @@
 """The systolic target's family: domains, graded violation, metrics, verification."""
 from __future__ import annotations
 
+from dataclasses import astuple
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -93,16 +95,16 @@ def test_bigger_array_fewer_cycles_and_words() -> None:
 @pytest.mark.parametrize("dataflow", ["ws", "os"])
 @pytest.mark.parametrize("shadow", [True, False])
 def test_verify_full_shape(dataflow: str, shadow: bool) -> None:
-    ok, detail = FAMILY.verify(point(3, 4, dataflow, shadow, 1, 2), Shape(7, 9, 10), MACHINE)
+    ok, _level, detail = astuple(FAMILY.verify(point(3, 4, dataflow, shadow, 1, 2), Shape(7, 9, 10), MACHINE))
     assert ok, detail
     assert "full shape" in detail
 
 
 def test_verify_big_shape_is_scaled_down_and_says_so() -> None:
     family = systolic_family(1 << 16, 64)
-    ok, detail = family.verify(point(3, 5, hbm_words=1), Shape(512, 1024, 1024), MACHINE)
+    ok, _level, detail = astuple(family.verify(point(3, 5, hbm_words=1), Shape(512, 1024, 1024), MACHINE))
     assert ok and "scaled-down shape" in detail
-    ok, detail = family.verify(point(256, 256, "os", hbm_words=1), Shape(512, 1024, 1024), MACHINE)
+    ok, _level, detail = astuple(family.verify(point(256, 256, "os", hbm_words=1), Shape(512, 1024, 1024), MACHINE))
     assert ok and "similar problem" in detail
 
 
@@ -153,7 +155,7 @@ def test_evaluate_cycles_equal_the_cycle_model(
     result = simulate_systolic(SystolicArray(rows, cols, shadow), a, b, fetch=WeightFetch(words, buffers))
     assert result.cycles == cycles
     np.testing.assert_array_equal(result.c, a @ b)
-    assert FAMILY.verify(p, Shape(m, k, n), MACHINE)[0]
+    assert FAMILY.verify(p, Shape(m, k, n), MACHINE).ok
 
 
 @settings(max_examples=60, deadline=None)
