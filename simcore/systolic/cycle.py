@@ -25,17 +25,15 @@ from typing import Callable, Sequence
 import numpy as np
 
 from simcore.shape import Shape
-from simcore.systolic.model import SystolicDesign, Tile, Traffic, roles, tiles
+from simcore.systolic.common import Run, SystolicTimingError
+from simcore.systolic.events_output import run_output_events
+from simcore.systolic.events_stationary import run_stationary_events
+from simcore.systolic.model import SystolicDesign, Traffic, tiles
+from simcore.systolic.reference_output import run_output_reference
+from simcore.systolic.reference_stationary import run_stationary_reference
 from simcore.systolic.schedule import Entry, Schedule, entries_of, schedule as closed_form
 
-
-class SystolicTimingError(RuntimeError):
-    """A schedule is infeasible: some PE would see the wrong data. `pe`, `cycle` and `kind`
-    (collision, barrier, buffer, operand, step, accumulator, drain) say where and what."""
-
-    def __init__(self, pe: tuple[int, int], cycle: int, kind: str, what: str) -> None:
-        super().__init__(f"PE ({pe[0]}, {pe[1]}), cycle {cycle}: {what}")
-        self.pe, self.cycle, self.kind, self.what = pe, cycle, kind, what
+__all__ = ["SystolicResult", "SystolicTimingError", "simulate_systolic", "simulate_systolic_reference"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -58,21 +56,6 @@ class SystolicResult:
     @property
     def utilisation(self) -> float:
         return self.macs / (self.design.array.pes * self.cycles)
-
-
-@dataclass(frozen=True)
-class Run:
-    """What an engine reports, in its own operand roles."""
-
-    out: np.ndarray
-    cycles: int
-    stream_reads: int
-    stationary_reads: int
-    psum_writes: int
-    psum_readbacks: int
-    c_writes: int
-    hbm_words: int
-    hbm_ends: tuple[int, ...]
 
 
 def operands(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -143,49 +126,12 @@ def simulate_systolic(design: SystolicDesign, a: np.ndarray, b: np.ndarray,
                       schedule: Schedule | Sequence[Sequence[int]] | None = None) -> SystolicResult:
     """Run C = A B on `design` with the event engine; `schedule` gives each tile's stream starts
     (default: the closed form). Raises SystolicTimingError at the first PE that would fail."""
-    from simcore.systolic.events_output import run_output_events
-    from simcore.systolic.events_stationary import run_stationary_events
-
     return _simulate(design, a, b, schedule, (run_stationary_events, run_output_events))
 
 
 def simulate_systolic_reference(design: SystolicDesign, a: np.ndarray, b: np.ndarray,
                                 schedule: Schedule | Sequence[Sequence[int]] | None = None) -> SystolicResult:
     """The same run stepped cycle by cycle (slow; the readable definition)."""
-    from simcore.systolic.reference_output import run_output_reference
-    from simcore.systolic.reference_stationary import run_stationary_reference
-
     return _simulate(design, a, b, schedule, (run_stationary_reference, run_output_reference))
 
 
-def stream_length(design: SystolicDesign, shape: Shape) -> int:
-    return roles(design.dataflow, shape).stream
-
-
-def tile_arrays(cut: Sequence[Tile]) -> dict[str, np.ndarray]:
-    """Per-tile attributes as int64 arrays (span and real sizes, offsets)."""
-    fields = ("span_rows", "span_cols", "rows", "cols", "row0", "col0")
-    return {f: np.array([getattr(t, f) for t in cut], dtype=np.int64) for f in fields}
-
-
-class FirstError:
-    """The earliest violation seen so far, ordered as the reference engines find them: by cycle,
-    then by the order of the checks within a cycle (`rank`), then row-major by PE."""
-
-    def __init__(self) -> None:
-        self.best: tuple[int, int, int, int] | None = None
-        self.error: SystolicTimingError | None = None
-
-    def offer(self, cycle: int, rank: int, pe: tuple[int, int], kind: str, what: str) -> None:
-        key = (int(cycle), rank, int(pe[0]), int(pe[1]))
-        if self.best is None or key < self.best:
-            self.best = key
-            self.error = SystolicTimingError((int(pe[0]), int(pe[1])), int(cycle), kind, what)
-
-    def raise_if_any(self) -> None:
-        if self.error is not None:
-            raise self.error
-
-
-def block_dtype(x: np.ndarray, w: np.ndarray) -> np.dtype:
-    return np.result_type(x, w)

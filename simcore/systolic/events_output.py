@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simcore.systolic.cycle import FirstError, Run, tile_arrays
+from simcore.systolic.common import FirstError, Run, tile_arrays
 from simcore.systolic.events_stationary import NEVER
 from simcore.systolic.model import SystolicDesign, Tile
 from simcore.systolic.schedule import Entry

@@ -16,7 +16,7 @@ from typing import Sequence
 
 import numpy as np
 
-from simcore.systolic.cycle import FirstError, Run, tile_arrays
+from simcore.systolic.common import FirstError, Run, tile_arrays
 from simcore.systolic.model import SystolicDesign, Tile
 from simcore.systolic.schedule import Entry
 

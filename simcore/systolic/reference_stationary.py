@@ -21,7 +21,7 @@ from typing import Sequence
 
 import numpy as np
 
-from simcore.systolic.cycle import Run, SystolicTimingError, tile_arrays
+from simcore.systolic.common import Run, SystolicTimingError, tile_arrays
 from simcore.systolic.model import HbmLink, SystolicDesign, Tile
 from simcore.systolic.schedule import Entry
 
