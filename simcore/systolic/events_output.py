@@ -90,6 +90,24 @@ def _registers(first: FirstError, design: SystolicDesign, a_start: np.ndarray, d
         prev_tile[:m, :n] = j
 
 
+def _drains(first: FirstError, design: SystolicDesign, a_start: np.ndarray, late: np.ndarray, drains: np.ndarray,
+            big_k: int, ta: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[tuple[int, int]], np.ndarray]:
+    """The drain's checks; (barrier ends, all real results out, first real result out and its
+    PE, last event + 1) per tile."""
+    mt, nt, mr, nr = (ta[f] for f in ("span_rows", "span_cols", "rows", "cols"))
+    complete = late + big_k + mt + nt - 2
+    drain_end = drains + nt + mt - 1
+    _lanes(first, drains, mt, 3, "two tiles drain column 0 in the same cycle", pe_rows=mt - 1)
+    unfinished = np.maximum(0, drains - late - big_k + 1)  # rows still computing at step 0
+    for j in np.flatnonzero(unfinished < mt):
+        first.offer(drains[j], 5, (int(unfinished[j]), 0), "drain",
+                    f"the drain of tile {j} reaches the unfinished result of row {unfinished[j]}")
+    _registers(first, design, a_start, drains, big_k, mt, nt)
+    ends = complete if design.assumptions.shadow else drain_end
+    out_pe = [(int(x) - 1, 0) for x in mt]  # column 0 puts out its bottom real row first
+    return ends, drains + nr + mt - 1, drains + mt - mr, out_pe, np.maximum(complete, drain_end)
+
+
 def run_output_events(design: SystolicDesign, a: np.ndarray, b: np.ndarray, entries: tuple[Entry, ...],
                       cut: tuple[Tile, ...]) -> Run:
     big_k = a.shape[1]
@@ -104,27 +122,12 @@ def run_output_events(design: SystolicDesign, a: np.ndarray, b: np.ndarray, entr
     k_len = np.full(len(cut), big_k, dtype=np.int64)
     _lanes(first, a_start, k_len, 0, "two tiles feed row 0 in the same cycle")
     _lanes(first, b_start, k_len, 1, "two tiles feed column 0 in the same cycle")
-    ends = complete
-    if assume.drain:
+    if assume.drain:  # results leave through the drain, bottom row first
         drains = np.array([e[2] for e in entries], dtype=np.int64)
-        drain_end = drains + nt + mt - 1
-        if not assume.shadow:
-            ends = drain_end
-        _lanes(first, drains, mt, 3, "two tiles drain column 0 in the same cycle", pe_rows=mt - 1)
-        ready = drains + nr + mt - 1
-        first_out = drains + mt - mr  # column 0 puts out its bottom real row first
-        out_pe = [(int(x) - 1, 0) for x in mt]
-        unfinished = np.maximum(0, drains - late - big_k + 1)  # rows still computing at step 0
-        for j in np.flatnonzero(unfinished < mt):
-            first.offer(drains[j], 5, (int(unfinished[j]), 0), "drain",
-                        f"the drain of tile {j} reaches the unfinished result of row {unfinished[j]}")
-        _registers(first, design, a_start, drains, big_k, mt, nt)
-        last = np.maximum(complete, drain_end)
-    else:
-        ready = late + big_k + mr + nr - 2
-        first_out = a_start + big_k - 1  # PE (0, 0)'s result
-        out_pe = [(0, 0)] * len(cut)
-        last = complete
+        ends, ready, first_out, out_pe, last = _drains(first, design, a_start, late, drains, big_k, ta)
+    else:  # each result leaves as soon as it is complete, PE (0, 0)'s first
+        ends, last = complete, complete
+        ready, first_out, out_pe = late + big_k + mr + nr - 2, a_start + big_k - 1, [(0, 0)] * len(cut)
     if assume.in_sequence:
         _barrier(first, np.minimum(a_start, b_start), ends)
     hbm_ends = _writeback(first, design, cut, ready, first_out, out_pe)

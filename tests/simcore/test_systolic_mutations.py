@@ -36,8 +36,8 @@ MUTANTS: dict[str, dict[str, list[tuple[str, str]]]] = {
     "is traffic reads B once per row fold instead of per column fold": {
         "systolic.model": [('"is", macs, m * k, k * n * ceil_div(m, c)', '"is", macs, m * k, k * n * ceil_div(m, r)')]},
     "the reference engine loads the top row's value first": {
-        "systolic.reference_stationary": [("w_in_row = kt[w_in_tile] - 1 - w_step_in[t, loading]",
-                                           "w_in_row = w_step_in[t, loading]")]},
+        "systolic.reference_stationary": [("w_row = kt[w_tile] - 1 - step_in[t, loading]",
+                                           "w_row = step_in[t, loading]")]},
     "the mapping search prunes with a bound that is too high": {
         "systolic.mapping": [("np.maximum(row_folds * col_folds * role.stream, lane)",
                               "np.maximum(row_folds * col_folds * (role.stream + 1), lane)")]},
