@@ -31,7 +31,7 @@ from simcore.systolic.model import (
 )
 from simcore.systolic.schedule import cycles, schedule
 
-from search_spaces.base import EXACT, SCALED, Family, Metrics, Verdict
+from search_spaces.base import EXACT, SCALED, Family, Metrics, Space, Verdict
 from search_spaces.domains import Choice, IntRange, Param, Point
 
 KEYS = ("rows", "cols", "dataflow", "shadow", "buffers", "hbm_words", "map_rows", "map_cols", "tile_order")
@@ -147,6 +147,10 @@ class SystolicFamily(Family):
 
     name = "systolic"
     description = "an R x C systolic array (ws, os or is) and its mapping under a PE budget, timed by the closed form"
+    # Read by the run pipeline of issue 9 (harmless class attributes before it lands).
+    oracle = "systolic"
+    measures = ("cycles", "words_per_mac", "pes")
+    default_objectives = ("cycles", "words_per_mac")
 
     def __init__(self, pe_budget: int, max_hbm_words: int, assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> None:
         self.pe_budget = _check_budget("pe_budget", pe_budget)
@@ -222,3 +226,8 @@ class SystolicFamily(Family):
 def systolic_family(pe_budget: int, max_hbm_words: int) -> SystolicFamily:
     """The family the tuner builds for `--target systolic --pe-budget P --max-hbm-words W`."""
     return SystolicFamily(pe_budget, max_hbm_words)
+
+
+# In the registry so that a recorded point can be rebuilt by its family's name; budgets large
+# enough for any point (a run builds its own family with --pe-budget and --max-hbm-words).
+SPACE = Space("systolic", "an R x C systolic array for one GEMM (tune --target systolic)", (systolic_family(1 << 30, 1 << 30),))

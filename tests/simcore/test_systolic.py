@@ -126,6 +126,19 @@ def test_os_drain_shadow_and_folds() -> None:
     assert isinstance(drained, OutputTiming) and drained.drain == 0 + 5 + 4 - 1 and drained.end == drained.drain + 4 + 4 - 1
 
 
+def test_os_writes_each_result_tile_back_after_computing_it() -> None:
+    """The os HBM link carries results out: a tile's write-back starts once all its results have
+    left the array, never before the tile is computed, and the run ends with the last one."""
+    design = SystolicDesign(ARRAY, "os", None, Assumptions(), HbmLink(1, 2))
+    run = schedule(design, SIX)
+    for t in run.timings:
+        assert isinstance(t, OutputTiming) and t.writeback_start is not None and t.writeback_end is not None
+        assert t.stream < t.complete <= t.ready <= t.writeback_start < t.writeback_end == t.end
+    assert run.cycles == run.timings[-1].writeback_end == 9 * 4 + run.timings[0].ready
+    a, b = operands(SIX)
+    assert both(design, a, b)[3] == tuple(t.writeback_end for t in run.timings)
+
+
 # --- closed form == cycle models ------------------------------------------------------------
 
 
