@@ -162,6 +162,18 @@ def test_the_fast_cycle_count_equals_the_tile_by_tile_walk(design: SystolicDesig
     assert cycles(design, shape) == schedule(design, shape).cycles
 
 
+@pytest.mark.parametrize("dataflow", ["ws", "os", "is"])
+@pytest.mark.parametrize("shape", [Shape(1, 9, 10), Shape(10, 9, 1), Shape(3, 2, 5), Shape(9, 1, 9)],
+                         ids=["M=1", "N=1", "K,M,N-below-the-array", "K=1"])
+@pytest.mark.parametrize("hbm", [HbmLink(), HbmLink(1, 1), HbmLink(2, 2)], ids=["on-chip", "1-buffer", "2-buffers"])
+@pytest.mark.parametrize("edges", ["bypass", "pad"])
+def test_dimensions_below_the_array_and_edge_tiles(dataflow: str, shape: Shape, hbm: HbmLink, edges: str) -> None:
+    design = SystolicDesign(SystolicArray(4, 4), dataflow, None, Assumptions(edges=edges), hbm)
+    a, b = operands(shape, 5)
+    status, measured, moved, *_ = both(design, a, b)
+    assert (status, measured, moved) == ("ok", schedule(design, shape).cycles, design_traffic(design, shape))
+
+
 def test_large_array_matches_numpy() -> None:
     shape = Shape(64, 64, 64)
     a, b = operands(shape, 3)
