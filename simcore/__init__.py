@@ -12,7 +12,9 @@ from simcore.ga1 import (
     predicted_double_buffered_cycles, replay, simple_bounds, simulate, timeline, verify_matmul,
 )
 from simcore.shape import Shape, ShapeError, parse_shape
-from simcore.systolic import SystolicArray, SystolicTimingError, WeightFetch, simulate_systolic, stream_schedule, traffic
+from simcore.systolic import (
+    Assumptions, HbmLink, Mapping, SystolicArray, SystolicDesign, SystolicTimingError, schedule, simulate_systolic, traffic,
+)
 from simcore.tile_model import MatmulTile
 
 __all__ = [
@@ -22,6 +24,7 @@ __all__ = [
     "ChapterSchedule", "ScheduleError", "blocked", "kouter", "chapter_sweep", "parse_schedule",
     "SimpleBounds", "simple_bounds", "expected_blocked_traffic", "expected_kouter_traffic",
     "predicted_double_buffered_cycles", "lower_bound", "Verification", "verify_matmul",
-    "SystolicArray", "WeightFetch", "SystolicTimingError", "simulate_systolic", "stream_schedule", "traffic",
+    "Assumptions", "HbmLink", "Mapping", "SystolicArray", "SystolicDesign", "SystolicTimingError", "schedule",
+    "simulate_systolic", "traffic",
     "MatmulTile",
 ]

@@ -1,25 +1,29 @@
-"""Weight-stationary systolic tiling: configs, tile order, the closed-form schedule, traffic.
+"""Systolic designs: the array, the dataflow, the mapping, the modelling assumptions, the HBM
+link of the stationary tiles; the tiles a GEMM is cut into, and the buffer traffic.
 
-C = A B with A (M x K) and B (K x N) runs on an R x C array as weight tiles of at most R x C:
-tile j holds rows k0 .. k0 + k_j - 1 and columns n0 .. n0 + n_j - 1 of B and streams all M
-rows of A through it.
+C = A B with A (M x K) and B (K x N). Each dataflow keeps one matrix in the PEs and streams the
+other two operands past it; the array's rows and columns cover two GEMM dimensions and the
+third streams:
 
-Tile order: column tiles of N outermost, K tiles inside. The K tiles of one column tile are
-therefore consecutive, so the partial sums of a K split are read back and added while the
-accumulator rows of that column tile are still the ones being written.
+  dataflow   stationary in the PEs       array rows   array cols   stream (length)
+  ws         a K x N tile of B (weights)  K            N            the M rows of A
+  is         a K x M tile of A^T (inputs) K            M            the N columns of B
+  os         an M x N tile of C (results) M            N            the K products
 
-Cycle conventions (shared with the cycle model in `simcore.systolic.cycle`):
-  * cycles count from 0; `T` is one past the last cycle in which a PE multiplies;
-  * L_j: column q of tile j loads in cycles L_j + q .. L_j + q + k_j - 1 (bottom weight first);
-  * S_j: activation i of row r enters PE (r, 0) in cycle S_j + i + r; PE (r, q) swaps its
-    shadow weight in at S_j + r + q and multiplies activation i at S_j + i + r + q;
-  * a tile of k_j rows delivers its sums from row k_j - 1 (unused rows are bypassed),
-    so tile j ends at S_j + M + k_j + n_j - 2.
+The stationary matrix is cut into tiles of at most r x c, where r x c is the mapped sub-array
+(`Mapping`, r <= R and c <= C; the other PEs idle). SCALE-Sim calls a tile a fold. Tile order:
+`col-outer` runs the column folds outermost and the row folds inside (SCALE-Sim's order; ws:
+the K tiles of one column tile are consecutive), `row-outer` the other way round.
 
-Weight fetch: k_j n_j words at W words per cycle take ceil(k_j n_j / W) whole cycles, and a
-tile may start loading only once its whole fetch has ended. A buffer is free again once the
-tile in it has been shifted into the array, i.e. from L_j + n_j + k_j - 1 (the last column's
-last load cycle plus one). The fetch engine works on one tile at a time, in tile order.
+`Assumptions` are the modelling choices, named as users know them (SCALE-Sim 3.0's in brackets):
+  * shadow: a second register per PE, so the next tile's stationary data moves in (ws, is) or
+    the last tile's results move out (os) while the array computes [off];
+  * edges: an edge tile smaller than the sub-array either bypasses the unused rows and columns
+    or is padded with zeros to the full sub-array, paying its fill and drain [pad];
+  * drain: os results are shifted out of the array, one row per cycle, and the cycles are
+    charged; or they leave at no cost [not charged];
+  * folds: consecutive tiles overlap in the array as far as the data allow, or each tile starts
+    only when the previous one has finished [in sequence].
 """
 from __future__ import annotations
 
@@ -29,36 +33,98 @@ from fractions import Fraction
 from typing import Literal
 
 from simcore.checks import ceil_div, require_positive_int
+from simcore.shape import Shape
 
-Dataflow = Literal["ws", "os"]
+Dataflow = Literal["ws", "os", "is"]
+DATAFLOWS: tuple[str, ...] = ("ws", "os", "is")
+ORDERS: tuple[str, ...] = ("col-outer", "row-outer")
+EDGES: tuple[str, ...] = ("bypass", "pad")
+FOLDS: tuple[str, ...] = ("overlap", "sequence")
 
 
-
-
+def _require_choice(name: str, value: object, options: tuple[str, ...]) -> None:
+    if value not in options:
+        raise ValueError(f"{name} must be one of {', '.join(options)}, got {value!r}")
 
 
 @dataclass(frozen=True)
 class SystolicArray:
-    """An R x C weight-stationary array; `shadow` gives every PE a second weight register."""
+    """An R x C grid of processing elements."""
 
     rows: int
     cols: int
-    shadow: bool = True
 
     def __post_init__(self) -> None:
         require_positive_int("array rows", self.rows)
         require_positive_int("array cols", self.cols)
-        if not isinstance(self.shadow, bool):
-            raise ValueError(f"shadow must be a bool, got {self.shadow!r}")
 
     @property
     def pes(self) -> int:
         return self.rows * self.cols
 
+    def __str__(self) -> str:
+        return f"{self.rows}x{self.cols}"
+
 
 @dataclass(frozen=True)
-class WeightFetch:
-    """Off-chip weight fetch: None words per cycle means the weights are already on chip."""
+class Mapping:
+    """The r x c sub-array the GEMM is mapped on and the order its tiles run in."""
+
+    rows: int
+    cols: int
+    order: str = "col-outer"
+
+    def __post_init__(self) -> None:
+        require_positive_int("mapping rows", self.rows)
+        require_positive_int("mapping cols", self.cols)
+        _require_choice("tile order", self.order, ORDERS)
+
+    def __str__(self) -> str:
+        return f"{self.rows}x{self.cols} {self.order}"
+
+
+@dataclass(frozen=True)
+class Assumptions:
+    """How the model times the array; see the module docstring."""
+
+    shadow: bool = True
+    edges: str = "bypass"
+    drain: bool = True
+    folds: str = "overlap"
+
+    def __post_init__(self) -> None:
+        for name in ("shadow", "drain"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be a bool, got {getattr(self, name)!r}")
+        _require_choice("edges", self.edges, EDGES)
+        _require_choice("folds", self.folds, FOLDS)
+
+    @property
+    def padded(self) -> bool:
+        return self.edges == "pad"
+
+    @property
+    def in_sequence(self) -> bool:
+        return self.folds == "sequence"
+
+    def describe(self) -> str:
+        return (f"shadow registers {'on' if self.shadow else 'off'}, edge tiles {'padded' if self.padded else 'bypassed'}, "
+                f"os drain {'charged' if self.drain else 'not charged'}, folds "
+                f"{'in sequence' if self.in_sequence else 'overlapped'}")
+
+
+DEFAULT_ASSUMPTIONS = Assumptions()
+# SCALE-Sim 3.0: no shadow registers, every fold padded to the full array and run on its own,
+# no cycles to drain os results (its demand matrices, compute/systolic_compute_{ws,os,is}.py).
+SCALESIM = Assumptions(shadow=False, edges="pad", drain=False, folds="sequence")
+PRESETS: dict[str, Assumptions] = {"default": DEFAULT_ASSUMPTIONS, "scalesim": SCALESIM}
+
+
+@dataclass(frozen=True)
+class HbmLink:
+    """The stationary tiles' path to off-chip memory: ws fetches weight tiles and is input tiles
+    into `buffers` on-chip buffers before they load; os writes each result tile back from one of
+    `buffers` output buffers. None words per cycle: the tiles stay on chip (no link)."""
 
     hbm_words_per_cycle: float | int | None = None
     buffers: int = 2
@@ -78,7 +144,7 @@ class WeightFetch:
         return self.hbm_words_per_cycle is None
 
     def cycles(self, words: int) -> int:
-        """Whole cycles to fetch `words`; a float rate is taken as the decimal it prints as."""
+        """Whole cycles to move `words`; a float rate is taken as the decimal it prints as."""
         if self.hbm_words_per_cycle is None:
             return 0
         rate = Fraction(str(self.hbm_words_per_cycle))
@@ -86,138 +152,105 @@ class WeightFetch:
 
 
 @dataclass(frozen=True)
-class WeightTile:
-    """Tile `index`: B rows k0 .. k0+k-1, columns n0 .. n0+n-1; K tile `k_step` of `k_steps`."""
+class SystolicDesign:
+    """Everything that fixes the timing of a GEMM: the array, its dataflow, the mapping (None:
+    the whole array, column folds outer), the modelling assumptions and the HBM link."""
+
+    array: SystolicArray
+    dataflow: str = "ws"
+    mapping: Mapping | None = None
+    assumptions: Assumptions = DEFAULT_ASSUMPTIONS
+    hbm: HbmLink = HbmLink()
+
+    def __post_init__(self) -> None:
+        _require_choice("dataflow", self.dataflow, DATAFLOWS)
+        m = self.mapping
+        if m is not None and (m.rows > self.array.rows or m.cols > self.array.cols):
+            raise ValueError(f"mapping {m.rows}x{m.cols} does not fit the {self.array} array")
+
+    @property
+    def used(self) -> Mapping:
+        """The mapping in force."""
+        return self.mapping if self.mapping is not None else Mapping(self.array.rows, self.array.cols)
+
+    def with_mapping(self, mapping: Mapping | None) -> "SystolicDesign":
+        return SystolicDesign(self.array, self.dataflow, mapping, self.assumptions, self.hbm)
+
+
+@dataclass(frozen=True)
+class Roles:
+    """Which GEMM dimension each side of the array covers, and which one streams."""
+
+    dataflow: str
+    row_dim: int
+    col_dim: int
+    stream: int
+
+
+def roles(dataflow: str, shape: Shape) -> Roles:
+    m, k, n = shape.m, shape.k, shape.n
+    if dataflow == "ws":
+        return Roles("ws", k, n, m)
+    if dataflow == "is":
+        return Roles("is", k, m, n)
+    if dataflow == "os":
+        return Roles("os", m, n, k)
+    raise ValueError(f"dataflow must be one of {', '.join(DATAFLOWS)}, got {dataflow!r}")
+
+
+@dataclass(frozen=True)
+class Tile:
+    """Tile `index`: rows row0 .. row0+rows-1 and columns col0 .. col0+cols-1 of the stationary
+    matrix (in the array's row and column dimensions), timed as span_rows x span_cols (the
+    sub-array when edge tiles are padded, else the tile itself)."""
 
     index: int
-    k0: int
-    n0: int
-    k: int
-    n: int
-    k_step: int
-    k_steps: int
+    row0: int
+    col0: int
+    rows: int
+    cols: int
+    span_rows: int
+    span_cols: int
+    row_fold: int
+    row_folds: int
 
     @property
     def words(self) -> int:
-        return self.k * self.n
+        return self.rows * self.cols
+
+    @property
+    def kind(self) -> tuple[int, int, int, int]:
+        """Tiles of one kind are timed alike."""
+        return (self.span_rows, self.span_cols, self.rows, self.cols)
 
 
-def weight_tiles(array: SystolicArray, k: int, n: int) -> tuple[WeightTile, ...]:
-    """The weight tiles of a K x N matrix B in run order: column tiles outer, K tiles inner."""
-    require_positive_int("K", k)
-    require_positive_int("N", n)
-    k_steps = ceil_div(k, array.rows)
-    out: list[WeightTile] = []
-    for n0 in range(0, n, array.cols):
-        for step, k0 in enumerate(range(0, k, array.rows)):
-            out.append(
-                WeightTile(
-                    index=len(out),
-                    k0=k0,
-                    n0=n0,
-                    k=min(array.rows, k - k0),
-                    n=min(array.cols, n - n0),
-                    k_step=step,
-                    k_steps=k_steps,
-                )
-            )
+def _extents(dim: int, side: int) -> list[tuple[int, int]]:
+    return [(start, min(side, dim - start)) for start in range(0, dim, side)]
+
+
+def tiles(design: SystolicDesign, shape: Shape) -> tuple[Tile, ...]:
+    """The stationary tiles in run order."""
+    role = roles(design.dataflow, shape)
+    mapping = design.used
+    row_parts = _extents(role.row_dim, mapping.rows)
+    col_parts = _extents(role.col_dim, mapping.cols)
+    pad = design.assumptions.padded
+    pairs = ([(rp, cp) for cp in col_parts for rp in row_parts] if mapping.order == "col-outer"
+             else [(rp, cp) for rp in row_parts for cp in col_parts])
+    out: list[Tile] = []
+    for (r0, rn), (c0, cn) in pairs:
+        out.append(Tile(
+            index=len(out), row0=r0, col0=c0, rows=rn, cols=cn,
+            span_rows=mapping.rows if pad else rn, span_cols=mapping.cols if pad else cn,
+            row_fold=r0 // mapping.rows, row_folds=len(row_parts),
+        ))
     return tuple(out)
 
 
-def tile_end(tile: WeightTile, m: int, stream: int) -> int:
-    """One past the tile's last MAC: its last result leaves PE (k-1, n-1)."""
-    return stream + m + tile.k + tile.n - 2
-
-
-def tile_shifted_in(tile: WeightTile, load: int) -> int:
-    """First cycle after the tile's last weight left the buffer (its buffer is free again)."""
-    return load + tile.n + tile.k - 1
-
-
-@dataclass(frozen=True)
-class TileTiming:
-    """One tile's schedule: fetch window (0, 0 when on chip), load L_j, stream S_j, end."""
-
-    tile: WeightTile
-    fetch_start: int
-    fetch_end: int
-    load: int
-    stream: int
-    end: int
-
-
-@dataclass(frozen=True)
-class Schedule:
-    """A whole run: per-tile timings and the total cycle count T."""
-
-    array: SystolicArray
-    m: int
-    k: int
-    n: int
-    fetch: WeightFetch
-    tiles: tuple[TileTiming, ...]
-    cycles: int
-
-    @property
-    def macs(self) -> int:
-        return self.m * self.k * self.n
-
-    @property
-    def utilisation(self) -> float:
-        return self.macs / (self.array.pes * self.cycles)
-
-    @property
-    def pairs(self) -> tuple[tuple[int, int], ...]:
-        """(L_j, S_j) per tile, the form `simulate_systolic` accepts as a schedule."""
-        return tuple((t.load, t.stream) for t in self.tiles)
-
-
-def fetch_window(
-    fetch: WeightFetch,
-    tile: WeightTile,
-    previous_fetch_end: int,
-    buffer_free: int,
-) -> tuple[int, int]:
-    """(start, end) of a tile's fetch: after the previous fetch and once its buffer is free."""
-    if fetch.on_chip:
-        return 0, 0
-    start = max(previous_fetch_end, buffer_free)
-    return start, start + fetch.cycles(tile.words)
-
-
-def stream_schedule(
-    array: SystolicArray,
-    m: int,
-    k: int,
-    n: int,
-    fetch: WeightFetch | None = None,
-) -> Schedule:
-    """Closed-form schedule: S_{j+1} = max(S_j + M, L_{j+1} + k_{j+1}) with shadow registers.
-
-    L_{j+1} = max(S_j, F_{j+1}) with shadow registers (the next load may overwrite a shadow
-    register once this tile has swapped it in), max(end_j, F_{j+1}) without (chapter 4: each
-    tile loads, streams and drains before the next load). T is the latest tile end, which is
-    the spec's S_J + M + k_J + n_J - 2 whenever the last tile ends last.
-    """
-    require_positive_int("M", m)
-    fetch = fetch if fetch is not None else WeightFetch()
-    tiles = weight_tiles(array, k, n)
-    out: list[TileTiming] = []
-    for j, tile in enumerate(tiles):
-        previous_fetch_end = out[-1].fetch_end if out else 0
-        owner = j - fetch.buffers  # the tile that last used this tile's buffer
-        buffer_free = tile_shifted_in(tiles[owner], out[owner].load) if owner >= 0 else 0
-        fetch_start, fetch_end = fetch_window(fetch, tile, previous_fetch_end, buffer_free)
-        if not out:
-            load = fetch_end
-            stream = load + tile.k
-        else:
-            prev = out[-1]
-            load = max(prev.stream if array.shadow else prev.end, fetch_end)
-            stream = max(prev.stream + m, load + tile.k)
-        out.append(TileTiming(tile, fetch_start, fetch_end, load, stream, tile_end(tile, m, stream)))
-    cycles = max(t.end for t in out)
-    return Schedule(array, m, k, n, fetch, tuple(out), cycles)
+def tile_count(design: SystolicDesign, shape: Shape) -> int:
+    """len(tiles(design, shape)), without making them."""
+    role, mapping = roles(design.dataflow, shape), design.used
+    return ceil_div(role.row_dim, mapping.rows) * ceil_div(role.col_dim, mapping.cols)
 
 
 @dataclass(frozen=True)
@@ -245,36 +278,43 @@ class Traffic:
         return Fraction(self.total, self.macs)
 
 
-def traffic(array: SystolicArray, m: int, k: int, n: int, dataflow: Dataflow) -> Traffic:
-    """Exact buffer traffic of C = A B on the array, tiles rounded up at the edges.
+def compulsory_words(shape: Shape) -> int:
+    """Every word of A and B read once and of C written once: MK + KN + MN."""
+    return shape.m * shape.k + shape.k * shape.n + shape.m * shape.n
+
+
+def traffic(mapped: SystolicArray | Mapping, m: int, k: int, n: int, dataflow: str) -> Traffic:
+    """Exact buffer traffic of C = A B on an r x c (sub-)array, tiles rounded up at the edges.
+    Padding zeros are made in the array, never read from a buffer, so padding moves no words.
 
     ws: A streams once per column tile of B; B is read once; every K tile but the last writes
     partial sums, every K tile but the first reads them back; C is written once.
-    os: each PE keeps one result of an R x C output tile until it is complete; A is read once
-    per column tile of B, B once per row tile of A, C written once.
+    is: the same with A and B exchanged: B streams once per column tile of A^T (M tile).
+    os: each PE keeps one result of an r x c tile of C until it is complete; A is read once
+    per column tile (N tile), B once per row tile (M tile), C written once.
     """
     for name, value in (("M", m), ("K", k), ("N", n)):
         require_positive_int(name, value)
-    col_tiles = ceil_div(n, array.cols)
+    r, c = mapped.rows, mapped.cols
+    macs, mn = m * k * n, m * n
     if dataflow == "ws":
-        extra_k = ceil_div(k, array.rows) - 1  # K tiles that hand partial sums on
-        return Traffic(
-            dataflow="ws",
-            macs=m * k * n,
-            a_reads=m * k * col_tiles,
-            b_reads=k * n,
-            psum_writes=m * n * extra_k,
-            psum_readbacks=m * n * extra_k,
-            c_writes=m * n,
-        )
+        extra = ceil_div(k, r) - 1
+        return Traffic("ws", macs, m * k * ceil_div(n, c), k * n, mn * extra, mn * extra, mn)
+    if dataflow == "is":
+        extra = ceil_div(k, r) - 1
+        return Traffic("is", macs, m * k, k * n * ceil_div(m, c), mn * extra, mn * extra, mn)
     if dataflow == "os":
-        return Traffic(
-            dataflow="os",
-            macs=m * k * n,
-            a_reads=m * k * col_tiles,
-            b_reads=k * n * ceil_div(m, array.rows),
-            psum_writes=0,
-            psum_readbacks=0,
-            c_writes=m * n,
-        )
-    raise ValueError(f"dataflow must be 'ws' or 'os', got {dataflow!r}")
+        return Traffic("os", macs, m * k * ceil_div(n, c), k * n * ceil_div(m, r), 0, 0, mn)
+    raise ValueError(f"dataflow must be one of {', '.join(DATAFLOWS)}, got {dataflow!r}")
+
+
+def design_traffic(design: SystolicDesign, shape: Shape) -> Traffic:
+    return traffic(design.used, shape.m, shape.k, shape.n, design.dataflow)
+
+
+def hbm_words(design: SystolicDesign, shape: Shape) -> int:
+    """Words over the HBM link: every stationary tile once (0 without a link)."""
+    if design.hbm.on_chip:
+        return 0
+    role = roles(design.dataflow, shape)
+    return role.row_dim * role.col_dim

@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import re
 
-from simcore.systolic.model import SystolicArray, stream_schedule
+from simcore.shape import Shape
+from simcore.systolic.model import SystolicArray, SystolicDesign
+from simcore.systolic.schedule import schedule
 
 _ARRAY = re.compile(r"^\s*(-?\d+)\s*[xX]\s*(-?\d+)\s*$")
 
@@ -52,9 +54,9 @@ def mxu_timing(T: int, rows: int, cols: int) -> tuple[int, int]:
     """(mxu_cycles, mxu_fill) of back-to-back T x T x T products on an R x C array."""
     if isinstance(T, bool) or not isinstance(T, int) or T <= 0:
         raise ValueError(f"tile edge T must be a positive integer, got {T!r}")
-    schedule = stream_schedule(SystolicArray(rows, cols, shadow=True), T, T, T)
-    first, last = schedule.tiles[0], schedule.tiles[-1]
+    run = schedule(SystolicDesign(SystolicArray(rows, cols), "ws"), Shape(T, T, T))
+    first, last = run.timings[0], run.timings[-1]
     # The next product's first tile streams max(M, k_first) after this product's last one.
-    interval = last.stream - first.stream + max(T, first.tile.k)
-    fill = schedule.cycles - (first.stream + interval)
+    interval = last.stream - first.stream + max(T, first.tile.span_rows)
+    fill = run.cycles - (first.stream + interval)
     return interval, fill

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from simcore.ga1.machine import Machine, MachineError, machine_from, parse_overrides
-from simcore.systolic.model import SystolicArray, stream_schedule
-from simcore.systolic.cycle import simulate_systolic
+from simcore.shape import Shape
+from simcore.systolic import SystolicArray, SystolicDesign, schedule, simulate_systolic, simulate_systolic_reference
 from simcore.systolic.tie import mxu_timing, parse_array, pes
 
 
@@ -50,15 +50,16 @@ def test_back_to_back_products_match_the_schedule_and_cycle_model(rows: int, col
     """P products in a row (B side by side) take first load + P intervals + fill, cycle-exact."""
     T, P = 8, 3
     interval, fill = mxu_timing(T, rows, cols)
-    array = SystolicArray(rows, cols)
+    design = SystolicDesign(SystolicArray(rows, cols), "ws")
     first_load = min(rows, T)
-    schedule = stream_schedule(array, T, T, P * T)
-    assert schedule.cycles == first_load + P * interval + fill
+    run = schedule(design, Shape(T, T, P * T))
+    assert run.cycles == first_load + P * interval + fill
     rng = np.random.default_rng(3)
     a, b = rng.integers(-9, 10, (T, T)), rng.integers(-9, 10, (T, P * T))
-    result = simulate_systolic(array, a, b)
-    assert result.cycles == schedule.cycles
-    np.testing.assert_array_equal(result.c, a @ b)
+    for engine in (simulate_systolic, simulate_systolic_reference):
+        result = engine(design, a, b)
+        assert result.cycles == run.cycles
+        np.testing.assert_array_equal(result.c, a @ b)
 
 
 def test_t_override_is_used() -> None:
