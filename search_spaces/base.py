@@ -7,13 +7,16 @@ A family declares its parameters as data, grades how far a point is over the mac
 """
 from __future__ import annotations
 
+import functools
 import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import Mapping
 
 from simcore.ga1.lower_bounds import lower_bound
 from simcore.ga1.machine import Machine
 from simcore.ga1.program import Program
+from simcore.ga1.schedules import chapter_sweep
 from simcore.shape import Shape
 from simcore.ga1.simulate import simulate
 from simcore.ga1.timeline import timeline
@@ -54,6 +57,9 @@ class Family(ABC):
 
     name: str = ""
     description: str = ""
+    oracle: str = ""                                 # the simulator or model that times it
+    measures: tuple[str, ...] = ("cycles",)          # what may be an objective
+    default_objectives: tuple[str, ...] = ("cycles",)
 
     @abstractmethod
     def params(self, shape: Shape, T: int) -> tuple[Param, ...]:
@@ -90,9 +96,33 @@ class Family(ABC):
         """Points every study starts from (the chapter's hand-written sweep, good defaults)."""
         return []
 
+    def machine_record(self, machine: Machine) -> dict[str, int]:
+        """The machine a result was measured on, as recorded with it; {} for a family whose
+        own parameters are its machine."""
+        return {}
+
+    def machine_from_record(self, record: Mapping[str, int]) -> Machine:
+        """The machine to re-run a recorded point on (inverse of machine_record)."""
+        return Machine(**record) if record else Machine()
+
+    def program(self, point: Point, shape: Shape, machine: Machine) -> Program | None:
+        """The GA-1 program of the point (for timelines and export), or None for other oracles."""
+        return None
+
+    def reference(self, shape: Shape, machine: Machine) -> tuple[int, str] | None:
+        """The best hand-written schedule this oracle knows for the shape: (cycles, label)."""
+        return None
+
+    def bound(self, shape: Shape, machine: Machine) -> int | None:
+        """A proven lower bound on the cycles of any point, or None."""
+        return None
+
 
 class GA1Family(Family):
     """A family that compiles to a GA-1 program, timed and verified by simcore."""
+
+    oracle = "ga1"
+    measures = ("cycles", "scratchpad_words", "dma_words_per_cycle", "mxu_cycles", "tiles_moved")
 
     @abstractmethod
     def slots_needed(self, point: Point, shape: Shape, machine: Machine) -> int:
@@ -124,6 +154,32 @@ class GA1Family(Family):
         header = (f"{result.cycles} cycles, {result.tiles_moved} tiles moved, matrix-unit utilization "
                   f"{result.mxu_util:.0%}   (one character = {step} cycles)")
         return header + "\n" + timeline(result, per_char=step, width=width)
+
+    def machine_record(self, machine: Machine) -> dict[str, int]:
+        return machine.as_dict()
+
+    def program(self, point: Point, shape: Shape, machine: Machine) -> Program | None:
+        return self.build(point, shape, machine)
+
+    def reference(self, shape: Shape, machine: Machine) -> tuple[int, str] | None:
+        return chapter_best(shape, machine)
+
+    def bound(self, shape: Shape, machine: Machine) -> int | None:
+        return lower_bound(shape, machine)
+
+
+@functools.lru_cache(maxsize=256)
+def chapter_best(shape: Shape, machine: Machine) -> tuple[int, str] | None:
+    """The chapter's best hand-written schedule on this machine: (cycles, label), or None when
+    none of its schedules fits."""
+    best: tuple[int, str] | None = None
+    for schedule in chapter_sweep():
+        if schedule.slots_needed(shape, machine) > machine.slots:
+            continue
+        cycles = simulate(machine, schedule.build(shape, machine)).cycles
+        if best is None or cycles < best[0]:
+            best = (cycles, schedule.label(shape, machine))
+    return best
 
 
 @dataclass(frozen=True)

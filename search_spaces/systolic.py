@@ -30,7 +30,7 @@ from simcore.shape import Shape
 from simcore.systolic.model import SystolicArray, TileTiming, Traffic, WeightFetch, stream_schedule, traffic
 from simcore.systolic.cycle import SystolicTimingError, simulate_systolic
 
-from search_spaces.base import EXACT, SCALED, Family, Metrics, Verdict
+from search_spaces.base import EXACT, SCALED, Family, Metrics, Space, Verdict
 from search_spaces.domains import Choice, IntRange, Param, Point
 
 DATAFLOWS: tuple[str, ...] = ("ws", "os")
@@ -236,6 +236,9 @@ class SystolicFamily(Family):
 
     name = "systolic"
     description = "an R x C systolic array (ws or os) under a PE budget, timed by the closed form"
+    oracle = "systolic"
+    measures = ("cycles", "words_per_mac", "pes")
+    default_objectives = ("cycles", "words_per_mac")
 
     def __init__(self, pe_budget: int, max_hbm_words: int) -> None:
         self.pe_budget = _check_budget("pe_budget", pe_budget)
@@ -299,3 +302,8 @@ class SystolicFamily(Family):
 def systolic_family(pe_budget: int, max_hbm_words: int) -> SystolicFamily:
     """The family the tuner builds for `--target systolic --pe-budget P --max-hbm-words W`."""
     return SystolicFamily(pe_budget, max_hbm_words)
+
+
+# In the registry so that a recorded point can be rebuilt by its family's name; budgets large
+# enough for any point (a run builds its own family with --pe-budget and --max-hbm-words).
+SPACE = Space("systolic", "an R x C systolic array for one GEMM (tune --target systolic)", (systolic_family(1 << 30, 1 << 30),))
