@@ -18,6 +18,7 @@ import sys
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Callable
 
 import optuna
 import pandas as pd
@@ -285,13 +286,21 @@ def summarise(spec: RunSpec, name: str, outcomes: list[StudyOutcome], results: P
 # --- the run -----------------------------------------------------------------------------------
 
 
-def run(spec: RunSpec, options: RunOptions, log=None) -> Outcome:  # type: ignore[no-untyped-def]
-    """Validate, open every study (all checked before any trial runs), then seed, optimise,
-    rank, verify and write each. Ctrl-C stops after the trials in flight; what is done is
-    ranked and written."""
-    spec.validate()
-    _check_options(options)
-    name = spec.run_name(options.study)
+@dataclass
+class Job:
+    """One study of a run, opened and checked."""
+
+    settings: StudySettings
+    gemm: Gemm | None
+    search: Search
+    shared: SharedStudy
+    study: optuna.Study
+    starts: tuple[Candidate, ...]
+
+
+def open_jobs(spec: RunSpec, options: RunOptions, name: str) -> list[Job]:
+    """Every study of the run, opened and checked before any trial runs: a refused resume
+    adds nothing anywhere."""
     jobs = []
     for gemm, search in spec.searches():
         settings = settings_for(spec, options, spec.study_name(name, gemm))
@@ -300,30 +309,38 @@ def run(spec: RunSpec, options: RunOptions, log=None) -> Outcome:  # type: ignor
             raise UsageError(f"the starting point does not fit study {settings.name!r}: {reasons[0]}")
         shared, study = open_study(settings)
         check_study(study, spec, gemm, options)
-        jobs.append((settings, gemm, search, shared, study, [search.canonical(c) for c, r in zip(options.starts, reasons) if r is None]))
-    verify_top = options.verify_top if options.verify_top is not None else verify_top_default(spec)
-    results = options.results if options.write else None
-    started, interrupted, reached = time.perf_counter(), False, 0
+        starts = tuple(search.canonical(c) for c, reason in zip(options.starts, reasons) if reason is None)
+        jobs.append(Job(settings, gemm, search, shared, study, starts))
+    return jobs
+
+
+def run(spec: RunSpec, options: RunOptions, log: Callable[[str], None] | None = None) -> Outcome:
+    """Validate, open every study, then seed, optimise, rank, verify and write each. Ctrl-C
+    stops after the trials in flight; what is done is ranked and written."""
+    spec.validate()
+    _check_options(options)
+    name = spec.run_name(options.study)
+    jobs = open_jobs(spec, options, name)
+    started, interrupted, reached = time.perf_counter(), False, 1
     try:
         with graceful_stop() as stop:
-            for settings, gemm, search, shared, study, starts in jobs:
-                seed_study(shared, study, search, replace(options, starts=tuple(starts)))
-                target = finished_count(study) + options.trials
+            for reached, job in enumerate(jobs, start=1):
+                seed_study(job.shared, job.study, job.search, replace(options, starts=job.starts))
+                target = finished_count(job.study) + options.trials
                 if log and len(jobs) > 1:
-                    log(f"tuning {gemm.label if gemm else name}: {options.trials} trials in study {settings.name!r}")
-                reached += 1
-                optimise(settings, search, shared, study, target, options)
+                    log(f"tuning {job.gemm.label if job.gemm else name}: {options.trials} trials in study {job.settings.name!r}")
+                optimise(job.settings, job.search, job.shared, job.study, target, options)
                 if stop.requested:
                     break
             interrupted = stop.requested
     except KeyboardInterrupt:
         interrupted = True
     elapsed = time.perf_counter() - started
-    outcomes = []
-    for index, (settings, gemm, search, shared, study, _) in enumerate(jobs):
-        if index < max(reached, 1):
-            outcomes.append(finish(study, search, spec, gemm, verify_top, results))
-        shared.close()
+    verify_top = options.verify_top if options.verify_top is not None else verify_top_default(spec)
+    results = options.results if options.write else None
+    outcomes = [finish(job.study, job.search, spec, job.gemm, verify_top, results) for job in jobs[:reached]]
+    for job in jobs:
+        job.shared.close()
     if spec.single or spec.codesign:
         return Outcome(name, outcomes, None, {}, outcomes[0].paths, elapsed, interrupted)
     summary, metadata, paths = summarise(spec, name, outcomes, results)

@@ -75,7 +75,12 @@ class RunSpec:
 
     def validate(self) -> None:
         """Every combination the searches cannot honour is a one-line usage error."""
+        if self.target == "systolic" and not self.single:
+            raise UsageError("--workload is for the ga1 target")
+        if self.target == "systolic" and self.search_machine:
+            raise UsageError("--search-machine is for the ga1 target; the systolic target searches its array itself")
         found = self.families()
+        # What every family measures (a co-design: the workload's weighted cycles and the machine's costs).
         known = CODESIGN_OBJECTIVES if self.codesign else tuple(n for n in found[0].measures if all(n in f.measures for f in found))
         where = "--workload --search-machine" if self.codesign else f"target {self.target}"
         unknown = [n for n in self.objectives if n not in known or n not in DIRECTIONS]
@@ -83,10 +88,6 @@ class RunSpec:
             raise UsageError(f"unknown objective(s) {', '.join(unknown) or '(none)'} for {where} (known: {', '.join(known)})")
         if self.objectives[0] != "cycles":
             raise UsageError("the first objective must be cycles")
-        if self.target == "systolic" and not self.single:
-            raise UsageError("--workload is for the ga1 target")
-        if self.target == "systolic" and self.search_machine:
-            raise UsageError("--search-machine is for the ga1 target; the systolic target searches its array itself")
         if not self.single and not self.search_machine and self.objectives != ("cycles",):
             raise UsageError("--objectives other than cycles need --search-machine (a machine to trade against)")
         if (self.machine_range or self.max_scratchpad_words) and not self.search_machine:
@@ -96,6 +97,13 @@ class RunSpec:
         space = self.machine_space()
         if space is None and self.target == "ga1" and self.machine.slots < 3:
             raise UsageError(f"a scratchpad of {self.machine.slots} slots is too small for any schedule (a product needs 3: C, A and B)")
+
+    def notes(self) -> list[str]:
+        """The families' notes on the shapes (a padded shape, ...), each once."""
+        families, seen = self.families(), {}
+        for gemm in self.workload.gemms:
+            seen.update(dict.fromkeys(note for family in families for note in family.notes(gemm.shape, self.machine)))
+        return list(seen)
 
     def searches(self) -> list[tuple[Gemm | None, Search]]:
         """One search per study: a schedule search per GEMM, or one co-design search."""
@@ -166,15 +174,3 @@ class RunSpec:
 
 def _digest(ident: dict[str, object]) -> str:
     return hashlib.sha1(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:8]
-
-
-def padding_note(shape: Shape, machine: Machine) -> str | None:
-    """One line when the shape is not a multiple of the tile: how it is padded, what it costs."""
-    T = machine.T
-    if shape.m % T == 0 and shape.k % T == 0 and shape.n % T == 0:
-        return None
-    mt, kt, nt = shape.tiles(T)
-    padded = Shape(mt * T, kt * T, nt * T)
-    extra = (padded.m * padded.k * padded.n) / (shape.m * shape.k * shape.n) - 1
-    return (f"note: {shape} is not a multiple of the {T}x{T} tile: it runs zero-padded as {padded} "
-            f"({mt}x{kt}x{nt} tiles), {extra:.1%} more matrix-unit work than the product needs")

@@ -117,6 +117,10 @@ class Family(ABC):
         """A proven lower bound on the cycles of any point, or None."""
         return None
 
+    def notes(self, shape: Shape, machine: Machine) -> list[str]:
+        """What a user should know before tuning the shape on this machine, one line each."""
+        return []
+
 
 class GA1Family(Family):
     """A family that compiles to a GA-1 program, timed and verified by simcore."""
@@ -166,6 +170,22 @@ class GA1Family(Family):
 
     def bound(self, shape: Shape, machine: Machine) -> int | None:
         return lower_bound(shape, machine)
+
+    def notes(self, shape: Shape, machine: Machine) -> list[str]:
+        note = padding_note(shape, machine)
+        return [note] if note else []
+
+
+def padding_note(shape: Shape, machine: Machine) -> str | None:
+    """One line when the shape is not a multiple of the tile: how it is padded, what it costs."""
+    T = machine.T
+    if shape.m % T == 0 and shape.k % T == 0 and shape.n % T == 0:
+        return None
+    mt, kt, nt = shape.tiles(T)
+    padded = Shape(mt * T, kt * T, nt * T)
+    extra = (padded.m * padded.k * padded.n) / (shape.m * shape.k * shape.n) - 1
+    return (f"note: {shape} is not a multiple of the {T}x{T} tile: it runs zero-padded as {padded} "
+            f"({mt}x{kt}x{nt} tiles), {extra:.1%} more matrix-unit work than the product needs")
 
 
 @functools.lru_cache(maxsize=256)

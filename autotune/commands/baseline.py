@@ -10,11 +10,12 @@ import pandas as pd
 
 from simcore.ga1.schedules import ScheduleError, chapter_sweep, parse_schedule
 
+from search_spaces.base import padding_note
+
 from autotune import tables
 from autotune.args import add_machine, add_shape, build_machine, shape_arg, slots_list
 from autotune.baseline import sweep_frame, sweep_rows, format_table
 from autotune.errors import UsageError
-from autotune.spec import padding_note
 
 HELP = "run the chapter's hand-written schedules (blocked, k-outermost) and print its table"
 

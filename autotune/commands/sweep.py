@@ -14,6 +14,8 @@ from simcore.ga1.machine import MACHINE_KEYS, Machine, MachineError
 from simcore.ga1.schedules import ChapterSchedule
 from simcore.shape import Shape
 
+from search_spaces.base import padding_note
+
 from autotune import leaderboard as board
 from autotune import pipeline, tables
 from autotune.args import add_machine, build_machine, positive_int, shape_arg
@@ -21,7 +23,7 @@ from autotune.baseline import sweep_frame, sweep_rows
 from autotune.commands.baseline import selected_schedules
 from autotune.errors import UsageError
 from autotune.optuna_adapter import MEMORY
-from autotune.spec import RunSpec, padding_note
+from autotune.spec import RunSpec
 
 HELP = "run hand-written schedules over a grid of machines (the chapter's bandwidth sweep by default)"
 CHAPTER_GRID = ("dma_setup=16,4", "dma_words_per_cycle=8,16,32,64")

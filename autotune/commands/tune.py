@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -14,7 +15,7 @@ from autotune import pipeline, readback, tables
 from autotune.args import add_machine, add_results, add_shape, build_machine, positive_int, shape_arg
 from autotune.errors import UsageError
 from autotune.pipeline import DEFAULT_TRIALS, SAMPLERS, SHORT_TRIALS, Outcome, RunOptions
-from autotune.spec import TARGETS, RunSpec, padding_note
+from autotune.spec import TARGETS, RunSpec
 
 HELP = "search schedules (and optionally machine parameters) with Optuna; the default command"
 
@@ -68,17 +69,19 @@ def build_spec(args: argparse.Namespace) -> RunSpec:
     if args.shape is None and args.workload is None:
         raise UsageError("give --shape MxKxN (one product) or --workload FILE (several)")
     machine = build_machine(args.machine, args.slots)
-    objectives = tuple(n.strip() for n in (args.objectives or ("cycles,words_per_mac" if args.target == "systolic" else "cycles")).split(",") if n.strip())
+    objectives = tuple(n.strip() for n in (args.objectives or "").split(",") if n.strip())
     settings = dict(target=args.target, spaces=args.space or ",".join(DEFAULT_SPACES), objectives=objectives,
                     search_machine=args.search_machine, machine_range=args.machine_range, max_scratchpad_words=args.max_scratchpad_words,
                     max_dma_words_per_cycle=args.max_dma_words_per_cycle, pe_budget=args.pe_budget, max_hbm_words=args.max_hbm_words)
     if args.shape is not None:
-        return RunSpec.of_shape(shape_arg(args.shape), machine, **settings)  # type: ignore[arg-type]
-    try:
-        workload = load_workload(args.workload)
-    except WorkloadError as exc:
-        raise UsageError(str(exc)) from None
-    return RunSpec(workload, machine, False, **settings)  # type: ignore[arg-type]
+        spec = RunSpec.of_shape(shape_arg(args.shape), machine, **settings)  # type: ignore[arg-type]
+    else:
+        try:
+            spec = RunSpec(load_workload(args.workload), machine, False, **settings)  # type: ignore[arg-type]
+        except WorkloadError as exc:
+            raise UsageError(str(exc)) from None
+    # No --objectives: what the family measures by default (cycles; a systolic array adds words_per_mac).
+    return spec if objectives else dataclasses.replace(spec, objectives=spec.families()[0].default_objectives)
 
 
 def starting_points(args: argparse.Namespace, spec: RunSpec) -> tuple:
@@ -97,10 +100,8 @@ def run(args: argparse.Namespace) -> int:
                          results=args.results, workers=args.workers, timeout=args.timeout, heartbeat=args.heartbeat,
                          verify_top=args.verify_top, allow_sampler_change=args.allow_sampler_change,
                          starts=starting_points(args, spec), progress=sys.stderr.isatty())
-    if spec.target == "ga1":
-        for note in dict.fromkeys(padding_note(g.shape, spec.machine) for g in spec.workload.gemms):
-            if note:
-                print(note, file=sys.stderr)
+    for note in spec.notes():
+        print(note, file=sys.stderr)
     outcome = pipeline.run(spec, options, log=lambda line: print(line, file=sys.stderr))
     report(outcome, spec, args)
     for failure in outcome.failures:
