@@ -97,21 +97,34 @@ def open_storage(url: str, heartbeat_seconds: int = HEARTBEAT_SECONDS,
         raise UsageError(f"cannot open storage {url!r}: {reason[:200]}") from None
 
 
-def study_names(url: str) -> list[str]:
-    """The studies in a storage (a one-line error when it cannot be read)."""
+def _readable(url: str) -> optuna.storages.BaseStorage:
+    """An existing storage, for reading back; anything unreadable is a one-line usage error."""
     try:
-        return sorted(optuna.get_all_study_names(open_storage(url)))
+        storage = open_storage(url)
+        optuna.get_all_study_names(storage)
+        return storage
     except UsageError:
         raise
     except Exception as exc:
         raise UsageError(f"cannot read storage {url!r}: {str(exc).splitlines()[0][:200]}") from None
 
 
+def study_names(url: str) -> list[str]:
+    """The studies in a storage."""
+    return sorted(optuna.get_all_study_names(_readable(url)))
+
+
+def read_studies(url: str, names: list[str] | None = None) -> list[optuna.Study]:
+    """Existing studies (all of the storage's, or those of `names` it holds), for reading back."""
+    storage = _readable(url)
+    held = optuna.get_all_study_names(storage)
+    return [optuna.load_study(study_name=name, storage=storage) for name in sorted(held) if names is None or name in names]
+
+
 def read_study(url: str, name: str) -> optuna.Study | None:
     """An existing study, for reading back (None when the storage has no such study)."""
-    if name not in study_names(url):
-        return None
-    return optuna.load_study(study_name=name, storage=open_storage(url))
+    found = read_studies(url, [name])
+    return found[0] if found else None
 
 
 # --- one process's handle on a shared study ------------------------------------------------

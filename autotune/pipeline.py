@@ -119,6 +119,8 @@ def _check_options(options: RunOptions) -> None:
         raise UsageError(f"--trials must be at least 1, got {options.trials}")
     if options.timeout is not None and options.timeout <= 0:
         raise UsageError("--timeout must be positive")
+    if options.verify_top is not None and options.verify_top < 0:
+        raise UsageError(f"--verify-top must not be negative, got {options.verify_top}")
     if options.storage == MEMORY and options.workers > 1:
         raise UsageError("an in-memory study lives in one process: --workers needs a storage")
     make_sampler(options.sampler, options.seed)

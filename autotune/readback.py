@@ -19,7 +19,7 @@ from autotune import __version__
 from autotune import leaderboard as board
 from autotune import tables
 from autotune.errors import UsageError
-from autotune.optuna_adapter import finished_count, local_storage, local_storages, read_study, study_names
+from autotune.optuna_adapter import finished_count, local_storage, local_storages, read_studies, read_study
 from autotune.pipeline import rebuild
 from autotune.problem import Candidate
 
@@ -74,26 +74,22 @@ def entry(loaded: Loaded, rank: int) -> dict[str, object]:
 
 def studies(results: Path, storage: str | None) -> list[dict[str, object]]:
     """Every study in `storage`, or in the default storages under results/."""
-    rows = []
-    for url in [storage] if storage else local_storages(results):
-        for name in study_names(url):
-            study = read_study(url, name)
-            if study is not None:
-                rows.append(_summary(study, url))
-    return rows
+    return [_summary(study, url) for url in ([storage] if storage else local_storages(results)) for study in read_studies(url)]
 
 
 def _summary(study, url: str) -> dict[str, object]:  # type: ignore[no-untyped-def]
     from optuna.trial import TrialState
 
-    ident = study.user_attrs.get("identity") or {}
+    ident = dict(study.user_attrs.get("identity") or {})
     done = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
     feasible = [t.values[0] for t in done if t.values and t.user_attrs.get("result", {}).get("feasible")]
     last = max((t.datetime_complete for t in done if t.datetime_complete), default=None)
-    shape = ident.get("shape") or f"workload {len(ident.get('workload') or [])} GEMMs"
-    return {"study": study.study_name, "oracle": ident.get("oracle"), "shape": shape,
-            "machine": _short_machine(str(ident.get("machine") or "")), "trials": len(done),
-            "best_cycles": min(feasible) if feasible else None,
+    shape = ident.get("shape") or f"{len(ident.get('workload') or [])} GEMMs"
+    # The machine's slots and what differs from the chapter's, then any budget the study has.
+    budgets = [f"{k}={v}" for k, v in ident.items() if k in ("pe_budget", "max_hbm_words", "max_dma_words_per_cycle") and v is not None]
+    machine = ",".join([_short_machine(str(ident.get("machine") or "")), *budgets]) + (" (searched)" if ident.get("machine_space") else "")
+    return {"study": study.study_name, "oracle": ident.get("oracle"), "shape": shape, "machine": machine,
+            "trials": len(done), "best_cycles": min(feasible) if feasible else None,
             "last_update": last.isoformat(timespec="seconds") if last else None, "storage": url}
 
 
@@ -109,14 +105,14 @@ def _short_machine(key: str) -> str:
 
 def format_studies(rows: list[dict[str, object]]) -> str:
     if not rows:
-        return "no studies"
-    head = f"{'study':<32}{'oracle':>13}{'shape':>16}  {'machine':<22}{'trials':>7}{'best cycles':>12}  last update"
-    lines = [head]
-    for r in rows:
-        best = f"{r['best_cycles']:.0f}" if r["best_cycles"] is not None else "-"
-        lines.append(f"{str(r['study']):<32}{str(r['oracle']):>13}{str(r['shape']):>16}  {str(r['machine']):<22}"
-                     f"{r['trials']:>7}{best:>12}  {r['last_update'] or '-'}")
-    return "\n".join(lines)
+        return "no studies (tune writes them under results/<study>/; give --results DIR or --storage URL)"
+    titles = ("study", "oracle", "shape", "machine", "trials", "best cycles", "last update")
+    cells = [[str(r["study"]), str(r["oracle"]), str(r["shape"]), str(r["machine"]), str(r["trials"]),
+              f"{r['best_cycles']:.0f}" if r["best_cycles"] is not None else "-", str(r["last_update"] or "-")] for r in rows]
+    widths = [max(len(t), *(len(c[i]) for c in cells)) for i, t in enumerate(titles)]
+    right = {4, 5}  # numbers
+    line = lambda values: "  ".join(v.rjust(w) if i in right else v.ljust(w) for i, (v, w) in enumerate(zip(values, widths))).rstrip()  # noqa: E731
+    return "\n".join([line(titles), *(line(c) for c in cells)])
 
 
 # --- export and starting points ----------------------------------------------------------------

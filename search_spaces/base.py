@@ -3,6 +3,9 @@ a named group of families. A new family or space is one module plus a registry e
 
 A family declares its parameters as data, grades how far a point is over the machine's limits
 (before anything is simulated), evaluates a feasible point with its oracle, and verifies it.
+It also answers what callers would otherwise ask by type: what it measures (its objectives),
+which machine it carries with a result, whether it has a GA-1 program (timeline, export), its
+hand-written reference and lower bound, its notes on a shape, and how it describes a point.
 `GA1Family` implements the oracle side once for every family that builds a GA-1 program.
 """
 from __future__ import annotations

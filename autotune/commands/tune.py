@@ -47,7 +47,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--workers", type=positive_int, default=1, help="worker processes sharing the study on this machine")
     parser.add_argument("--top", type=positive_int, default=10, help="entries to print (default 10)")
     parser.add_argument("--verify-top", type=int, default=None,
-                        help="entries re-run functionally and hazard-checked (default 10; --workload: each GEMM's winner)")
+                        help="entries re-run functionally and hazard-checked, besides every Pareto entry "
+                             "(default 10; --workload: each GEMM's winner; a co-design: the best machine)")
     parser.add_argument("--json", action="store_true", help="print the top entries (a workload: each GEMM's winner) as JSON lines")
     parser.add_argument("--search-machine", action="store_true", help="also search slots, dma_setup, dma_words_per_cycle and mxu_cycles")
     parser.add_argument("--machine-range", default="", metavar="KEY=LOW:HIGH|KEY=A|B,...", help="ranges for --search-machine")
@@ -128,6 +129,8 @@ def report(outcome: Outcome, spec: RunSpec, args: argparse.Namespace) -> None:
         return
     status = "interrupted; kept" if outcome.interrupted else "done:"
     if outcome.summary is not None:
+        if outcome.interrupted:
+            print(f"interrupted; kept the trials of {len(outcome.studies)} of {len(spec.workload.gemms)} GEMM studies")
         print(tables.format_workload(frame, metadata) + f"  ({outcome.elapsed:.1f} s)")
     elif spec.codesign:
         print(f"{status} study {study.name!r}, {study.trials} trials ({study.distinct} distinct machines), {outcome.elapsed:.1f} s")
