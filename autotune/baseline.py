@@ -14,7 +14,7 @@ from simcore.ga1.verify import verify_matmul
 
 ROW_KEYS: tuple[str, ...] = (
     "schedule", "family", "bi", "bj", "buffers", "fits", "slots_needed", "tiles_moved", "loads",
-    "stores", "cycles", "mxu_util", "dma_busy", "vs_best", "model_cycles", "model_ratio", "verified",
+    "stores", "cycles", "mxu_util", "dma_busy", "vs_best", "model_cycles", "model_ratio", "verified", "verification",
 )
 
 
@@ -25,6 +25,7 @@ def sweep_rows(shape: Shape, machine: Machine, schedules: Sequence[ChapterSchedu
         block = schedule.block(shape, machine)
         need = schedule.slots_needed(shape, machine)
         row: dict[str, object] = {key: None for key in ROW_KEYS}
+        row["verification"] = "none"
         row.update(
             schedule=schedule.label(shape, machine), family=schedule.family,
             bi=block[0] if block else None, bj=block[1] if block else None,
@@ -38,8 +39,8 @@ def sweep_rows(shape: Shape, machine: Machine, schedules: Sequence[ChapterSchedu
             if block and schedule.buffers == 2:
                 model = predicted_double_buffered_cycles(shape, machine, *block)
                 row.update(model_cycles=model, model_ratio=model / result.cycles)
-            if verify:
-                row["verified"] = verify_matmul(machine, program, shape)[0].ok
+            if verify:  # the program itself, functionally and hazard-replayed: an exact check
+                row.update(verified=verify_matmul(machine, program, shape)[0].ok, verification="exact")
         rows.append(row)
     fitted = [int(r["cycles"]) for r in rows if r["fits"]]  # type: ignore[call-overload]
     best = min(fitted) if fitted else None

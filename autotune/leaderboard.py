@@ -1,9 +1,11 @@
-"""Leaderboards: a study's trials as a ranked, verified table, written atomically as parquet."""
+"""Leaderboards: a study's distinct trials ranked (one sort, one Pareto front), verified, and
+laid out as rows. A row is one schedule on one machine for one GEMM; a single product is a
+workload of one GEMM, so tuning, workloads and co-design share these columns."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Sequence
+import json
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Sequence
 
 import optuna
 import pandas as pd
@@ -12,19 +14,18 @@ from optuna.trial import TrialState
 from simcore.ga1.machine import MACHINE_KEYS, Machine
 from simcore.shape import Shape
 
-from search_spaces.base import canonical_json
+from search_spaces.base import Family, canonical_json
+from search_spaces.registry import SpaceError, find_family
 
 from autotune import __version__
-from autotune.errors import UsageError
-from autotune.files import read_parquet, write_parquet
-from autotune.objective import RESULT_ATTR
-from autotune.problem import Problem, chapter_best
+from autotune.objective import RESULT_ATTR, RUN_ATTR
+from autotune.problem import DIRECTIONS, Entry, Search, objective_value
 
-SCHEMA_VERSION = 1
 # Metrics first in this order when present; any other metric a family reports follows.
 METRICS: tuple[str, ...] = ("cycles", "tiles_moved", "loads", "stores", "mxu_util", "dma_busy", "words_per_mac",
                             "mac_utilization", "lower_bound")
-_NOT_METRICS = frozenset({"feasible", "violation", "machine", "slots_needed", "duplicate_of", "point"})
+NOT_METRICS = frozenset({"feasible", "violation", "machine", "slots_needed", "duplicate_of", "point"})
+NONE = "none"  # the verification column of an entry nobody checked
 
 
 @dataclass(frozen=True)
@@ -37,103 +38,152 @@ class RunInfo:
     objectives: tuple[str, ...] = ("cycles",)
 
 
-def trial_rows(study: optuna.Study, info: RunInfo, param_names: Sequence[str]) -> list[dict[str, object]]:
-    """One row per distinct candidate (the earliest trial that evaluated it), ranked."""
-    found: dict[str, tuple[optuna.trial.FrozenTrial, dict]] = {}
-    metric_names = list(METRICS)
+@dataclass
+class Record:
+    """One distinct candidate: the earliest completed trial that evaluated it."""
+
+    trial: int
+    attrs: dict[str, object]
+    run: dict[str, object]
+    completed: str | None
+    machine_json: str
+    params_json: str
+    values: tuple[float, ...] | None  # the objectives, all minimised (signs applied); None when infeasible
+    pareto: bool = False
+    entries: list[Entry] = field(default_factory=list)
+
+    def sort_key(self) -> tuple:
+        """Feasible first, by the objectives in order; ties by the canonical machine and
+        parameters, then the trial number (so equal runs rank identically)."""
+        scores = self.values if self.values is not None else (float(self.attrs.get("violation", 0.0)),)  # type: ignore[arg-type]
+        return (self.values is None, scores, self.machine_json, self.params_json, self.trial)
+
+
+def records(study: optuna.Study, search: Search) -> list[Record]:
+    """The study's distinct candidates, ranked, the Pareto front marked."""
+    found: dict[str, Record] = {}
+    signs = [-1.0 if DIRECTIONS[name] == "maximize" else 1.0 for name in search.objectives]
     for trial in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
         attrs = trial.user_attrs.get(RESULT_ATTR)
-        if "family" not in trial.params or not attrs:
+        key = search.key_of(trial.params) if attrs else None
+        if key is None or key in found:
             continue
-        found.setdefault(canonical_json(attrs.get("point") or trial.params), (trial, attrs))
-        metric_names += [k for k in attrs if k not in _NOT_METRICS and k not in metric_names]
-    present = {k for _, attrs in found.values() for k in attrs}
+        machine = attrs.get("machine") or {}
+        point = attrs.get("point") or trial.params if "family" in trial.params else {}
+        schedule = {k: v for k, v in point.items() if k not in machine or k == "family"}
+        values = (tuple(s * objective_value(attrs, name) for s, name in zip(signs, search.objectives))
+                  if attrs.get("feasible") else None)
+        found[key] = Record(trial.number, dict(attrs), dict(trial.user_attrs.get(RUN_ATTR) or {}),
+                            trial.datetime_complete.isoformat() if trial.datetime_complete else None,
+                            canonical_json(machine), canonical_json(schedule) if schedule else "", values)
+    ranked = rank(list(found.values()))
+    for record in ranked:
+        record.entries = search.entries(record.attrs)
+    return ranked
+
+
+def rank(found: list[Record]) -> list[Record]:
+    """The one sort (Record.sort_key) and the one Pareto front of every leaderboard."""
+    ranked = sorted(found, key=Record.sort_key)
+    for record, flag in zip(ranked, pareto_flags([r.values for r in ranked])):
+        record.pareto = flag
+    return ranked
+
+
+def pareto_flags(values: Sequence[tuple[float, ...] | None]) -> list[bool]:
+    """Flag the feasible points no other feasible point dominates (all minimised)."""
+    feasible = [v for v in values if v is not None]
+    return [v is not None and not any(o != v and all(a <= b for a, b in zip(o, v)) for o in feasible) for v in values]
+
+
+def rows_of(ranked: Sequence[Record], info: RunInfo, families: Iterable[Family]) -> list[dict[str, object]]:
+    """One row per entry (one per record; one per GEMM of a co-design machine), in rank order."""
+    param_names = sorted({p.name for f in families for p in f.params(info.shape, info.base_machine.T)}
+                         | {k for r in ranked for e in r.entries for k in (e.point or {})})
+    metric_names = list(METRICS)
+    for record in ranked:
+        for entry in record.entries:
+            metric_names += [k for k in entry.metrics if k not in NOT_METRICS and k not in metric_names]
+    present = {k for r in ranked for e in r.entries for k in e.metrics}
     metric_names = [k for k in metric_names if k in present]
-    rows = [_row(trial, attrs, info, param_names, metric_names) for trial, attrs in found.values()]
-    return sort_rows(mark_pareto(rows, info.objectives), info.objectives)
+    return [_row(entry, record, info, param_names, metric_names) for record in ranked for entry in record.entries]
 
 
-def _row(trial: optuna.trial.FrozenTrial, attrs: dict, info: RunInfo, param_names: Sequence[str], metric_names: Sequence[str]) -> dict[str, object]:
-    machine = dict(attrs.get("machine") or {})
-    params = attrs.get("point") or trial.params
-    schedule = {k: v for k, v in params.items() if k not in machine or k == "family"}
-    row: dict[str, object] = {"m": info.shape.m, "k": info.shape.k, "n": info.shape.n}
-    if machine:
-        row.update({name: machine[name] for name in MACHINE_KEYS})
-    row["family"] = params["family"]
-    row.update({name: schedule.get(name) for name in param_names})
-    row["params_json"] = canonical_json(schedule)
-    row["machine_json"] = canonical_json(machine)
-    feasible = bool(attrs.get("feasible"))
-    row.update({name: attrs.get(name) if feasible else None for name in metric_names})
-    bound = attrs.get("lower_bound")
-    row["ratio_to_bound"] = attrs["cycles"] / bound if feasible and bound else None
-    if machine:
-        row.update(chapter_best_cycles=None, ratio_to_chapter_best=None, chapter_best_schedule=None)
-    row.update(feasible=feasible, violation=float(attrs.get("violation", 0.0)), slots_needed=attrs.get("slots_needed"),
-               pareto=False, verified=None, trial=trial.number, sampler=info.sampler, seed=info.seed, study=info.study,
-               timestamp=trial.datetime_complete.isoformat() if trial.datetime_complete else None,
-               autotune_version=__version__)
+def _row(entry: Entry, record: Record, info: RunInfo, param_names: Sequence[str], metric_names: Sequence[str]) -> dict[str, object]:
+    shape, point = entry.gemm.shape, entry.point or {}
+    row: dict[str, object] = {"m": shape.m, "k": shape.k, "n": shape.n, "gemm": entry.gemm.name, "weight": entry.gemm.weight}
+    if entry.machine:
+        row.update({name: entry.machine[name] for name in MACHINE_KEYS})
+    row["family"] = entry.family
+    row.update({name: point.get(name) for name in param_names})
+    row["params_json"] = canonical_json({"family": entry.family, **point}) if entry.family else None
+    row["machine_json"] = canonical_json(entry.machine)
+    feasible = bool(entry.metrics)
+    row.update({name: entry.metrics.get(name) if feasible else None for name in metric_names})
+    cycles, bound = entry.metrics.get("cycles"), entry.metrics.get("lower_bound")
+    row["weighted_cycles"] = entry.gemm.weight * cycles if cycles is not None else None  # type: ignore[operator]
+    row["ratio_to_bound"] = cycles / bound if cycles is not None and bound else None  # type: ignore[operator]
+    row.update(chapter_best_cycles=None, ratio_to_chapter_best=None, chapter_best_schedule=None)
+    row.update(entry.extras)
+    row.update(feasible=bool(record.attrs.get("feasible")) and feasible, violation=float(record.attrs.get("violation", 0.0)),  # type: ignore[arg-type]
+               slots_needed=entry.metrics.get("slots_needed"), pareto=record.pareto, verified=None, verification=NONE,
+               verification_detail=None, trial=record.trial, sampler=record.run.get("sampler", info.sampler),
+               seed=record.run.get("seed", info.seed), study=info.study, timestamp=record.completed,
+               autotune_version=record.run.get("autotune_version", __version__))
     return row
 
 
-def objective_value(row: dict[str, object], name: str) -> float:
-    if name == "scratchpad_words":
-        return float(int(row["slots"]) * int(row["T"]) ** 2)  # type: ignore[call-overload]
-    return float(row[name])  # type: ignore[arg-type]
+def family_of(name: str, families: Iterable[Family] = ()) -> Family | None:
+    """The family by name: the run's own first (its budgets), else the registry's."""
+    for family in families:
+        if family.name == name:
+            return family
+    try:
+        return find_family(name)
+    except SpaceError:
+        return None
 
 
-def mark_pareto(rows: list[dict[str, object]], objectives: Sequence[str]) -> list[dict[str, object]]:
-    """Flag the feasible rows no other feasible row dominates (all objectives minimised)."""
-    feasible = [r for r in rows if r["feasible"]]
-    values = [tuple(objective_value(r, name) for name in objectives) for r in feasible]
-    for row, mine in zip(feasible, values):
-        row["pareto"] = not any(all(o <= m for o, m in zip(other, mine)) and other != mine for other in values)
-    return rows
+def machine_of(row: Mapping[str, object], family: Family | None = None) -> Machine:
+    """The machine a row's result was measured on."""
+    record = json.loads(str(row.get("machine_json") or "{}"))
+    return family.machine_from_record(record) if family else Machine(**record) if record else Machine()
 
 
-def sort_rows(rows: list[dict[str, object]], objectives: Sequence[str] = ("cycles",)) -> list[dict[str, object]]:
-    """Feasible first, by the objectives in order; ties by the canonical machine and
-    parameters, then the trial number (so equal runs rank identically)."""
-    def key(row: dict[str, object]) -> tuple:
-        feasible = bool(row["feasible"])
-        scores = tuple(objective_value(row, name) for name in objectives) if feasible else (float(row["violation"]),)  # type: ignore[arg-type]
-        return (not feasible, scores, row["machine_json"], row["params_json"], row["trial"])
-    return sorted(rows, key=key)
-
-
-def machine_of(row: dict[str, object]) -> Machine:
-    return Machine(**{name: int(row[name]) for name in MACHINE_KEYS})  # type: ignore[call-overload]
-
-
-def schedule_point(row: dict[str, object]) -> dict[str, object]:
-    import json
-
+def schedule_point(row: Mapping[str, object]) -> dict[str, object]:
     point = json.loads(str(row["params_json"]))
     point.pop("family", None)
     return point
 
 
-def annotate(rows: list[dict[str, object]], problem: Problem, verify_top: int, objectives: Sequence[str] = ("cycles",)) -> list[str]:
-    """Verify the top entries (and, with several objectives, every Pareto entry) and fill the
-    chapter-best columns; returns failure messages."""
-    shape, base = problem.shape, problem.machine
-    failures = []
-    feasible = [row for row in rows if row["feasible"]]
-    for rank, row in enumerate(feasible):
-        ga1 = "chapter_best_cycles" in row
-        machine = machine_of(row) if ga1 else base
-        if ga1 and (rank < verify_top or machine == base):
-            best = chapter_best(shape, machine)
+def annotate(rows: list[dict[str, object]], ranked: Sequence[Record], info: RunInfo, families: Iterable[Family],
+             verify_top: int) -> list[str]:
+    """Verify the entries of the top `verify_top` feasible candidates (and, with several
+    objectives, of every Pareto candidate); fill the chapter-best columns of those and of every
+    entry on the base machine. Returns failure messages."""
+    families = tuple(families)
+    multi = len(info.objectives) > 1
+    chosen = {r.trial for rank, r in enumerate(x for x in ranked if x.values is not None)
+              if rank < verify_top or (multi and r.pareto)}
+    for rank, row in enumerate(rows, start=1):
+        if not row["feasible"]:
+            continue
+        family = family_of(str(row["family"]), families)
+        if family is None:
+            continue
+        shape, machine = Shape(int(row["m"]), int(row["k"]), int(row["n"])), machine_of(row, family)  # type: ignore[call-overload]
+        if row["chapter_best_cycles"] is None and (row["trial"] in chosen or machine == info.base_machine):
+            best = family.reference(shape, machine)
             if best is not None:
-                row.update(chapter_best_cycles=best[0], chapter_best_schedule=best[1],
-                           ratio_to_chapter_best=int(row["cycles"]) / best[0])  # type: ignore[call-overload]
-        if rank < verify_top or (row["pareto"] and len(objectives) > 1):
-            verdict = problem.family(str(row["family"])).verify(schedule_point(row), shape, machine)  # type: ignore[arg-type]
-            row["verified"] = verdict.ok
-            if not verdict.ok:
-                failures.append(f"rank {rank + 1} ({row['family']} {row['params_json']}): {verdict.detail}")
-    return failures
+                row.update(chapter_best_cycles=best[0], chapter_best_schedule=best[1])
+        if row["chapter_best_cycles"] is not None and row["ratio_to_chapter_best"] is None:
+            row["ratio_to_chapter_best"] = int(row["cycles"]) / int(row["chapter_best_cycles"])  # type: ignore[call-overload]
+        if row["trial"] in chosen:
+            verdict = family.verify(schedule_point(row), shape, machine)
+            row.update(verified=False if not verdict.ok else True if verdict.verified else None,
+                       verification=verdict.level, verification_detail=verdict.detail)
+    return [f"rank {rank} ({row['gemm']}: {row['family']} {row['params_json']}): {row['verification_detail']}"
+            for rank, row in enumerate(rows, start=1) if row["verified"] is False]
 
 
 def _column(values: list[object]) -> pd.api.extensions.ExtensionArray | list[object]:
@@ -155,37 +205,13 @@ def to_frame(rows: list[dict[str, object]]) -> pd.DataFrame:
     data = {"rank": list(range(1, len(rows) + 1))}
     data.update({name: _column([row.get(name) for row in rows]) for name in columns})
     frame = pd.DataFrame(data)
-    for name in ("mxu_util", "dma_busy", "ratio_to_bound", "ratio_to_chapter_best"):
+    for name in ("mxu_util", "dma_busy", "ratio_to_bound", "ratio_to_chapter_best", "weight", "weighted_cycles"):
         if name in frame:
             frame[name] = frame[name].astype("Float64")
-    frame["verified"] = pd.array([row.get("verified") for row in rows], dtype="boolean")
+    for name in ("verified", "pareto", "feasible"):
+        if name in frame:
+            frame[name] = pd.array([row.get(name) for row in rows], dtype="boolean")
     return frame
-
-
-def write(frame: pd.DataFrame, path: Path, info: RunInfo) -> Path:
-    metadata = {"schema": SCHEMA_VERSION, "kind": "leaderboard", "study": info.study, "shape": str(info.shape),
-                "base_machine": info.base_machine.as_dict(), "objectives": list(info.objectives)}
-    return write_parquet(frame, path, metadata)
-
-
-def resolve(path_or_study: str) -> Path:
-    """A parquet path, a results/<study>/ folder, or a study name."""
-    path = Path(path_or_study)
-    for candidate in (path, path / "leaderboard.parquet", Path("results") / path_or_study / "leaderboard.parquet"):
-        if candidate.is_file():
-            return candidate
-    raise UsageError(f"no leaderboard at {path_or_study!r} (give a parquet file, a results folder or a study name)")
-
-
-def load(path_or_study: str) -> tuple[pd.DataFrame, dict[str, object]]:
-    path = resolve(path_or_study)
-    try:
-        frame, metadata = read_parquet(path)
-    except Exception as exc:
-        raise UsageError(f"cannot read {path}: {exc}") from None
-    if metadata.get("kind") != "leaderboard" or metadata.get("schema") != SCHEMA_VERSION:
-        raise UsageError(f"{path} is not an autotune leaderboard of schema {SCHEMA_VERSION} (found {metadata.get('schema')!r})")
-    return frame, metadata
 
 
 def json_rows(frame: pd.DataFrame) -> list[dict[str, object]]:
@@ -195,40 +221,3 @@ def json_rows(frame: pd.DataFrame) -> list[dict[str, object]]:
         rows.append({k: (None if v is None or (isinstance(v, float) and v != v) or v is pd.NA else
                          v.item() if hasattr(v, "item") else v) for k, v in record.items()})
     return rows
-
-
-def format_rows(frame: pd.DataFrame, top: int, objectives: Sequence[str] = ("cycles",)) -> str:
-    """A compact table of the top entries; columns follow what the leaderboard holds."""
-    def has(name: str) -> bool:
-        return name in frame.columns and bool(frame[name].notna().any())
-
-    columns: list[tuple[str, int, object]] = [("rank", 4, lambda r: r["rank"])]
-    for name in objectives:
-        columns.append((name, max(9, len(name)), lambda r, name=name: _fmt(objective_value(r, name))))
-    if has("ratio_to_chapter_best"):
-        columns.append(("vs chapter", 10, lambda r: f"{1 / r['ratio_to_chapter_best']:.2f}x" if pd.notna(r["ratio_to_chapter_best"]) else "-"))
-    if has("ratio_to_bound"):
-        columns.append(("/bound", 7, lambda r: f"{r['ratio_to_bound']:.3f}" if pd.notna(r["ratio_to_bound"]) else "-"))
-    if has("tiles_moved"):
-        columns.append(("tiles", 6, lambda r: r["tiles_moved"]))
-    if has("mxu_util"):
-        columns.append(("mxu", 5, lambda r: f"{r['mxu_util']:.0%}"))
-    if has("slots"):
-        columns.append(("slots", 5, lambda r: r["slots"]))
-    for name, title in (("dma_setup", "setup"), ("dma_words_per_cycle", "w/cyc"), ("mxu_cycles", "mxu_c")):
-        if has(name) and frame[name].nunique() > 1:  # machine parameters a search varied
-            columns.append((title, 5, lambda r, name=name: r[name]))
-    if len(objectives) > 1:
-        columns.append(("pareto", 6, lambda r: "yes" if r["pareto"] else ""))
-    columns.append(("verified", 8, lambda r: "yes" if r["verified"] is True else "NO" if r["verified"] is False else "-"))
-    lines = [" ".join(f"{title:>{width}}" for title, width, _ in columns) + "  schedule"]
-    for _, row in frame.head(top).iterrows():
-        if not row["feasible"]:
-            lines.append(f"{row['rank']:>4}  infeasible (over the limit by {row['violation']:g})  {row['family']} {row['params_json']}")
-            continue
-        lines.append(" ".join(f"{str(get(row)):>{width}}" for _, width, get in columns) + f"  {row['params_json']}")  # type: ignore[operator]
-    return "\n".join(lines)
-
-
-def _fmt(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else f"{value:.4g}"

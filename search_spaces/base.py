@@ -3,17 +3,23 @@ a named group of families. A new family or space is one module plus a registry e
 
 A family declares its parameters as data, grades how far a point is over the machine's limits
 (before anything is simulated), evaluates a feasible point with its oracle, and verifies it.
+It also answers what callers would otherwise ask by type: what it measures (its objectives),
+which machine it carries with a result, whether it has a GA-1 program (timeline, export), its
+hand-written reference and lower bound, its notes on a shape, and how it describes a point.
 `GA1Family` implements the oracle side once for every family that builds a GA-1 program.
 """
 from __future__ import annotations
 
+import functools
 import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import Mapping
 
 from simcore.ga1.lower_bounds import lower_bound
 from simcore.ga1.machine import Machine
 from simcore.ga1.program import Program
+from simcore.ga1.schedules import chapter_sweep
 from simcore.shape import Shape
 from simcore.ga1.simulate import simulate
 from simcore.ga1.timeline import timeline
@@ -54,6 +60,9 @@ class Family(ABC):
 
     name: str = ""
     description: str = ""
+    oracle: str = ""                                 # the simulator or model that times it
+    measures: tuple[str, ...] = ("cycles",)          # what may be an objective
+    default_objectives: tuple[str, ...] = ("cycles",)
 
     @abstractmethod
     def params(self, shape: Shape, T: int) -> tuple[Param, ...]:
@@ -90,9 +99,37 @@ class Family(ABC):
         """Points every study starts from (the chapter's hand-written sweep, good defaults)."""
         return []
 
+    def machine_record(self, machine: Machine) -> dict[str, int]:
+        """The machine a result was measured on, as recorded with it; {} for a family whose
+        own parameters are its machine."""
+        return {}
+
+    def machine_from_record(self, record: Mapping[str, int]) -> Machine:
+        """The machine to re-run a recorded point on (inverse of machine_record)."""
+        return Machine(**record) if record else Machine()
+
+    def program(self, point: Point, shape: Shape, machine: Machine) -> Program | None:
+        """The GA-1 program of the point (for timelines and export), or None for other oracles."""
+        return None
+
+    def reference(self, shape: Shape, machine: Machine) -> tuple[int, str] | None:
+        """The best hand-written schedule this oracle knows for the shape: (cycles, label)."""
+        return None
+
+    def bound(self, shape: Shape, machine: Machine) -> int | None:
+        """A proven lower bound on the cycles of any point, or None."""
+        return None
+
+    def notes(self, shape: Shape, machine: Machine) -> list[str]:
+        """What a user should know before tuning the shape on this machine, one line each."""
+        return []
+
 
 class GA1Family(Family):
     """A family that compiles to a GA-1 program, timed and verified by simcore."""
+
+    oracle = "ga1"
+    measures = ("cycles", "scratchpad_words", "dma_words_per_cycle", "mxu_cycles", "tiles_moved")
 
     @abstractmethod
     def slots_needed(self, point: Point, shape: Shape, machine: Machine) -> int:
@@ -124,6 +161,48 @@ class GA1Family(Family):
         header = (f"{result.cycles} cycles, {result.tiles_moved} tiles moved, matrix-unit utilization "
                   f"{result.mxu_util:.0%}   (one character = {step} cycles)")
         return header + "\n" + timeline(result, per_char=step, width=width)
+
+    def machine_record(self, machine: Machine) -> dict[str, int]:
+        return machine.as_dict()
+
+    def program(self, point: Point, shape: Shape, machine: Machine) -> Program | None:
+        return self.build(point, shape, machine)
+
+    def reference(self, shape: Shape, machine: Machine) -> tuple[int, str] | None:
+        return chapter_best(shape, machine)
+
+    def bound(self, shape: Shape, machine: Machine) -> int | None:
+        return lower_bound(shape, machine)
+
+    def notes(self, shape: Shape, machine: Machine) -> list[str]:
+        note = padding_note(shape, machine)
+        return [note] if note else []
+
+
+def padding_note(shape: Shape, machine: Machine) -> str | None:
+    """One line when the shape is not a multiple of the tile: how it is padded, what it costs."""
+    T = machine.T
+    if shape.m % T == 0 and shape.k % T == 0 and shape.n % T == 0:
+        return None
+    mt, kt, nt = shape.tiles(T)
+    padded = Shape(mt * T, kt * T, nt * T)
+    extra = (padded.m * padded.k * padded.n) / (shape.m * shape.k * shape.n) - 1
+    return (f"note: {shape} is not a multiple of the {T}x{T} tile: it runs zero-padded as {padded} "
+            f"({mt}x{kt}x{nt} tiles), {extra:.1%} more matrix-unit work than the product needs")
+
+
+@functools.lru_cache(maxsize=256)
+def chapter_best(shape: Shape, machine: Machine) -> tuple[int, str] | None:
+    """The chapter's best hand-written schedule on this machine: (cycles, label), or None when
+    none of its schedules fits."""
+    best: tuple[int, str] | None = None
+    for schedule in chapter_sweep():
+        if schedule.slots_needed(shape, machine) > machine.slots:
+            continue
+        cycles = simulate(machine, schedule.build(shape, machine)).cycles
+        if best is None or cycles < best[0]:
+            best = (cycles, schedule.label(shape, machine))
+    return best
 
 
 @dataclass(frozen=True)

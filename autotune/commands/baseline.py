@@ -3,16 +3,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 import pandas as pd
 
 from simcore.ga1.schedules import ScheduleError, chapter_sweep, parse_schedule
 
+from search_spaces.base import padding_note
+
+from autotune import tables
 from autotune.args import add_machine, add_shape, build_machine, shape_arg, slots_list
 from autotune.baseline import sweep_frame, sweep_rows, format_table
 from autotune.errors import UsageError
-from autotune.files import write_parquet
 
 HELP = "run the chapter's hand-written schedules (blocked, k-outermost) and print its table"
 
@@ -22,9 +25,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "baseline", help=HELP, description=HELP + ". Every result is checked against numpy's product "
         "and the hazard replay. Writes the table to parquet.")
     add_shape(parser)
-    parser.add_argument("--slots", type=slots_list, default=[64], metavar="S[,S...]",
-                        help="scratchpad slot counts; one table per value (default 64)")
-    add_machine(parser)
+    parser.add_argument("--slots", type=slots_list, default=None, metavar="S[,S...]",
+                        help="scratchpad slot counts; one table per value (default 64, or --machine slots=N)")
+    add_machine(parser, slots=False)
     parser.add_argument("--schedules", default=None, metavar="LIST",
                         help="subset of the sweep, e.g. 1x1:2,2x4:2,4x8:2 (BIxBJ:BUFFERS, BIxrow:BUFFERS, kouter:BUFFERS)")
     parser.add_argument("--out", type=Path, default=None,
@@ -45,23 +48,26 @@ def selected_schedules(text: str | None) -> list:
 def run(args: argparse.Namespace) -> int:
     shape = shape_arg(args.shape)
     schedules = selected_schedules(args.schedules)
-    frames, tables, json_rows = [], [], []
-    for slots in args.slots:
+    frames, texts, json_rows = [], [], []
+    for index, slots in enumerate(args.slots or [None]):
         machine = build_machine(args.machine, slots)
+        note = padding_note(shape, machine)
+        if note and index == 0:
+            print(note, file=sys.stderr)
         rows = sweep_rows(shape, machine, schedules)
         frames.append(sweep_frame(shape, machine, rows))
-        tables.append(format_table(shape, machine, rows))
+        texts.append(format_table(shape, machine, rows))
         json_rows += [dict(row, slots=machine.slots) for row in rows]
     out = args.out or Path("results") / "baseline" / f"{shape}.parquet"
-    write_parquet(pd.concat(frames, ignore_index=True), out, {"kind": "baseline", "shape": str(shape)})
+    tables.write("baseline", pd.concat(frames, ignore_index=True), out, {"shape": str(shape)})
     if args.json:
         for row in json_rows:
             print(json.dumps(row))
     else:
-        print("\n\n".join(tables))
+        print("\n\n".join(texts))
         print(f"\nwrote {out}")
     failed = [row["schedule"] for row in json_rows if row["verified"] is False]
     if failed:
-        print(f"autotune: error: verification failed for {', '.join(map(str, failed))}")
+        print(f"autotune: error: verification failed for {', '.join(map(str, failed))}", file=sys.stderr)
         return 1
     return 0

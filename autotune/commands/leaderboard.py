@@ -1,29 +1,38 @@
-"""`autotune leaderboard`: print a leaderboard written by a run."""
+"""`autotune leaderboard`: print any result autotune wrote (a study's leaderboard, rebuilt from
+its storage when the file is missing or older; a Pareto front; a workload; a baseline; a sweep)."""
 from __future__ import annotations
 
 import argparse
 import json
 
 from autotune import leaderboard as board
-from autotune.args import positive_int
+from autotune import readback, tables
+from autotune.args import add_json, add_results, positive_int
 
-HELP = "print a study's leaderboard (a parquet path, a results folder or a study name)"
+HELP = "print a study's leaderboard (a parquet path, a results folder or a study name) or any result file"
+
+
+def add_source(parser: argparse.ArgumentParser) -> None:
+    """The arguments every command that reads a study's results takes."""
+    parser.add_argument("path_or_study", metavar="PATH_OR_STUDY",
+                        help="a study name, a results/<study>/ folder or a parquet file autotune wrote")
+    parser.add_argument("--storage", default=None, help="the study's Optuna storage URL (default results/<study>/study.db)")
+    add_results(parser)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("leaderboard", help=HELP, description=HELP + ".")
-    parser.add_argument("path_or_study", metavar="PATH_OR_STUDY")
+    parser = subparsers.add_parser("leaderboard", help=HELP, description=HELP + ". " + tables.VERIFIED_LABELS + ".")
+    add_source(parser)
     parser.add_argument("--top", type=positive_int, default=20, help="entries to print (default 20)")
-    parser.add_argument("--json", action="store_true", help="one JSON object per entry")
+    add_json(parser, "one JSON object per entry")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    frame, metadata = board.load(args.path_or_study)
+    loaded = readback.load(args.path_or_study, args.results, args.storage)
     if args.json:
-        for row in board.json_rows(frame.head(args.top)):
+        for row in board.json_rows(loaded.frame.head(args.top)):
             print(json.dumps(row))
         return 0
-    print(f"study {metadata.get('study')!r}, shape {metadata.get('shape')}, {len(frame)} distinct entries")
-    print(board.format_rows(frame, args.top, tuple(metadata.get("objectives") or ("cycles",))))  # type: ignore[arg-type]
+    print(tables.describe(loaded.frame, loaded.metadata, args.top))
     return 0

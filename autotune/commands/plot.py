@@ -1,5 +1,5 @@
 """`autotune plot`: PNG pictures of a study: optimisation history, Pareto front(s), and the
-engine timeline of one leaderboard entry."""
+engine timeline of one leaderboard entry (for families that have one)."""
 from __future__ import annotations
 
 import argparse
@@ -8,21 +8,18 @@ from pathlib import Path
 
 import pandas as pd
 
-from simcore.ga1.lower_bounds import lower_bound
 from simcore.ga1.machine import Machine
 from simcore.ga1.program import LOAD
-from simcore.shape import parse_shape
 from simcore.ga1.simulate import simulate
-
-from search_spaces.base import GA1Family
-from search_spaces.registry import SpaceError, find_family
+from simcore.shape import Shape
 
 from autotune import leaderboard as board
-from autotune import plots
+from autotune import plots, readback
 from autotune.args import positive_int
+from autotune.commands.leaderboard import add_source
 from autotune.errors import UsageError
-from autotune.files import read_parquet
-from autotune.problem import INFEASIBLE_VALUE, chapter_best
+from autotune.optuna_adapter import local_storage, read_study
+from autotune.problem import INFEASIBLE_VALUE, objective_value
 
 HELP = "draw a study's optimisation history, Pareto front and an entry's engine timeline as PNG files"
 ZOOM_CYCLES = 1500
@@ -30,86 +27,79 @@ ZOOM_CYCLES = 1500
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("plot", help=HELP, description=HELP + " (history.png, pareto.png, timeline_rank<N>.png).")
-    parser.add_argument("path_or_study", metavar="STUDY_OR_PATH", help="a study name, a results/<study>/ folder, or a leaderboard/pareto parquet file")
+    add_source(parser)
     parser.add_argument("--out", type=Path, default=None, help="output folder (default results/<study>/plots/)")
     parser.add_argument("--rank", type=positive_int, default=1, help="leaderboard entry whose timeline to draw (default 1)")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    path = board.resolve(args.path_or_study)
-    try:
-        frame, metadata = read_parquet(path)
-    except Exception as exc:
-        raise UsageError(f"cannot read {path}: {exc}") from None
-    if metadata.get("kind") != "leaderboard" or frame.empty:
+    loaded = readback.load(args.path_or_study, args.results, args.storage)
+    frame, metadata, path = loaded.frame, loaded.metadata, loaded.path
+    if metadata.get("kind") not in ("leaderboard", "pareto") or frame.empty:
         raise UsageError(f"{path} is not a non-empty autotune leaderboard")
     if args.rank > len(frame):
         raise UsageError(f"rank {args.rank} is past the end of the leaderboard ({len(frame)} entries)")
     out = args.out or path.parent / "plots"
-    written = [history(frame, metadata, path.parent, out)]
-    pareto_path = path.parent / "pareto.parquet"
+    written = [history(frame, metadata, path.parent, out, args.storage)]
     front = pareto(frame, metadata, out)
     if front is not None:
         written.append(front)
-    written.append(timeline(frame, metadata, args.rank, out))
+    drawn = timeline(frame, args.rank, out)
+    written += [drawn] if isinstance(drawn, Path) else []
     for item in written:
         print(f"wrote {item}")
-    if len(metadata.get("objectives", [])) > 1 and front is None and pareto_path.is_file():
-        print(f"note: {pareto_path} has no feasible point to draw")
+    if len(metadata.get("objectives", [])) > 1 and front is None:  # type: ignore[arg-type]
+        print("skipped pareto.png: no feasible point to draw")
+    if not isinstance(drawn, Path):
+        print(f"skipped timeline_rank{args.rank}.png: {drawn}")
     return 0
 
 
 def _title(metadata: dict, frame: pd.DataFrame) -> str:
-    base = Machine(**metadata["base_machine"]) if metadata.get("base_machine") else None
-    what = f"workload {metadata['workload']}" if metadata.get("workload") else f"{metadata.get('shape')}"
+    base = Machine(**metadata["base_machine"]) if metadata.get("base_machine") and "slots" in frame else None
+    codesign = metadata.get("variant") == "codesign"
+    what = f"workload {metadata['workload']}" if codesign else f"{metadata.get('shape')}"
     machine = "" if base is None else (f", base machine {base.slots} slots, setup {base.dma_setup}, "
                                        f"{base.dma_words_per_cycle} words/cycle, mxu {base.mxu_cycles}")
-    searched = " (machine searched)" if metadata.get("variant") or len(frame.drop_duplicates("machine_json")) > 1 else ""
+    searched = " (machine searched)" if codesign or len(frame.drop_duplicates("machine_json")) > 1 else ""
     return f"{metadata.get('study')}: {what}{machine}{searched}"
 
 
-def _trial_values(frame: pd.DataFrame, metadata: dict, folder: Path) -> tuple[list[int], list[float]]:
+def _trial_values(frame: pd.DataFrame, metadata: dict, folder: Path, storage: str | None) -> tuple[list[int], list[float]]:
     """(trial, cycles) of every feasible trial: from the study storage when it is there (every
     trial, duplicates included), else from the leaderboard (one row per distinct candidate)."""
-    db = folder / "study.db"
-    if db.is_file() and metadata.get("study"):
-        try:
-            import optuna
-
-            study = optuna.load_study(study_name=str(metadata["study"]), storage=f"sqlite:///{db}")
-            pairs = [(t.number, float(t.values[0])) for t in study.get_trials(deepcopy=False)
-                     if t.values and t.values[0] < INFEASIBLE_VALUE]
-            if pairs:
-                return [p[0] for p in pairs], [p[1] for p in pairs]
-        except Exception:  # an unreadable or foreign database: the leaderboard still has the data
-            pass
+    url = storage or local_storage(folder.parent, folder.name)
+    study = read_study(url, str(metadata.get("study"))) if url and metadata.get("study") else None
+    if study is not None:
+        pairs = [(t.number, float(t.values[0])) for t in study.get_trials(deepcopy=False) if t.values and t.values[0] < INFEASIBLE_VALUE]
+        if pairs:
+            return [p[0] for p in pairs], [p[1] for p in pairs]
     column = "total_cycles" if "total_cycles" in frame else "cycles"
     rows = frame[frame["feasible"] == True].drop_duplicates("trial").sort_values("trial")  # noqa: E712
     return [int(t) for t in rows["trial"]], [float(v) for v in rows[column]]
 
 
-def history(frame: pd.DataFrame, metadata: dict, folder: Path, out: Path) -> Path:
-    trials, values = _trial_values(frame, metadata, folder)
+def history(frame: pd.DataFrame, metadata: dict, folder: Path, out: Path, storage: str | None = None) -> Path:
+    trials, values = _trial_values(frame, metadata, folder, storage)
     if not trials:
         raise UsageError("the leaderboard has no feasible trial to plot")
+    codesign = metadata.get("variant") == "codesign"
+    gemms = frame.drop_duplicates("gemm") if codesign and "gemm" in frame else frame.head(1)
+    shapes = [(Shape(int(r.m), int(r.k), int(r.n)), float(getattr(r, "weight", 1.0) if codesign else 1.0)) for r in gemms.itertuples()]
+    base = Machine(**metadata["base_machine"]) if metadata.get("base_machine") else Machine()
+    family = board.family_of(str(frame["family"].dropna().iloc[0])) if frame["family"].notna().any() else None
     references = []
-    base = Machine(**metadata["base_machine"]) if metadata.get("base_machine") else None
-    gemms = frame.drop_duplicates("gemm")[["m", "k", "n", "weight"]] if "gemm" in frame else None
-    if base is not None and gemms is not None:  # a workload: weighted totals on the base machine
-        shapes = [(parse_shape(f"{r.m}x{r.k}x{r.n}"), float(r.weight)) for r in gemms.itertuples()]
-        chapter = [chapter_best(s, base) for s, _ in shapes]
-        if all(chapter):
-            references.append(plots.Reference("chapter's best, base machine", sum(w * c[0] for (_, w), c in zip(shapes, chapter))))
-        references.append(plots.Reference("lower bound, base machine", sum(w * lower_bound(s, base) for s, w in shapes), ":", "black"))
-    elif base is not None and metadata.get("shape"):
-        shape = parse_shape(str(metadata["shape"]))
-        best = chapter_best(shape, base)
-        if best:
-            references.append(plots.Reference(f"chapter's best ({best[1]})", best[0]))
-        references.append(plots.Reference("lower bound", lower_bound(shape, base), ":", "black"))
-    label = "weighted cycles" if gemms is not None else "cycles"
-    return plots.history_png(trials, values, references, _title(metadata, frame), out / "history.png", y_label=label)
+    best = [family.reference(s, base) for s, _ in shapes] if family else []
+    if best and all(best):
+        label = "chapter's best, base machine" if codesign else f"chapter's best ({best[0][1]})"  # type: ignore[index]
+        references.append(plots.Reference(label, sum(w * b[0] for (_, w), b in zip(shapes, best))))  # type: ignore[index]
+    bounds = [family.bound(s, base) for s, _ in shapes] if family else []
+    if bounds and all(b is not None for b in bounds):
+        label = "lower bound, base machine" if codesign else "lower bound"
+        references.append(plots.Reference(label, sum(w * b for (_, w), b in zip(shapes, bounds)), ":", "black"))  # type: ignore[misc]
+    return plots.history_png(trials, values, references, _title(metadata, frame), out / "history.png",
+                             y_label="weighted cycles" if codesign else "cycles")
 
 
 def pareto(frame: pd.DataFrame, metadata: dict, out: Path) -> Path | None:
@@ -117,32 +107,32 @@ def pareto(frame: pd.DataFrame, metadata: dict, out: Path) -> Path | None:
     if len(objectives) < 2:
         return None
     feasible = frame[frame["feasible"] == True]  # noqa: E712
-    if "gemm" in frame:  # co-design: one point per machine
+    if metadata.get("variant") == "codesign":  # one point per machine
         feasible = feasible.drop_duplicates("trial")
     if feasible.empty:
         return None
     y_column = "total_cycles" if "total_cycles" in frame else "cycles"
     fronts = []
     for name in objectives[1:]:
-        x = [board.objective_value(r, name) for r in feasible.to_dict(orient="records")]
+        x = [objective_value(r, name) for r in feasible.to_dict(orient="records")]
         fronts.append(plots.Front(name.replace("_", " "), "weighted cycles" if y_column == "total_cycles" else "cycles",
                                   tuple(x), tuple(float(v) for v in feasible[y_column]), tuple(bool(p) for p in feasible["pareto"])))
     return plots.pareto_png(fronts, _title(metadata, frame), out / "pareto.png")
 
 
-def timeline(frame: pd.DataFrame, metadata: dict, rank: int, out: Path) -> Path:
+def timeline(frame: pd.DataFrame, rank: int, out: Path) -> Path | str:
+    """The entry's engine timeline, or why there is none (an infeasible entry, an oracle without one)."""
     row = frame.iloc[rank - 1].to_dict()
     if not row["feasible"]:
-        raise UsageError(f"rank {rank} is infeasible: it was never simulated, there is no timeline")
-    try:
-        family = find_family(str(row["family"]))
-    except SpaceError as exc:
-        raise UsageError(str(exc)) from None
-    if not isinstance(family, GA1Family):
-        raise UsageError(f"family {family.name!r} has no GA-1 timeline")
-    shape = parse_shape(f"{row['m']}x{row['k']}x{row['n']}")
-    machine = board.machine_of(row)
-    program = family.build(board.schedule_point(row), shape, machine)
+        return f"rank {rank} is infeasible: it was never simulated"
+    family = board.family_of(str(row["family"]))
+    if family is None:
+        return f"unknown schedule family {row['family']!r}"
+    shape = Shape(int(row["m"]), int(row["k"]), int(row["n"]))
+    machine = board.machine_of(row, family)
+    program = family.program(board.schedule_point(row), shape, machine)
+    if program is None:
+        return f"family {family.name!r} has no GA-1 timeline"
     result = simulate(machine, program, trace=True)
     loads = [r[0] == LOAD for r in program.rows]
     params = {k: v for k, v in json.loads(str(row["params_json"])).items() if k != "family"}

@@ -14,28 +14,26 @@ from simcore.ga1.machine import MACHINE_KEYS, Machine, MachineError
 from simcore.ga1.schedules import ChapterSchedule
 from simcore.shape import Shape
 
-from search_spaces.registry import DEFAULT_SPACES, families
+from search_spaces.base import padding_note
 
 from autotune import leaderboard as board
+from autotune import pipeline, tables
 from autotune.args import add_machine, build_machine, positive_int, shape_arg
 from autotune.baseline import sweep_frame, sweep_rows
 from autotune.commands.baseline import selected_schedules
 from autotune.errors import UsageError
-from autotune.files import write_parquet
-from autotune.problem import Problem
-from autotune.study import MEMORY, StudySettings, enqueue, load_or_create, optimize, seed_points
+from autotune.optuna_adapter import MEMORY
+from autotune.spec import RunSpec
 
 HELP = "run hand-written schedules over a grid of machines (the chapter's bandwidth sweep by default)"
 CHAPTER_GRID = ("dma_setup=16,4", "dma_words_per_cycle=8,16,32,64")
 CHAPTER_SCHEDULES = "1x1:2,2x4:2,4x8:2"
-DEFAULT_TUNED_TRIALS = 40
 SHORT = {"dma_setup": "setup", "dma_words_per_cycle": "words/cycle", "mxu_cycles": "mxu cyc", "slots": "slots"}
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("sweep", help=HELP, description=HELP + ". Every result is verified; one parquet file holds every row.")
     parser.add_argument("--shape", default="128x128x128", metavar="MxKxN", help="product shape (default 128x128x128)")
-    parser.add_argument("--slots", type=positive_int, default=64, help="scratchpad tile slots (default 64)")
     add_machine(parser)
     parser.add_argument("--machine-grid", action="append", default=None, metavar="KEY=V1,V2,...",
                         help=f"a machine parameter and its values; repeat for a cartesian product (default: {' '.join(CHAPTER_GRID)})")
@@ -44,8 +42,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", type=Path, default=None, help="parquet output (default results/sweep/<shape>.parquet)")
     parser.add_argument("--json", action="store_true", help="print one JSON object per row instead of the table")
     parser.add_argument("--tuned", action="store_true", help="also run a short in-memory tuning study per machine")
-    parser.add_argument("--trials", type=positive_int, default=DEFAULT_TUNED_TRIALS,
-                        help=f"--tuned: trials per machine, the chapter's sweep included (default {DEFAULT_TUNED_TRIALS})")
+    parser.add_argument("--trials", type=positive_int, default=pipeline.SHORT_TRIALS,
+                        help=f"--tuned: trials per machine, the chapter's sweep included (default {pipeline.SHORT_TRIALS})")
     parser.set_defaults(run=run)
 
 
@@ -82,16 +80,9 @@ def machines(base: Machine, grid: list[tuple[str, tuple[int, ...]]]) -> list[Mac
 
 def tuned_best(shape: Shape, machine: Machine, trials: int) -> dict[str, object]:
     """The best of a short in-memory study (seeded with the chapter's sweep), verified."""
-    problem = Problem(shape, machine, families(DEFAULT_SPACES))
-    settings = StudySettings(name="sweep", storage_url=MEMORY, sampler="tpe", seed=0, objectives=("cycles",), identity={})
-    study = load_or_create(settings)
-    enqueue(study, seed_points(problem), "baseline")
-    optimize(study, problem, settings, trials, None, progress=False)
-    info = board.RunInfo(settings.name, "tpe", 0, shape, machine)
-    names = sorted({p.name for params in problem.params_by_family().values() for p in params})
-    rows = board.trial_rows(study, info, names)
-    board.annotate(rows, problem, verify_top=1)
-    return rows[0]
+    outcome = pipeline.run(RunSpec.of_shape(shape, machine), pipeline.RunOptions(
+        trials=trials, study="sweep", storage=MEMORY, verify_top=1, write=False))
+    return board.json_rows(outcome.studies[0].frame.head(1))[0]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -100,7 +91,11 @@ def run(args: argparse.Namespace) -> int:
     if not schedules:
         raise UsageError("--schedules names no schedule")
     grid = parse_grid(args.machine_grid or list(CHAPTER_GRID))
-    points = machines(build_machine(args.machine, args.slots), grid)
+    base = build_machine(args.machine, args.slots)
+    points = machines(base, grid)
+    note = padding_note(shape, base)
+    if note:
+        print(note, file=sys.stderr)
     frames, groups = [], []
     for machine in points:
         rows = sweep_rows(shape, machine, schedules)
@@ -113,8 +108,8 @@ def run(args: argparse.Namespace) -> int:
         groups.append((machine, rows))
     frame = pd.concat(frames, ignore_index=True)
     out = args.out or Path("results") / "sweep" / f"{shape}.parquet"
-    write_parquet(frame, out, {"kind": "sweep", "shape": str(shape), "grid": [[k, list(v)] for k, v in grid],
-                               "schedules": args.schedules, "tuned_trials": args.trials if args.tuned else None})
+    tables.write("sweep", frame, out, {"shape": str(shape), "grid": [[k, list(v)] for k, v in grid],
+                                       "schedules": args.schedules, "tuned_trials": args.trials if args.tuned else None})
     if args.json:
         for machine, rows in groups:
             for row in rows:
@@ -137,6 +132,7 @@ def _tuned_row(shape: Shape, machine: Machine, rows: list[dict[str, object]], tr
                tiles_moved=top.get("tiles_moved"), loads=top.get("loads"), stores=top.get("stores"),
                cycles=top["cycles"], mxu_util=top.get("mxu_util"), dma_busy=top.get("dma_busy"),
                vs_best=int(top["cycles"]) / min(hand) if hand else None, verified=top["verified"],  # type: ignore[call-overload]
+               verification=top["verification"],
                params_json=top["params_json"])
     return row
 

@@ -115,3 +115,44 @@ def test_subprocess_exit_code_and_single_stderr_line(tmp_path: Path) -> None:
 def test_no_command_and_no_arguments_prints_help_and_fails(capsys: pytest.CaptureFixture[str]) -> None:
     assert main([]) == 2
     assert "usage: autotune" in capsys.readouterr().out
+
+
+# --- the command-line defects of issue 9, each fixed -----------------------------------------
+
+
+def test_machine_slots_works_wherever_slots_does(capsys: pytest.CaptureFixture[str], in_tmp: Path) -> None:
+    import pandas as pd
+
+    for argv in (["--shape", "32x32x32", "--space", "chapter", "--trials", "3", "--study", "m32"],
+                 ["baseline", "--shape", "32x32x32", "--schedules", "2x2:2", "--out", "b.parquet"],
+                 ["sweep", "--shape", "32x32x32", "--machine-grid", "dma_setup=4", "--schedules", "2x2:2", "--out", "s.parquet"]):
+        for slots in (["--machine", "slots=32"], ["--machine", "slots=32", "--slots", "32"]):
+            assert main([*argv, *slots]) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    assert set(pd.read_parquet(in_tmp / "results" / "m32" / "leaderboard.parquet")["slots"]) == {32}
+    assert set(pd.read_parquet(in_tmp / "b.parquet")["slots"]) == {32} and set(pd.read_parquet(in_tmp / "s.parquet")["slots"]) == {32}
+    line = run_error(capsys, ["--shape", "32x32x32", "--machine", "slots=32", "--slots", "16"])
+    assert "--slots 16 and --machine slots=32 disagree" in line
+
+
+@pytest.mark.parametrize("argv", [["--shape", "32x32x32"], ["baseline", "--shape", "32x32x32"], ["sweep"]])
+def test_a_repeated_machine_key_is_an_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
+    assert "machine parameter dma_setup is given twice" in run_error(capsys, [*argv, "--machine", "dma_setup=4,dma_setup=8"])
+
+
+def test_a_padded_shape_says_how_and_what_it_costs(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--shape", "100x100x100", "--space", "chapter", "--trials", "3", "--study", "pad"]) == 0
+    notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith("note:")]
+    assert notes == ["note: 100x100x100 is not a multiple of the 8x8 tile: it runs zero-padded as 104x104x104 "
+                     "(13x13x13 tiles), 12.5% more matrix-unit work than the product needs"]
+    assert main(["baseline", "--shape", "100x100x100", "--schedules", "2x2:2"]) == 0
+    assert capsys.readouterr().err.count("note: 100x100x100 is not a multiple") == 1
+    assert main(["baseline", "--shape", "64x64x64", "--schedules", "2x2:2"]) == 0
+    assert "note" not in capsys.readouterr().err
+
+
+def test_check_with_a_missing_reference_fails(capsys: pytest.CaptureFixture[str], in_tmp: Path) -> None:
+    line = run_error(capsys, ["check", "--reference", "/nonexistent.json"])
+    assert "reference record /nonexistent.json not found" in line
+    line = run_error(capsys, ["check"])  # run from a folder without results/: no silent pass
+    assert "results/reference/best.json not found" in line  # --results DIR finds it (tests/autotune/test_check.py)

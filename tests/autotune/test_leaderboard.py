@@ -14,9 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simcore.ga1.machine import Machine
-from simcore.shape import Shape
 
-from autotune import files
+from autotune import __version__, files, readback, tables
 from autotune import leaderboard as board
 from autotune.errors import UsageError
 
@@ -27,7 +26,12 @@ def make_row(cycles: int | None, params: str, trial: int, machine: str = "{}", v
             "feasible": feasible, "violation": violation if not feasible else 0.0, "trial": trial}
 
 
-rows_strategy = st.lists(
+def make_record(cycles: int | None, params: str, trial: int, machine: str = "m", violation: float = 0.0) -> board.Record:
+    attrs = {"feasible": cycles is not None, "violation": 0.0 if cycles is not None else violation}
+    return board.Record(trial, attrs, {}, None, machine, params, None if cycles is None else (float(cycles),))
+
+
+records_strategy = st.lists(
     st.tuples(st.one_of(st.none(), st.integers(1, 5)), st.sampled_from(["a", "b", "c"]), st.sampled_from(["m1", "m2"]),
               st.integers(0, 50), st.sampled_from([0.5, 1.0, 3.0])),
     min_size=1, max_size=12,
@@ -35,34 +39,44 @@ rows_strategy = st.lists(
 
 
 @settings(max_examples=60, deadline=None)
-@given(rows_strategy, st.randoms(use_true_random=False))
+@given(records_strategy, st.randoms(use_true_random=False))
 def test_sort_is_deterministic_and_follows_the_documented_key(specs: list[tuple], rng: random.Random) -> None:
-    rows = [make_row(c, p, t, m, v) for c, p, m, t, v in specs]
-    shuffled = list(rows)
+    found = [make_record(c, p, t, m, v) for c, p, m, t, v in specs]
+    shuffled = list(found)
     rng.shuffle(shuffled)
-    ranked = board.sort_rows(rows)
-    assert board.sort_rows(shuffled) == ranked  # the input order never matters
-    feasible = [r for r in ranked if r["feasible"]]
+    ranked = board.rank(found)
+    assert [r.sort_key() for r in board.rank(shuffled)] == [r.sort_key() for r in ranked]  # the input order never matters
+    feasible = [r for r in ranked if r.values is not None]
     assert ranked[:len(feasible)] == feasible  # feasible first
-    keys = [(r["cycles"], r["machine_json"], r["params_json"], r["trial"]) for r in feasible]
+    keys = [(r.values, r.machine_json, r.params_json, r.trial) for r in feasible]
     assert keys == sorted(keys)
-    infeasible = [(r["violation"], r["machine_json"], r["params_json"], r["trial"]) for r in ranked[len(feasible):]]
+    infeasible = [(r.attrs["violation"], r.machine_json, r.params_json, r.trial) for r in ranked[len(feasible):]]
     assert infeasible == sorted(infeasible)  # least over the limit first
+    # One objective: the front is every feasible record with the best value.
+    best = min((r.values for r in feasible), default=None)
+    assert [r.pareto for r in ranked] == [r.values is not None and r.values == best for r in ranked]
 
 
 def test_ties_break_on_machine_then_params_then_trial() -> None:
-    rows = [make_row(10, "b", 1, "m1"), make_row(10, "a", 7, "m2"), make_row(10, "a", 3, "m1"),
-            make_row(10, "a", 2, "m1"), make_row(9, "z", 9, "m9")]
-    ranked = board.sort_rows(rows)
-    assert [(r["cycles"], r["machine_json"], r["params_json"], r["trial"]) for r in ranked] == [
+    found = [make_record(10, "b", 1, "m1"), make_record(10, "a", 7, "m2"), make_record(10, "a", 3, "m1"),
+             make_record(10, "a", 2, "m1"), make_record(9, "z", 9, "m9")]
+    ranked = board.rank(found)
+    assert [(r.values[0], r.machine_json, r.params_json, r.trial) for r in ranked] == [  # type: ignore[index]
         (9, "m9", "z", 9), (10, "m1", "a", 2), (10, "m1", "a", 3), (10, "m1", "b", 1), (10, "m2", "a", 7)]
 
 
 def test_pareto_flags_with_two_objectives() -> None:
-    rows = [dict(make_row(c, p, i), slots=s, T=8) for i, (c, p, s) in enumerate(
-        [(100, "a", 64), (90, "b", 128), (120, "c", 32), (130, "d", 64), (None, "e", 8)])]
-    marked = board.mark_pareto(rows, ("cycles", "scratchpad_words"))
-    assert [r["pareto"] for r in marked if r["feasible"]] == [True, True, True, False]
+    values = [(100, 64), (90, 128), (120, 32), (130, 64), None, (90, 128)]
+    assert board.pareto_flags(values) == [True, True, True, False, False, True]  # equal points are both on the front
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.tuples(st.integers(0, 4), st.integers(0, 4))), max_size=10))
+def test_pareto_front_is_exactly_the_non_dominated_points(values: list) -> None:
+    flags = board.pareto_flags(values)
+    for mine, flag in zip(values, flags):
+        dominated = mine is not None and any(o is not None and o != mine and o[0] <= mine[0] and o[1] <= mine[1] for o in values)
+        assert flag == (mine is not None and not dominated)
 
 
 def test_frame_columns_are_typed() -> None:
@@ -82,30 +96,37 @@ def test_frame_columns_are_typed() -> None:
 
 def test_write_and_load_round_trip(tmp_path: Path) -> None:
     frame = board.to_frame([dict(make_row(10, "a", 1), m=8, k=8, n=8)])
-    info = board.RunInfo("s", "tpe", 0, Shape(8, 8, 8), Machine())
-    path = board.write(frame, tmp_path / "deep" / "leaderboard.parquet", info)
-    loaded, metadata = board.load(str(path))
-    assert metadata == {"schema": board.SCHEMA_VERSION, "kind": "leaderboard", "study": "s", "shape": "8x8x8",
-                        "base_machine": Machine().as_dict(), "objectives": ["cycles"]}
-    pd.testing.assert_frame_equal(loaded, frame)
-    assert board.load(str(path.parent))[0].equals(loaded)  # a results folder works too
+    metadata = {"study": "s", "shape": "8x8x8", "base_machine": Machine().as_dict(), "objectives": ["cycles"]}
+    path = tables.write("leaderboard", frame, tmp_path / "deep" / "leaderboard.parquet", metadata)
+    loaded = readback.load(str(path))
+    assert loaded.metadata == {**metadata, "kind": "leaderboard", "schema": tables.SCHEMAS["leaderboard"], "autotune_version": __version__}
+    pd.testing.assert_frame_equal(loaded.frame, frame)
+    assert readback.load(str(path.parent)).frame.equals(loaded.frame)  # a results folder works too
+
+
+@pytest.mark.parametrize("kind", sorted(tables.SCHEMAS))
+def test_every_kind_is_readable_with_its_own_schema(tmp_path: Path, kind: str) -> None:
+    frame = pd.DataFrame({"m": [8], "k": [8], "n": [8], "cycles": [10]})
+    path = tables.write(kind, frame, tmp_path / f"{kind}.parquet", {"study": "s"})
+    loaded = tables.read(path)
+    assert loaded[1]["kind"] == kind and loaded[1]["schema"] == tables.SCHEMAS[kind]
 
 
 def test_load_rejects_other_files(tmp_path: Path) -> None:
     other = tmp_path / "other.parquet"
-    files.write_parquet(pd.DataFrame({"x": [1]}), other, {"kind": "baseline", "schema": 1})
-    with pytest.raises(UsageError, match="not an autotune leaderboard"):
-        board.load(str(other))
+    files.write_parquet(pd.DataFrame({"x": [1]}), other, {"kind": "something", "schema": 1})
+    with pytest.raises(UsageError, match="not an autotune result this version reads"):
+        readback.load(str(other))
     future = tmp_path / "future.parquet"
-    files.write_parquet(pd.DataFrame({"x": [1]}), future, {"kind": "leaderboard", "schema": board.SCHEMA_VERSION + 1})
-    with pytest.raises(UsageError, match=f"schema {board.SCHEMA_VERSION}"):
-        board.load(str(future))
+    files.write_parquet(pd.DataFrame({"x": [1]}), future, {"kind": "leaderboard", "schema": tables.SCHEMAS["leaderboard"] + 1})
+    with pytest.raises(UsageError, match="schema 3"):
+        readback.load(str(future))
     garbage = tmp_path / "garbage.parquet"
     garbage.write_bytes(b"not parquet at all")
     with pytest.raises(UsageError, match="cannot read"):
-        board.load(str(garbage))
+        readback.load(str(garbage))
     with pytest.raises(UsageError, match="no leaderboard"):
-        board.load(str(tmp_path / "missing"))
+        readback.load(str(tmp_path / "missing"))
 
 
 def test_parquet_write_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -74,8 +74,8 @@ def test_killed_worker_is_retried(postgres_url: str, tmp_path: Path) -> None:
         keys = Counter(json.dumps(t.params, sort_keys=True) for t in running)
         for t in running:
             age = time.time() - t.datetime_start.timestamp() if t.datetime_start else 0
-            if 0.1 < age < 0.3 and keys[json.dumps(t.params, sort_keys=True)] == 1 and "worker" in t.user_attrs and "family" in t.params:
-                pid = int(t.user_attrs["worker"].rsplit(":", 1)[1])
+            if 0.1 < age < 0.3 and keys[json.dumps(t.params, sort_keys=True)] == 1 and "run" in t.user_attrs and "family" in t.params:
+                pid = int(t.user_attrs["run"]["worker"].rsplit(":", 1)[1])
                 victim = next((w for w in workers if w.pid == pid), None)
                 break
         time.sleep(0.05)

@@ -37,3 +37,13 @@ def test_systolic_target_writes_a_verified_pareto_leaderboard(in_tmp, capsys):
 def test_systolic_target_rejects_a_ga1_objective(in_tmp, capsys):
     assert main(["--shape", "32x32x32", "--target", "systolic", "--objectives", "cycles,scratchpad_words"]) == 2
     assert "unknown objective" in capsys.readouterr().err
+
+
+def test_plot_of_a_systolic_study_draws_what_applies_and_says_what_it_skipped(in_tmp, capsys):
+    assert main(["--shape", "32x48x40", "--target", "systolic", "--pe-budget", "64", "--trials", "12", "--study", "sp"]) == 0
+    capsys.readouterr()
+    assert main(["plot", "sp"]) == 0
+    out = capsys.readouterr().out
+    assert "wrote results/sp/plots/history.png" in out and "wrote results/sp/plots/pareto.png" in out
+    assert "skipped timeline_rank1.png: family 'systolic' has no GA-1 timeline" in out
+    assert not (in_tmp / "results" / "sp" / "plots" / "timeline_rank1.png").exists()

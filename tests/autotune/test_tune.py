@@ -22,11 +22,10 @@ from simcore.shape import Shape
 from search_spaces.base import GA1Family, canonical_json
 from search_spaces.registry import families
 
-from autotune import leaderboard as board
+from autotune import readback, tables
 from autotune.cli import build_parser, main
 from autotune.objective import CONSTRAINT_NAME, RESULT_ATTR
-from autotune.problem import INFEASIBLE_VALUE, Candidate, Problem, assess
-from autotune.study import grid_points, seed_points
+from autotune.problem import INFEASIBLE_VALUE, Candidate, Problem
 
 CHAPTER_BEST_64 = 37_440  # blocked 4x8, 2 buffers, on 128x128x128 with 64 slots
 REQUIRED_COLUMNS = (
@@ -54,7 +53,8 @@ def load_study(root: Path, study: str) -> optuna.Study:
 
 
 def leaderboard(root: Path, study: str) -> pd.DataFrame:
-    frame, metadata = board.load(str(root / "results" / study / "leaderboard.parquet"))
+    loaded = readback.load(str(root / "results" / study / "leaderboard.parquet"))
+    frame, metadata = loaded.frame, loaded.metadata
     assert metadata["study"] == study
     return frame
 
@@ -190,7 +190,7 @@ def test_leaderboard_schema_and_verification(chapter128: tuple[Path, str]) -> No
     root, _ = chapter128
     path = root / "results" / "c128" / "leaderboard.parquet"
     metadata = json.loads(pq.read_schema(path).metadata[b"autotune"])
-    assert metadata["schema"] == board.SCHEMA_VERSION and metadata["kind"] == "leaderboard"
+    assert metadata["schema"] == tables.SCHEMAS["leaderboard"] == 2 and metadata["kind"] == "leaderboard"
     assert metadata["shape"] == "128x128x128" and metadata["base_machine"] == Machine(slots=64).as_dict()
     frame = leaderboard(root, "c128")
     missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
@@ -210,13 +210,13 @@ def test_cache_simulates_each_distinct_candidate_once_and_never_an_infeasible_on
         capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     problem = Problem(Shape(32, 32, 32), Machine(slots=16), families(["chapter"]))
-    queued = {c.key() for c in seed_points(problem)} | {c.key() for c in grid_points(problem)}
+    queued = {c.key() for c in problem.seeds()} | {c.key() for c in problem.grid()}
     evaluated: list[str] = []
     original = GA1Family.evaluate
 
     def counting(self, point, shape, machine):  # type: ignore[no-untyped-def]
         key = canonical_json({"family": self.name, **point})
-        assert assess(problem, Candidate(self.name, point, {})).feasible
+        assert problem.assess(Candidate(self.name, point, {})).feasible
         evaluated.append(key)
         return original(self, point, shape, machine)
 
@@ -248,10 +248,10 @@ def test_cache_simulates_each_distinct_candidate_once_and_never_an_infeasible_on
     # The grid enqueued exactly the feasible points, and each ran.
     grid = [t for t in done if t.user_attrs.get("source") == "grid"]
     assert grid and all(t.user_attrs[RESULT_ATTR]["feasible"] for t in grid)
-    every_feasible = {c.key() for c in grid_points(problem)}
-    assert all(assess(problem, c).feasible for c in grid_points(problem))
+    every_feasible = {c.key() for c in problem.grid()}
+    assert all(problem.assess(c).feasible for c in problem.grid())
     assert every_feasible <= feasible
-    blocked_points = sum(1 for c in grid_points(problem) if c.family == "blocked")
+    blocked_points = sum(1 for c in problem.grid() if c.family == "blocked")
     assert blocked_points < 4 * 4 * 3 * 2  # some blocks do not fit 16 slots and were left out
 
     # The leaderboard: infeasible rows last, and no simulation for them either.
