@@ -34,7 +34,7 @@ from simcore.systolic.schedule import cycles, schedule
 from search_spaces.base import EXACT, SCALED, Family, Metrics, Space, Verdict
 from search_spaces.domains import Choice, IntRange, Param, Point
 
-KEYS = ("rows", "cols", "dataflow", "shadow", "buffers", "hbm_words", "map_rows", "map_cols", "tile_order")
+KEYS = ("rows", "cols", "dataflow", "shadow", "hbm_buffers", "hbm_words", "map_rows", "map_cols", "tile_order")
 # The event engine's cost, in seconds: per tile (closed form and checks), per PE of every tile,
 # per multiply-accumulate of the block products and numpy's product. Measured on a laptop core.
 COST_PER_TILE, COST_PER_TILE_PE, COST_PER_MAC = 1e-4, 3e-8, 1e-9
@@ -56,7 +56,7 @@ def design_of(point: Point, assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> S
     if not isinstance(shadow, bool):
         raise ValueError(f"shadow must be a bool, got {shadow!r}")
     assume = Assumptions(shadow, assumptions.edges, assumptions.drain, assumptions.folds)
-    hbm = HbmLink(point["hbm_words"], point["buffers"])  # type: ignore[arg-type]
+    hbm = HbmLink(point["hbm_words"], point["hbm_buffers"])  # type: ignore[arg-type]
     return SystolicDesign(array, str(point["dataflow"]), mapping, assume, hbm)
 
 
@@ -163,7 +163,7 @@ class SystolicFamily(Family):
             Param("cols", side, "array columns"),
             Param("dataflow", Choice(DATAFLOWS), "ws: weights stay in the PEs; os: results do; is: inputs do"),
             Param("shadow", Choice((True, False)), "a second register per PE: tiles overlap in the array"),
-            Param("buffers", Choice((1, 2)), "on-chip buffers of the stationary tiles' HBM link"),
+            Param("hbm_buffers", Choice((1, 2)), "on-chip buffers of the stationary tiles' HBM link"),
             Param("hbm_words", IntRange(1, self.max_hbm_words, log=self.max_hbm_words > 1), "HBM words per cycle"),
             Param("map_rows", side, "rows of the sub-array the GEMM is mapped on (clipped to the array)"),
             Param("map_cols", side, "columns of the sub-array the GEMM is mapped on (clipped to the array)"),
@@ -216,7 +216,7 @@ class SystolicFamily(Family):
         side = math.isqrt(self.pe_budget)
         sides = sorted({side, 1 << (side.bit_length() - 1), max(1, side // 2)}, reverse=True)
         return [
-            {"rows": s, "cols": s, "dataflow": d, "shadow": True, "buffers": 2, "hbm_words": self.max_hbm_words,
+            {"rows": s, "cols": s, "dataflow": d, "shadow": True, "hbm_buffers": 2, "hbm_words": self.max_hbm_words,
              "map_rows": s, "map_cols": s, "tile_order": ORDERS[0]}
             for s in sides for d in DATAFLOWS
         ]

@@ -171,13 +171,18 @@ def test_a_resume_with_another_sampler_is_refused_or_recorded(capsys: pytest.Cap
     run(capsys, [*SMALL, "--trials", "1", "--study", "prov", "--sampler", "random", "--seed", "4"])  # the new pair is now the study's
 
 
-def test_verification_says_how_each_entry_was_checked(capsys: pytest.CaptureFixture[str], in_tmp: Path) -> None:
+def test_verification_says_how_each_entry_was_checked(capsys: pytest.CaptureFixture[str], in_tmp: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     run(capsys, ["--shape", "32x32x32", "--space", "chapter", "--trials", "12", "--study", "v", "--verify-top", "2"])
     frame = pd.read_parquet(in_tmp / "results" / "v" / "leaderboard.parquet")
     assert list(frame["verification"][:2]) == ["exact"] * 2 and list(frame["verified"][:2]) == [True, True]
     assert set(frame["verification"][2:]) == {"none"} and frame["verified"][2:].isna().all()
     assert "hazard replay clean" in frame["verification_detail"].iloc[0]
     # A systolic design too large to run in full is checked on a scaled-down one: not verified.
+    # (512^3 runs in full within the real budget; a tiny budget stands in for a bigger design.)
+    import search_spaces.systolic as systolic_family
+
+    monkeypatch.setattr(systolic_family, "VERIFY_SECONDS", 1e-9)
     run(capsys, ["--shape", "512x512x512", "--target", "systolic", "--pe-budget", "4096", "--trials", "6", "--study", "big",
                  "--verify-top", "1"])
     big = pd.read_parquet(in_tmp / "results" / "big" / "leaderboard.parquet").iloc[0]

@@ -23,7 +23,7 @@ FAMILY = systolic_family(64, 16)
 def point(rows: int = 4, cols: int = 4, dataflow: str = "ws", shadow: bool = True, buffers: int = 2,
           hbm_words: int = 4, map_rows: int | None = None, map_cols: int | None = None,
           tile_order: str = "col-outer") -> dict[str, object]:
-    return {"rows": rows, "cols": cols, "dataflow": dataflow, "shadow": shadow, "buffers": buffers,
+    return {"rows": rows, "cols": cols, "dataflow": dataflow, "shadow": shadow, "hbm_buffers": buffers,
             "hbm_words": hbm_words, "map_rows": rows if map_rows is None else map_rows,
             "map_cols": cols if map_cols is None else map_cols, "tile_order": tile_order}
 
@@ -32,7 +32,7 @@ def test_params() -> None:
     params = {p.name: p.domain for p in FAMILY.params(Shape(8, 8, 8), 8)}
     assert params["rows"] == IntRange(1, 64, log=True) == params["cols"] == params["map_rows"] == params["map_cols"]
     assert params["dataflow"] == Choice(("ws", "os", "is"))
-    assert params["shadow"] == Choice((True, False)) and params["buffers"] == Choice((1, 2))
+    assert params["shadow"] == Choice((True, False)) and params["hbm_buffers"] == Choice((1, 2))
     assert params["hbm_words"] == IntRange(1, 16, log=True) and params["tile_order"] == Choice(ORDERS)
     assert isinstance(FAMILY, SystolicFamily) and FAMILY.name == "systolic"
 
