@@ -27,6 +27,11 @@ from search_spaces.general import MAX_LOOKAHEAD, MAX_TAIL
 MAX_RESERVE = 6
 MAX_SPLIT = 8
 MAX_PROTECT = 32
+SEEDS: tuple[StripParams, ...] = (
+    StripParams(split=2, tail=2, protect=8),
+    StripParams(split=0, tail=0, protect=24),
+    StripParams(reserve=3, split=0, tail=1, protect=24),
+)
 
 
 class Strips(GA1Family):
@@ -85,9 +90,15 @@ class Strips(GA1Family):
         return strips(shape, machine, self.to_params(point))
 
     def seed_points(self, shape: Shape, machine: Machine) -> list[Point]:
+        """The three points that did best over the benchmark's cases (benchmarks/bench_structures.py):
+        held tiles retiring over the last two streamed lines with a short tail (128^3 at 32 slots),
+        plain streaming with a long protection (16 slots), and a wider reserve (tall, thin products)."""
+        _Mt, Kt, _Nt = shape.tiles(machine.T)
         seeds = []
-        for params in (StripParams(), StripParams(split=0, protect=16)):
-            seeds.append({("strip_axis" if k == "axis" else k): v for k, v in params.as_dict().items()})  # type: ignore[misc]
+        for params in SEEDS:
+            point: Point = {("strip_axis" if k == "axis" else k): v for k, v in params.as_dict().items()}  # type: ignore[misc]
+            point["tail"] = min(params.tail, Kt, MAX_TAIL)
+            seeds.append(point)
         return seeds
 
 
