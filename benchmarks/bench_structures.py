@@ -6,7 +6,7 @@ random feasible points, then coordinate descent over every parameter until no si
 helps), with a fixed seed, so the figures are reproducible. The best point of each family is then
 verified exactly (functional result equals numpy's product, hazard replay clean).
 
-    PYTHONPATH=$PWD python benchmarks/bench_structures.py            # every case (about 15 CPU minutes)
+    PYTHONPATH=$PWD python benchmarks/bench_structures.py            # every case (about 4 CPU minutes)
     PYTHONPATH=$PWD python benchmarks/bench_structures.py --cases 0,1 --random 60
 
 The columns: cycles, tiles moved, DMA and matrix-unit busy fractions, the ratio to the lower bound,
