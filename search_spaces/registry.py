@@ -10,6 +10,7 @@ from search_spaces.domains import Param
 SPACE_MODULES: dict[str, str] = {
     "chapter": "search_spaces.chapter",
     "general": "search_spaces.general",
+    "strips": "search_spaces.strips",  # small scratchpads; not a default until the encoding work folds it in
     "systolic": "search_spaces.systolic",
 }
 DEFAULT_SPACES: tuple[str, ...] = ("chapter", "general")

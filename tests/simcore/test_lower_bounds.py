@@ -7,7 +7,8 @@ from hypothesis import strategies as st
 from simcore import Machine, ScheduleError, Shape, blocked, kouter, simulate
 from simcore.ga1.bounds import simple_bounds
 from simcore.ga1.generator import GeneralParams, general, slots_needed
-from generator_strategies import general_params
+from generator_strategies import general_params, strip_params
+from simcore.ga1.generator.strips import strip_slots_needed, strips
 from simcore.ga1.lower_bounds import (
     compute_pipeline_bound, io_bound_cycles, io_bound_tiles, lower_bound, max_products_after,
 )
@@ -99,3 +100,17 @@ def test_bounds_never_exceed_chapter_schedules(m, k, n, slots, bi, bj, buffers, 
         result = simulate(machine, program)
         assert lower_bound(shape, machine) <= result.cycles
         assert io_bound_tiles(shape, machine) <= result.tiles_moved
+
+
+@settings(max_examples=60, deadline=None)
+@given(m=dims, k=dims, n=dims, slots=st.integers(3, 64), params=strip_params(),
+       fill=st.integers(0, 12), setup=st.integers(0, 24), mxu=st.integers(1, 16))
+def test_bounds_never_exceed_strip_schedules(m, k, n, slots, params, fill, setup, mxu):
+    shape = Shape(m, k, n)
+    machine = Machine(slots=slots, mxu_fill=fill, dma_setup=setup, mxu_cycles=mxu)
+    if strip_slots_needed(shape, machine, params) > slots:
+        return
+    result = simulate(machine, strips(shape, machine, params))
+    assert compute_pipeline_bound(shape, machine) <= result.cycles
+    assert io_bound_tiles(shape, machine) <= result.tiles_moved
+    assert lower_bound(shape, machine) <= result.cycles

@@ -14,7 +14,11 @@ compiler decides everything else:
   slot is always emitted after (in program order) the products that read the slot's previous
   tile, so the hardware waits for them, and it is emitted as early as that allows;
 * a finished accumulator's store is emitted right after its last product, before or after the
-  loads due at that point (`store_first`).
+  loads due at that point (`store_first`);
+* with `protect` > 0 a prefetch (a load for a product after the one the matrix unit runs next)
+  may only evict a tile whose next use lies more than `protect` products beyond the product it
+  prefetches for: evicting a tile needed that soon only moves it twice. A demand load still
+  evicts as before, so every order compiles with the same slots; `protect` = 0 is the plain rule.
 """
 from __future__ import annotations
 
@@ -36,14 +40,18 @@ _TENSOR_A, _TENSOR_B, _TENSOR_C = 0, 1, 2  # indices into Program.tensors ("A", 
 
 @dataclass(frozen=True)
 class CompileOptions:
-    """How far the DMA runs ahead, and which of a ready store and a ready load goes first."""
+    """How far the DMA runs ahead, which of a ready store and a ready load goes first, and how
+    near a tile's next use must be for a prefetch to leave it alone."""
 
     lookahead: int = 16       # products ahead of the matrix unit whose tiles may be prefetched
     store_first: bool = True  # emit finished accumulators' stores before the loads due now
+    protect: int = 0          # a prefetch never evicts a tile needed within this many products of it
 
     def __post_init__(self) -> None:
-        if isinstance(self.lookahead, bool) or not isinstance(self.lookahead, int) or self.lookahead < 0:
-            raise ScheduleError(f"lookahead must be a non-negative integer, got {self.lookahead!r}")
+        for name in ("lookahead", "protect"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ScheduleError(f"{name} must be a non-negative integer, got {value!r}")
 
 
 def check_products(shape: Shape, machine: Machine, products: Sequence[Product]) -> None:
@@ -120,9 +128,14 @@ def compile_products(
     pending_stores: list[int] = []   # slots of finished accumulators, in finishing order
     lookahead = options.lookahead
     store_first = options.store_first
+    protect = options.protect
+    current = 0      # the product the matrix unit runs next (a frontier beyond it is prefetching)
 
     def take_slot(horizon: int, for_load: bool) -> int:
-        """A slot to write now: a free one, else evict the operand used farthest after `horizon`."""
+        """A slot to write now: a free one, else evict the operand used farthest after `horizon`
+        (after `horizon + protect` when the slot is for a prefetch)."""
+        if horizon > current:
+            horizon += protect
         first, second = (free_stored, free) if for_load else (free, free_stored)
         if first:
             return first.popleft()
@@ -197,6 +210,9 @@ def compile_products(
         limit = p + 1 + lookahead
         if limit > P:
             limit = P
+        current = p
+        if protect and frontier <= p:
+            blocked = False  # a demand load may evict what a prefetch could not
         if store_first and pending_stores:
             flush_stores()
         if frontier < limit and not blocked:
