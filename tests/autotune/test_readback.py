@@ -159,11 +159,11 @@ def test_export_json_is_a_starting_point_and_asm_runs_on_the_listing(capsys: pyt
 def test_a_resume_with_another_sampler_is_refused_or_recorded(capsys: pytest.CaptureFixture[str], in_tmp: Path) -> None:
     run(capsys, [*SMALL, "--trials", "20", "--study", "prov"])
     _, err = run(capsys, [*SMALL, "--trials", "5", "--study", "prov", "--sampler", "random", "--seed", "4"], expect=2)
-    assert "was run with --sampler tpe --seed 0" in err and "--allow-sampler-change" in err
+    assert "was run with --sampler guided --seed 0" in err and "--allow-sampler-change" in err
     run(capsys, [*SMALL, "--trials", "5", "--study", "prov", "--sampler", "random", "--seed", "4", "--allow-sampler-change"])
     study = optuna.load_study(study_name="prov", storage=f"sqlite:///{in_tmp / 'results' / 'prov' / 'study.db'}")
     runs = [(t.user_attrs["run"]["sampler"], t.user_attrs["run"]["seed"]) for t in study.trials]
-    assert runs == [("tpe", 0)] * 20 + [("random", 4)] * 5
+    assert runs == [("guided", 0)] * 20 + [("random", 4)] * 5
     assert all(t.user_attrs["run"]["autotune_version"] for t in study.trials)
     frame = pd.read_parquet(in_tmp / "results" / "prov" / "leaderboard.parquet")
     by_trial = dict(zip(frame["trial"], zip(frame["sampler"], frame["seed"])))
