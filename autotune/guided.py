@@ -3,20 +3,23 @@ schedules, with exploration, every evaluation a trial of the one study.
 
 Each trial the sampler proposes is a whole candidate, chosen before the trial runs:
 
-* refine (`Refiner`): the last improving move once more (an integer parameter moved as far
-  again), else the first untried neighbour of the incumbent (one parameter moved, nearest moves
-  first, `Search.neighbours`) that fits the machine, else two of its nearest moves at once, else
-  the neighbours of the best schedule of every group (a family and the choices that decide which
-  of its parameters matter) and of the next-best schedules;
-* explore, every `explore_every`-th proposal and whenever refinement has nothing left: one of the
-  best schedules with a few parameters drawn at random, or failing that a random candidate.
+* refine (`autotune.refine.Refiner`): the last improving move once more (an integer parameter
+  moved as far again), else the first untried neighbour of the incumbent (one parameter moved,
+  nearest moves first: `Search.neighbours`), else the neighbours of the best schedule of each
+  kind (family and structural choices, e.g. general blocks, strips in rows), else two of the
+  incumbent's nearest moves at once, else the neighbours of the next-best schedules;
+* explore, one trial in `explore_every` once the incumbent has stood for `stall` trials, and
+  whenever refinement has nothing left: one of the ten best schedules with a few parameters
+  redrawn at random ("mutate"), or failing that a random candidate.
 
 A proposal is never a schedule already evaluated, nor one pending in another worker (RUNNING and
-WAITING trials count as taken: the constant liar of refinement), nor one that does not fit. It is
-a function of the study's trials and the seed, so a resumed study carries on where it stopped;
-each trial records where its candidate came from in the user attribute `source` (refine,
-explore, random). Enqueued trials (baseline, --enqueue, --transfer) run as given. With several
-objectives there is no single incumbent: the sampler is multivariate TPE throughout."""
+WAITING trials count as taken: the constant liar of refinement; workers propose under the study
+lock), nor one that does not fit the machine. It is a function of the study's trials, the trial
+number and the seed, so the same seed gives the same study and a resumed study carries on where
+it stopped. Each proposed trial records where its candidate came from in the user attribute
+`source` (refine, explore, random); enqueued trials (baseline, --enqueue, --transfer) run as
+given. With several objectives there is no single incumbent: the sampler is then the
+multivariate TPE of `--sampler tpe`, over the conditional encoding."""
 from __future__ import annotations
 
 import math
@@ -34,7 +37,7 @@ from autotune.history import History
 from autotune.objective import to_distribution
 from autotune.optuna_adapter import set_trial_user_attr
 from autotune.problem import Candidate, Search, Suggest
-from autotune.refine import Refiner
+from autotune.refine import SHARE, Refiner
 
 SOURCE_ATTR = "source"
 EXPLORE_EVERY = 4        # one proposal in this many explores, even while refinement has moves left
@@ -44,19 +47,24 @@ MUTATED = 2              # parameters an exploration redraws (at least; sometime
 
 
 class GuidedSampler(BaseSampler):
+    # explorer: "mutate" (the default: an elite schedule with a few parameters redrawn) or "random";
+    # the keyword arguments other than search and seed exist for the ablations of bench_search.py.
     def __init__(self, search: Search, seed: int, explore_every: int = EXPLORE_EVERY, explorer: str = "mutate",
-                 momentum: bool = True, pairs: bool = True, stall: int = STALL) -> None:
-        self._stall = stall
+                 momentum: bool = True, pairs: bool = True, stall: int = STALL, share: int = SHARE,
+                 share_after: int = -1) -> None:
+        self._share_after = share_after
         self._search = search
+        self._stall = stall
         self._rng = random.Random(seed)
         self._tpe = TPESampler(seed=seed, multivariate=True, group=True, n_startup_trials=20, constant_liar=True)
         self._explore_every = explore_every
         self._explorer = explorer
         self._history = History(search)
-        self._refiner = Refiner(search, self._history, momentum, pairs)
+        self._refiner = Refiner(search, self._history, momentum, pairs, share)
         self._plans: dict[int, dict[str, Any]] = {}
-        self._proposed = 0
-        self._space = {p.name: to_distribution(p) for p in reversed(search.all_params())}
+        self._space: dict[str, BaseDistribution] = {}  # every parameter a candidate may suggest
+        for param in search.all_params():
+            self._space.setdefault(param.name, to_distribution(param))
 
     def reseed_rng(self) -> None:
         self._rng = random.Random()
@@ -98,7 +106,7 @@ class GuidedSampler(BaseSampler):
         has stood for `stall` trials."""
         since = number - self._history.incumbent_trial()
         if since <= self._stall or number % self._explore_every != 0:
-            found = self._refiner.next()
+            found = self._refiner.next(number, share=since > self._share_after)
             if found is not None:
                 return found, "refine"
         found = self._mutant() if self._explorer == "mutate" else None

@@ -23,11 +23,12 @@ class Seen:
 class History:
     def __init__(self, search: Search) -> None:
         self._search = search
+        self._structural = sorted({p.name for p in search.all_params() if p.structural})
         self._seen: dict[str, Seen] = {}
         self._ranked: list[tuple[float, int, str]] = []     # (value, first, key), best first
         self._read: set[int] = set()
         self._pending: set[str] = set()
-        self._improvements: list[Candidate] | None = []     # cached trajectory (None: to recompute)
+        self._kinds: list[list[Candidate]] | None = []     # cached trajectories per kind (None: to recompute)
 
     def __len__(self) -> int:
         return len(self._seen)
@@ -57,7 +58,7 @@ class History:
         seen = Seen(float(trial.values[0]), trial.number, self._search.canonical(self._search.from_params(trial.params)))
         self._seen[key] = seen
         bisect.insort(self._ranked, (seen.value, seen.first, key))
-        self._improvements = None
+        self._kinds = None
 
     def taken(self, candidate: Candidate) -> bool:
         return self.taken_key(self.key(candidate))
@@ -76,12 +77,19 @@ class History:
         """The first trial of the best candidate (-1 before any)."""
         return self._seen[self._ranked[0][2]].first if self._ranked else -1
 
-    def trajectory(self, last: int = 2) -> list[Candidate]:
-        """The last `last` candidates that improved on every earlier trial (the incumbent last)."""
-        if self._improvements is None:
-            best, self._improvements = float("inf"), []
+    def kind(self, candidate: Candidate) -> tuple:
+        """The kind of schedule: its family and its structural choices (Param.structural)."""
+        return (candidate.family, *(candidate.point.get(name) for name in self._structural))
+
+    def kinds(self) -> list[list[Candidate]]:
+        """For each kind of schedule evaluated, the candidates that improved on every earlier one of
+        that kind, in trial order (its best last); the kinds ordered by their best, the
+        incumbent's first (ties by the trial that found it)."""
+        if self._kinds is None:
+            found: dict[tuple, tuple[Seen, list[Candidate]]] = {}
             for seen in sorted(self._seen.values(), key=lambda s: s.first):
-                if seen.value < best:
-                    best = seen.value
-                    self._improvements.append(seen.candidate)
-        return self._improvements[-last:]
+                kind = self.kind(seen.candidate)
+                if kind not in found or seen.value < found[kind][0].value:
+                    found[kind] = (seen, [*found.get(kind, (seen, []))[1], seen.candidate])
+            self._kinds = [steps for _, steps in sorted(found.values(), key=lambda item: (item[0].value, item[0].first))]
+        return self._kinds

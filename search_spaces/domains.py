@@ -3,6 +3,7 @@ search_spaces itself does not depend on Optuna."""
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 from typing import Iterator, Union
 
@@ -33,9 +34,11 @@ class IntRange:
         return min(self.high, max(self.low, value))
 
     def nearby(self, value: Value) -> list[tuple[int, Value]]:
-        """Values around `value`, each with its distance class: 1, 2, 4, 8... steps away (a
-        factor 2, 4, 8... on a log range), nearest first, below before above."""
+        """Values around `value`, 1, 2, 4, 8... steps away (a factor 2, 4, 8... on a log range),
+        nearest first, below before above, each with its distance class relative to the range:
+        class 1 is up to an eighth of the range (at least 2 steps), each class beyond doubles it."""
         assert isinstance(value, int)
+        base = max(2.0, ((self.high - self.low) // self.step + 1) / 8)
         found: list[tuple[int, Value]] = []
         for scale in range(1, 64):
             reach = 1 << (scale - 1)
@@ -43,7 +46,8 @@ class IntRange:
             inside = [v for v in moves if self.contains(v) and v != value]
             if not inside and (moves[0] < self.low and moves[1] > self.high):
                 break
-            found += [(scale, v) for v in inside]
+            distance = scale if self.log else 1 + max(0, math.ceil(math.log2(reach / base)))
+            found += [(distance, v) for v in inside]
         return found
 
 
@@ -85,6 +89,7 @@ class Param:
     domain: Domain
     help: str = ""
     unless: Unless | None = None   # when the parameter does not matter (see Unless)
+    structural: bool = False       # a choice between kinds of schedule: searches refine the best of each kind
 
     def used(self, point: Point) -> bool:
         """Whether the parameter matters, given the values of the parameters it depends on."""

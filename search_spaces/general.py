@@ -6,6 +6,7 @@ tail of k steps, how far ahead the DMA runs, and whether a ready store goes firs
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 from simcore.ga1.generator import GeneralParams, default_params, general, slots_needed
 from simcore.ga1.generator.order import BLOCK_ORDERS, bands, INNER_ORDERS, K_DIRECTIONS, PARTITIONS, STRUCTURES
@@ -41,7 +42,7 @@ class General(GA1Family):
             Param("tail", IntRange(0, min(Kt, MAX_TAIL)), "last k steps run accumulator by accumulator", BLOCKS_ONLY["tail"]),
             Param("lookahead", IntRange(0, MAX_LOOKAHEAD), "products the DMA may run ahead"),
             Param("store_first", Choice((True, False)), "a ready store goes before a due load"),
-            Param("structure", Choice(STRUCTURES), "k-synchronous blocks or a rotating window of units"),
+            Param("structure", Choice(STRUCTURES), "k-synchronous blocks or a rotating window of units", structural=True),
             Param("ramp", IntRange(0, MAX_RAMP), "rotate: units that start together", Unless("structure", ("blocks",), 0)),
         )
 
@@ -84,6 +85,7 @@ class General(GA1Family):
                  for k, v in chosen.items() if k in domains}]
 
 
+@functools.lru_cache(maxsize=4096)
 def _band_size(size: int, total: int, partition: str) -> int:
     """The smallest size that cuts 0..total-1 into the same bands as `size`."""
     return next(s for s in range(1, total + 1) if bands(total, s, partition) == bands(total, size, partition))

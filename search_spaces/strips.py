@@ -41,7 +41,7 @@ class Strips(GA1Family):
     def params(self, shape: Shape, T: int) -> tuple[Param, ...]:
         _Mt, Kt, _Nt = shape.tiles(T)
         return (
-            Param("strip_axis", Choice(STRIP_AXES), "column strips (blocks stacked down) or row strips"),
+            Param("strip_axis", Choice(STRIP_AXES), "column strips (blocks stacked down) or row strips", structural=True),
             Param("reserve", IntRange(1, MAX_RESERVE), "slots per block for streaming, beyond accumulators and held tiles"),
             Param("strip_order", Choice(STRIP_ORDERS), "narrowest or widest strips first"),
             Param("first_reverse", Choice((True, False)), "the first strip runs backwards"),

@@ -131,7 +131,11 @@ def test_neighbours_are_distinct_canonical_points_of_the_space(data: st.DataObje
 
 
 def test_nearby_values_double_their_reach() -> None:
-    assert IntRange(0, 64).nearby(32)[:4] == [(1, 31), (1, 33), (2, 30), (2, 34)]
+    """Reach doubles; the distance class is relative to the range: class 1 covers an eighth of it
+    (at least 2 steps), each class beyond doubles that."""
+    assert IntRange(0, 64).nearby(32)[:4] == [(1, 31), (1, 33), (1, 30), (1, 34)]
+    assert [scale for scale, v in IntRange(0, 64).nearby(32) if v > 32] == [1, 1, 1, 1, 2, 3]
+    assert IntRange(0, 8).nearby(0) == [(1, 1), (1, 2), (2, 4), (3, 8)]
     assert [v for _, v in IntRange(0, 64).nearby(0)] == [1, 2, 4, 8, 16, 32, 64]
     assert IntRange(1, 64, log=True).nearby(8)[:2] == [(1, 4), (1, 16)]
     assert Choice(("a", "b", "c")).nearby("b") == [(1, "a"), (1, "c")]
@@ -163,6 +167,23 @@ def test_every_proposal_is_fresh_fits_and_says_where_it_came_from() -> None:
     assert set(sources) <= {"baseline", "refine", "explore", "random"} and "refine" in sources
     best = min(t.value for t in study.trials if t.user_attrs["source"] == "baseline")
     assert min(t.value for t in study.trials) < best  # refinement improved on the seeds
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_small_space_is_refined_to_exhaustion_without_a_repeat(seed: int) -> None:
+    """On 16x24x16 (2 x 3 x 2 tiles) moves run into the ends of every range and the
+    neighbourhoods run out: every proposal still fits, and none repeats while fresh ones remain."""
+    shape = Shape(16, 24, 16)
+    spec = RunSpec.of_shape(shape, Machine(slots=12))
+    (_, search), = spec.searches()
+    shared = SharedStudy(MEMORY, "small")
+    study = shared.open(GuidedSampler(search, seed), directions(spec.objectives))
+    seed_study(shared, study, search, RunOptions(trials=1, seed=seed, storage=MEMORY, write=False))
+    shared.optimize(study, Objective(search, study, {}, shared), 150, None, False)
+    proposed = [t for t in study.trials if t.user_attrs.get("source") != "baseline"]
+    assert proposed and all(t.user_attrs["result"]["feasible"] for t in proposed)
+    keys = [search.key_of(t.params) for t in study.trials]
+    assert len(set(keys)) == len(keys)
 
 
 def test_the_same_seed_gives_the_same_study_and_a_resume_carries_on() -> None:
@@ -238,3 +259,16 @@ def test_adopt_keeps_a_whole_dimension_whole_and_refuses_what_does_not_fit() -> 
     tight = Problem(large, Machine(slots=8), families(["chapter"]))
     assert tight.adopt({"family": "blocked", "bi": 4, "bj": 4, "buffers": 2, "order": "row"}, small, Machine(slots=64)) is None
     assert here.adopt({"family": "strips", "reserve": 2}, small, Machine(slots=64)) is None  # not searched here
+
+
+def test_two_workers_never_evaluate_one_candidate_twice(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each worker proposes under the study lock and counts the other's RUNNING trial as taken."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["--shape", "64x96x80", "--slots", "24", "--workers", "2", "--trials", "60", "--study", "pair"]) == 0
+    study = optuna.load_study(study_name="pair", storage=f"sqlite:///{tmp_path / 'results' / 'pair' / 'study.db'}")
+    search = problem()
+    keys = [search.key_of(t.params) for t in study.trials if t.state == TrialState.COMPLETE]
+    assert len(keys) == 60 and len(set(keys)) == 60
+    assert not any("duplicate_of" in t.user_attrs["result"] for t in study.trials)
+    assert len({t.user_attrs["run"]["worker"] for t in study.trials}) == 2 and "refine" in {t.user_attrs["source"] for t in study.trials}
