@@ -5,10 +5,10 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
+from simcore.ga1.engine import chapter_generator
 from simcore.ga1.machine import Machine
 from simcore.ga1.schedules import ScheduleError, chapter_sweep
 from simcore.shape import Shape
-from simcore.ga1.simulate import simulate
 
 from search_spaces.base import Family, GA1Family, canonical_json
 from search_spaces.domains import Param, Point
@@ -106,7 +106,7 @@ def chapter_best(shape: Shape, machine: Machine) -> tuple[int, str] | None:
     for schedule in chapter_sweep():
         if schedule.slots_needed(shape, machine) > machine.slots:
             continue
-        cycles = simulate(machine, schedule.build(shape, machine)).cycles
+        cycles = chapter_generator(schedule, shape, machine).timing().cycles
         if best is None or cycles < best[0]:
             best = (cycles, schedule.label(shape, machine))
     return best

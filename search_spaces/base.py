@@ -15,9 +15,8 @@ from simcore.ga1.lower_bounds import lower_bound
 from simcore.ga1.machine import Machine
 from simcore.ga1.program import Program
 from simcore.shape import Shape
-from simcore.ga1.simulate import simulate
+from simcore.ga1.engine import Generator, Materialised, simulate as engine_simulate
 from simcore.ga1.timeline import timeline
-from simcore.ga1.verify import verify_matmul
 
 from search_spaces.domains import Param, Point
 
@@ -102,24 +101,29 @@ class GA1Family(Family):
     def build(self, point: Point, shape: Shape, machine: Machine) -> Program:
         """The GA-1 program for this point; may raise ScheduleError if it does not fit."""
 
+    def generator(self, point: Point, shape: Shape, machine: Machine) -> Generator:
+        """The compiled engine's generator of this point's program (by default, the built
+        program): it times the program as it emits it and verifies it streamed."""
+        return Materialised(shape, machine, lambda: self.build(point, shape, machine))
+
     def violation(self, point: Point, shape: Shape, machine: Machine) -> float:
         return float(max(0, self.slots_needed(point, shape, machine) - machine.slots))
 
     def evaluate(self, point: Point, shape: Shape, machine: Machine) -> Metrics:
-        result = simulate(machine, self.build(point, shape, machine))
+        timing = self.generator(point, shape, machine).timing()
         return {
-            "cycles": result.cycles, "tiles_moved": result.tiles_moved, "loads": result.loads,
-            "stores": result.stores, "mxu_util": result.mxu_util, "dma_busy": result.dma_busy,
+            "cycles": timing.cycles, "tiles_moved": timing.tiles_moved, "loads": timing.loads,
+            "stores": timing.stores, "mxu_util": timing.mxu_util(machine), "dma_busy": timing.dma_busy,
             "lower_bound": lower_bound(shape, machine),
             "slots_needed": self.slots_needed(point, shape, machine),
         }
 
     def verify(self, point: Point, shape: Shape, machine: Machine) -> Verdict:
-        verification, _ = verify_matmul(machine, self.build(point, shape, machine), shape)
+        verification = self.generator(point, shape, machine).verify()
         return Verdict(verification.ok, EXACT, verification.describe())
 
     def describe(self, point: Point, shape: Shape, machine: Machine, per_char: int | None = None, width: int = 120) -> str:
-        result = simulate(machine, self.build(point, shape, machine), trace=True)
+        result = engine_simulate(machine, self.build(point, shape, machine), trace=True)
         step = per_char or max(1, -(-result.cycles // width))
         header = (f"{result.cycles} cycles, {result.tiles_moved} tiles moved, matrix-unit utilization "
                   f"{result.mxu_util:.0%}   (one character = {step} cycles)")

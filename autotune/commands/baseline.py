@@ -13,6 +13,7 @@ from autotune.args import add_machine, add_shape, build_machine, shape_arg, slot
 from autotune.baseline import sweep_frame, sweep_rows, format_table
 from autotune.errors import UsageError
 from autotune.files import write_parquet
+from autotune.limits import add_limits, check_work
 
 HELP = "run the chapter's hand-written schedules (blocked, k-outermost) and print its table"
 
@@ -30,6 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", type=Path, default=None,
                         help="parquet output (default results/baseline/<shape>.parquet)")
     parser.add_argument("--json", action="store_true", help="print one JSON object per row instead of the table")
+    add_limits(parser)
     parser.set_defaults(run=run)
 
 
@@ -48,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
     frames, tables, json_rows = [], [], []
     for slots in args.slots:
         machine = build_machine(args.machine, slots)
+        check_work(args, shape, machine)
         rows = sweep_rows(shape, machine, schedules)
         frames.append(sweep_frame(shape, machine, rows))
         tables.append(format_table(shape, machine, rows))

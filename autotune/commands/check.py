@@ -16,6 +16,7 @@ from search_spaces.registry import DEFAULT_SPACES, families
 from autotune import leaderboard as board
 from autotune.args import positive_int
 from autotune.files import write_text
+from autotune.limits import add_limits, check_work
 from autotune.problem import Problem
 from autotune.study import MEMORY, StudySettings, enqueue, load_or_create, optimize, seed_points
 
@@ -31,6 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--trials", type=positive_int, default=60, help="trials per scratchpad size, baseline included (default 60)")
     parser.add_argument("--reference", type=Path, default=REFERENCE, help=f"the reference record file (default {REFERENCE})")
     parser.add_argument("--update", action="store_true", help="rewrite the reference record where this run did better")
+    add_limits(parser)
     parser.set_defaults(run=run)
 
 
@@ -66,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
     problems: list[str] = []
     updated = dict(reference)
     for slots in (64, 16):
+        check_work(args, SHAPE, Machine(slots=slots))
         found = best_of(slots, args.trials)
         chapter_cycles, chapter_label = CHAPTER_BEST[slots]
         record = reference.get(str(found["key"]))

@@ -12,7 +12,7 @@ from simcore.ga1.lower_bounds import lower_bound
 from simcore.ga1.machine import Machine
 from simcore.ga1.program import LOAD
 from simcore.shape import parse_shape
-from simcore.ga1.simulate import simulate
+from simcore.ga1.engine import simulate
 
 from search_spaces.base import GA1Family
 from search_spaces.registry import SpaceError, find_family
@@ -21,6 +21,7 @@ from autotune import leaderboard as board
 from autotune import plots
 from autotune.args import positive_int
 from autotune.errors import UsageError
+from autotune.limits import add_limits, check_work
 from autotune.files import read_parquet
 from autotune.problem import INFEASIBLE_VALUE, chapter_best
 
@@ -33,6 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("path_or_study", metavar="STUDY_OR_PATH", help="a study name, a results/<study>/ folder, or a leaderboard/pareto parquet file")
     parser.add_argument("--out", type=Path, default=None, help="output folder (default results/<study>/plots/)")
     parser.add_argument("--rank", type=positive_int, default=1, help="leaderboard entry whose timeline to draw (default 1)")
+    add_limits(parser)
     parser.set_defaults(run=run)
 
 
@@ -52,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     front = pareto(frame, metadata, out)
     if front is not None:
         written.append(front)
-    written.append(timeline(frame, metadata, args.rank, out))
+    written.append(timeline(frame, metadata, args.rank, out, args))
     for item in written:
         print(f"wrote {item}")
     if len(metadata.get("objectives", [])) > 1 and front is None and pareto_path.is_file():
@@ -130,7 +132,7 @@ def pareto(frame: pd.DataFrame, metadata: dict, out: Path) -> Path | None:
     return plots.pareto_png(fronts, _title(metadata, frame), out / "pareto.png")
 
 
-def timeline(frame: pd.DataFrame, metadata: dict, rank: int, out: Path) -> Path:
+def timeline(frame: pd.DataFrame, metadata: dict, rank: int, out: Path, args: argparse.Namespace) -> Path:
     row = frame.iloc[rank - 1].to_dict()
     if not row["feasible"]:
         raise UsageError(f"rank {rank} is infeasible: it was never simulated, there is no timeline")
@@ -142,6 +144,7 @@ def timeline(frame: pd.DataFrame, metadata: dict, rank: int, out: Path) -> Path:
         raise UsageError(f"family {family.name!r} has no GA-1 timeline")
     shape = parse_shape(f"{row['m']}x{row['k']}x{row['n']}")
     machine = board.machine_of(row)
+    check_work(args, shape, machine, verify=False, program=True)
     program = family.build(board.schedule_point(row), shape, machine)
     result = simulate(machine, program, trace=True)
     loads = [r[0] == LOAD for r in program.rows]

@@ -11,6 +11,7 @@ from search_spaces.registry import SpaceError, find_family
 from autotune import leaderboard as board
 from autotune.args import positive_int
 from autotune.errors import UsageError
+from autotune.limits import add_limits, check_work
 
 HELP = "show one leaderboard entry: its parameters, its machine and the engine timeline"
 
@@ -20,6 +21,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("path_or_study", metavar="PATH_OR_STUDY")
     parser.add_argument("--rank", type=positive_int, default=1, help="leaderboard rank (default 1)")
     parser.add_argument("--per-char", type=positive_int, default=None, help="cycles per timeline character (default: fit 120 columns)")
+    add_limits(parser)
     parser.set_defaults(run=run)
 
 
@@ -41,5 +43,7 @@ def run(args: argparse.Namespace) -> int:
     except SpaceError as exc:
         raise UsageError(str(exc)) from None
     machine = board.machine_of(row) if "T" in row else Machine()  # other oracles: the point is the machine
+    if "T" in row:
+        check_work(args, shape, machine, verify=False, program=True)
     print(family.describe(board.schedule_point(row), shape, machine, per_char=args.per_char))
     return 0

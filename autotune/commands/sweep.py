@@ -22,6 +22,7 @@ from autotune.baseline import sweep_frame, sweep_rows
 from autotune.commands.baseline import selected_schedules
 from autotune.errors import UsageError
 from autotune.files import write_parquet
+from autotune.limits import add_limits, check_work
 from autotune.problem import Problem
 from autotune.study import MEMORY, StudySettings, enqueue, load_or_create, optimize, seed_points
 
@@ -46,6 +47,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--tuned", action="store_true", help="also run a short in-memory tuning study per machine")
     parser.add_argument("--trials", type=positive_int, default=DEFAULT_TUNED_TRIALS,
                         help=f"--tuned: trials per machine, the chapter's sweep included (default {DEFAULT_TUNED_TRIALS})")
+    add_limits(parser)
     parser.set_defaults(run=run)
 
 
@@ -101,6 +103,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--schedules names no schedule")
     grid = parse_grid(args.machine_grid or list(CHAPTER_GRID))
     points = machines(build_machine(args.machine, args.slots), grid)
+    for machine in points:
+        check_work(args, shape, machine)
     frames, groups = [], []
     for machine in points:
         rows = sweep_rows(shape, machine, schedules)

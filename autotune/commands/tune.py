@@ -14,6 +14,7 @@ from autotune import leaderboard as board
 from autotune.args import add_machine, add_shape, build_machine, positive_int, shape_arg
 from autotune.errors import UsageError
 from autotune.interrupt import graceful_stop
+from autotune.limits import add_limits, check_work
 from autotune.problem import Problem
 from autotune.study import GRACE_SECONDS, HEARTBEAT_SECONDS, RESULTS, SAMPLERS, StudySettings, default_storage, enqueue, finished_count, grid_points, load_or_create, run_workers, seed_points
 
@@ -60,6 +61,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--target", choices=TARGETS, default="ga1", help="the oracle: ga1 (default) or systolic (a weight-stationary array)")
     parser.add_argument("--pe-budget", type=positive_int, default=4096, help="systolic: most processing elements R x C (default 4096)")
     parser.add_argument("--max-hbm-words", type=positive_int, default=64, help="systolic: most memory words per cycle (default 64)")
+    add_limits(parser)
     parser.set_defaults(run=run)
 
 
@@ -136,6 +138,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--timeout must be positive")
     objectives = objectives_of(args)
     problem = build_problem(args)
+    if args.target == "ga1":
+        check_work(args, problem.shape, problem.machine)
     ident = identity(problem, args, objectives)
     name = args.study or default_study_name(problem, ident)
     settings = StudySettings(name=name, storage_url=args.storage or default_storage(name), sampler=args.sampler,

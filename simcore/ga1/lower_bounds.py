@@ -128,12 +128,23 @@ def io_bound_tiles(shape: Shape, machine: Machine) -> int:
     return _io_bound(shape.tiles(machine.T), machine.slots)
 
 
+# The window argument's dynamic program costs about min(cells, budget) x budget steps of Python
+# (budget: slots plus the largest window tried). Beyond this it would take seconds; the bound then
+# falls back to moving every tile once, still a proven lower bound (only a weaker one).
+WINDOW_WORK = 1_200_000
+
+
 @functools.lru_cache(maxsize=1024)
 def _io_bound(tiles: tuple[int, int, int], S: int) -> int:
     Mt, Kt, Nt = tiles
     P = Mt * Kt * Nt
     compulsory = Mt * Kt + Kt * Nt + Mt * Nt
-    x_max = 3 * S + 8
+    # A window that may hold every tile (S + X >= compulsory) allows every product, so its term
+    # X (ceil(P / F) - 1) + 1 is 1: such windows are not tried, and with S >= compulsory none is.
+    # This keeps the work independent of the slot count.
+    x_max = min(3 * S + 8, compulsory - S)
+    if x_max < 1 or min(Mt * Nt, S + x_max) * (S + x_max) > WINDOW_WORK:
+        return compulsory
     F = _window_products(S + x_max, Mt, Nt, Mt * Nt)
     best = compulsory
     for X in range(1, x_max + 1):

@@ -36,6 +36,18 @@ class Timing:
     starts: np.ndarray | None = None
     finishes: np.ndarray | None = None
 
+    @property
+    def tiles_moved(self) -> int:
+        return self.loads + self.stores
+
+    def mxu_util(self, machine: Machine) -> float:
+        """The share of the matrix unit's peak the run used (as SimResult.mxu_util)."""
+        return self.products * machine.T**3 / (machine.peak_macs_per_cycle * max(self.cycles, 1))
+
+    @property
+    def dma_busy(self) -> float:
+        return self.busy[DMA] / max(self.cycles, 1)
+
 
 def vector_duration(machine: Machine, op: int) -> int:
     """Cycles of a vector-unit instruction (zero and masklen take one)."""

@@ -17,9 +17,8 @@ import importlib.machinery
 import itertools
 import sys
 from pathlib import Path
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 from typing import Any, Callable, Iterable, Mapping, Sequence
-from unittest import mock
 
 import numpy as np
 
@@ -45,6 +44,7 @@ CHAPTER_CHECKS: tuple[str, ...] = (
 )
 EXTRA_CHECKS: tuple[str, ...] = ("replay_detects_planted", "hazard_programs", "vector_program")
 ALL_CHECKS: tuple[str, ...] = CHAPTER_CHECKS + EXTRA_CHECKS
+ENGINE_CHECKS: tuple[str, ...] = ("streamed", "streamed_replay")  # namespaces with the compiled engine (engine_namespace)
 
 # Small programs that stress the hazard rules the matmul schedules rarely exercise: a product
 # accumulating into a slot a store is still reading, a product reading its own accumulator
@@ -132,6 +132,8 @@ def run_chapter_checks(
     report = CheckReport()
     machine = sim.Machine(slots=64)
     traces: list[tuple[str, Any]] = []  # (label, trace) of every traced run, for the hazard check
+    # A namespace with `streamed` (the compiled engine's) also runs each schedule as the tuner does.
+    streamed: list[tuple[str, Any, Any]] | None = [] if hasattr(sim, "streamed") else None
 
     # -- 1/2/4: the shape x schedule x buffering runs: results, traffic, and their traces.
     bad_results: list[object] = []
@@ -156,11 +158,18 @@ def run_chapter_checks(
             if got != expected or result.tiles_moved != sum(expected):
                 bad_traffic.append((label, got, result.tiles_moved, expected))
             traces.append((label, result.trace))
+            if streamed is not None:
+                streamed.append((label, result, sim.streamed(shape, machine, bi, bj, buffers)))
         except Exception as exc:  # noqa: BLE001 - a crash fails every check that needed the run
             crashed.append(f"{label}: {type(exc).__name__}: {exc}")
     crash_note = f"{len(crashed)} of {count} runs raised, first: {crashed[0]}" if crashed else ""
     report.record("results", not bad_results and not crashed, crash_note or f"wrong C in {bad_results[:3]}")
     report.record("traffic", not bad_traffic and not crashed, crash_note or f"traffic {bad_traffic[:3]}")
+    if streamed is not None:
+        # What the tuner runs: the generator timed and verified in one streamed pass each.
+        off = [(label, v.describe(), t.cycles, r.cycles) for label, r, (t, v) in streamed
+               if not v.ok or (t.cycles, t.loads, t.stores) != (r.cycles, r.loads, r.stores)]
+        report.record("streamed", not off and not crashed, crash_note or f"streamed runs disagree: {off[:2]}")
 
     # -- 3: timing from first principles.
     def hand_timed() -> tuple[bool, str]:
@@ -252,6 +261,9 @@ def run_chapter_checks(
 
         _guard(report, "vector_program", vector_program)
 
+    if streamed is not None:
+        _guard(report, "streamed_replay", lambda: _streamed_replay(sim, machine))
+
     # -- 4: the independent hazard replay over every trace recorded above.
     def hazards() -> tuple[bool, str]:
         bad = []
@@ -275,6 +287,22 @@ def _vector_program_numpy(a: np.ndarray) -> np.ndarray:
     b[:, 5:] = 0.0
     c = np.maximum(b @ a, 0.0)
     return np.hstack([b, c])
+
+
+def _streamed_replay(sim: Any, machine: Any) -> tuple[bool, str]:
+    """The replay a streamed verification runs (over program rows and their times) must find what
+    the trace replay finds, on real runs and with starts moved earlier (planted hazards)."""
+    rng = np.random.default_rng(11)
+    wrong = []
+    for number, program in enumerate((SIX_INSTRUCTIONS, *HAZARD_PROGRAMS, VECTOR_PROGRAM)):
+        compact = sim.Program.from_tuples(program)
+        trace = list(sim.simulate(machine, compact, trace=True).trace)
+        for moved in (trace, [(i, e, max(0, s - int(rng.integers(0, 12))), f, r, w, fill) for i, e, s, f, r, w, fill in trace]):
+            starts = [record[2] for record in moved]
+            finishes = [record[3] for record in moved]
+            if sim.replay_program(machine, compact, starts, finishes) != sim.replay(moved):
+                wrong.append(number)
+    return not wrong, f"streamed replay differs on programs {wrong}"
 
 
 def _replay_self_test(replay: Callable[[Iterable[Sequence[object]]], list[Any]]) -> tuple[bool, str]:
@@ -358,14 +386,24 @@ class _MutatingFinder(importlib.abc.MetaPathFinder):
         return spec
 
 
-def load_simcore_copy(mutations: Mapping[str, Sequence[tuple[str, str]]] | None = None) -> ModuleType:
+JIT = "ga1.engine.jit"
+# A copy's compiled engine must never read or write numba's on-disk cache (keyed by file, it
+# would hand a mutated copy the real kernels, or the real package the mutant's): a copy runs the
+# engine's source as Python, or (compiled=True) compiles it without the cache.
+PURE_PYTHON_ENGINE = [("PURE_PYTHON = False", "PURE_PYTHON = True")]
+UNCACHED_ENGINE = [("numba.njit(cache=True,", "numba.njit(cache=False,"), ("    _forget_stale_cache()\n", "")]
+
+
+def load_simcore_copy(mutations: Mapping[str, Sequence[tuple[str, str]]] | None = None, compiled: bool = False) -> ModuleType:
     """A fresh copy of the simcore package, each module's source mutated by its (old, new)
     replacements (keyed by the module's path below simcore, e.g. "ga1.timing"). Every old text must occur exactly once,
     and every named module must exist, so a refactor fails loudly instead of testing nothing.
-    The real simcore in sys.modules is left untouched."""
+    The real simcore in sys.modules is left untouched. The copy's engine runs as Python, or
+    compiled (slow to load: every kernel it uses compiles)."""
     import simcore
 
     mutations = dict(mutations or {})
+    mutations[JIT] = [*mutations.get(JIT, ()), *(UNCACHED_ENGINE if compiled else PURE_PYTHON_ENGINE)]
     root = Path(simcore.__file__).resolve().parent
     unknown = [name for name in mutations if not root.joinpath(*name.split(".")).with_suffix(".py").is_file()]
     if unknown:
@@ -374,20 +412,61 @@ def load_simcore_copy(mutations: Mapping[str, Sequence[tuple[str, str]]] | None 
     finder = _MutatingFinder(root, mutations, applied)
     # Import the copy with no simcore modules visible, so its imports bind to each other; the
     # patch restores sys.modules (the real package) afterwards.
-    with mock.patch.dict(sys.modules):
-        for name in [n for n in sys.modules if n == "simcore" or n.startswith("simcore.")]:
+    # Import the copy with no simcore modules visible, so its imports bind to each other; then
+    # put the real package back. Only simcore's entries are swapped: other modules imported
+    # meanwhile (numba loads parts of itself on first compile) must stay, or they load twice.
+    real = {name: module for name, module in sys.modules.items() if _is_simcore(name)}
+    for name in real:
+        del sys.modules[name]
+    sys.meta_path.insert(0, finder)
+    try:
+        copy = importlib.import_module("simcore")
+        for child in _module_names(root):
+            importlib.import_module(f"simcore.{child}")  # modules __init__ does not import
+    finally:
+        sys.meta_path.remove(finder)
+        for name in [n for n in sys.modules if _is_simcore(n)]:
             del sys.modules[name]
-        sys.meta_path.insert(0, finder)
-        try:
-            copy = importlib.import_module("simcore")
-            for child in _module_names(root):
-                importlib.import_module(f"simcore.{child}")  # modules __init__ does not import
-        finally:
-            sys.meta_path.remove(finder)
+        sys.modules.update(real)
     missing = set(mutations) - applied
     if missing:
         raise MutationError(f"mutated module(s) never loaded: {sorted(missing)}")
     return copy
+
+
+def engine_namespace(copy: ModuleType) -> SimpleNamespace:
+    """The copy's public names with the compiled engine's simulator, replay and chapter
+    generators in place of the reference's, and `streamed`: a schedule timed and verified the
+    way the tuner runs it."""
+    engine = copy.ga1.engine
+    names = {name: getattr(copy, name) for name in dir(copy) if not name.startswith("_")}
+
+    def generator(shape: Any, machine: Any, bi: int | None, bj: int | None, buffers: int) -> Any:
+        return engine.KOuter(shape, machine, buffers) if bi is None else engine.Blocked(shape, machine, bi, bj, buffers)
+
+    def streamed(shape: Any, machine: Any, bi: int | None, bj: int | None, buffers: int) -> tuple[Any, Any]:
+        return generator(shape, machine, bi, bj, buffers).timing(), generator(shape, machine, bi, bj, buffers).verify(seed=M_SEED)
+
+    def replay_program(machine: Any, program: Any, starts: Sequence[int], finishes: Sequence[int]) -> list[Any]:
+        found, count = np.zeros((4 * len(program) + 1, 5), dtype=np.int64), np.zeros(1, dtype=np.int64)
+        times = np.array([starts, finishes], dtype=np.int64).T.copy()
+        engine.hazards.replay_rows(engine.hazards.new_history(machine.slots), found, count, program.code, times,
+                                  len(program), 0, machine.mxu_fill, np.zeros(4, dtype=np.int64))
+        return list(engine.generators.hazards_found(found, int(count[0])))
+
+    names.update(
+        simulate=engine.simulate, replay=engine.replay, streamed=streamed, replay_program=replay_program,
+        blocked=lambda shape, machine, bi, bj, buffers=2: generator(shape, machine, bi, bj, buffers).program(),
+        kouter=lambda shape, machine, buffers=2: generator(shape, machine, None, None, buffers).program(),
+    )
+    return SimpleNamespace(**names)
+
+
+M_SEED = 7  # operands of the streamed verifications
+
+
+def _is_simcore(name: str) -> bool:
+    return name == "simcore" or name.startswith("simcore.")
 
 
 def _module_names(root: Path) -> list[str]:

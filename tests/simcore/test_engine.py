@@ -22,7 +22,7 @@ from test_differential import cases
 from simcore import Machine, Program, ProgramError, ScheduleError, Shape, blocked, kouter, replay, simulate, verify_matmul
 from simcore.ga1 import engine
 from simcore.ga1.engine import generators
-from simcore.ga1.engine.replay import new_history, replay_rows
+from simcore.ga1.engine.hazards import new_history, replay_rows
 from simcore.ga1.functional import execute
 from simcore.ga1.generator import general, slots_needed
 from simcore.ga1.timing import run_timing

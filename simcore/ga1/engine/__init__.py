@@ -10,9 +10,10 @@ stay the readable reference; differential tests hold every kernel here to them.
 from __future__ import annotations
 
 from simcore.ga1.engine.generators import Blocked, General, Generator, KOuter, Materialised, chapter_generator
+from simcore.ga1.engine.jit import cache_is_warm
 from simcore.ga1.engine.simulate import execute, replay, simulate, time_program, verify_program
 
 __all__ = [
     "Generator", "General", "Blocked", "KOuter", "Materialised", "chapter_generator",
-    "simulate", "time_program", "execute", "replay", "verify_program",
+    "simulate", "time_program", "execute", "replay", "verify_program", "cache_is_warm",
 ]

@@ -15,7 +15,7 @@ import numpy as np
 from simcore.ga1.engine import chapter, compile as compiler
 from simcore.ga1.engine.functional import execute_rows
 from simcore.ga1.engine.rows import COMMON, DONE, OUT, OUT_AT, assemble, chunk
-from simcore.ga1.engine.replay import EARLIEST, INDEX, KIND, KINDS, SLOT, START, new_history, replay_rows
+from simcore.ga1.engine.hazards import EARLIEST, INDEX, KIND, KINDS, SLOT, START, new_history, replay_rows
 from simcore.ga1.engine.timing import FILL, new_clock, time_checked, timing_of
 from simcore.ga1.generator.order import GeneralParams, slots_needed
 from simcore.ga1.hazards import Hazard

@@ -70,3 +70,8 @@ def kernel(function: F) -> F:
     return numba.njit(cache=True, error_model="numpy", _nrt=False)(function)  # type: ignore[return-value]
 
 
+
+
+def cache_is_warm() -> bool:
+    """Whether the compiled kernels are on disk: without them, the first call compiles (seconds)."""
+    return PURE_PYTHON or any(any(folder.glob("compile.run_general-*.nbi")) for folder in _cache_dirs())
