@@ -2,8 +2,6 @@
 estimate is honest, and the best parameters found stay as fast as measured."""
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -157,11 +155,8 @@ def test_best_params_regression(slots, params, target):
     assert cycles <= target
 
 
-def test_generation_is_fast_at_512():
+def test_a_512_schedule_is_near_the_bound():
+    # Its speed is measured in benchmarks/bench_engine.py, not here (no wall-clock limits in tests).
     shape, machine = Shape(512, 512, 512), Machine(slots=64)
-    start = time.perf_counter()
     program = general(shape, machine, GeneralParams(bi=6, bj=8, tail=0, lookahead=28))
-    elapsed = time.perf_counter() - start
-    result = simulate(machine, program)
-    assert elapsed < 4.0  # about 1 s on the development machine; generous for slow CI
-    assert result.cycles <= 1.1 * compute_pipeline_bound(shape, machine)
+    assert simulate(machine, program).cycles <= 1.1 * compute_pipeline_bound(shape, machine)

@@ -99,3 +99,19 @@ def test_bounds_never_exceed_chapter_schedules(m, k, n, slots, bi, bj, buffers, 
         result = simulate(machine, program)
         assert lower_bound(shape, machine) <= result.cycles
         assert io_bound_tiles(shape, machine) <= result.tiles_moved
+
+
+def test_huge_scratchpads_cost_nothing_and_keep_a_proven_bound(monkeypatch):
+    # Slots enough for every tile (or a window program too long to run): moving every tile once,
+    # without running the window program at all; never above a smaller scratchpad's bound.
+    from simcore.ga1 import lower_bounds
+
+    def refuse(*_args):
+        raise AssertionError("the window program ran")
+
+    monkeypatch.setattr(lower_bounds, "_window_products", refuse)
+    lower_bounds._io_bound.cache_clear()
+    for shape, slots in ((SHAPE, 768), (SHAPE, 100_000), (Shape(1024, 1024, 1024), 5_000), (Shape(1024, 1024, 1024), 10**9)):
+        tiles = io_bound_tiles(shape, Machine(slots=slots))
+        assert tiles * 20 == simple_bounds(shape, Machine(slots=slots)).dma
+    lower_bounds._io_bound.cache_clear()

@@ -41,8 +41,10 @@ class Mutant:
         return self.engine_edits
 
 
-ENGINE_LOAD_WAITS = "            start = max(dma_free, clock[c + LAST_READ], clock[c + READY])\n"
-ENGINE_MXU_WAITS = "            start = max(mxu_free, clock[a + READY], clock[b + READY], clock[c + ACC_READY], clock[c + LAST_READ])\n"
+ENGINE_LOAD_WAITS = "            start = max(dma_free, last_read[s0], ready[s0])\n"
+ENGINE_STORE_WAITS = "            start = max(dma_free, ready[s0])\n"
+ENGINE_ZERO_WAITS = "            start = max(vpu_free, last_read[s0], ready[s0])\n"
+ENGINE_MXU_WAITS = "            start = max(mxu_free, ready[s1], ready[s2], acc_ready[s0], last_read[s0])\n"
 
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -57,8 +59,9 @@ MUTANTS: tuple[Mutant, ...] = (
         ]},
         ("hazards",),
         engine_edits={"ga1.engine.timing": [
-            (ENGINE_LOAD_WAITS, "            start = max(dma_free, clock[c + READY])\n"),
-            ("    start = max(start, clock[c + LAST_READ], clock[c + READY])\n", "    start = max(start, clock[c + READY])\n"),
+            (ENGINE_LOAD_WAITS, ENGINE_LOAD_WAITS.replace("last_read[s0], ", "")),
+            (ENGINE_ZERO_WAITS, ENGINE_ZERO_WAITS.replace("last_read[s0], ", "")),
+            ("    start = max(start, last_read[s0], ready[s0])\n", "    start = max(start, ready[s0])\n"),
         ]},
     ),
     Mutant(
@@ -70,8 +73,8 @@ MUTANTS: tuple[Mutant, ...] = (
         ]},
         ("hazards",),
         engine_edits={"ga1.engine.timing": [
-            (ENGINE_MXU_WAITS, ENGINE_MXU_WAITS.replace("clock[b + READY], ", "")),
-            ("    if reads > 1:\n        start = max(start, clock[second + READY])\n", ""),
+            (ENGINE_MXU_WAITS, ENGINE_MXU_WAITS.replace("ready[s2], ", "")),
+            ("    if reads > 1:\n        start = max(start, ready[s2])\n", ""),
         ]},
     ),
     Mutant(
@@ -85,8 +88,8 @@ MUTANTS: tuple[Mutant, ...] = (
         {"ga1.timing": [("            ready[s0] = finish + fill\n            acc_ready[s0] = finish\n",
                      "            ready[s0] = finish + fill\n            acc_ready[s0] = finish + fill\n")]},
         ("hand_timed_84",),
-        engine_edits={"ga1.engine.timing": [("            clock[c + READY] = finish + fill\n            clock[c + ACC_READY] = finish\n",
-                                 "            clock[c + READY] = finish + fill\n            clock[c + ACC_READY] = finish + fill\n")]},
+        engine_edits={"ga1.engine.timing": [("            ready[s0] = finish + fill\n            acc_ready[s0] = finish\n",
+                                 "            ready[s0] = finish + fill\n            acc_ready[s0] = finish + fill\n")]},
     ),
     Mutant(
         "the product's fill time is zero",
@@ -152,7 +155,8 @@ MUTANTS: tuple[Mutant, ...] = (
         engine_edits={"ga1.engine.timing": [
             (ENGINE_MXU_WAITS, ENGINE_MXU_WAITS.replace("max(mxu_free,", "max(dma_free, mxu_free, vpu_free,")),
             (ENGINE_LOAD_WAITS, ENGINE_LOAD_WAITS.replace("max(dma_free,", "max(dma_free, mxu_free, vpu_free,")),
-            ("            start = max(dma_free, clock[c + READY])\n", "            start = max(dma_free, mxu_free, vpu_free, clock[c + READY])\n"),
+            (ENGINE_STORE_WAITS, ENGINE_STORE_WAITS.replace("max(dma_free,", "max(dma_free, mxu_free, vpu_free,")),
+            (ENGINE_ZERO_WAITS, ENGINE_ZERO_WAITS.replace("max(vpu_free,", "max(dma_free, mxu_free, vpu_free,")),
         ]},
     ),
     Mutant(
@@ -190,7 +194,7 @@ MUTANTS: tuple[Mutant, ...] = (
                      "            finish = start + mxu_cycles\n",
                      "            finish = start + mxu_cycles\n")]},
         ("hazards", "hazard_programs"), extra=True,
-        engine_edits={"ga1.engine.timing": [(ENGINE_MXU_WAITS, ENGINE_MXU_WAITS.replace(", clock[c + LAST_READ])", ")"))]},
+        engine_edits={"ga1.engine.timing": [(ENGINE_MXU_WAITS, ENGINE_MXU_WAITS.replace(", last_read[s0])", ")"))]},
     ),
     Mutant(
         "exp runs at the vector lanes' rate, not the special-function path's",
@@ -224,7 +228,9 @@ ENGINE_MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "the timing loses its state between chunks (a chunk's free times are not kept)",
         {}, ("streamed",), extra=True,
-        engine_edits={"ga1.engine.timing": [("    clock[DMA_FREE], clock[MXU_FREE], clock[VPU_FREE] = dma_free, mxu_free, vpu_free\n", "")]},
+        engine_edits={"ga1.engine.timing": [(
+            "    clock[DMA_FREE], clock[MXU_FREE], clock[VPU_FREE], clock[END] = dma_free, mxu_free, vpu_free, end\n",
+            "    clock[END] = end\n")]},
     ),
 )
 IMPLEMENTATIONS = ("reference", "engine")

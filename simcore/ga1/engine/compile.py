@@ -22,7 +22,7 @@ from simcore.ga1.engine.order import (
     unit_product,
 )
 from simcore.ga1.engine.plan import (
-    END, LOOKAHEAD, N_A, N_AB, N_TILES, NEVER, P, PINNED, PLAN_END, REAL_KT, REAL_NT, STORE_FIRST, STRUCTURE, UNITS,
+    END, LOOKAHEAD, N_AB, N_TILES, NEVER, P, PINNED, PLAN_END, REAL_NT, STORE_FIRST, STRUCTURE, UNITS,
     general_plan,
 )
 from simcore.ga1.generator.order import GeneralParams

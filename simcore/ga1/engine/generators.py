@@ -28,7 +28,6 @@ from simcore.shape import Shape
 
 CHUNK = 1 << 12          # rows per chunk (a chunk stays in cache), unless a generator needs more room to resume
 KEEP_HAZARDS = 100       # hazards a verification keeps for its report; all are counted
-NO_TIMES = np.zeros((0, 2), dtype=np.int64)
 
 
 
@@ -58,7 +57,7 @@ class Generator(ABC):
         """The program's cycles, busy times and counts, without keeping the program."""
         clock = new_clock(self.machine)
         for rows in self.chunks():
-            time_checked(self.machine, clock, rows, NO_TIMES)
+            time_checked(self.machine, clock, rows)
         return timing_of(clock)
 
     def program(self) -> Program:

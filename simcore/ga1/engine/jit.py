@@ -31,11 +31,14 @@ F = TypeVar("F", bound=Callable[..., object])
 
 
 def _cache_dirs() -> list[Path]:
+    """Where numba may keep the engine's kernels: next to the sources, and (NUMBA_CACHE_DIR set,
+    then the only place numba uses) a folder named after this one's path below that directory."""
     dirs = [HERE / "__pycache__"]
     configured = os.environ.get("NUMBA_CACHE_DIR")
     if configured:
-        # numba mirrors the source's absolute path below its cache directory
-        dirs.append(Path(configured).joinpath(*HERE.parts[1:]))
+        from numba.core.caching import _CacheLocator
+
+        dirs.append(Path(configured) / _CacheLocator.get_suitable_cache_subpath(str(HERE / "jit.py")))
     return dirs
 
 
@@ -73,5 +76,6 @@ def kernel(function: F) -> F:
 
 
 def cache_is_warm() -> bool:
-    """Whether the compiled kernels are on disk: without them, the first call compiles (seconds)."""
-    return PURE_PYTHON or any(any(folder.glob("compile.run_general-*.nbi")) for folder in _cache_dirs())
+    """Whether the compiled kernels are on disk where numba will look (NUMBA_CACHE_DIR when set):
+    without them, the first call compiles for seconds."""
+    return PURE_PYTHON or any(_cache_dirs()[-1].glob("compile.run_general-*.nbi"))

@@ -8,9 +8,9 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 
 from simcore.ga1.engine.functional import COMPILED_OPS, execute_rows
-from simcore.ga1.engine.generators import NO_TIMES, Materialised, hazards_found
+from simcore.ga1.engine.generators import Materialised, hazards_found
 from simcore.ga1.engine.hazards import new_history, replay_records
-from simcore.ga1.engine.timing import new_clock, time_checked, timing_of
+from simcore.ga1.engine.timing import NO_TIMES, new_clock, time_checked, timing_of
 from simcore.ga1.functional import execute as reference_execute
 from simcore.ga1.hazards import Hazard
 from simcore.ga1.machine import Machine
