@@ -30,6 +30,7 @@ from autotune import leaderboard as board
 from autotune.args import build_machine
 from autotune.codesign import OBJECTIVES, Codesign, MachineObjective, machine_records, machine_rows, pareto_flags, sort_key
 from autotune.errors import UsageError
+from autotune.limits import check_work
 from autotune.files import write_parquet
 from autotune.problem import Problem, chapter_best
 from autotune.study import RESULTS, StudySettings, default_storage, enqueue, finished_count, load_or_create, make_sampler, open_storage, optimize, run_workers, seed_points, MEMORY
@@ -51,6 +52,8 @@ def run_workload(args: argparse.Namespace, trials: int) -> int:
     except SpaceError as exc:
         raise UsageError(f"{exc}; available spaces: {', '.join(available())}") from None
     machine = build_machine(args.machine, args.slots)
+    for gemm in workload.gemms:
+        check_work(args, gemm.shape, machine)
     objectives = tuple(n.strip() for n in (args.objectives or "cycles").split(",") if n.strip())
     if args.search_machine:
         return _codesign(args, workload, machine, found, objectives, trials)

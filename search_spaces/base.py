@@ -15,8 +15,9 @@ from simcore.ga1.lower_bounds import lower_bound
 from simcore.ga1.machine import Machine
 from simcore.ga1.program import Program
 from simcore.shape import Shape
-from simcore.ga1.engine import Generator, Materialised, simulate as engine_simulate
-from simcore.ga1.timeline import timeline
+from simcore.ga1.engine import Generator, Materialised, time_program
+from simcore.ga1.timeline import draw, engine_rows_of_arrays
+from simcore.ga1.timing import engines_of
 
 from search_spaces.domains import Param, Point
 
@@ -123,11 +124,15 @@ class GA1Family(Family):
         return Verdict(verification.ok, EXACT, verification.describe())
 
     def describe(self, point: Point, shape: Shape, machine: Machine, per_char: int | None = None, width: int = 120) -> str:
-        result = engine_simulate(machine, self.build(point, shape, machine), trace=True)
+        program = self.build(point, shape, machine)
+        result = time_program(machine, program, record=True)  # starts and finishes, no trace
+        assert result.starts is not None and result.finishes is not None
         step = per_char or max(1, -(-result.cycles // width))
         header = (f"{result.cycles} cycles, {result.tiles_moved} tiles moved, matrix-unit utilization "
-                  f"{result.mxu_util:.0%}   (one character = {step} cycles)")
-        return header + "\n" + timeline(result, per_char=step, width=width)
+                  f"{result.mxu_util(machine):.0%}   (one character = {step} cycles)")
+        rows = engine_rows_of_arrays(engines_of(program.code), result.starts, result.finishes, result.cycles, step,
+                                     ("dma", "mxu"), most=width + 1)
+        return header + "\n" + draw(rows, width)
 
 
 @dataclass(frozen=True)

@@ -192,6 +192,12 @@ def run_timing(machine: Machine, program: Program, record: bool = False) -> Timi
     )
 
 
+def engines_of(code: np.ndarray) -> np.ndarray:
+    """engine_of for every row of a program's code."""
+    op = code[:, 0]
+    return np.where(op == MXU, MXU_ENGINE, np.where((op == LOAD) | (op == STORE), DMA, VPU))
+
+
 def engine_of(op: int) -> int:
     if op in (LOAD, STORE):
         return DMA

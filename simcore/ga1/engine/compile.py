@@ -178,8 +178,9 @@ def _flush_stores(st):  # type: ignore[no-untyped-def]
 
 
 @kernel
-def _after_read(st, s, tile, nxt):  # type: ignore[no-untyped-def]
-    """An operand's next use moves on; a tile never used again frees its slot now."""
+def _after_read(st, s, tile, nxt, frontier):  # type: ignore[no-untyped-def]
+    """An operand's next use moves on; a tile never used again frees its slot now (`frontier`:
+    the key of the frontier's product)."""
     st[st[NEXT_AT] + s] = nxt
     if nxt == st[NEVER]:
         drop(st, st[EVICT_AT], s)
@@ -189,7 +190,7 @@ def _after_read(st, s, tile, nxt):  # type: ignore[no-untyped-def]
         st[BLOCKED] = 0
     else:
         add(st, st[EVICT_AT], st[NEXT_AT], s)
-        if nxt >= _frontier_key(st):
+        if nxt >= frontier:
             st[BLOCKED] = 0
 
 
@@ -211,8 +212,9 @@ def _product(st, p):  # type: ignore[no-untyped-def]
     where = st[WHERE_AT]
     sa, sb, sc = st[where + st[rec + A_ID]], st[where + st[rec + B_ID]], st[where + st[rec + C_ID]]
     emit(st, MXU, sc, sa, sb, NONE, NONE, NONE)
-    _after_read(st, sa, st[rec + A_ID], st[rec + NEXT_A])
-    _after_read(st, sb, st[rec + B_ID], st[rec + NEXT_B])
+    frontier = _frontier_key(st)  # the frontier stays put until the next product
+    _after_read(st, sa, st[rec + A_ID], st[rec + NEXT_A], frontier)
+    _after_read(st, sb, st[rec + B_ID], st[rec + NEXT_B], frontier)
     if st[rec + LAST] == 1:
         st[st[PENDING_AT] + st[PENDING]] = sc
         st[PENDING] += 1
