@@ -19,11 +19,14 @@ from simcore.shape import Shape
 
 
 def _pair_products(s: int, mt: int, nt: int) -> int:
-    """h(s): the most products of one k step that s tiles of that step (a of A, b of B) allow."""
-    best = 0
-    for a in range(max(0, s - nt), min(mt, s) + 1):
-        best = max(best, a * (s - a))
-    return best
+    """h(s): the most products of one k step that s tiles of that step (a of A, b of B) allow:
+    the most of a (s - a) for max(0, s - nt) <= a <= min(mt, s). The product is concave in a, so
+    the best a is the one nearest s / 2 (no loop: a bound over large tile counts stays cheap)."""
+    low, high = max(0, s - nt), min(mt, s)
+    if low > high:
+        return 0
+    a = min(max(s // 2, low), high)
+    return a * (s - a)
 
 
 def max_products_after(n: int, mt: int, kt: int, nt: int) -> int:

@@ -115,3 +115,13 @@ def test_huge_scratchpads_cost_nothing_and_keep_a_proven_bound(monkeypatch):
         tiles = io_bound_tiles(shape, Machine(slots=slots))
         assert tiles * 20 == simple_bounds(shape, Machine(slots=slots)).dma
     lower_bounds._io_bound.cache_clear()
+
+
+def test_pair_products_closed_form_is_the_search():
+    from simcore.ga1.lower_bounds import _pair_products
+
+    for mt in range(1, 12):
+        for nt in range(1, 12):
+            for s in range(0, mt + nt + 3):
+                searched = max((a * (s - a) for a in range(max(0, s - nt), min(mt, s) + 1)), default=0)
+                assert _pair_products(s, mt, nt) == searched
