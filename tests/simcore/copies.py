@@ -72,7 +72,7 @@ JIT = "ga1.engine.jit"
 # would hand a mutated copy the real kernels, or the real package the mutant's): a copy runs the
 # engine's source as Python, or (compiled=True) compiles it without the cache.
 PURE_PYTHON_ENGINE = [("PURE_PYTHON = False", "PURE_PYTHON = True")]
-UNCACHED_ENGINE = [("numba.njit(cache=True,", "numba.njit(cache=False,"), ("    _forget_stale_cache()\n", "")]
+UNCACHED_ENGINE = [("CACHE = True", "CACHE = False")]
 
 
 def load_simcore_copy(mutations: Mapping[str, Sequence[tuple[str, str]]] | None = None, compiled: bool = False) -> ModuleType:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from simcore.ga1.engine.evict import add, candidates_section, drop, farthest
-from simcore.ga1.engine.jit import kernel
+from simcore.ga1.engine.jit import inline, kernel
 from simcore.ga1.engine.rows import DONE, assemble, emit, room
 from simcore.ga1.engine.order import (
     A_ID, B_ID, C_ID, I, J, K, KEY, LAST, NEXT_A, NEXT_B, POSITION, RECORD, block_product, start_block, start_units,
@@ -62,7 +62,7 @@ def new_state(shape: Shape, machine: Machine, params: GeneralParams, chunk_rows:
     return assemble(HEADER, fields, sections, max(chunk_rows, 2 * room_needed))
 
 
-@kernel
+@inline
 def _queue_pop(st, q):  # type: ignore[no-untyped-def]
     head = st[HEAD + 2 * q]
     s = st[st[FREE_AT] + q * st[SLOTS] + head]
@@ -71,14 +71,14 @@ def _queue_pop(st, q):  # type: ignore[no-untyped-def]
     return s
 
 
-@kernel
+@inline
 def _queue_push(st, q, s):  # type: ignore[no-untyped-def]
     end = st[HEAD + 2 * q] + st[COUNT + 2 * q]
     st[st[FREE_AT] + q * st[SLOTS] + (end if end < st[SLOTS] else end - st[SLOTS])] = s
     st[COUNT + 2 * q] += 1
 
 
-@kernel
+@inline
 def _take_slot(st, horizon, for_load):  # type: ignore[no-untyped-def]
     """A slot to write now: a free one, else evict the operand used farthest after `horizon`."""
     first, second = (BY_STORE, BY_PRODUCT) if for_load else (BY_PRODUCT, BY_STORE)
@@ -106,19 +106,19 @@ def _generate(st):  # type: ignore[no-untyped-def]
     st[GENERATED] += 1
 
 
-@kernel
+@inline
 def _record(st, q):  # type: ignore[no-untyped-def]
     """Where product q's record is (the order is streamed up to the frontier's product)."""
     return st[RING_AT] + (q & (st[RING_ROWS] - 1)) * RECORD
 
 
-@kernel
+@inline
 def _frontier_key(st):  # type: ignore[no-untyped-def]
     q = st[FRONTIER]
     return st[END] if q >= st[P] else st[_record(st, q) + KEY]
 
 
-@kernel
+@inline
 def _resident(st, tile, key, tensor, x, y):  # type: ignore[no-untyped-def]
     """Make operand tile (tensor, x, y) resident for the product with `key`; False when no slot
     is free."""
@@ -137,7 +137,7 @@ def _resident(st, tile, key, tensor, x, y):  # type: ignore[no-untyped-def]
     return True
 
 
-@kernel
+@inline
 def _advance(st, limit):  # type: ignore[no-untyped-def]
     """The DMA frontier: make the tiles of products up to `limit` resident, in order."""
     while st[FRONTIER] < limit and st[BLOCKED] == 0:
@@ -177,7 +177,7 @@ def _flush_stores(st):  # type: ignore[no-untyped-def]
         st[PENDING] = 0
 
 
-@kernel
+@inline
 def _after_read(st, s, tile, nxt, frontier):  # type: ignore[no-untyped-def]
     """An operand's next use moves on; a tile never used again frees its slot now (`frontier`:
     the key of the frontier's product)."""

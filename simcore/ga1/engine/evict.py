@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from simcore.ga1.engine.jit import kernel
+from simcore.ga1.engine.jit import inline, kernel
 
 SHIFT, GROUPS, BEST = 0, 1, 2  # a group holds 2 ** SHIFT slots
 
@@ -31,7 +31,7 @@ def candidates_section(slots: int) -> np.ndarray:
     return np.array([shift, groups] + [-1] * groups + [0] * groups + [0] * slots, dtype=np.int64)
 
 
-@kernel
+@inline
 def _before(st, nexts, a, b):  # type: ignore[no-untyped-def]
     """Slot a is evicted before slot b (b may be -1: none)."""
     if b < 0:
@@ -40,7 +40,7 @@ def _before(st, nexts, a, b):  # type: ignore[no-untyped-def]
     return far_a > far_b or (far_a == far_b and a < b)
 
 
-@kernel
+@inline
 def add(st, at, nexts, s):  # type: ignore[no-untyped-def]
     """Slot s is a candidate with a next use at least as far as before."""
     groups = st[at + GROUPS]
@@ -50,7 +50,7 @@ def add(st, at, nexts, s):  # type: ignore[no-untyped-def]
         st[best] = s
 
 
-@kernel
+@inline
 def drop(st, at, s):  # type: ignore[no-untyped-def]
     """Slot s is no longer a candidate."""
     groups = st[at + GROUPS]

@@ -9,8 +9,9 @@ Numba notices a change to the file that holds a cached function, not to the file
 `_forget_stale_cache` therefore keys the whole engine's cache on a hash of all its sources: when
 any engine file changes, every cached kernel of the engine is dropped and compiled again.
 
-`PURE_PYTHON = True` runs the same source uncompiled (the mutation tests' copies of simcore set
-it, so a mutated source runs as written and never touches the on-disk cache).
+`PURE_PYTHON = True` runs the same source uncompiled, and `CACHE = False` compiles it without the
+on-disk cache: the mutation tests' copies of simcore set one or the other, so a mutated source
+never reads nor writes the cache.
 
 Kernels never allocate: every array is made in Python and passed in, flat (no tuples of arrays).
 That lets them run without numba's reference counting (`_nrt=False`), which otherwise costs two
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Callable, TypeVar
 
 PURE_PYTHON = False
+CACHE = True  # numba's on-disk cache (the mutation tests' compiled copies turn it off)
 HERE = Path(__file__).resolve().parent
 STAMP = "engine-sources.sha1"
 
@@ -63,16 +65,26 @@ def _forget_stale_cache() -> None:
 if not PURE_PYTHON:
     import numba
 
-    _forget_stale_cache()
+    if CACHE:
+        _forget_stale_cache()
 
 
 def kernel(function: F) -> F:
     """Compile `function` with numba (nopython, cached), or leave it as Python."""
     if PURE_PYTHON:
         return function
-    return numba.njit(cache=True, error_model="numpy", _nrt=False)(function)  # type: ignore[return-value]
+    return numba.njit(cache=CACHE, error_model="numpy", _nrt=False)(function)  # type: ignore[return-value]
 
 
+
+
+def inline(function: F) -> F:
+    """A small kernel that numba copies into each caller. Calls between kernels are not inlined
+    by LLVM (each kernel is linked apart) and pass every array field by field; in the hot loops
+    a call cost more than these functions' work."""
+    if PURE_PYTHON:
+        return function
+    return numba.njit(cache=CACHE, error_model="numpy", _nrt=False, inline="always")(function)  # type: ignore[return-value]
 
 
 def cache_is_warm() -> bool:

@@ -18,7 +18,7 @@ The plan's fields and sections, a product's record (at `rec`) and the stream's p
 """
 from __future__ import annotations
 
-from simcore.ga1.engine.jit import kernel
+from simcore.ga1.engine.jit import inline, kernel
 from simcore.ga1.engine.plan import (
     BLOCK_SPAN, CELL_START_AT, CELL_X_AT, CELL_Y_AT, COL_START_AT, END, FIRST_AT, FIRST_START_AT, FLIP, H, KALT, KT,
     N_A, N_AB, N_CB, N_RB, N_UNITS, NEVER, NEXT_IN_COL_AT, NEXT_IN_ROW_AT, NT, RAMP, REAL_KT, REAL_NT,
@@ -37,7 +37,7 @@ POS_B, POS_S, POS_CELL, POS_R, POS_C, POS_ROW0, POS_COL0, POS_H, POS_W, POS_TABL
 POSITION = 13
 
 
-@kernel
+@inline
 def _store(st, rec, fi, fj, k, key, next_row, next_col, last):  # type: ignore[no-untyped-def]
     """Write a product given in the frame as real (i, j, k) with its tiles and next uses."""
     if st[FLIP] == 1:
@@ -52,7 +52,7 @@ def _store(st, rec, fi, fj, k, key, next_row, next_col, last):  # type: ignore[n
     st[rec + KEY], st[rec + NEXT_A], st[rec + NEXT_B], st[rec + LAST] = key, next_a, next_b, 1 if last else 0
 
 
-@kernel
+@inline
 def _band(st, at, index):  # type: ignore[no-untyped-def]
     """(start, length) of band `index` of the bands at section `at`."""
     start = st[st[at] + index]
@@ -61,21 +61,21 @@ def _band(st, at, index):  # type: ignore[no-untyped-def]
 
 # ---- blocks: C cut into blocks, each walked k step by k step, then its tail cell by cell
 
-@kernel
+@inline
 def _col_band(st, b, r):  # type: ignore[no-untyped-def]
     """The column band of block b, in row band r (odd row bands run backwards if serpentine)."""
     place = b % st[N_CB]
     return st[N_CB] - 1 - place if st[SERPENTINE] == 1 and r % 2 == 1 else place
 
 
-@kernel
+@inline
 def _block_index(st, r, c):  # type: ignore[no-untyped-def]
     """The block of row band r and column band c."""
     place = st[N_CB] - 1 - c if st[SERPENTINE] == 1 and r % 2 == 1 else c
     return r * st[N_CB] + place
 
 
-@kernel
+@inline
 def _place(st, hw, cell, s):  # type: ignore[no-untyped-def]
     """Where in its block the product of `cell` at step s runs."""
     plain = st[KT] - st[TAIL]
@@ -84,14 +84,14 @@ def _place(st, hw, cell, s):  # type: ignore[no-untyped-def]
     return plain * hw + cell * st[TAIL] + (s - plain)
 
 
-@kernel
+@inline
 def _step_of(st, b, k):  # type: ignore[no-untyped-def]
     """The step at which block b multiplies by k (every other block may walk k downwards);
     the map is its own inverse."""
     return st[KT] - 1 - k if st[KALT] == 1 and b % 2 == 1 else k
 
 
-@kernel
+@inline
 def _combo(st, h, w):  # type: ignore[no-untyped-def]
     """The cell table of an h x w block (bands come in at most two heights and two widths)."""
     sizes = st[SIZES_AT]
@@ -122,7 +122,7 @@ def start_block(st, pos, b):  # type: ignore[no-untyped-def]
     st[pos + POS_BAND_END] = 1 if b - r * st[N_CB] == st[N_CB] - 1 else 0
 
 
-@kernel
+@inline
 def _next_block_place(st, pos):  # type: ignore[no-untyped-def]
     """Advance: cell by cell through a step, step by step; in the tail, a cell's steps in turn."""
     s, cell, hw = st[pos + POS_S], st[pos + POS_CELL], st[pos + POS_H] * st[pos + POS_W]
@@ -142,7 +142,7 @@ def _next_block_place(st, pos):  # type: ignore[no-untyped-def]
         st[pos + POS_S], st[pos + POS_CELL] = s, cell
 
 
-@kernel
+@inline
 def block_product(st, pos, rec):  # type: ignore[no-untyped-def]
     """The product at the stream's position; then advance."""
     b, s, cell, r, c = st[pos + POS_B], st[pos + POS_S], st[pos + POS_CELL], st[pos + POS_R], st[pos + POS_C]
@@ -172,7 +172,7 @@ def block_product(st, pos, rec):  # type: ignore[no-untyped-def]
 
 # ---- rotate: a window of W units (columns of a row band) slides over C, one k step at a time
 
-@kernel
+@inline
 def _entry(st, u):  # type: ignore[no-untyped-def]
     """The step at which unit u starts (the first RAMP units start together)."""
     if u < st[RAMP]:
@@ -180,7 +180,7 @@ def _entry(st, u):  # type: ignore[no-untyped-def]
     return (u * st[KT]) // st[W]
 
 
-@kernel
+@inline
 def _first_live(st, t):  # type: ignore[no-untyped-def]
     """lo(t): the first unit still live at step t (each unit lives KT steps)."""
     v = t - st[KT] + 1
@@ -189,12 +189,12 @@ def _first_live(st, t):  # type: ignore[no-untyped-def]
     return max(st[RAMP], (v * st[W] + st[KT] - 1) // st[KT])
 
 
-@kernel
+@inline
 def _unit_key(st, t, u, x):  # type: ignore[no-untyped-def]
     return t * st[STEP] + (u - _first_live(st, t)) * st[H] + x
 
 
-@kernel
+@inline
 def _step_with(st, u, k):  # type: ignore[no-untyped-def]
     """The step of unit u's life that multiplies by k."""
     e = _entry(st, u)
@@ -231,7 +231,7 @@ def start_units(st, pos):  # type: ignore[no-untyped-def]
     _enter_step(st, pos, 0)
 
 
-@kernel
+@inline
 def unit_product(st, pos, rec):  # type: ignore[no-untyped-def]
     """The product at step t, unit u, cell x; then advance."""
     t, u, x, k, lo = st[pos + POS_T], st[pos + POS_U], st[pos + POS_X], st[pos + POS_K], st[pos + POS_LO]

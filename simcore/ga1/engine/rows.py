@@ -12,7 +12,7 @@ from typing import Sequence, Union
 
 import numpy as np
 
-from simcore.ga1.engine.jit import kernel
+from simcore.ga1.engine.jit import inline, kernel
 from simcore.ga1.program import NONE, WIDTH
 
 OUT, OUT_AT, CAPACITY, DONE = range(4)
@@ -43,13 +43,13 @@ def chunk(st: np.ndarray) -> np.ndarray:
     return st[at:at + WIDTH * int(st[OUT])].reshape(-1, WIDTH)
 
 
-@kernel
+@inline
 def room(st, rows):  # type: ignore[no-untyped-def]
     """Whether the chunk has room for `rows` more."""
     return st[OUT] + rows <= st[CAPACITY]
 
 
-@kernel
+@inline
 def emit(st, op, s0, s1, s2, t, x, y):  # type: ignore[no-untyped-def]
     at = st[OUT_AT] + WIDTH * st[OUT]
     st[at], st[at + 1], st[at + 2], st[at + 3], st[at + 4], st[at + 5], st[at + 6], st[at + 7] = op, NONE, s0, s1, s2, t, x, y

@@ -8,6 +8,8 @@ program can be timed chunk by chunk as a generator emits it, never held whole.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from simcore.ga1.engine.jit import kernel
@@ -33,6 +35,11 @@ NO_TIMES = np.zeros((0, 2), dtype=np.int64)  # a run that records no start and f
 
 def new_clock(machine: Machine) -> np.ndarray:
     """A clock at cycle 0 for the machine: every engine free, every slot ready."""
+    return _clock_at_zero(machine).copy()
+
+
+@functools.lru_cache(maxsize=64)
+def _clock_at_zero(machine: Machine) -> np.ndarray:
     clock = np.zeros(SLOT0 + 3 * machine.slots, dtype=np.int64)
     clock[SLOTS] = machine.slots
     clock[DMA_CYCLES] = machine.dma_cycles
@@ -40,6 +47,7 @@ def new_clock(machine: Machine) -> np.ndarray:
     clock[FILL] = machine.mxu_fill
     for op in (ZERO, VOP, EXP, VSCALE, ROWRED, BCASTCOL, MASKLEN):
         clock[DURATION + op] = vector_duration(machine, op)
+    clock.setflags(write=False)
     return clock
 
 
