@@ -18,7 +18,8 @@ HEADER = COMMON + 10
 _TENSOR_A, _TENSOR_B, _TENSOR_C = 0, 1, 2
 
 
-def blocked_state(tiles: tuple[int, int, int], bi: int, bj: int, buffers: int, by_columns: bool, chunk_rows: int) -> np.ndarray:
+def blocked_state(tiles: tuple[int, int, int], bi: int, bj: int, buffers: int, by_columns: bool,
+        chunk_rows: int) -> np.ndarray:
     # a unit of work: a block's zeros and first loads, a k step, or its stores
     room_needed = 2 * bi * bj + 2 * buffers * (bi + bj) + 8
     fields = {MT: tiles[0], KT: tiles[1], NT: tiles[2], BI: bi, BJ: bj, BUFFERS: buffers, BY_COLUMNS: int(by_columns),
@@ -32,12 +33,12 @@ def kouter_state(tiles: tuple[int, int, int], buffers: int, chunk_rows: int) -> 
 
 
 @kernel
-def _operand_base(st, k):  # type: ignore[no-untyped-def]
+def _operand_base(st: np.ndarray, k: int) -> int:
     return st[BI] * st[BJ] + (k % st[BUFFERS]) * (st[BI] + st[BJ])
 
 
 @kernel
-def _loads(st, I, J, h, w, k):  # type: ignore[no-untyped-def]
+def _loads(st: np.ndarray, I: int, J: int, h: int, w: int, k: int) -> None:
     base = _operand_base(st, k)
     for x in range(h):
         emit(st, LOAD, base + x, NONE, NONE, _TENSOR_A, I + x, k)
@@ -46,7 +47,7 @@ def _loads(st, I, J, h, w, k):  # type: ignore[no-untyped-def]
 
 
 @kernel
-def _block_unit(st, I, J, unit):  # type: ignore[no-untyped-def]
+def _block_unit(st: np.ndarray, I: int, J: int, unit: int) -> None:
     """Unit 0 opens the block, unit 1 + k is step k, unit KT + 1 stores the block."""
     kt, bj, buffers = st[KT], st[BJ], st[BUFFERS]
     h, w = min(st[BI], st[MT] - I), min(bj, st[NT] - J)
@@ -71,7 +72,7 @@ def _block_unit(st, I, J, unit):  # type: ignore[no-untyped-def]
 
 
 @kernel
-def run_blocked(st):  # type: ignore[no-untyped-def]
+def run_blocked(st: np.ndarray) -> None:
     """Emit blocks (corners row-major, or column-major with BY_COLUMNS) into the chunk."""
     across = (st[MT] + st[BI] - 1) // st[BI]
     along = (st[NT] + st[BJ] - 1) // st[BJ]
@@ -91,7 +92,7 @@ def run_blocked(st):  # type: ignore[no-untyped-def]
 
 
 @kernel
-def run_kouter(st):  # type: ignore[no-untyped-def]
+def run_kouter(st: np.ndarray) -> None:
     """The (k, i, j) order: load the partial C tile (or zero it), load A and B, multiply, store."""
     mt, nt, buffers = st[MT], st[NT], st[BUFFERS]
     while st[NEXT] < mt * st[KT] * nt:

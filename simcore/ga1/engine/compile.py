@@ -63,7 +63,7 @@ def new_state(shape: Shape, machine: Machine, params: GeneralParams, chunk_rows:
 
 
 @inline
-def _queue_pop(st, q):  # type: ignore[no-untyped-def]
+def _queue_pop(st: np.ndarray, q: int) -> int:
     head = st[HEAD + 2 * q]
     s = st[st[FREE_AT] + q * st[SLOTS] + head]
     st[HEAD + 2 * q] = head + 1 if head + 1 < st[SLOTS] else 0
@@ -72,14 +72,14 @@ def _queue_pop(st, q):  # type: ignore[no-untyped-def]
 
 
 @inline
-def _queue_push(st, q, s):  # type: ignore[no-untyped-def]
+def _queue_push(st: np.ndarray, q: int, s: int) -> None:
     end = st[HEAD + 2 * q] + st[COUNT + 2 * q]
     st[st[FREE_AT] + q * st[SLOTS] + (end if end < st[SLOTS] else end - st[SLOTS])] = s
     st[COUNT + 2 * q] += 1
 
 
 @inline
-def _take_slot(st, horizon, for_load):  # type: ignore[no-untyped-def]
+def _take_slot(st: np.ndarray, horizon: int, for_load: bool) -> int:
     """A slot to write now: a free one, else evict the operand used farthest after `horizon`."""
     first, second = (BY_STORE, BY_PRODUCT) if for_load else (BY_PRODUCT, BY_STORE)
     if st[COUNT + 2 * first] > 0:
@@ -96,7 +96,7 @@ def _take_slot(st, horizon, for_load):  # type: ignore[no-untyped-def]
 
 
 @kernel
-def _generate(st):  # type: ignore[no-untyped-def]
+def _generate(st: np.ndarray) -> None:
     """Stream the order one product further (into the ring)."""
     rec = st[RING_AT] + (st[GENERATED] & (st[RING_ROWS] - 1)) * RECORD
     if st[STRUCTURE] == UNITS:
@@ -107,19 +107,19 @@ def _generate(st):  # type: ignore[no-untyped-def]
 
 
 @inline
-def _record(st, q):  # type: ignore[no-untyped-def]
+def _record(st: np.ndarray, q: int) -> int:
     """Where product q's record is (the order is streamed up to the frontier's product)."""
     return st[RING_AT] + (q & (st[RING_ROWS] - 1)) * RECORD
 
 
 @inline
-def _frontier_key(st):  # type: ignore[no-untyped-def]
+def _frontier_key(st: np.ndarray) -> int:
     q = st[FRONTIER]
     return st[END] if q >= st[P] else st[_record(st, q) + KEY]
 
 
 @inline
-def _resident(st, tile, key, tensor, x, y):  # type: ignore[no-untyped-def]
+def _resident(st: np.ndarray, tile: int, key: int, tensor: int, x: int, y: int) -> bool:
     """Make operand tile (tensor, x, y) resident for the product with `key`; False when no slot
     is free."""
     where, tiles, nexts = st[WHERE_AT], st[TILE_AT], st[NEXT_AT]
@@ -138,7 +138,7 @@ def _resident(st, tile, key, tensor, x, y):  # type: ignore[no-untyped-def]
 
 
 @inline
-def _advance(st, limit):  # type: ignore[no-untyped-def]
+def _advance(st: np.ndarray, limit: int) -> None:
     """The DMA frontier: make the tiles of products up to `limit` resident, in order."""
     while st[FRONTIER] < limit and st[BLOCKED] == 0:
         rec = _record(st, st[FRONTIER])
@@ -162,7 +162,7 @@ def _advance(st, limit):  # type: ignore[no-untyped-def]
 
 
 @kernel
-def _flush_stores(st):  # type: ignore[no-untyped-def]
+def _flush_stores(st: np.ndarray) -> None:
     for n in range(st[PENDING]):
         s = st[st[PENDING_AT] + n]
         tile = st[st[TILE_AT] + s]
@@ -178,7 +178,7 @@ def _flush_stores(st):  # type: ignore[no-untyped-def]
 
 
 @inline
-def _after_read(st, s, tile, nxt, frontier):  # type: ignore[no-untyped-def]
+def _after_read(st: np.ndarray, s: int, tile: int, nxt: int, frontier: int) -> None:
     """An operand's next use moves on; a tile never used again frees its slot now (`frontier`:
     the key of the frontier's product)."""
     st[st[NEXT_AT] + s] = nxt
@@ -195,7 +195,7 @@ def _after_read(st, s, tile, nxt, frontier):  # type: ignore[no-untyped-def]
 
 
 @kernel
-def _product(st, p):  # type: ignore[no-untyped-def]
+def _product(st: np.ndarray, p: int) -> bool:
     """Everything due at product p, then the product itself; False if it found no room."""
     limit = min(p + 1 + st[LOOKAHEAD], st[P])
     if st[STORE_FIRST] == 1 and st[PENDING] > 0:
@@ -222,7 +222,7 @@ def _product(st, p):  # type: ignore[no-untyped-def]
 
 
 @kernel
-def _count(st, at, n, value):  # type: ignore[no-untyped-def]
+def _count(st: np.ndarray, at: int, n: int, value: int) -> int:
     found = 0
     for i in range(n):
         if st[at + i] == value:
@@ -231,7 +231,7 @@ def _count(st, at, n, value):  # type: ignore[no-untyped-def]
 
 
 @kernel
-def run_general(st):  # type: ignore[no-untyped-def]
+def run_general(st: np.ndarray) -> None:
     """Compile products into the chunk until it is nearly full or every product is done
     (st[DONE]); on failure st[FAILED_AT] is the product that found no room."""
     if st[GENERATED] == 0:  # the first product's record: later ones follow the frontier
@@ -259,7 +259,7 @@ def run_general(st):  # type: ignore[no-untyped-def]
 
 
 @kernel
-def failed_product(st):  # type: ignore[no-untyped-def]
+def failed_product(st: np.ndarray) -> tuple[int, int, int]:
     """(i, j, k) of the product that found no room."""
     rec = _record(st, st[FAILED_AT])
     return st[rec + I], st[rec + J], st[rec + K]

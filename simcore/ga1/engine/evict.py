@@ -32,7 +32,7 @@ def candidates_section(slots: int) -> np.ndarray:
 
 
 @inline
-def _before(st, nexts, a, b):  # type: ignore[no-untyped-def]
+def _before(st: np.ndarray, nexts: int, a: int, b: int) -> bool:
     """Slot a is evicted before slot b (b may be -1: none)."""
     if b < 0:
         return True
@@ -41,7 +41,7 @@ def _before(st, nexts, a, b):  # type: ignore[no-untyped-def]
 
 
 @inline
-def add(st, at, nexts, s):  # type: ignore[no-untyped-def]
+def add(st: np.ndarray, at: int, nexts: int, s: int) -> None:
     """Slot s is a candidate with a next use at least as far as before."""
     groups = st[at + GROUPS]
     st[at + BEST + 2 * groups + s] = 1
@@ -51,7 +51,7 @@ def add(st, at, nexts, s):  # type: ignore[no-untyped-def]
 
 
 @inline
-def drop(st, at, s):  # type: ignore[no-untyped-def]
+def drop(st: np.ndarray, at: int, s: int) -> None:
     """Slot s is no longer a candidate."""
     groups = st[at + GROUPS]
     flag = at + BEST + 2 * groups + s
@@ -64,7 +64,7 @@ def drop(st, at, s):  # type: ignore[no-untyped-def]
 
 
 @kernel
-def farthest(st, at, nexts, slots):  # type: ignore[no-untyped-def]
+def farthest(st: np.ndarray, at: int, nexts: int, slots: int) -> int:
     """The candidate to evict first, or -1 when there is none."""
     groups, size = st[at + GROUPS], 1 << st[at + SHIFT]
     best = -1
@@ -78,7 +78,7 @@ def farthest(st, at, nexts, slots):  # type: ignore[no-untyped-def]
 
 
 @kernel
-def _rescan_slots(st, at, nexts, g, stop):  # type: ignore[no-untyped-def]
+def _rescan_slots(st: np.ndarray, at: int, nexts: int, g: int, stop: int) -> None:
     """Find group g's best candidate among slots g * size .. stop - 1."""
     groups, size = st[at + GROUPS], 1 << st[at + SHIFT]
     flags = at + BEST + 2 * groups

@@ -6,6 +6,8 @@ are 2-D arrays; `scratch` holds one tile, for a product whose accumulator is als
 """
 from __future__ import annotations
 
+import numpy as np
+
 from simcore.ga1.engine.jit import kernel
 from simcore.ga1.program import LOAD, MXU, STORE, ZERO
 
@@ -13,7 +15,7 @@ COMPILED_OPS = frozenset({LOAD, STORE, ZERO, MXU})
 
 
 @kernel
-def _product(spad, scratch, c, a, b):  # type: ignore[no-untyped-def]
+def _product(spad: np.ndarray, scratch: np.ndarray, c: int, a: int, b: int) -> None:
     T = spad.shape[1]
     for r in range(T):
         for col in range(T):
@@ -27,7 +29,7 @@ def _product(spad, scratch, c, a, b):  # type: ignore[no-untyped-def]
 
 
 @kernel
-def _zero(spad, s):  # type: ignore[no-untyped-def]
+def _zero(spad: np.ndarray, s: int) -> None:
     T = spad.shape[1]
     for r in range(T):
         for col in range(T):
@@ -35,7 +37,7 @@ def _zero(spad, s):  # type: ignore[no-untyped-def]
 
 
 @kernel
-def _load(spad, s, matrix, x, y):  # type: ignore[no-untyped-def]
+def _load(spad: np.ndarray, s: int, matrix: np.ndarray, x: int, y: int) -> None:
     T = spad.shape[1]
     # the part of the tile inside the tensor; the rest is zero padding
     rows = min(T, max(0, matrix.shape[0] - x * T))
@@ -47,7 +49,7 @@ def _load(spad, s, matrix, x, y):  # type: ignore[no-untyped-def]
 
 
 @kernel
-def _store(spad, s, matrix, x, y):  # type: ignore[no-untyped-def]
+def _store(spad: np.ndarray, s: int, matrix: np.ndarray, x: int, y: int) -> None:
     T = spad.shape[1]
     rows = min(T, max(0, matrix.shape[0] - x * T))
     cols = min(T, max(0, matrix.shape[1] - y * T))
@@ -57,7 +59,8 @@ def _store(spad, s, matrix, x, y):  # type: ignore[no-untyped-def]
 
 
 @kernel
-def execute_rows(spad, scratch, tensor_a, tensor_b, tensor_c, rows, n):  # type: ignore[no-untyped-def]
+def execute_rows(spad: np.ndarray, scratch: np.ndarray, tensor_a: np.ndarray, tensor_b: np.ndarray,
+        tensor_c: np.ndarray, rows: np.ndarray, n: int) -> None:
     """The arithmetic of rows[0:n], in program order."""
     for index in range(n):
         op, s0, t, x, y = rows[index, 0], rows[index, 2], rows[index, 5], rows[index, 6], rows[index, 7]

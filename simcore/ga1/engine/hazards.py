@@ -29,7 +29,7 @@ def new_history(slots: int) -> np.ndarray:
 
 
 @kernel
-def _contains(values, count, slot):  # type: ignore[no-untyped-def]
+def _contains(values: np.ndarray, count: int, slot: int) -> bool:
     for i in range(count):
         if values[i] == slot:
             return True
@@ -37,7 +37,8 @@ def _contains(values, count, slot):  # type: ignore[no-untyped-def]
 
 
 @kernel
-def _found(found, found_count, index, kind, slot, start, earliest):  # type: ignore[no-untyped-def]
+def _found(found: np.ndarray, found_count: np.ndarray, index: int, kind: int, slot: int, start: int,
+        earliest: int) -> None:
     n = found_count[0]
     if n < found.shape[0]:
         found[n, INDEX], found[n, KIND], found[n, SLOT] = index, kind, slot
@@ -46,7 +47,8 @@ def _found(found, found_count, index, kind, slot, start, earliest):  # type: ign
 
 
 @kernel
-def _check(history, found, found_count, index, start, finish, fill, reads, n_reads, writes, n_writes):  # type: ignore[no-untyped-def]
+def _check(history: np.ndarray, found: np.ndarray, found_count: np.ndarray, index: int, start: int,
+        finish: int, fill: int, reads: np.ndarray, n_reads: int, writes: np.ndarray, n_writes: int) -> None:
     """Check one trace record against the history, then record it."""
     for r in range(n_reads):
         slot = reads[r]
@@ -76,7 +78,7 @@ def _check(history, found, found_count, index, start, finish, fill, reads, n_rea
 
 
 @kernel
-def _trace_slots(op, s0, s1, s2, reads, writes):  # type: ignore[no-untyped-def]
+def _trace_slots(op: int, s0: int, s1: int, s2: int, reads: np.ndarray, writes: np.ndarray) -> tuple[int, int]:
     """The slots an instruction's trace record reads and writes (a product reads its operands,
     then its accumulator); returns their counts."""
     if op == LOAD or op == ZERO:
@@ -97,7 +99,8 @@ def _trace_slots(op, s0, s1, s2, reads, writes):  # type: ignore[no-untyped-def]
 
 
 @kernel
-def replay_rows(history, found, found_count, rows, times, n, first_index, fill, scratch):  # type: ignore[no-untyped-def]
+def replay_rows(history: np.ndarray, found: np.ndarray, found_count: np.ndarray, rows: np.ndarray,
+        times: np.ndarray, n: int, first_index: int, fill: int, scratch: np.ndarray) -> None:
     """Replay program rows[0:n] timed by `times` (the trace a simulation records; a product's
     fill is the machine's, every other instruction's 0). first_index numbers the first row;
     scratch has room for an instruction's slots (4)."""
@@ -110,7 +113,8 @@ def replay_rows(history, found, found_count, rows, times, n, first_index, fill, 
 
 
 @kernel
-def replay_records(history, found, found_count, records, reads, read_counts, writes, write_counts):  # type: ignore[no-untyped-def]
+def replay_records(history: np.ndarray, found: np.ndarray, found_count: np.ndarray, records: np.ndarray,
+        reads: np.ndarray, read_counts: np.ndarray, writes: np.ndarray, write_counts: np.ndarray) -> None:
     """Replay a recorded trace: records hold (index, start, finish, fill) rows, reads and writes
     the slots of each record (padded)."""
     for n in range(records.shape[0]):

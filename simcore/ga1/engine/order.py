@@ -18,6 +18,8 @@ The plan's fields and sections, a product's record (at `rec`) and the stream's p
 """
 from __future__ import annotations
 
+import numpy as np
+
 from simcore.ga1.engine.jit import inline, kernel
 from simcore.ga1.engine.plan import (
     BLOCK_SPAN, CELL_START_AT, CELL_X_AT, CELL_Y_AT, COL_START_AT, END, FIRST_AT, FIRST_START_AT, FLIP, H, KALT, KT,
@@ -38,7 +40,8 @@ POSITION = 13
 
 
 @inline
-def _store(st, rec, fi, fj, k, key, next_row, next_col, last):  # type: ignore[no-untyped-def]
+def _store(st: np.ndarray, rec: int, fi: int, fj: int, k: int, key: int, next_row: int, next_col: int,
+        last: bool) -> None:
     """Write a product given in the frame as real (i, j, k) with its tiles and next uses."""
     if st[FLIP] == 1:
         i, j, next_a, next_b = fj, fi, next_col, next_row
@@ -53,7 +56,7 @@ def _store(st, rec, fi, fj, k, key, next_row, next_col, last):  # type: ignore[n
 
 
 @inline
-def _band(st, at, index):  # type: ignore[no-untyped-def]
+def _band(st: np.ndarray, at: int, index: int) -> tuple[int, int]:
     """(start, length) of band `index` of the bands at section `at`."""
     start = st[st[at] + index]
     return start, st[st[at] + index + 1] - start
@@ -62,21 +65,21 @@ def _band(st, at, index):  # type: ignore[no-untyped-def]
 # ---- blocks: C cut into blocks, each walked k step by k step, then its tail cell by cell
 
 @inline
-def _col_band(st, b, r):  # type: ignore[no-untyped-def]
+def _col_band(st: np.ndarray, b: int, r: int) -> int:
     """The column band of block b, in row band r (odd row bands run backwards if serpentine)."""
     place = b % st[N_CB]
     return st[N_CB] - 1 - place if st[SERPENTINE] == 1 and r % 2 == 1 else place
 
 
 @inline
-def _block_index(st, r, c):  # type: ignore[no-untyped-def]
+def _block_index(st: np.ndarray, r: int, c: int) -> int:
     """The block of row band r and column band c."""
     place = st[N_CB] - 1 - c if st[SERPENTINE] == 1 and r % 2 == 1 else c
     return r * st[N_CB] + place
 
 
 @inline
-def _place(st, hw, cell, s):  # type: ignore[no-untyped-def]
+def _place(st: np.ndarray, hw: int, cell: int, s: int) -> int:
     """Where in its block the product of `cell` at step s runs."""
     plain = st[KT] - st[TAIL]
     if s < plain:
@@ -85,21 +88,21 @@ def _place(st, hw, cell, s):  # type: ignore[no-untyped-def]
 
 
 @inline
-def _step_of(st, b, k):  # type: ignore[no-untyped-def]
+def _step_of(st: np.ndarray, b: int, k: int) -> int:
     """The step at which block b multiplies by k (every other block may walk k downwards);
     the map is its own inverse."""
     return st[KT] - 1 - k if st[KALT] == 1 and b % 2 == 1 else k
 
 
 @inline
-def _combo(st, h, w):  # type: ignore[no-untyped-def]
+def _combo(st: np.ndarray, h: int, w: int) -> int:
     """The cell table of an h x w block (bands come in at most two heights and two widths)."""
     sizes = st[SIZES_AT]
     return (0 if h == st[sizes] else 1) * 2 + (0 if w == st[sizes + 2] else 1)
 
 
 @kernel
-def _first_key(st, b, r, c, along, index, k):  # type: ignore[no-untyped-def]
+def _first_key(st: np.ndarray, b: int, r: int, c: int, along: int, index: int, k: int) -> int:
     """Key of the first product at k of block b (row band r, column band c) in its row `index`
     (along=0) or column `index` (along=1) of cells."""
     h = _band(st, ROW_START_AT, r)[1]
@@ -109,7 +112,7 @@ def _first_key(st, b, r, c, along, index, k):  # type: ignore[no-untyped-def]
 
 
 @kernel
-def start_block(st, pos, b):  # type: ignore[no-untyped-def]
+def start_block(st: np.ndarray, pos: int, b: int) -> None:
     """Position the stream at the first product of block b."""
     r = b // st[N_CB]
     c = _col_band(st, b, r)
@@ -123,7 +126,7 @@ def start_block(st, pos, b):  # type: ignore[no-untyped-def]
 
 
 @inline
-def _next_block_place(st, pos):  # type: ignore[no-untyped-def]
+def _next_block_place(st: np.ndarray, pos: int) -> None:
     """Advance: cell by cell through a step, step by step; in the tail, a cell's steps in turn."""
     s, cell, hw = st[pos + POS_S], st[pos + POS_CELL], st[pos + POS_H] * st[pos + POS_W]
     plain = st[KT] - st[TAIL]
@@ -143,7 +146,7 @@ def _next_block_place(st, pos):  # type: ignore[no-untyped-def]
 
 
 @inline
-def block_product(st, pos, rec):  # type: ignore[no-untyped-def]
+def block_product(st: np.ndarray, pos: int, rec: int) -> None:
     """The product at the stream's position; then advance."""
     b, s, cell, r, c = st[pos + POS_B], st[pos + POS_S], st[pos + POS_CELL], st[pos + POS_R], st[pos + POS_C]
     hw = st[pos + POS_H] * st[pos + POS_W]
@@ -173,7 +176,7 @@ def block_product(st, pos, rec):  # type: ignore[no-untyped-def]
 # ---- rotate: a window of W units (columns of a row band) slides over C, one k step at a time
 
 @inline
-def _entry(st, u):  # type: ignore[no-untyped-def]
+def _entry(st: np.ndarray, u: int) -> int:
     """The step at which unit u starts (the first RAMP units start together)."""
     if u < st[RAMP]:
         return 0
@@ -181,7 +184,7 @@ def _entry(st, u):  # type: ignore[no-untyped-def]
 
 
 @inline
-def _first_live(st, t):  # type: ignore[no-untyped-def]
+def _first_live(st: np.ndarray, t: int) -> int:
     """lo(t): the first unit still live at step t (each unit lives KT steps)."""
     v = t - st[KT] + 1
     if v <= 0:
@@ -190,19 +193,19 @@ def _first_live(st, t):  # type: ignore[no-untyped-def]
 
 
 @inline
-def _unit_key(st, t, u, x):  # type: ignore[no-untyped-def]
+def _unit_key(st: np.ndarray, t: int, u: int, x: int) -> int:
     return t * st[STEP] + (u - _first_live(st, t)) * st[H] + x
 
 
 @inline
-def _step_with(st, u, k):  # type: ignore[no-untyped-def]
+def _step_with(st: np.ndarray, u: int, k: int) -> int:
     """The step of unit u's life that multiplies by k."""
     e = _entry(st, u)
     return e + (k - e) % st[KT]
 
 
 @kernel
-def _enter_unit(st, pos, u):  # type: ignore[no-untyped-def]
+def _enter_unit(st: np.ndarray, pos: int, u: int) -> None:
     """Cache unit u's band, place, column, rows and first step (and its successor's)."""
     nt = st[NT]
     r, place = u // nt, u % nt
@@ -214,7 +217,7 @@ def _enter_unit(st, pos, u):  # type: ignore[no-untyped-def]
 
 
 @kernel
-def _enter_step(st, pos, t):  # type: ignore[no-untyped-def]
+def _enter_step(st: np.ndarray, pos: int, t: int) -> None:
     """Step t: units that start now join; the first unit still live is the first to run."""
     hi = st[pos + POS_HI]
     while hi + 1 < st[N_UNITS] and _entry(st, hi + 1) <= t:
@@ -225,14 +228,14 @@ def _enter_step(st, pos, t):  # type: ignore[no-untyped-def]
 
 
 @kernel
-def start_units(st, pos):  # type: ignore[no-untyped-def]
+def start_units(st: np.ndarray, pos: int) -> None:
     """The stream's first position: step 0, its first unit."""
     st[pos + POS_HI] = -1
     _enter_step(st, pos, 0)
 
 
 @inline
-def unit_product(st, pos, rec):  # type: ignore[no-untyped-def]
+def unit_product(st: np.ndarray, pos: int, rec: int) -> None:
     """The product at step t, unit u, cell x; then advance."""
     t, u, x, k, lo = st[pos + POS_T], st[pos + POS_U], st[pos + POS_X], st[pos + POS_K], st[pos + POS_LO]
     nt, kt, r, j, h = st[NT], st[KT], st[pos + POS_UR], st[pos + POS_J], st[pos + POS_UH]

@@ -44,13 +44,13 @@ def chunk(st: np.ndarray) -> np.ndarray:
 
 
 @inline
-def room(st, rows):  # type: ignore[no-untyped-def]
+def room(st: np.ndarray, rows: int) -> bool:
     """Whether the chunk has room for `rows` more."""
     return st[OUT] + rows <= st[CAPACITY]
 
 
 @inline
-def emit(st, op, s0, s1, s2, t, x, y):  # type: ignore[no-untyped-def]
+def emit(st: np.ndarray, op: int, s0: int, s1: int, s2: int, t: int, x: int, y: int) -> None:
     at = st[OUT_AT] + WIDTH * st[OUT]
     st[at], st[at + 1], st[at + 2], st[at + 3], st[at + 4], st[at + 5], st[at + 6], st[at + 7] = op, NONE, s0, s1, s2, t, x, y
     st[OUT] += 1

@@ -76,7 +76,8 @@ def slot_rows(clock: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 @kernel
-def _vector(clock, ready, acc_ready, last_read, rows, index, times):  # type: ignore[no-untyped-def]
+def _vector(clock: np.ndarray, ready: np.ndarray, acc_ready: np.ndarray, last_read: np.ndarray,
+        rows: np.ndarray, index: int, times: np.ndarray) -> bool:
     """One vector-unit instruction other than zero: reads s1 (and s2) and writes s0; masklen reads
     and writes s0. False if it reads a slot the scratchpad does not have."""
     op, s0, s1, s2 = rows[index, 0], rows[index, 2], rows[index, 3], rows[index, 4]
@@ -103,7 +104,8 @@ def _vector(clock, ready, acc_ready, last_read, rows, index, times):  # type: ig
 
 
 @kernel
-def _transfers_and_products(clock, ready, acc_ready, last_read, rows, index, n, times):  # type: ignore[no-untyped-def]
+def _transfers_and_products(clock: np.ndarray, ready: np.ndarray, acc_ready: np.ndarray,
+        last_read: np.ndarray, rows: np.ndarray, index: int, n: int, times: np.ndarray) -> int:
     """Time rows from `index` until one that is neither a load, a store, a product nor a zero
     (returned; n at the end), in local variables: the hot loop. A malformed row is also where
     it stops, with clock[BAD] set."""
@@ -161,7 +163,8 @@ def _transfers_and_products(clock, ready, acc_ready, last_read, rows, index, n, 
 
 
 @kernel
-def time_rows(clock, ready, acc_ready, last_read, rows, n, times):  # type: ignore[no-untyped-def]
+def time_rows(clock: np.ndarray, ready: np.ndarray, acc_ready: np.ndarray, last_read: np.ndarray,
+        rows: np.ndarray, n: int, times: np.ndarray) -> int:
     """Time rows[0:n] in program order (ready, acc_ready and last_read: the clock's slot_rows);
     with a non-empty `times`, record each start and finish. Returns -1, or the first malformed
     row: an unknown opcode or a slot the rule would touch outside 0..slots-1 (nothing from it on
