@@ -17,6 +17,7 @@ from autotune.errors import UsageError
 # 2**27 tile products (a 4096^3 product in 8 x 8 tiles) take about 20 s per evaluation.
 DEFAULT_MAX_PRODUCTS = 1 << 27
 ANNOUNCE_SECONDS = 2.0
+ANNOUNCE_ROWS = 1_000_000  # a program this long takes seconds to build and to draw
 
 
 def _memory_default() -> int:
@@ -93,6 +94,9 @@ def check_work(args: argparse.Namespace, shape: Shape, machine: Machine, verify:
     if work.evaluation_seconds >= ANNOUNCE_SECONDS:
         print(f"autotune: {shape}: {work.products:.3g} tile products per evaluation, about "
               f"{_duration(work.evaluation_seconds)} each", file=sys.stderr, flush=True)
+    if program and work.instructions >= ANNOUNCE_ROWS:
+        print(f"autotune: {shape}: building the program (up to {work.instructions:.3g} instructions) and its picture "
+              f"takes a while at this size", file=sys.stderr, flush=True)
     if not cache_is_warm():
         print("autotune: compiling the GA-1 engine (numba; once per machine, about 15 s)", file=sys.stderr, flush=True)
     return work
