@@ -98,5 +98,5 @@ def check_work(args: argparse.Namespace, shape: Shape, machine: Machine, verify:
         print(f"autotune: {shape}: building the program (up to {work.instructions:.3g} instructions) and its picture "
               f"takes a while at this size", file=sys.stderr, flush=True)
     if not cache_is_warm():
-        print("autotune: compiling the GA-1 engine (numba; once per machine, about 15 s)", file=sys.stderr, flush=True)
+        print("autotune: compiling the GA-1 engine (numba; once per machine, about 16 s)", file=sys.stderr, flush=True)
     return work
