@@ -24,6 +24,8 @@ import os
 from pathlib import Path
 from typing import Callable, TypeVar
 
+import numpy as np
+
 PURE_PYTHON = False
 CACHE = True  # numba's on-disk cache (the mutation tests' compiled copies turn it off)
 HERE = Path(__file__).resolve().parent
@@ -69,6 +71,40 @@ if not PURE_PYTHON:
         _forget_stale_cache()
 
 
+def _get(array: np.ndarray, index: int) -> int:
+    return array[index]
+
+
+def _put(array: np.ndarray, index: int, value: int) -> None:
+    array[index] = value
+
+
+if PURE_PYTHON:
+    get, put = _get, _put
+else:
+    from numba.core import types as _types
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def get(typingctx: object, array: _types.Array, index: _types.Integer) -> tuple[object, object]:
+        """array[index] for an index known to be in 0..len(array)-1: numba would test each signed
+        index for a negative one (counted from the end), at every access of the hot loops."""
+        def codegen(context: object, builder: object, signature: object, args: tuple[object, ...]) -> object:
+            data = context.make_array(signature.args[0])(context, builder, args[0]).data  # type: ignore[attr-defined]
+            return builder.load(builder.gep(data, [args[1]]))  # type: ignore[attr-defined]
+        return array.dtype(array, index), codegen
+
+    @intrinsic
+    def put(typingctx: object, array: _types.Array, index: _types.Integer, value: _types.Integer) -> tuple[object, object]:
+        """array[index] = value, the index known to be in 0..len(array)-1 (as `get`)."""
+        def codegen(context: object, builder: object, signature: object, args: tuple[object, ...]) -> object:
+            data = context.make_array(signature.args[0])(context, builder, args[0]).data  # type: ignore[attr-defined]
+            value = context.cast(builder, args[2], signature.args[2], signature.args[0].dtype)  # type: ignore[attr-defined]
+            builder.store(value, builder.gep(data, [args[1]]))  # type: ignore[attr-defined]
+            return context.get_dummy_value()  # type: ignore[attr-defined]
+        return _types.none(array, index, value), codegen
+
+
 def kernel(function: F) -> F:
     """Compile `function` with numba (nopython, cached), or leave it as Python."""
     if PURE_PYTHON:
@@ -90,4 +126,4 @@ def inline(function: F) -> F:
 def cache_is_warm() -> bool:
     """Whether the compiled kernels are on disk where numba will look (NUMBA_CACHE_DIR when set):
     without them, the first call compiles for seconds."""
-    return PURE_PYTHON or any(_cache_dirs()[-1].glob("compile.run_general-*.nbi"))
+    return PURE_PYTHON or any(_cache_dirs()[-1].glob("stream.generate_and_time-*.nbi"))

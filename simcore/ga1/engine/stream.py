@@ -1,0 +1,40 @@
+"""One kernel per chunk of any generator, and generation and timing fused in one call: a
+timing-only evaluation crosses from Python into compiled code once, not once per chunk."""
+from __future__ import annotations
+
+import numpy as np
+
+from simcore.ga1.engine.chapter import run_blocked, run_kouter
+from simcore.ga1.engine.compile import FAILED_AT, run_general
+from simcore.ga1.engine.jit import kernel
+from simcore.ga1.engine.rows import CAPACITY, DONE, OUT, OUT_AT
+from simcore.ga1.engine.timing import time_rows
+
+GENERAL, BLOCKED, KOUTER, MATERIALISED = range(4)  # a generator's kind: which kernel emits its chunks
+
+
+@kernel
+def run_chunk(kind: int, st: np.ndarray) -> None:
+    """Emit the next chunk of rows into the state (a materialised program is one chunk)."""
+    st[OUT] = 0
+    if kind == GENERAL:
+        run_general(st)
+    elif kind == BLOCKED:
+        run_blocked(st)
+    elif kind == KOUTER:
+        run_kouter(st)
+    else:
+        st[OUT], st[DONE] = st[CAPACITY], 1
+
+
+@kernel
+def generate_and_time(kind: int, st: np.ndarray, clock: np.ndarray, times: np.ndarray) -> int:
+    """Chunk after chunk, emit and time until the program ends or the generator fails (its state
+    says why). Returns -1, or the first malformed row of the last chunk (timed up to it)."""
+    while True:
+        run_chunk(kind, st)
+        if kind == GENERAL and st[FAILED_AT] >= 0:
+            return -1
+        bad = time_rows(clock, st[st[OUT_AT]:], st[OUT], times)
+        if bad >= 0 or st[DONE] == 1:
+            return bad
