@@ -41,10 +41,12 @@ class Mutant:
         return self.engine_edits
 
 
-ENGINE_LOAD_WAITS = "            start = max(dma_free, slot[c + LAST_READ], slot[c + READY])\n"
+ENGINE_LOAD_WAITS = "            start = max(dma_free, slot[c + BY_MXU], slot[c + BY_OTHERS], slot[c + READY])\n"
 ENGINE_STORE_WAITS = "            start = max(dma_free, slot[c + READY])\n"
-ENGINE_ZERO_WAITS = "            start = max(vpu_free, slot[c + LAST_READ], slot[c + READY])\n"
-ENGINE_MXU_WAITS = "            start = max(mxu_free, slot[a + READY], slot[b + READY], slot[c + ACC_READY], slot[c + LAST_READ])\n"
+ENGINE_ZERO_WAITS = "            start = max(vpu_free, slot[c + BY_MXU], slot[c + BY_OTHERS], slot[c + READY])\n"
+ENGINE_MXU_WAITS = ("            start = max(mxu_free, slot[a + READY], slot[b + READY], slot[c + ACC_READY], slot[c + BY_MXU],\n"
+                    "                        slot[c + BY_OTHERS])\n")
+ENGINE_READS_OF_C = ", slot[c + BY_MXU],\n                        slot[c + BY_OTHERS])"
 
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -59,9 +61,10 @@ MUTANTS: tuple[Mutant, ...] = (
         ]},
         ("hazards",),
         engine_edits={"ga1.engine.timing": [
-            (ENGINE_LOAD_WAITS, ENGINE_LOAD_WAITS.replace("slot[c + LAST_READ], ", "")),
-            (ENGINE_ZERO_WAITS, ENGINE_ZERO_WAITS.replace("slot[c + LAST_READ], ", "")),
-            ("    start = max(start, clock[c + LAST_READ], clock[c + READY])\n", "    start = max(start, clock[c + READY])\n"),
+            (ENGINE_LOAD_WAITS, ENGINE_LOAD_WAITS.replace("slot[c + BY_MXU], slot[c + BY_OTHERS], ", "")),
+            (ENGINE_ZERO_WAITS, ENGINE_ZERO_WAITS.replace("slot[c + BY_MXU], slot[c + BY_OTHERS], ", "")),
+            ("    start = max(start, clock[c + BY_MXU], clock[c + BY_OTHERS], clock[c + READY])\n",
+             "    start = max(start, clock[c + READY])\n"),
         ]},
     ),
     Mutant(
@@ -194,7 +197,7 @@ MUTANTS: tuple[Mutant, ...] = (
                      "            finish = start + mxu_cycles\n",
                      "            finish = start + mxu_cycles\n")]},
         ("hazards", "hazard_programs"), extra=True,
-        engine_edits={"ga1.engine.timing": [(ENGINE_MXU_WAITS, ENGINE_MXU_WAITS.replace(", slot[c + LAST_READ])", ")"))]},
+        engine_edits={"ga1.engine.timing": [(ENGINE_MXU_WAITS, ENGINE_MXU_WAITS.replace(ENGINE_READS_OF_C, ")"))]},
     ),
     Mutant(
         "exp runs at the vector lanes' rate, not the special-function path's",

@@ -1,11 +1,15 @@
 """GA-1's timing rule, compiled (simcore/ga1/timing.py's `run_timing` is the reference).
 
 A `clock` is one flat array: the engines' free times and totals, the machine's cycle counts, the
-slot count, and from SLOT0 a row of four per slot: when its value may be read (READY), when the
-next accumulation into it may start (ACC_READY) and when the last read of its value ends
-(LAST_READ) (one slot's times share a cache line). `time_rows` applies the rule to a run of
-program rows, given flat (row after row of WIDTH values), and leaves the clock where they end, so
-a program can be timed chunk by chunk as a generator emits it, never held whole.
+slot count, and from SLOT0 a row of four per slot (one slot's times share a cache line): when
+its value may be read (READY), when the next accumulation into it may start (ACC_READY), and
+when the last read of its value ends, kept in two parts: the last product that read or
+accumulated it (BY_MXU) and the last store or vector instruction that read it (BY_OTHERS). The
+reference's last_read is the larger of the two. The matrix unit's finishes only grow, so a
+product sets BY_MXU instead of taking a maximum: consecutive products reading the same tile do
+not wait for each other's update of it. `time_rows` applies the rule to a run of program rows,
+given flat (row after row of WIDTH values), and leaves the clock where they end, so a program
+can be timed chunk by chunk as a generator emits it, never held whole.
 """
 from __future__ import annotations
 
@@ -25,8 +29,8 @@ from simcore.ga1.timing import Timing, check_slots, vector_duration
 DURATION = 13            # DURATION + opcode: a vector-unit instruction's cycles
 SLOTS = DURATION + 10    # the slot count
 BAD = SLOTS + 1          # the first malformed row time_rows met, or -1
-SLOT0 = 32               # then READY, ACC_READY and LAST_READ of every slot, slot after slot
-READY, ACC_READY, LAST_READ = 0, 1, 2
+SLOT0 = 32               # then READY, ACC_READY, BY_MXU and BY_OTHERS of every slot, slot after slot
+READY, ACC_READY, BY_MXU, BY_OTHERS = range(4)
 PER_SLOT = 4
 
 NO_TIMES = np.zeros((0, 2), dtype=np.int64)  # a run that records no start and finish
@@ -93,11 +97,11 @@ def _vector(clock: np.ndarray, rows: np.ndarray, index: int, times: np.ndarray) 
     start = max(clock[VPU_FREE], clock[a + READY])
     if reads > 1:
         start = max(start, clock[b + READY])
-    start = max(start, clock[c + LAST_READ], clock[c + READY])
+    start = max(start, clock[c + BY_MXU], clock[c + BY_OTHERS], clock[c + READY])
     finish = start + clock[DURATION + op]
-    clock[a + LAST_READ] = max(clock[a + LAST_READ], finish)
+    clock[a + BY_OTHERS] = max(clock[a + BY_OTHERS], finish)
     if reads > 1:
-        clock[b + LAST_READ] = max(clock[b + LAST_READ], finish)
+        clock[b + BY_OTHERS] = max(clock[b + BY_OTHERS], finish)
     clock[c + READY] = finish
     clock[c + ACC_READY] = finish
     clock[VPU_FREE] = finish
@@ -125,7 +129,7 @@ def _hot_loop(clock: np.ndarray, rows: np.ndarray, n: int, times: np.ndarray, re
     loads, stores, products, zeros = clock[LOADS], clock[STORES], clock[PRODUCTS], clock[ZEROS]
     dma_cycles, mxu_cycles, fill, zero = clock[DMA_CYCLES], clock[MXU_CYCLES], clock[FILL], clock[DURATION + ZERO]
     slots = clock[SLOTS]
-    slot = clock[SLOT0:]  # a slot's READY, ACC_READY and LAST_READ at PER_SLOT * slot
+    slot = clock[SLOT0:]  # a slot's READY, ACC_READY, BY_MXU and BY_OTHERS from PER_SLOT * slot
     index = 0
     while index < n:
         at = index * WIDTH
@@ -136,17 +140,18 @@ def _hot_loop(clock: np.ndarray, rows: np.ndarray, n: int, times: np.ndarray, re
         c = PER_SLOT * s0
         if op == MXU:  # c=s0 accumulates, a=s1 and b=s2 are read
             a, b = PER_SLOT * s1, PER_SLOT * s2
-            start = max(mxu_free, slot[a + READY], slot[b + READY], slot[c + ACC_READY], slot[c + LAST_READ])
+            start = max(mxu_free, slot[a + READY], slot[b + READY], slot[c + ACC_READY], slot[c + BY_MXU],
+                        slot[c + BY_OTHERS])
             finish = start + mxu_cycles
             mxu_free = finish
-            slot[a + LAST_READ] = max(slot[a + LAST_READ], finish)
-            slot[b + LAST_READ] = max(slot[b + LAST_READ], finish)
-            slot[c + LAST_READ] = finish  # finish >= the old value: the start waited for it
+            slot[a + BY_MXU] = finish  # the last read of a, b and c: no product finished later
+            slot[b + BY_MXU] = finish
+            slot[c + BY_MXU] = finish
             slot[c + READY] = finish + fill
             slot[c + ACC_READY] = finish
             products += 1
         elif op == LOAD:  # writes s0
-            start = max(dma_free, slot[c + LAST_READ], slot[c + READY])
+            start = max(dma_free, slot[c + BY_MXU], slot[c + BY_OTHERS], slot[c + READY])
             finish = start + dma_cycles
             dma_free = finish
             slot[c + READY] = finish
@@ -156,10 +161,10 @@ def _hot_loop(clock: np.ndarray, rows: np.ndarray, n: int, times: np.ndarray, re
             start = max(dma_free, slot[c + READY])
             finish = start + dma_cycles
             dma_free = finish
-            slot[c + LAST_READ] = max(slot[c + LAST_READ], finish)
+            slot[c + BY_OTHERS] = max(slot[c + BY_OTHERS], finish)
             stores += 1
         elif op == ZERO:  # the vector unit writes s0, reading nothing
-            start = max(vpu_free, slot[c + LAST_READ], slot[c + READY])
+            start = max(vpu_free, slot[c + BY_MXU], slot[c + BY_OTHERS], slot[c + READY])
             finish = start + zero
             vpu_free = finish
             zeros += 1
