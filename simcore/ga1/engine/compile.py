@@ -86,9 +86,10 @@ def _initialise(st: np.ndarray) -> None:
         st[st[FREE_AT] + s] = s
 
 
-@inline
+@kernel
 def _stream(st: np.ndarray, first: int, stop: int) -> int:
-    """Stream the order further: the records of products first..stop-1 into the ring. Returns stop."""
+    """Stream the order further: the records of products first..stop-1 into the ring. Returns stop.
+    (A kernel of its own: called once per batch, and compiled once, not into each caller.)"""
     ring_at, mask, pos = st[RING_AT], st[RING_MASK], st[POS_AT]
     if st[STRUCTURE] == UNITS:
         unit_products(st, pos, ring_at, mask, first, stop)
@@ -198,10 +199,11 @@ def _advance(st: np.ndarray, rows: np.ndarray, out: int, where: np.ndarray, tile
     return out, frontier, 0, generated
 
 
-@inline
+@kernel
 def _flush_stores(st: np.ndarray, rows: np.ndarray, out: int, where: np.ndarray, tiles: np.ndarray,
         nexts: np.ndarray, free: np.ndarray, queue: np.ndarray, pend: np.ndarray, pending: int) -> int:
-    """Store the finished accumulators, in finishing order; returns the rows emitted."""
+    """Store the finished accumulators, in finishing order; returns the rows emitted. (A kernel
+    of its own: called once per finished block of accumulators, and compiled once.)"""
     nt, n_ab, never = st[REAL_NT], st[N_AB], st[NEVER]
     for n in range(pending):
         s = get(pend, n)

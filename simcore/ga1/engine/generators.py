@@ -17,7 +17,6 @@ from simcore.ga1.engine.functional import execute_rows
 from simcore.ga1.engine.plan import general_plan
 from simcore.ga1.engine.strip_order import strip_plan, strip_slots
 from simcore.ga1.engine.rows import COMMON, DONE, OUT_AT, Section, assemble, chunk
-from simcore.ga1.engine.stream import generate_and_time, run_chunk
 from simcore.ga1.engine.hazards import EARLIEST, INDEX, KIND, KINDS, SLOT, START, new_history, replay_rows
 from simcore.ga1.engine.timing import FILL, NO_TIMES, new_clock, raise_if_bad, time_checked, timing_of
 from simcore.ga1.generator.order import GeneralParams, slots_needed
@@ -38,7 +37,7 @@ KEEP_HAZARDS = 100       # hazards a verification keeps for its report; all are 
 class Generator(ABC):
     """One schedule of one shape on one machine, run by the engine."""
 
-    STREAM: int  # which kernel emits its chunks (stream.py)
+    STREAM: int  # a chapter generator's kind (stream.py)
 
     def __init__(self, shape: Shape, machine: Machine) -> None:
         self.shape = shape
@@ -51,11 +50,17 @@ class Generator(ABC):
     def _check(self, st: np.ndarray) -> None:
         """Raise ScheduleError if the last chunk found that the schedule does not fit."""
 
+    def _next_chunk(self, st: np.ndarray) -> None:
+        stream.chapter_chunk(self.STREAM, st)
+
+    def _generate_and_time(self, st: np.ndarray, clock: np.ndarray) -> int:
+        return stream.time_chapter(self.STREAM, st, clock, NO_TIMES)
+
     def chunks(self) -> Iterator[np.ndarray]:
         """The program, chunk after chunk (each chunk is overwritten by the next)."""
         st = self._begin()
         while True:
-            run_chunk(self.STREAM, st)
+            self._next_chunk(st)
             self._check(st)
             yield chunk(st)
             if st[DONE]:
@@ -65,7 +70,7 @@ class Generator(ABC):
         """The program's cycles, busy times and counts, without keeping the program (generated
         and timed in one compiled call)."""
         st, clock = self._begin(), new_clock(self.machine)
-        bad = generate_and_time(self.STREAM, st, clock, NO_TIMES)
+        bad = self._generate_and_time(st, clock)
         self._check(st)
         raise_if_bad(self.machine, clock, chunk(st), bad)
         return timing_of(clock)
@@ -112,7 +117,11 @@ def _chunk_rows(most_rows: int) -> int:
 class _Compiled(Generator):
     """A product order compiled by the general generator's compiler (compile.py)."""
 
-    STREAM = stream.GENERAL
+    def _next_chunk(self, st: np.ndarray) -> None:
+        stream.compiled_chunk(st)
+
+    def _generate_and_time(self, st: np.ndarray, clock: np.ndarray) -> int:
+        return stream.time_compiled(st, clock, NO_TIMES)
 
     def _compiler_state(self, geo: dict[int, int], sections: list[Section], lookahead: int) -> np.ndarray:
         Mt, Kt, Nt = self.shape.tiles(self.machine.T)

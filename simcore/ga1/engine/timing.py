@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simcore.ga1.engine.jit import inline, kernel
+from simcore.ga1.engine.jit import inline_ir, kernel
 from simcore.ga1.machine import Machine
 from simcore.ga1.program import (
     BCASTCOL, EXP, LOAD, MASKLEN, MXU, NONE, ROWRED, STORE, VOP, VSCALE, WIDTH, ZERO, Program, ProgramError,
@@ -123,7 +123,7 @@ def _transfers_and_products(clock: np.ndarray, rows: np.ndarray, index: int, n: 
     return index + _hot_loop(clock, rows[index * WIDTH:], n - index, times, False)
 
 
-@inline
+@inline_ir
 def _hot_loop(clock: np.ndarray, rows: np.ndarray, n: int, times: np.ndarray, record: bool) -> int:
     dma_free, mxu_free, vpu_free = clock[DMA_FREE], clock[MXU_FREE], clock[VPU_FREE]
     loads, stores, products, zeros = clock[LOADS], clock[STORES], clock[PRODUCTS], clock[ZEROS]
