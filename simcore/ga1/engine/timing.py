@@ -77,10 +77,10 @@ def raise_if_bad(machine: Machine, clock: np.ndarray, rows: np.ndarray, bad: int
 
 def timing_of(clock: np.ndarray) -> Timing:
     """The totals of everything timed so far."""
-    _dma, _mxu, _vpu, zeros, vpu_busy, end, loads, stores, products, _count, dma_cycles, mxu_cycles, _fill, \
-        *durations = clock[:DURATION + ZERO + 1].tolist()
-    busy = ((loads + stores) * dma_cycles, products * mxu_cycles, vpu_busy + zeros * durations[ZERO])
-    return Timing(cycles=end, busy=busy, loads=loads, stores=stores, products=products)
+    v = clock[:DURATION + ZERO + 1].tolist()  # Python integers, read at once
+    loads, stores, products = v[LOADS], v[STORES], v[PRODUCTS]
+    busy = ((loads + stores) * v[DMA_CYCLES], products * v[MXU_CYCLES], v[VPU_BUSY] + v[ZEROS] * v[DURATION + ZERO])
+    return Timing(v[END], busy, loads, stores, products)
 
 
 @kernel
