@@ -50,7 +50,7 @@ def headroom(slots: int, lookahead: int) -> int:
 
 def new_state(geo: dict[int, int], sections: list[Section], slots: int, chunk_rows: int) -> np.ndarray:
     """The compiler at product 0 of an order's plan (`geo`, `sections`), every slot free, with
-    room for `chunk_rows` rows (at least twice the headroom), the first product's record made."""
+    room for `chunk_rows` rows (at least twice the headroom), the first products streamed."""
     lookahead = geo[LOOKAHEAD]
     if not fits(slots, geo[PINNED]):
         raise ScheduleError(f"{geo[P]} products with {slots} slots are beyond the compiled generator's numbers")
