@@ -1,7 +1,8 @@
 """The samplers a study may run, and the encoding each suggests its parameters in.
 
-`guided` (the default) refines around the best schedules and explores with multivariate TPE,
-over the conditional encoding (autotune.guided). `tpe` is the tuner before issue 12, unchanged:
+`guided` (the default) refines around the best schedules and explores by redrawing a few
+parameters of one of them, over the conditional encoding (autotune.guided; multivariate TPE when
+there are several objectives). `tpe` is the tuner before issue 12, unchanged:
 multivariate TPE with groups over the flat encoding (every parameter of the family on every
 trial), so its studies resume and its figures reproduce. `random`, `grid` and `nsga2` also keep
 the flat encoding."""
@@ -16,7 +17,7 @@ from autotune.problem import Search
 DEFAULT_SAMPLER = "guided"
 SAMPLERS: tuple[str, ...] = ("guided", "tpe", "random", "grid", "nsga2")
 ENCODING: dict[str, str] = {"guided": "conditional", "tpe": "flat", "random": "flat", "grid": "flat", "nsga2": "flat"}
-HELP = ("guided (default: refinement around the best schedules with TPE exploration, conditional encoding), "
+HELP = ("guided (default: refinement around the best schedules, exploration by mutating them, conditional encoding), "
         "tpe (multivariate TPE over every parameter, the tuner before issue 12), random, "
         "grid (every feasible point, most promising first) or nsga2")
 
