@@ -14,11 +14,12 @@ from optuna.trial import TrialState
 
 from search_spaces.domains import Choice, IntRange, Param, Value
 
-from autotune.optuna_adapter import SharedStudy
+from autotune.optuna_adapter import OWNER, RUN_ATTR, SharedStudy
 from autotune.problem import Candidate, Search, objective_values
 
 RESULT_ATTR = "result"   # a trial's record: what the oracle found (copied for a repeat)
-RUN_ATTR = "run"         # a trial's provenance: sampler, seed, autotune version, worker
+# RUN_ATTR: a trial's provenance (sampler, seed, autotune version, worker, and the owner's
+# lease: who holds a RUNNING trial), defined by the adapter, which finds dead workers by it.
 CONSTRAINT_NAME = "slots_over"
 
 
@@ -42,10 +43,11 @@ class Objective:
                  shared: SharedStudy | None = None) -> None:
         self.search = search
         self.study = study
-        self.provenance = dict(provenance)
         self.shared = shared if shared is not None and shared.shared else None
+        self.provenance = {**provenance, **({OWNER: self.shared.token} if self.shared is not None else {})}
         self.cache: dict[str, tuple[dict[str, object], int]] = {}
         self._learned: set[int] = set()
+        self._settled = 0   # trials before this position are finished and learned
         for trial in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
             self._learn(trial)
 
@@ -85,16 +87,21 @@ class Objective:
         return key
 
     def _refresh(self, key: str, mine: int) -> optuna.trial.FrozenTrial | None:
-        """Learn other workers' results; return a RUNNING trial evaluating the same candidate."""
+        """Learn other workers' results; return a RUNNING trial evaluating the same candidate.
+        Each scan starts at the first trial not yet finished when the last one ran."""
         twin = None
-        for other in self.study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING)):
-            if other.number == mine or other.number in self._learned:
-                continue
-            if other.state == TrialState.COMPLETE:  # learned once: each scan only reads new trials
+        trials = self.study.get_trials(deepcopy=False)  # trials are only ever appended
+        settled = True
+        for position in range(self._settled, len(trials)):
+            other = trials[position]
+            if other.number != mine and other.state == TrialState.COMPLETE and other.number not in self._learned:
                 self._learned.add(other.number)
                 self._learn(other)
-            elif twin is None and self.search.key_of(other.params) == key:
+            elif other.number != mine and other.state == TrialState.RUNNING and twin is None and self.search.key_of(other.params) == key:
                 twin = other
+            settled = settled and other.state.is_finished()
+            if settled:
+                self._settled = position + 1
         return twin
 
     def _wait_for(self, twin: optuna.trial.FrozenTrial) -> dict[str, object] | None:
