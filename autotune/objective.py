@@ -14,12 +14,11 @@ from optuna.trial import TrialState
 
 from search_spaces.domains import Choice, IntRange, Param, Value
 
-from autotune.optuna_adapter import OWNER, RUN_ATTR, SharedStudy
+from autotune.optuna_adapter import SharedStudy
 from autotune.problem import Candidate, Search, objective_values
 
 RESULT_ATTR = "result"   # a trial's record: what the oracle found (copied for a repeat)
-# RUN_ATTR: a trial's provenance (sampler, seed, autotune version, worker, and the owner's
-# lease: who holds a RUNNING trial), defined by the adapter, which finds dead workers by it.
+RUN_ATTR = "run"         # a trial's provenance: sampler, seed, autotune version, worker
 CONSTRAINT_NAME = "slots_over"
 
 
@@ -43,8 +42,8 @@ class Objective:
                  shared: SharedStudy | None = None) -> None:
         self.search = search
         self.study = study
+        self.provenance = dict(provenance)
         self.shared = shared if shared is not None and shared.shared else None
-        self.provenance = {**provenance, **({OWNER: self.shared.token} if self.shared is not None else {})}
         self.cache: dict[str, tuple[dict[str, object], int]] = {}
         self._learned: set[int] = set()
         self._settled = 0   # trials before this position are finished and learned
@@ -53,7 +52,7 @@ class Objective:
 
     def __call__(self, trial: optuna.Trial) -> float | tuple[float, ...]:
         try:
-            trial.set_user_attr(RUN_ATTR, self.provenance)  # who ran it, with what (and who holds a RUNNING trial)
+            trial.set_user_attr(RUN_ATTR, self.provenance)  # who ran it, with what
             candidate = self.search.sample(lambda param: suggest(trial, param))
             key = candidate.key()
             twin = self._refresh(key, trial.number) if self.shared is not None and key not in self.cache else None

@@ -28,6 +28,7 @@ from optuna.trial import FrozenTrial, TrialState
 
 from autotune.interrupt import STOP
 from autotune.optuna_adapter.locations import open_store
+from autotune.optuna_adapter.stores import OWNER_ATTR
 from autotune.optuna_adapter.tpe import history_cached
 
 HEARTBEAT_SECONDS = 5               # RDB heartbeat; a RUNNING trial silent past the grace is failed and retried
@@ -184,7 +185,7 @@ class SharedStudy:
                     if done >= target:
                         return
                     if len(trials) < target:  # a slot is free: ask (under the lock) and run
-                        study.optimize(objective, n_trials=1, gc_after_trial=False)  # type: ignore[arg-type]
+                        study.optimize(self._owned(objective), n_trials=1, gc_after_trial=False)
                         continue
                     # The rest of the budget is RUNNING: a dead worker's trial may be among them.
                     self.fail_stale(study)
@@ -192,6 +193,14 @@ class SharedStudy:
         finally:
             if bar is not None:
                 bar.close()
+
+
+    def _owned(self, objective: Callable[[optuna.Trial], object]) -> Callable[[optuna.Trial], object]:
+        """The objective, once the trial is marked as this worker's (still under the lock)."""
+        def run(trial: optuna.Trial) -> object:
+            self.storage.set_trial_system_attr(trial._trial_id, OWNER_ATTR, self.token)
+            return objective(trial)
+        return run
 
 
 def finished_count(study: optuna.Study) -> int:

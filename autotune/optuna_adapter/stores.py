@@ -29,8 +29,7 @@ from sqlalchemy.engine import Engine
 from autotune.optuna_adapter import locks
 from autotune.optuna_adapter.journal import JournalFile
 
-RUN_ATTR = "run"     # a trial's provenance (user attribute), written first under the study lock
-OWNER = "owner"      # ... and in it, the lease token of the worker running the trial
+OWNER_ATTR = "autotune:owner"   # a trial's system attribute: the token of the worker that runs it
 MAX_RETRY = 3        # a dead worker's trial is retried this many times
 
 
@@ -100,11 +99,11 @@ class JournalStore(Store):
 
     def fail_dead(self, study: optuna.Study) -> None:
         """A RUNNING trial whose owner's lease is free is a dead worker's; one without an owner was
-        left by a worker killed between the ask and its first write (both happen under the lock,
-        which we hold now)."""
+        left by a worker killed between the ask and the owner's write (both happen under the
+        lock, which we hold now), or made by another program."""
         for trial in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
-            owner = (trial.user_attrs.get(RUN_ATTR) or {}).get(OWNER)
-            if owner is None or not self.alive(owner, 0.0):
+            owner = trial.system_attrs.get(OWNER_ATTR)
+            if owner is None or not self.alive(str(owner), 0.0):
                 fail_and_retry(study, self.storage, trial._trial_id)
 
     def close(self) -> None:
@@ -129,72 +128,6 @@ class RdbStore(Store):
 
     def _make_lock(self, url: str, study_name: str) -> locks.ThreadLock | locks.FileLock | locks.AdvisoryLock:
         return locks.AdvisoryLock(url, study_name) if url.startswith("postgresql") else locks.ThreadLock()
-
-    def acquire(self) -> None:
-        self._lock.acquire()
-
-    def release(self) -> None:
-        self._lock.release()
-
-    def alive(self, token: str, seen: float) -> bool:
-        return False  # nobody else can reach an in-memory study
-
-    def fail_dead(self, study: optuna.Study) -> None:
-        pass
-
-
-class JournalStore(Store):
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.file = JournalFile(path)
-        try:
-            self.storage = JournalStorage(self.file)  # replays the file
-            self.lease = locks.Lease(path)
-        except BaseException:
-            self.file.close()
-            raise
-        self.shared, self.token, self.heartbeat = True, self.lease.token, False
-
-    def acquire(self) -> None:
-        self.file.acquire()
-
-    def release(self) -> None:
-        self.file.release()
-
-    def alive(self, token: str, seen: float) -> bool:
-        return token == self.token or locks.alive(self.path, token)
-
-    def fail_dead(self, study: optuna.Study) -> None:
-        """A RUNNING trial whose owner's lease is free is a dead worker's; one without an owner was
-        left by a worker killed between the ask and its first write (both happen under the lock,
-        which we hold now)."""
-        for trial in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
-            owner = (trial.user_attrs.get(RUN_ATTR) or {}).get(OWNER)
-            if owner is None or not self.alive(owner, 0.0):
-                fail_and_retry(study, self.storage, trial._trial_id)
-
-    def close(self) -> None:
-        self.lease.close()
-        self.file.close()
-
-
-class RdbStore(Store):
-    def __init__(self, url: str, study_name: str, heartbeat_seconds: int, grace_seconds: int) -> None:
-        self.url, self.grace = url, grace_seconds
-        if url.startswith("postgresql"):
-            self._lock: locks.ThreadLock | locks.FileLock | locks.AdvisoryLock = locks.AdvisoryLock(url, study_name)
-        elif url.startswith("sqlite:///"):
-            path = Path(url[len("sqlite:///"):])
-            self._lock = locks.FileLock(path.with_name(path.name + f".{zlib.crc32(study_name.encode()):08x}.lock"))
-        else:
-            self._lock = locks.ThreadLock()  # no lock across processes on other databases: the budget is per process
-        self._lock.acquire()  # processes creating the tables at the same moment would collide
-        try:
-            self.storage = _created(lambda: open_rdb(url, heartbeat_seconds, grace_seconds))
-        finally:
-            self._lock.release()
-        self.shared, self.heartbeat = True, True
-        self.token = secrets.token_hex(6)
 
     def acquire(self) -> None:
         self._lock.acquire()
