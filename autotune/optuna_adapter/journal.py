@@ -116,7 +116,7 @@ class JournalFile(BaseJournalBackend):
         except ValueError:
             record = None
         if not isinstance(record, dict) or "op_code" not in record:
-            raise JournalCorrupt(f"{self.path} is damaged: record {number + 1} (byte {offset}) is not a journal record")
+            raise JournalCorrupt(f"the file is damaged: record {number + 1} (byte {offset}) is not a journal record")
         return record
 
     def _complete_size(self) -> int:

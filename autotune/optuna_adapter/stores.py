@@ -13,6 +13,7 @@ worker are found.
 from __future__ import annotations
 
 import datetime
+import errno
 import secrets
 import time
 import zlib
@@ -160,6 +161,7 @@ class RdbStore(Store):
         return [trial_id for (trial_id,) in rows if fail(storage, trial_id)]
 
     def close(self) -> None:
+        self.storage.engine.dispose()  # the last connection to an SQLite file folds its WAL back in
         self._lock.close()
 
 
@@ -168,6 +170,8 @@ class SqliteStore(RdbStore):
 
     def __init__(self, url: str, study_name: str, heartbeat_seconds: int, grace_seconds: int) -> None:
         self.path = Path(url[len("sqlite:///"):])
+        if not self.path.parent.is_dir():
+            raise FileNotFoundError(errno.ENOENT, "no such folder", str(self.path.parent))
         super().__init__(url, study_name, heartbeat_seconds, grace_seconds)
         try:
             self.lease = locks.Lease(self.path)
