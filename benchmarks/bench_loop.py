@@ -123,7 +123,7 @@ def child(args: argparse.Namespace) -> None:
     finish = pipeline.finish
 
     def finished(study, *rest, **options):  # type: ignore[no-untyped-def]
-        trials.extend(json.dumps([t.number, t.params], sort_keys=True) for t in study.trials)
+        trials.extend(json.dumps([t.number, t.state.name, t.params, t.values], sort_keys=True) for t in study.trials)
         return finish(study, *rest, **options)
 
     pipeline.finish = finished
@@ -196,7 +196,7 @@ def table(found: dict[str, list[dict]], trials: int) -> str:
     lines.append(f"{'run wall s':<12}" + "".join(f"{mean(c, lambda r: r['wall']):>20.1f}  " for c in names))
     lines.append(f"{'best cycles':<12}" + "".join(f"{'/'.join(str(r['best']) for r in found[c]):>20}  " for c in names))
     histories = {r["history"] for runs in found.values() for r in runs}
-    lines.append(f"same {trials} trials (numbers and parameters) in every run: {'yes' if len(histories) == 1 else 'NO'}")
+    lines.append(f"same {trials} trials (number, state, parameters, values) in every run: {'yes' if len(histories) == 1 else 'NO'}")
     new = "journal" if "journal" in found else names[-1]
     for old in names:
         if old != new:

@@ -207,14 +207,16 @@ event.listen(Engine, "connect", _sqlite_pragmas)
 
 def _created(make: Callable[[], RDBStorage]) -> RDBStorage:
     """Creating the tables (and Optuna's version rows) races any process that opens the database
-    without our lock (optuna-dashboard, a reader): what it created first is what we wanted."""
+    without our lock (optuna-dashboard, a reader): what it created first is what we wanted, and a
+    lock it holds for a moment (SQLite reports "database is locked" at once when switching to
+    WAL) is waited out."""
     import sqlalchemy.exc
 
     for attempt in range(5):
         try:
             return make()
         except (sqlalchemy.exc.IntegrityError, sqlalchemy.exc.OperationalError, sqlalchemy.exc.ProgrammingError) as exc:
-            if attempt == 4 or not any(w in str(exc) for w in ("already exists", "UNIQUE constraint", "duplicate key")):
+            if attempt == 4 or not any(w in str(exc) for w in ("already exists", "UNIQUE constraint", "duplicate key", "database is locked")):
                 raise
             time.sleep(0.1 * (attempt + 1))
     raise AssertionError("unreachable")

