@@ -30,6 +30,7 @@ from typing import Any, Iterator
 from optuna.storages.journal import BaseJournalBackend
 
 _CREATE_STUDY = 0         # Optuna's JournalOperation code: fsynced at once
+_ENCODE = json.JSONEncoder(separators=(",", ":")).encode  # Optuna's own record format
 _TORN_TAIL_WAIT = 0.05   # a foreign writer (optuna-dashboard, without our flock) may be mid-write
 
 
@@ -48,6 +49,7 @@ class JournalFile(BaseJournalBackend):
         self._depth = 0
         self._offsets: dict[int, int] = {0: 0}   # log number -> byte offset where that log starts
         self._dirty = False
+        self._end = -1   # the file's size after our last write (it then ends with a whole record)
 
     # --- the lock: study lock and append lock in one -------------------------------------------
 
@@ -91,7 +93,7 @@ class JournalFile(BaseJournalBackend):
                 yield record
 
     def append_logs(self, logs: list[dict[str, Any]]) -> None:
-        data = b"".join(json.dumps(log, separators=(",", ":")).encode() + b"\n" for log in logs)
+        data = b"".join(_ENCODE(log).encode() + b"\n" for log in logs)
         self.acquire()
         try:
             size = self._complete_size()
@@ -99,6 +101,7 @@ class JournalFile(BaseJournalBackend):
                 written = 0
                 while written < len(data):
                     written += os.write(self._fd, data[written:])
+                self._end = size + written
                 self._dirty = True
                 if any(log.get("op_code") == _CREATE_STUDY for log in logs):
                     os.fsync(self._fd)
@@ -122,7 +125,7 @@ class JournalFile(BaseJournalBackend):
     def _complete_size(self) -> int:
         """The file's size once a torn last record (a writer that died mid-write) is cut off."""
         size = os.fstat(self._fd).st_size
-        if size == 0 or os.pread(self._fd, 1, size - 1) == b"\n":
+        if size in (0, self._end) or os.pread(self._fd, 1, size - 1) == b"\n":
             return size
         time.sleep(_TORN_TAIL_WAIT)  # a writer without our lock may still be finishing its line
         size = os.fstat(self._fd).st_size
@@ -133,13 +136,13 @@ class JournalFile(BaseJournalBackend):
         return keep
 
 
-def _read_from(fd: int, offset: int) -> bytes:
+def _read_from(fd: int, offset: int, block: int = 1 << 20) -> bytes:
     chunks = []
     while True:
-        chunk = os.pread(fd, 1 << 20, offset)
-        if not chunk:
-            return b"".join(chunks)
+        chunk = os.pread(fd, block, offset)
         chunks.append(chunk)
+        if len(chunk) < block:  # the end of the file (for now)
+            return b"".join(chunks)
         offset += len(chunk)
 
 

@@ -2,20 +2,21 @@
 
 Per trial, TPE with group=True re-derives everything from the whole history, once per group
 of parameters: the groups themselves (every finished trial's parameter names, re-added each
-trial), the split of the history into the good and the rest (each trial's constraint read back
-from its system attributes, then a sort, once per group) and each trial's parameters in
-internal form. A finished trial never changes, so `HistoryCachedTPE` keeps all three: groups
-grow by the trials not yet added, the split is computed once per trial (it depends only on the
-finished trials and the number kept), internal values once per trial and parameter. What it
-samples is exactly what `TPESampler` samples, draw for draw (tests/autotune/test_tpe_cache.py
-compares the two over long studies); only the time differs.
+trial), the split of the history into the good trials and the rest (each trial's constraint
+read back from its system attributes, then sorts, once per group) and each trial's parameters
+in internal form. A finished trial never changes, so `HistoryCachedTPE` keeps what it derived
+(autotune.optuna_adapter.tpe_history): the groups grow by the trials not yet added; the
+history is read and split once per trial, single-objective splits from a ranking kept sorted as
+trials finish; internal values are computed once per trial and parameter. What it samples is
+exactly what `TPESampler` samples, draw for draw (tests/autotune/test_tpe_cache.py compares the
+two over long studies); only the time differs.
 
 It overrides private methods of TPESampler (`_sample`, `_get_internal_repr`) and replaces its
 group search space: pyproject pins Optuna's major version, and the equality test names what
 to adapt when a release changes them."""
 from __future__ import annotations
 
-import copy
+import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -24,8 +25,10 @@ import optuna
 from optuna.distributions import BaseDistribution, CategoricalDistribution
 from optuna.samplers import TPESampler
 from optuna.samplers._tpe import sampler as tpe_internals
-from optuna.search_space.group_decomposed import _GroupDecomposedSearchSpace, _SearchSpaceGroup
+from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial, TrialState
+
+from autotune.optuna_adapter.tpe_history import Column, IncrementalGroups, Ranking
 
 
 def history_cached(sampler: optuna.samplers.BaseSampler) -> optuna.samplers.BaseSampler:
@@ -34,73 +37,36 @@ def history_cached(sampler: optuna.samplers.BaseSampler) -> optuna.samplers.Base
     return HistoryCachedTPE.of(sampler) if type(sampler) is TPESampler else sampler
 
 
-class _IncrementalGroups(_GroupDecomposedSearchSpace):
-    """The group decomposition, adding each finished trial once: adding a trial again never
-    changes the groups (its parameter names are already a union of groups)."""
-
-    def __init__(self, include_pruned: bool) -> None:
-        super().__init__(include_pruned)
-        self._added: set[int] = set()
-
-    def calculate(self, study: optuna.Study, use_cache: bool = False) -> _SearchSpaceGroup:
-        if self._study_id is None:
-            self._study_id = study._study_id
-        elif self._study_id != study._study_id:
-            raise ValueError("`_GroupDecomposedSearchSpace` cannot handle multiple studies.")
-        states = (TrialState.COMPLETE, TrialState.PRUNED) if self._include_pruned else (TrialState.COMPLETE,)
-        for trial in study._get_trials(deepcopy=False, states=states, use_cache=use_cache):
-            if trial._trial_id not in self._added:
-                self._added.add(trial._trial_id)
-                self._search_space.add_distributions(trial.distributions)
-        return copy.deepcopy(self._search_space)
-
-
-class _Column:
-    """One parameter's internal values over a study's finished trials, by trial number."""
-
-    def __init__(self, distribution: BaseDistribution) -> None:
-        self.distribution = distribution
-        self.values = np.zeros(0)
-        self.has = np.zeros(0, bool)     # the trial has the parameter
-        self.seen = np.zeros(0, bool)    # the trial has been read
-
-    def fill(self, name: str, trials: Sequence[FrozenTrial], numbers: np.ndarray) -> None:
-        if numbers.size and numbers.max() >= self.seen.size:
-            old, size = self.seen.size, max(int(numbers.max()) + 1, 2 * self.seen.size)
-            self.values, self.has, self.seen = (np.resize(a, size) for a in (self.values, self.has, self.seen))
-            self.seen[old:] = False  # np.resize repeats the old contents
-        for position in np.flatnonzero(~self.seen[numbers]):
-            trial = trials[position]
-            if name in trial.params:
-                self.values[trial.number] = self.distribution.to_internal_repr(trial.params[name])
-                self.has[trial.number] = True
-            else:
-                self.has[trial.number] = False
-            self.seen[trial.number] = True
-
-
 @dataclass
 class _History:
-    """The split history one trial samples all its groups against."""
+    """The split history one trial samples all its groups against: two sequences passed to
+    TPESampler._build_parzen_estimator, and their trial numbers by id (None: not all finished)."""
 
     trial: int
-    below: list[FrozenTrial]
-    above: list[FrozenTrial]
-    numbers: dict[int, np.ndarray | None]   # id(list) -> its trial numbers (None: not all finished)
+    below: Sequence[FrozenTrial]
+    above: Sequence[FrozenTrial]
+    numbers: dict[int, np.ndarray | None]
 
 
 class HistoryCachedTPE(TPESampler):
     _history: _History | None
-    _columns: dict[str, _Column]
+    _columns: dict[str, Column]
     _scores: dict[int, float]
+    _finished: dict[int, FrozenTrial]
+    _ranking: Ranking | None
+    _direction: StudyDirection | None    # the study's first, once seen
+    _prefix: int                         # trials[:_prefix] were finished and ranked at the last call ...
+    _prefix_last: FrozenTrial | None     # ... ending with this trial
 
     @classmethod
     def of(cls, sampler: TPESampler) -> HistoryCachedTPE:
         fast = cls.__new__(cls)
         fast.__dict__.update(vars(sampler))
         if sampler._group_decomposed_search_space is not None:
-            fast._group_decomposed_search_space = _IncrementalGroups(sampler._group_decomposed_search_space._include_pruned)
-        fast._history, fast._columns, fast._scores = None, {}, {}
+            fast._group_decomposed_search_space = IncrementalGroups(sampler._group_decomposed_search_space._include_pruned)
+        fast._history, fast._columns, fast._scores, fast._finished = None, {}, {}, {}
+        fast._ranking, fast._direction = None, None  # the ranking is made on the first trial
+        fast._prefix, fast._prefix_last = 0, None
         return fast
 
     def _sample(self, study: optuna.Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]) -> dict[str, Any]:
@@ -127,15 +93,56 @@ class HistoryCachedTPE(TPESampler):
         else:
             states = [TrialState.COMPLETE, TrialState.PRUNED]
         trials = study._get_trials(deepcopy=False, states=states, use_cache=not self._constant_liar)
-        if self._constant_liar:
-            trials = [t for t in trials if trial.number != t.number]
         if self._gamma is None:
             self._gamma = tpe_internals.default_gamma if len(study.directions) <= 1 else tpe_internals.default_gamma_multiobjective
-        n = sum(t.state != TrialState.RUNNING for t in trials)  # Ignore running trials.
+        ranked, n = self._learn(study, trials, trial.number)
+        if ranked:
+            below_numbers, above_numbers = self._ranking.split(self._gamma(n))  # type: ignore[union-attr]
+            below, above = _Rows(), _Rows()
+            self._history = _History(trial.number, below, above, {id(below): below_numbers, id(above): above_numbers})
+            return self._history
+        if self._constant_liar:
+            trials = [t for t in trials if trial.number != t.number]
         below, above = self._split_trials(study, trials, self._gamma(n))
-        numbers = {id(part): _numbers(part) for part in (below, above)}
-        self._history = _History(trial.number, below, above, numbers)
+        self._history = _History(trial.number, below, above, {id(part): _numbers(part) for part in (below, above)})
         return self._history
+
+    def _learn(self, study: optuna.Study, trials: list[FrozenTrial], current: int) -> tuple[bool, int]:
+        """Remember the newly finished trials. Returns whether the ranking can split this history
+        (one objective; every trial but the current one COMPLETE, with a value, in number order)
+        and the number of finished trials. A prefix of the list found finished and in order last
+        time is skipped: finished trials never change, and nothing can enter the list before a
+        finished trial without moving it (checked by identity)."""
+        if self._direction is None:
+            self._direction = study.directions[0]
+            self._ranking = Ranking(self._direction == StudyDirection.MAXIMIZE) if len(study.directions) == 1 else None
+        start = self._prefix if self._prefix and len(trials) >= self._prefix and trials[self._prefix - 1] is self._prefix_last else 0
+        usable, previous, finished, settled = self._ranking is not None, trials[start - 1].number if start else -1, start, True
+        for position in range(start, len(trials)):
+            t = trials[position]
+            if t.number == current:  # with constant_liar: this trial, RUNNING
+                settled = False
+                continue
+            done = t.state.is_finished()
+            finished += done
+            usable = usable and t.state == TrialState.COMPLETE and t.number > previous
+            previous = t.number
+            if done and t.number not in self._finished:
+                self._finished[t.number] = t
+                self._rank(t)
+            settled = settled and usable
+            if settled:
+                self._prefix, self._prefix_last = position + 1, t
+        return usable and self._ranking is not None, finished
+
+    def _rank(self, trial: FrozenTrial) -> None:
+        if self._ranking is None or trial.state != TrialState.COMPLETE:
+            self._ranking = None if trial.state == TrialState.PRUNED else self._ranking  # pruned trials: Optuna's split
+            return
+        if trial.value is None or math.isnan(trial.value):
+            self._ranking = None  # NaN sorts as Python's sort does: leave it to Optuna
+            return
+        self._ranking.add(trial.number, trial.value, self._score(trial))
 
     def _split_trials(self, study: optuna.Study, trials: list[FrozenTrial], n_below: int) -> tuple[list[FrozenTrial], list[FrozenTrial]]:
         """optuna.samplers._tpe.sampler._split_trials, with each finished trial's infeasibility
@@ -179,17 +186,22 @@ class HistoryCachedTPE(TPESampler):
         columns = {name: self._column(name, distribution) for name, distribution in search_space.items()}
         chosen = numbers
         for name, column in columns.items():
-            column.fill(name, trials, numbers)
+            column.fill(name, numbers, self._finished)
             chosen = chosen[column.has[chosen]]
         # What np.asarray makes of TPESampler's lists: a categorical's indices are integers.
         return {name: (column.values[chosen].astype(np.int64) if chosen.size and isinstance(column.distribution, CategoricalDistribution)
                        else column.values[chosen]) for name, column in columns.items()}
 
-    def _column(self, name: str, distribution: BaseDistribution) -> _Column:
+    def _column(self, name: str, distribution: BaseDistribution) -> Column:
         known = self._columns.get(name)
         if known is None or known.distribution != distribution:
-            known = self._columns[name] = _Column(distribution)
+            known = self._columns[name] = Column(distribution)
         return known
+
+
+class _Rows(list):  # type: ignore[type-arg]
+    """A split side known by its trial numbers only (HistoryCachedTPE._get_internal_repr looks
+    them up by the object's id); an empty list to anything else."""
 
 
 def _numbers(trials: Sequence[FrozenTrial]) -> np.ndarray | None:

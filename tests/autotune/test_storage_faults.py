@@ -186,3 +186,18 @@ def test_a_clean_exit_leaves_no_lock_or_lease_file(capsys: pytest.CaptureFixture
     left = sorted(p.name for p in (in_tmp / "results").rglob("*") if p.is_file())
     assert not [n for n in left if n.endswith((".lock", ".new")) or ".worker-" in n], left
     assert [n for n in left if "study" in n or n.endswith(".db")] == (["s.db"] if extra[:1] == ["--storage"] else ["study.journal"])
+
+
+def test_a_study_begun_before_the_journal_resumes_in_its_sqlite_file(capsys: pytest.CaptureFixture[str], in_tmp: Path) -> None:
+    """results/<study>/study.db, the default storage before the journal: a run without --storage
+    resumes it there, and the commands that read back find it."""
+    (in_tmp / "results" / "old").mkdir(parents=True)
+    assert main([*SMALL, "--trials", "12", "--study", "old", "--storage", f"sqlite:///{in_tmp / 'results' / 'old' / 'study.db'}"]) == 0
+    assert main([*SMALL, "--trials", "3", "--study", "old"]) == 0
+    assert "15 trials in storage" in capsys.readouterr().out
+    assert sorted(p.name for p in (in_tmp / "results" / "old").iterdir()) == ["leaderboard.parquet", "study.db"]
+    (in_tmp / "results" / "old" / "leaderboard.parquet").unlink()
+    assert main(["leaderboard", "old", "--top", "1"]) == 0
+    assert "15 finished trials" in capsys.readouterr().err
+    assert main(["studies", "--json"]) == 0
+    assert '"trials": 15' in capsys.readouterr().out
