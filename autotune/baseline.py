@@ -8,9 +8,8 @@ import pandas as pd
 from simcore.ga1.bounds import predicted_double_buffered_cycles, simple_bounds
 from simcore.ga1.machine import MACHINE_KEYS, Machine
 from simcore.ga1.schedules import ChapterSchedule
+from simcore.ga1.engine import chapter_generator
 from simcore.shape import Shape
-from simcore.ga1.simulate import simulate
-from simcore.ga1.verify import verify_matmul
 
 ROW_KEYS: tuple[str, ...] = (
     "schedule", "family", "bi", "bj", "buffers", "fits", "slots_needed", "tiles_moved", "loads",
@@ -32,15 +31,15 @@ def sweep_rows(shape: Shape, machine: Machine, schedules: Sequence[ChapterSchedu
             buffers=schedule.buffers, fits=need <= machine.slots, slots_needed=need,
         )
         if row["fits"]:
-            program = schedule.build(shape, machine)
-            result = simulate(machine, program)
+            generator = chapter_generator(schedule, shape, machine)
+            result = generator.timing()
             row.update(tiles_moved=result.tiles_moved, loads=result.loads, stores=result.stores,
-                       cycles=result.cycles, mxu_util=result.mxu_util, dma_busy=result.dma_busy)
+                       cycles=result.cycles, mxu_util=result.mxu_util(machine), dma_busy=result.dma_busy)
             if block and schedule.buffers == 2:
                 model = predicted_double_buffered_cycles(shape, machine, *block)
                 row.update(model_cycles=model, model_ratio=model / result.cycles)
             if verify:  # the program itself, functionally and hazard-replayed: an exact check
-                row.update(verified=verify_matmul(machine, program, shape)[0].ok, verification="exact")
+                row.update(verified=generator.verify().ok, verification="exact")
         rows.append(row)
     fitted = [int(r["cycles"]) for r in rows if r["fits"]]  # type: ignore[call-overload]
     best = min(fitted) if fitted else None

@@ -16,14 +16,15 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Mapping
 
+from simcore.ga1.estimate import Work, estimate
 from simcore.ga1.lower_bounds import lower_bound
 from simcore.ga1.machine import Machine
 from simcore.ga1.program import Program
 from simcore.ga1.schedules import chapter_sweep
 from simcore.shape import Shape
-from simcore.ga1.simulate import simulate
-from simcore.ga1.timeline import timeline
-from simcore.ga1.verify import verify_matmul
+from simcore.ga1.engine import Generator, Materialised, chapter_generator, time_program
+from simcore.ga1.timeline import draw, engine_rows_of_arrays
+from simcore.ga1.timing import engines_of
 
 from search_spaces.domains import Param, Point
 
@@ -112,6 +113,11 @@ class Family(ABC):
         """The GA-1 program of the point (for timelines and export), or None for other oracles."""
         return None
 
+    def work(self, shape: Shape, machine: Machine) -> Work | None:
+        """What one program of the shape costs to build, run and verify (the size guard's
+        estimate), or None for an oracle that builds no program."""
+        return None
+
     def reference(self, shape: Shape, machine: Machine) -> tuple[int, str] | None:
         """The best hand-written schedule this oracle knows for the shape: (cycles, label)."""
         return None
@@ -139,34 +145,46 @@ class GA1Family(Family):
     def build(self, point: Point, shape: Shape, machine: Machine) -> Program:
         """The GA-1 program for this point; may raise ScheduleError if it does not fit."""
 
+    def generator(self, point: Point, shape: Shape, machine: Machine) -> Generator:
+        """The compiled engine's generator of this point's program (by default, the built
+        program): it times the program as it emits it and verifies it streamed."""
+        return Materialised(shape, machine, lambda: self.build(point, shape, machine))
+
     def violation(self, point: Point, shape: Shape, machine: Machine) -> float:
         return float(max(0, self.slots_needed(point, shape, machine) - machine.slots))
 
     def evaluate(self, point: Point, shape: Shape, machine: Machine) -> Metrics:
-        result = simulate(machine, self.build(point, shape, machine))
+        timing = self.generator(point, shape, machine).timing()
         return {
-            "cycles": result.cycles, "tiles_moved": result.tiles_moved, "loads": result.loads,
-            "stores": result.stores, "mxu_util": result.mxu_util, "dma_busy": result.dma_busy,
+            "cycles": timing.cycles, "tiles_moved": timing.tiles_moved, "loads": timing.loads,
+            "stores": timing.stores, "mxu_util": timing.mxu_util(machine), "dma_busy": timing.dma_busy,
             "lower_bound": lower_bound(shape, machine),
             "slots_needed": self.slots_needed(point, shape, machine),
         }
 
     def verify(self, point: Point, shape: Shape, machine: Machine) -> Verdict:
-        verification, _ = verify_matmul(machine, self.build(point, shape, machine), shape)
+        verification = self.generator(point, shape, machine).verify()
         return Verdict(verification.ok, EXACT, verification.describe())
 
     def describe(self, point: Point, shape: Shape, machine: Machine, per_char: int | None = None, width: int = 120) -> str:
-        result = simulate(machine, self.build(point, shape, machine), trace=True)
+        program = self.build(point, shape, machine)
+        result = time_program(machine, program, record=True)  # starts and finishes, no trace
+        assert result.starts is not None and result.finishes is not None
         step = per_char or max(1, -(-result.cycles // width))
         header = (f"{result.cycles} cycles, {result.tiles_moved} tiles moved, matrix-unit utilization "
-                  f"{result.mxu_util:.0%}   (one character = {step} cycles)")
-        return header + "\n" + timeline(result, per_char=step, width=width)
+                  f"{result.mxu_util(machine):.0%}   (one character = {step} cycles)")
+        rows = engine_rows_of_arrays(engines_of(program.code), result.starts, result.finishes, result.cycles, step,
+                                     ("dma", "mxu"), most=width + 1)
+        return header + "\n" + draw(rows, width)
 
     def machine_record(self, machine: Machine) -> dict[str, int]:
         return machine.as_dict()
 
     def program(self, point: Point, shape: Shape, machine: Machine) -> Program | None:
         return self.build(point, shape, machine)
+
+    def work(self, shape: Shape, machine: Machine) -> Work | None:
+        return estimate(shape, machine)
 
     def reference(self, shape: Shape, machine: Machine) -> tuple[int, str] | None:
         return chapter_best(shape, machine)
@@ -199,7 +217,7 @@ def chapter_best(shape: Shape, machine: Machine) -> tuple[int, str] | None:
     for schedule in chapter_sweep():
         if schedule.slots_needed(shape, machine) > machine.slots:
             continue
-        cycles = simulate(machine, schedule.build(shape, machine)).cycles
+        cycles = chapter_generator(schedule, shape, machine).timing().cycles
         if best is None or cycles < best[0]:
             best = (cycles, schedule.label(shape, machine))
     return best

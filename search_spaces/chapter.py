@@ -5,7 +5,9 @@ from __future__ import annotations
 from simcore.ga1.analytic import output_stationary_estimate
 from simcore.ga1.machine import Machine
 from simcore.ga1.program import Program
-from simcore.ga1.schedules import blocked, blocked_slots, chapter_sweep, kouter, kouter_slots
+from simcore.ga1 import engine
+from simcore.ga1.engine import Generator
+from simcore.ga1.schedules import blocked_slots, chapter_sweep, kouter_slots
 from simcore.shape import Shape
 
 from search_spaces.base import GA1Family, Space
@@ -34,7 +36,10 @@ class Blocked(GA1Family):
         return blocked_slots(int(point["bi"]), int(point["bj"]), int(point["buffers"]))
 
     def build(self, point: Point, shape: Shape, machine: Machine) -> Program:
-        return blocked(shape, machine, int(point["bi"]), int(point["bj"]), int(point["buffers"]), str(point["order"]))
+        return self.generator(point, shape, machine).program()
+
+    def generator(self, point: Point, shape: Shape, machine: Machine) -> Generator:
+        return engine.Blocked(shape, machine, int(point["bi"]), int(point["bj"]), int(point["buffers"]), str(point["order"]))
 
     def seed_points(self, shape: Shape, machine: Machine) -> list[Point]:
         Mt, _Kt, Nt = shape.tiles(machine.T)
@@ -59,7 +64,10 @@ class KOuter(GA1Family):
         return kouter_slots(int(point["buffers"]))
 
     def build(self, point: Point, shape: Shape, machine: Machine) -> Program:
-        return kouter(shape, machine, int(point["buffers"]))
+        return self.generator(point, shape, machine).program()
+
+    def generator(self, point: Point, shape: Shape, machine: Machine) -> Generator:
+        return engine.KOuter(shape, machine, int(point["buffers"]))
 
     def seed_points(self, shape: Shape, machine: Machine) -> list[Point]:
         return [{"buffers": 1}, {"buffers": 2}]

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from simcore.ga1.generator import GeneralParams, default_params, general, slots_needed
+from simcore.ga1 import engine
+from simcore.ga1.engine import Generator
+from simcore.ga1.generator import GeneralParams, default_params, slots_needed
 from simcore.ga1.generator.order import BLOCK_ORDERS, bands, INNER_ORDERS, K_DIRECTIONS, PARTITIONS, STRUCTURES
 from simcore.ga1.analytic import output_stationary_estimate
 from simcore.ga1.machine import Machine
@@ -71,7 +73,10 @@ class General(GA1Family):
         return slots_needed(shape, machine, self.to_params(point))
 
     def build(self, point: Point, shape: Shape, machine: Machine) -> Program:
-        return general(shape, machine, self.to_params(point))
+        return self.generator(point, shape, machine).program()
+
+    def generator(self, point: Point, shape: Shape, machine: Machine) -> Generator:
+        return engine.General(shape, machine, self.to_params(point))
 
     def seed_points(self, shape: Shape, machine: Machine) -> list[Point]:
         domains = {p.name: p.domain for p in self.params(shape, machine.T)}

@@ -16,6 +16,7 @@ from autotune import tables
 from autotune.args import add_machine, add_shape, build_machine, shape_arg, slots_list
 from autotune.baseline import sweep_frame, sweep_rows, format_table
 from autotune.errors import UsageError
+from autotune.limits import add_limits, check_work
 
 HELP = "run the chapter's hand-written schedules (blocked, k-outermost) and print its table"
 
@@ -33,6 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", type=Path, default=None,
                         help="parquet output (default results/baseline/<shape>.parquet)")
     parser.add_argument("--json", action="store_true", help="print one JSON object per row instead of the table")
+    add_limits(parser)
     parser.set_defaults(run=run)
 
 
@@ -49,8 +51,10 @@ def run(args: argparse.Namespace) -> int:
     shape = shape_arg(args.shape)
     schedules = selected_schedules(args.schedules)
     frames, texts, json_rows = [], [], []
-    for index, slots in enumerate(args.slots or [None]):
-        machine = build_machine(args.machine, slots)
+    machines = [build_machine(args.machine, slots) for slots in args.slots or [None]]
+    for machine in machines:  # every size refused or announced before anything is generated
+        check_work(args, shape, machine)
+    for index, machine in enumerate(machines):
         note = padding_note(shape, machine)
         if note and index == 0:
             print(note, file=sys.stderr)

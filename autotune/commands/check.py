@@ -16,6 +16,7 @@ from autotune.leaderboard import json_rows
 from autotune.args import add_json, add_results, positive_int
 from autotune.errors import UsageError
 from autotune.files import write_text
+from autotune.limits import add_limits, check_work
 from autotune.optuna_adapter import MEMORY
 from autotune.spec import RunSpec
 
@@ -34,6 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--reference", type=Path, default=None, help=f"the reference record file (default <results>/{REFERENCE})")
     parser.add_argument("--update", action="store_true", help="rewrite the reference record where this run did better (creates it if missing)")
     add_json(parser, "one JSON object per scratchpad size")
+    add_limits(parser)
     parser.set_defaults(run=run)
 
 
@@ -71,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
     problems: list[str] = []
     updated = dict(reference)
     for slots in (64, 16):
+        check_work(args, SHAPE, Machine(slots=slots))
         found = best_of(slots, args.trials)
         chapter_cycles, chapter_label = CHAPTER_BEST[slots]
         record = reference.get(str(found["key"]))

@@ -10,7 +10,7 @@ import pandas as pd
 
 from simcore.ga1.machine import Machine
 from simcore.ga1.program import LOAD
-from simcore.ga1.simulate import simulate
+from simcore.ga1.engine import simulate
 from simcore.shape import Shape
 
 from autotune import leaderboard as board
@@ -18,6 +18,7 @@ from autotune import plots, readback
 from autotune.args import positive_int
 from autotune.commands.leaderboard import add_source
 from autotune.errors import UsageError
+from autotune.limits import add_limits, check_work
 from autotune.optuna_adapter import local_storage, read_study
 from autotune.problem import INFEASIBLE_VALUE, objective_value
 
@@ -30,6 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_source(parser)
     parser.add_argument("--out", type=Path, default=None, help="output folder (default results/<study>/plots/)")
     parser.add_argument("--rank", type=positive_int, default=1, help="leaderboard entry whose timeline to draw (default 1)")
+    add_limits(parser)
     parser.set_defaults(run=run)
 
 
@@ -45,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     front = pareto(frame, metadata, out)
     if front is not None:
         written.append(front)
-    drawn = timeline(frame, args.rank, out)
+    drawn = timeline(frame, args.rank, out, args)
     written += [drawn] if isinstance(drawn, Path) else []
     for item in written:
         print(f"wrote {item}")
@@ -120,7 +122,7 @@ def pareto(frame: pd.DataFrame, metadata: dict, out: Path) -> Path | None:
     return plots.pareto_png(fronts, _title(metadata, frame), out / "pareto.png")
 
 
-def timeline(frame: pd.DataFrame, rank: int, out: Path) -> Path | str:
+def timeline(frame: pd.DataFrame, rank: int, out: Path, args: argparse.Namespace) -> Path | str:
     """The entry's engine timeline, or why there is none (an infeasible entry, an oracle without one)."""
     row = frame.iloc[rank - 1].to_dict()
     if not row["feasible"]:
@@ -130,6 +132,10 @@ def timeline(frame: pd.DataFrame, rank: int, out: Path) -> Path | str:
         return f"unknown schedule family {row['family']!r}"
     shape = Shape(int(row["m"]), int(row["k"]), int(row["n"]))
     machine = board.machine_of(row, family)
+    work = family.work(shape, machine)
+    if work is None:
+        return f"family {family.name!r} has no GA-1 timeline"
+    check_work(args, shape, machine, verify=False, program=True, work=work)
     program = family.program(board.schedule_point(row), shape, machine)
     if program is None:
         return f"family {family.name!r} has no GA-1 timeline"

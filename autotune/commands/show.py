@@ -11,6 +11,7 @@ from autotune import leaderboard as board
 from autotune import readback
 from autotune.args import add_json, positive_int
 from autotune.commands.leaderboard import add_source
+from autotune.limits import add_limits, check_work
 
 HELP = "show one leaderboard entry: its parameters, its machine and the engine timeline"
 
@@ -21,6 +22,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--rank", type=positive_int, default=1, help="leaderboard rank (default 1)")
     parser.add_argument("--per-char", type=positive_int, default=None, help="cycles per timeline character (default: fit 120 columns)")
     add_json(parser, "one JSON object: the entry's columns and its description")
+    add_limits(parser)
     parser.set_defaults(run=run)
 
 
@@ -29,7 +31,13 @@ def run(args: argparse.Namespace) -> int:
     row = readback.entry(loaded, args.rank)
     shape = Shape(int(row["m"]), int(row["k"]), int(row["n"]))  # type: ignore[call-overload]
     family = board.family_of(str(row["family"])) if row.get("feasible") and row.get("family") else None
-    picture = family.describe(board.schedule_point(row), shape, board.machine_of(row, family), per_char=args.per_char) if family else ""
+    picture = ""
+    if family is not None:
+        machine = board.machine_of(row, family)
+        work = family.work(shape, machine)
+        if work is not None:  # the picture builds the program: refused or announced first
+            check_work(args, shape, machine, verify=False, program=True, work=work)
+        picture = family.describe(board.schedule_point(row), shape, machine, per_char=args.per_char)
     if args.json:
         print(json.dumps({**row, "description": picture or None}))
         return 0

@@ -22,6 +22,7 @@ from autotune.args import add_machine, build_machine, positive_int, shape_arg
 from autotune.baseline import sweep_frame, sweep_rows
 from autotune.commands.baseline import selected_schedules
 from autotune.errors import UsageError
+from autotune.limits import add_limits, check_work
 from autotune.optuna_adapter import MEMORY
 from autotune.spec import RunSpec
 
@@ -44,6 +45,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--tuned", action="store_true", help="also run a short in-memory tuning study per machine")
     parser.add_argument("--trials", type=positive_int, default=pipeline.SHORT_TRIALS,
                         help=f"--tuned: trials per machine, the chapter's sweep included (default {pipeline.SHORT_TRIALS})")
+    add_limits(parser)
     parser.set_defaults(run=run)
 
 
@@ -93,6 +95,8 @@ def run(args: argparse.Namespace) -> int:
     grid = parse_grid(args.machine_grid or list(CHAPTER_GRID))
     base = build_machine(args.machine, args.slots)
     points = machines(base, grid)
+    for machine in points:  # refused or announced before anything is generated
+        check_work(args, shape, machine)
     note = padding_note(shape, base)
     if note:
         print(note, file=sys.stderr)

@@ -14,6 +14,7 @@ from autotune import leaderboard as board
 from autotune import pipeline, readback, tables
 from autotune.args import add_machine, add_results, add_shape, build_machine, positive_int, shape_arg
 from autotune.errors import UsageError
+from autotune.limits import add_limits, check_work
 from autotune.pipeline import DEFAULT_TRIALS, SAMPLERS, SHORT_TRIALS, Outcome, RunOptions
 from autotune.spec import TARGETS, RunSpec
 
@@ -65,6 +66,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--target", choices=TARGETS, default="ga1", help="the oracle: ga1 (default) or systolic (a weight-stationary array)")
     parser.add_argument("--pe-budget", type=positive_int, default=4096, help="systolic, co-design: most processing elements (default 4096)")
     parser.add_argument("--max-hbm-words", type=positive_int, default=64, help="systolic: most memory words per cycle (default 64)")
+    add_limits(parser)
     parser.set_defaults(run=run)
 
 
@@ -99,6 +101,9 @@ def starting_points(args: argparse.Namespace, spec: RunSpec) -> tuple:
 
 def run(args: argparse.Namespace) -> int:
     spec = build_spec(args)
+    if spec.target == "ga1":  # every GEMM refused or announced before anything is generated
+        for gemm in spec.workload.gemms:
+            check_work(args, gemm.shape, spec.machine)
     trials = args.trials if args.trials is not None else DEFAULT_TRIALS if spec.single else SHORT_TRIALS
     options = RunOptions(trials=trials, sampler=args.sampler, seed=args.seed, study=args.study, storage=args.storage,
                          results=args.results, workers=args.workers, timeout=args.timeout, heartbeat=args.heartbeat,

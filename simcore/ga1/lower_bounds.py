@@ -19,11 +19,14 @@ from simcore.shape import Shape
 
 
 def _pair_products(s: int, mt: int, nt: int) -> int:
-    """h(s): the most products of one k step that s tiles of that step (a of A, b of B) allow."""
-    best = 0
-    for a in range(max(0, s - nt), min(mt, s) + 1):
-        best = max(best, a * (s - a))
-    return best
+    """h(s): the most products of one k step that s tiles of that step (a of A, b of B) allow:
+    the most of a (s - a) for max(0, s - nt) <= a <= min(mt, s). The product is concave in a, so
+    the best a is the one nearest s / 2 (no loop: a bound over large tile counts stays cheap)."""
+    low, high = max(0, s - nt), min(mt, s)
+    if low > high:
+        return 0
+    a = min(max(s // 2, low), high)
+    return a * (s - a)
 
 
 def max_products_after(n: int, mt: int, kt: int, nt: int) -> int:
@@ -128,12 +131,23 @@ def io_bound_tiles(shape: Shape, machine: Machine) -> int:
     return _io_bound(shape.tiles(machine.T), machine.slots)
 
 
+# The window argument's dynamic program costs about min(cells, budget) x budget steps of Python
+# (budget: slots plus the largest window tried). Beyond this it would take seconds; the bound then
+# falls back to moving every tile once, still a proven lower bound (only a weaker one).
+WINDOW_WORK = 1_200_000
+
+
 @functools.lru_cache(maxsize=1024)
 def _io_bound(tiles: tuple[int, int, int], S: int) -> int:
     Mt, Kt, Nt = tiles
     P = Mt * Kt * Nt
     compulsory = Mt * Kt + Kt * Nt + Mt * Nt
-    x_max = 3 * S + 8
+    # A window that may hold every tile (S + X >= compulsory) allows every product, so its term
+    # X (ceil(P / F) - 1) + 1 is 1: such windows are not tried, and with S >= compulsory none is.
+    # This keeps the work independent of the slot count.
+    x_max = min(3 * S + 8, compulsory - S)
+    if x_max < 1 or min(Mt * Nt, S + x_max) * (S + x_max) > WINDOW_WORK:
+        return compulsory
     F = _window_products(S + x_max, Mt, Nt, Mt * Nt)
     best = compulsory
     for X in range(1, x_max + 1):

@@ -35,14 +35,27 @@ def _check_positive(**values: int) -> None:
             raise ScheduleError(f"{name} must be a positive integer, got {value!r}")
 
 
-def blocked(shape: Shape, machine: Machine, bi: int, bj: int, buffers: int = 2, order: str = "row") -> Program:
-    """The chapter's blocked schedule; `order` visits blocks row by row or column by column."""
+def check_blocked(machine: Machine, bi: int, bj: int, buffers: int, order: str) -> None:
+    """Reject blocked parameters that are invalid or do not fit the scratchpad."""
     _check_positive(bi=bi, bj=bj, buffers=buffers)
     if order not in BLOCK_ORDERS:
         raise ScheduleError(f"unknown block order {order!r} (use one of {', '.join(BLOCK_ORDERS)})")
     need = blocked_slots(bi, bj, buffers)
     if need > machine.slots:
         raise ScheduleError(f"blocked {bi}x{bj} with {buffers} buffer(s) needs {need} slots, the scratchpad has {machine.slots}")
+
+
+def check_kouter(machine: Machine, buffers: int) -> None:
+    """Reject a k-outermost buffer count that is invalid or does not fit the scratchpad."""
+    _check_positive(buffers=buffers)
+    need = kouter_slots(buffers)
+    if need > machine.slots:
+        raise ScheduleError(f"k-outermost with {buffers} buffer(s) needs {need} slots, the scratchpad has {machine.slots}")
+
+
+def blocked(shape: Shape, machine: Machine, bi: int, bj: int, buffers: int = 2, order: str = "row") -> Program:
+    """The chapter's blocked schedule; `order` visits blocks row by row or column by column."""
+    check_blocked(machine, bi, bj, buffers, order)
     Mt, Kt, Nt = shape.tiles(machine.T)
     out = ProgramBuilder()
     corners = [(I, J) for I in range(0, Mt, bi) for J in range(0, Nt, bj)]
@@ -82,10 +95,7 @@ def blocked(shape: Shape, machine: Machine, bi: int, bj: int, buffers: int = 2, 
 
 def kouter(shape: Shape, machine: Machine, buffers: int = 2) -> Program:
     """The (k, i, j) order: load the partial C tile (or zero it), load A and B, multiply, store."""
-    _check_positive(buffers=buffers)
-    need = kouter_slots(buffers)
-    if need > machine.slots:
-        raise ScheduleError(f"k-outermost with {buffers} buffer(s) needs {need} slots, the scratchpad has {machine.slots}")
+    check_kouter(machine, buffers)
     Mt, Kt, Nt = shape.tiles(machine.T)
     out = ProgramBuilder()
     group = 0

@@ -9,7 +9,7 @@ import numpy as np
 from simcore.ga1.functional import execute
 from simcore.ga1.machine import Machine
 from simcore.ga1.program import OP, Program, ProgramError, TENSOR, X, Y, LOAD, STORE
-from simcore.ga1.timing import ENGINE_NAMES, check_slots, engine_of, reads_writes, run_timing
+from simcore.ga1.timing import ENGINE_NAMES, Timing, check_slots, engine_of, reads_writes, run_timing
 
 # One trace record per instruction, as the chapter's checker reads it.
 TraceRecord = tuple[int, str, int, int, tuple[int, ...], tuple[int, ...], int]
@@ -83,17 +83,26 @@ def simulate(
     """
     validate_program(machine, program)
     timing = run_timing(machine, program, record=trace)
-    records: tuple[TraceRecord, ...] | None = None
-    if trace:
-        assert timing.starts is not None and timing.finishes is not None
-        fill = machine.mxu_fill
-        built = []
-        for index, (row, start, finish) in enumerate(zip(program.rows, timing.starts.tolist(), timing.finishes.tolist())):
-            engine = engine_of(row[0])
-            reads, writes = reads_writes(row)
-            built.append((index, ENGINE_NAMES[engine], start, finish, reads, writes, fill if engine == 1 else 0))
-        records = tuple(built)
+    records = trace_records(machine, program, timing.starts, timing.finishes) if trace else None
     outputs = execute(machine, program, inputs) if inputs is not None else None
+    return sim_result(machine, program, timing, records, outputs)
+
+
+def trace_records(machine: Machine, program: Program, starts: np.ndarray | None, finishes: np.ndarray | None) -> tuple[TraceRecord, ...]:
+    """The trace of a timed program: each instruction's engine, start, finish, reads, writes
+    and fill (the matrix unit's, for a product)."""
+    assert starts is not None and finishes is not None
+    fill = machine.mxu_fill
+    built = []
+    for index, (row, start, finish) in enumerate(zip(program.rows, starts.tolist(), finishes.tolist())):
+        engine = engine_of(row[0])
+        reads, writes = reads_writes(row)
+        built.append((index, ENGINE_NAMES[engine], start, finish, reads, writes, fill if engine == 1 else 0))
+    return tuple(built)
+
+
+def sim_result(machine: Machine, program: Program, timing: Timing, records: tuple[TraceRecord, ...] | None,
+               outputs: Mapping[str, np.ndarray] | None) -> SimResult:
     return SimResult(
         cycles=timing.cycles,
         tiles_moved=timing.loads + timing.stores,

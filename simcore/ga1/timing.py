@@ -36,6 +36,18 @@ class Timing:
     starts: np.ndarray | None = None
     finishes: np.ndarray | None = None
 
+    @property
+    def tiles_moved(self) -> int:
+        return self.loads + self.stores
+
+    def mxu_util(self, machine: Machine) -> float:
+        """The share of the matrix unit's peak the run used (as SimResult.mxu_util)."""
+        return self.products * machine.T**3 / (machine.peak_macs_per_cycle * max(self.cycles, 1))
+
+    @property
+    def dma_busy(self) -> float:
+        return self.busy[DMA] / max(self.cycles, 1)
+
 
 def vector_duration(machine: Machine, op: int) -> int:
     """Cycles of a vector-unit instruction (zero and masklen take one)."""
@@ -178,6 +190,12 @@ def run_timing(machine: Machine, program: Program, record: bool = False) -> Timi
         starts=np.array(starts, dtype=np.int64) if record else None,
         finishes=np.array(finishes, dtype=np.int64) if record else None,
     )
+
+
+def engines_of(code: np.ndarray) -> np.ndarray:
+    """engine_of for every row of a program's code."""
+    op = code[:, 0]
+    return np.where(op == MXU, MXU_ENGINE, np.where((op == LOAD) | (op == STORE), DMA, VPU))
 
 
 def engine_of(op: int) -> int:

@@ -19,10 +19,15 @@ class Verification:
     hazards: tuple[Hazard, ...]
     cycles: int
     max_abs_error: float
+    hazards_found: int | None = None  # all hazards found, when `hazards` keeps only the first ones
 
     @property
     def ok(self) -> bool:
         return self.result_ok and not self.hazards
+
+    @property
+    def hazard_count(self) -> int:
+        return len(self.hazards) if self.hazards_found is None else self.hazards_found
 
     def describe(self) -> str:
         if self.ok:
@@ -31,7 +36,7 @@ class Verification:
         if not self.result_ok:
             problems.append(f"result differs from numpy's product (max error {self.max_abs_error:g})")
         if self.hazards:
-            problems.append(f"{len(self.hazards)} hazard(s), first: {self.hazards[0]}")
+            problems.append(f"{self.hazard_count} hazard(s), first: {self.hazards[0]}")
         return "; ".join(problems)
 
 

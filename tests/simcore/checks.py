@@ -11,15 +11,10 @@ reason is kept in `CheckReport.details`.
 """
 from __future__ import annotations
 
-import importlib
-import importlib.abc
-import importlib.machinery
 import itertools
 import sys
 from pathlib import Path
-from types import ModuleType
-from typing import Any, Callable, Iterable, Mapping, Sequence
-from unittest import mock
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -45,6 +40,7 @@ CHAPTER_CHECKS: tuple[str, ...] = (
 )
 EXTRA_CHECKS: tuple[str, ...] = ("replay_detects_planted", "hazard_programs", "vector_program")
 ALL_CHECKS: tuple[str, ...] = CHAPTER_CHECKS + EXTRA_CHECKS
+ENGINE_CHECKS: tuple[str, ...] = ("streamed", "streamed_replay")  # namespaces with the compiled engine (engine_namespace)
 
 # Small programs that stress the hazard rules the matmul schedules rarely exercise: a product
 # accumulating into a slot a store is still reading, a product reading its own accumulator
@@ -132,6 +128,8 @@ def run_chapter_checks(
     report = CheckReport()
     machine = sim.Machine(slots=64)
     traces: list[tuple[str, Any]] = []  # (label, trace) of every traced run, for the hazard check
+    # A namespace with `streamed` (the compiled engine's) also runs each schedule as the tuner does.
+    streamed: list[tuple[str, Any, Any]] | None = [] if hasattr(sim, "streamed") else None
 
     # -- 1/2/4: the shape x schedule x buffering runs: results, traffic, and their traces.
     bad_results: list[object] = []
@@ -156,11 +154,18 @@ def run_chapter_checks(
             if got != expected or result.tiles_moved != sum(expected):
                 bad_traffic.append((label, got, result.tiles_moved, expected))
             traces.append((label, result.trace))
+            if streamed is not None:
+                streamed.append((label, result, sim.streamed(shape, machine, bi, bj, buffers)))
         except Exception as exc:  # noqa: BLE001 - a crash fails every check that needed the run
             crashed.append(f"{label}: {type(exc).__name__}: {exc}")
     crash_note = f"{len(crashed)} of {count} runs raised, first: {crashed[0]}" if crashed else ""
     report.record("results", not bad_results and not crashed, crash_note or f"wrong C in {bad_results[:3]}")
     report.record("traffic", not bad_traffic and not crashed, crash_note or f"traffic {bad_traffic[:3]}")
+    if streamed is not None:
+        # What the tuner runs: the generator timed and verified in one streamed pass each.
+        off = [(label, v.describe(), t.cycles, r.cycles) for label, r, (t, v) in streamed
+               if not v.ok or (t.cycles, t.loads, t.stores) != (r.cycles, r.loads, r.stores)]
+        report.record("streamed", not off and not crashed, crash_note or f"streamed runs disagree: {off[:2]}")
 
     # -- 3: timing from first principles.
     def hand_timed() -> tuple[bool, str]:
@@ -252,6 +257,9 @@ def run_chapter_checks(
 
         _guard(report, "vector_program", vector_program)
 
+    if streamed is not None:
+        _guard(report, "streamed_replay", lambda: _streamed_replay(sim, machine))
+
     # -- 4: the independent hazard replay over every trace recorded above.
     def hazards() -> tuple[bool, str]:
         bad = []
@@ -277,6 +285,22 @@ def _vector_program_numpy(a: np.ndarray) -> np.ndarray:
     return np.hstack([b, c])
 
 
+def _streamed_replay(sim: Any, machine: Any) -> tuple[bool, str]:
+    """The replay a streamed verification runs (over program rows and their times) must find what
+    the trace replay finds, on real runs and with starts moved earlier (planted hazards)."""
+    rng = np.random.default_rng(11)
+    wrong = []
+    for number, program in enumerate((SIX_INSTRUCTIONS, *HAZARD_PROGRAMS, VECTOR_PROGRAM)):
+        compact = sim.Program.from_tuples(program)
+        trace = list(sim.simulate(machine, compact, trace=True).trace)
+        for moved in (trace, [(i, e, max(0, s - int(rng.integers(0, 12))), f, r, w, fill) for i, e, s, f, r, w, fill in trace]):
+            starts = [record[2] for record in moved]
+            finishes = [record[3] for record in moved]
+            if sim.replay_program(machine, compact, starts, finishes) != sim.replay(moved):
+                wrong.append(number)
+    return not wrong, f"streamed replay differs on programs {wrong}"
+
+
 def _replay_self_test(replay: Callable[[Iterable[Sequence[object]]], list[Any]]) -> tuple[bool, str]:
     """The replay must flag planted hazards and accept legal traces: a replay that finds nothing
     would otherwise pass every run."""
@@ -300,102 +324,10 @@ def _replay_self_test(replay: Callable[[Iterable[Sequence[object]]], list[Any]])
     return not wrong, f"replay wrong on: {wrong}"
 
 
-# --------------------------------------------------------------------------------------------
-# Fresh, optionally mutated, copies of the simcore package.
+# Fresh, optionally mutated, copies of the package (copies.py), re-exported for the tests.
+HERE = str(Path(__file__).resolve().parent)
+if HERE not in sys.path:  # loaded by path (tests/conftest.py): its neighbours may not be importable yet
+    sys.path.insert(0, HERE)
+from copies import MutationError, apply_mutations, engine_namespace, load_simcore_copy  # noqa: E402
 
-class MutationError(AssertionError):
-    """A mutation's original text was not found exactly once: the source changed under it."""
-
-
-def apply_mutations(source: str, replacements: Sequence[tuple[str, str]], where: str) -> str:
-    for old, new in replacements:
-        found = source.count(old)
-        if found != 1:
-            raise MutationError(f"mutation target found {found} times (expected once) in {where}: {old!r}")
-        source = source.replace(old, new)
-    return source
-
-
-class _MutatingLoader(importlib.abc.Loader):
-    """Executes a simcore module's source with the mutations applied (never from bytecode)."""
-
-    def __init__(self, path: Path, replacements: Sequence[tuple[str, str]], applied: set[str], short: str) -> None:
-        self.path = path
-        self.replacements = replacements
-        self.applied = applied
-        self.short = short
-
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
-        return None
-
-    def exec_module(self, module: ModuleType) -> None:
-        source = apply_mutations(self.path.read_text(), self.replacements, str(self.path))
-        self.applied.add(self.short)
-        exec(compile(source, str(self.path), "exec"), module.__dict__)
-
-
-class _MutatingFinder(importlib.abc.MetaPathFinder):
-    def __init__(self, root: Path, mutations: Mapping[str, Sequence[tuple[str, str]]], applied: set[str]) -> None:
-        self.root = root
-        self.mutations = mutations
-        self.applied = applied
-
-    def find_spec(self, fullname: str, path: object = None, target: object = None) -> importlib.machinery.ModuleSpec | None:
-        parts = fullname.split(".")
-        if parts[0] != "simcore":
-            return None
-        short = ".".join(parts[1:]) or "__init__"  # the module's path below simcore, e.g. "ga1.timing"
-        folder = self.root.joinpath(*parts[1:])
-        package = (folder / "__init__.py").is_file()
-        file = folder / "__init__.py" if package else self.root.joinpath(*parts[1:-1], parts[-1] + ".py")
-        if not file.is_file():
-            return None
-        loader = _MutatingLoader(file, self.mutations.get(short, ()), self.applied, short)
-        spec = importlib.machinery.ModuleSpec(fullname, loader, origin=str(file), is_package=package)
-        if package:
-            spec.submodule_search_locations = [str(folder)]
-        spec.has_location = True
-        return spec
-
-
-def load_simcore_copy(mutations: Mapping[str, Sequence[tuple[str, str]]] | None = None) -> ModuleType:
-    """A fresh copy of the simcore package, each module's source mutated by its (old, new)
-    replacements (keyed by the module's path below simcore, e.g. "ga1.timing"). Every old text must occur exactly once,
-    and every named module must exist, so a refactor fails loudly instead of testing nothing.
-    The real simcore in sys.modules is left untouched."""
-    import simcore
-
-    mutations = dict(mutations or {})
-    root = Path(simcore.__file__).resolve().parent
-    unknown = [name for name in mutations if not root.joinpath(*name.split(".")).with_suffix(".py").is_file()]
-    if unknown:
-        raise MutationError(f"no such simcore module(s): {unknown}")
-    applied: set[str] = set()
-    finder = _MutatingFinder(root, mutations, applied)
-    # Import the copy with no simcore modules visible, so its imports bind to each other; the
-    # patch restores sys.modules (the real package) afterwards.
-    with mock.patch.dict(sys.modules):
-        for name in [n for n in sys.modules if n == "simcore" or n.startswith("simcore.")]:
-            del sys.modules[name]
-        sys.meta_path.insert(0, finder)
-        try:
-            copy = importlib.import_module("simcore")
-            for child in _module_names(root):
-                importlib.import_module(f"simcore.{child}")  # modules __init__ does not import
-        finally:
-            sys.meta_path.remove(finder)
-    missing = set(mutations) - applied
-    if missing:
-        raise MutationError(f"mutated module(s) never loaded: {sorted(missing)}")
-    return copy
-
-
-def _module_names(root: Path) -> list[str]:
-    """Every module below simcore, dotted ("ga1.timing"), packages before their modules."""
-    names = []
-    for file in sorted(root.rglob("*.py")):
-        parts = file.relative_to(root).with_suffix("").parts
-        if parts == ("__init__",):
-            continue
-        names.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
-    return names
+__all__ = ["run_chapter_checks", "load_simcore_copy", "engine_namespace", "apply_mutations", "MutationError"]

@@ -37,3 +37,13 @@ def test_a_fresh_unmutated_copy_passes_too(chapter_checks: ModuleType) -> None:
     assert copy is not simcore and copy.simulate is not simcore.ga1.simulate
     report = chapter_checks.run_chapter_checks(copy)
     assert all(report.values()), report.summary()
+
+
+def test_the_compiled_engine_passes_every_check(chapter_checks: ModuleType) -> None:
+    # The tuner's implementation: the engine's simulator, replay and generators, and every
+    # schedule of the chapter's set timed and verified streamed, on the chapter's full shape set.
+    import simcore.ga1.engine  # noqa: F401 - makes simcore.ga1.engine an attribute
+
+    report = chapter_checks.run_chapter_checks(chapter_checks.engine_namespace(simcore))
+    assert tuple(sorted(report)) == tuple(sorted(chapter_checks.ALL_CHECKS + chapter_checks.ENGINE_CHECKS))
+    assert all(report.values()), report.summary()

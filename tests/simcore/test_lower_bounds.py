@@ -114,3 +114,27 @@ def test_bounds_never_exceed_strip_schedules(m, k, n, slots, params, fill, setup
     assert compute_pipeline_bound(shape, machine) <= result.cycles
     assert io_bound_tiles(shape, machine) <= result.tiles_moved
     assert lower_bound(shape, machine) <= result.cycles
+def test_huge_scratchpads_cost_nothing_and_keep_a_proven_bound(monkeypatch):
+    # Slots enough for every tile (or a window program too long to run): moving every tile once,
+    # without running the window program at all; never above a smaller scratchpad's bound.
+    from simcore.ga1 import lower_bounds
+
+    def refuse(*_args):
+        raise AssertionError("the window program ran")
+
+    monkeypatch.setattr(lower_bounds, "_window_products", refuse)
+    lower_bounds._io_bound.cache_clear()
+    for shape, slots in ((SHAPE, 768), (SHAPE, 100_000), (Shape(1024, 1024, 1024), 5_000), (Shape(1024, 1024, 1024), 10**9)):
+        tiles = io_bound_tiles(shape, Machine(slots=slots))
+        assert tiles * 20 == simple_bounds(shape, Machine(slots=slots)).dma
+    lower_bounds._io_bound.cache_clear()
+
+
+def test_pair_products_closed_form_is_the_search():
+    from simcore.ga1.lower_bounds import _pair_products
+
+    for mt in range(1, 12):
+        for nt in range(1, 12):
+            for s in range(0, mt + nt + 3):
+                searched = max((a * (s - a) for a in range(max(0, s - nt), min(mt, s) + 1)), default=0)
+                assert _pair_products(s, mt, nt) == searched

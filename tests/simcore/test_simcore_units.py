@@ -240,3 +240,23 @@ def test_tile_model_live_bytes_equal_the_blocked_slot_need() -> None:
                 assert model.live_bytes == blocked_slots(bi, bj, buffers) * T * T
                 for slots in (16, 32, 64):
                     assert model.fits(slots * T * T) == (blocked_slots(bi, bj, buffers) <= slots)
+
+
+def test_timeline_from_arrays_is_the_trace_timeline(chapter_checks) -> None:
+    # show draws from the starts and finishes (no trace); the picture is the trace's.
+    from simcore.ga1.engine import time_program
+    from simcore.ga1.timeline import draw, engine_rows, engine_rows_of_arrays
+    from simcore.ga1.timing import engines_of
+
+    machine = Machine(slots=40)
+    for program in (blocked(Shape(40, 24, 56), machine, 2, 3, 2), kouter(Shape(24, 24, 24), machine, 2),
+                    Program.from_tuples(chapter_checks.VECTOR_PROGRAM)):
+        result = simulate(machine, program, trace=True)
+        timing = time_program(machine, program, record=True)
+        for per_char in (1, 3, 8, 50):
+            engines = ("dma", "mxu", "vpu")
+            expected = engine_rows(result.trace, result.cycles, per_char, engines)
+            got = engine_rows_of_arrays(engines_of(program.code), timing.starts, timing.finishes, result.cycles, per_char, engines)
+            assert got == expected
+            assert draw(engine_rows_of_arrays(engines_of(program.code), timing.starts, timing.finishes, result.cycles, per_char,
+                                              engines, most=21), 20) == draw(expected, 20)

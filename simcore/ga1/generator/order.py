@@ -196,27 +196,32 @@ def product_order(shape: Shape, machine: Machine, params: GeneralParams) -> list
     return order
 
 
+def _largest_band(total: int, size: int, partition: str) -> int:
+    """The longest of bands(total, size, partition), without listing them."""
+    size = min(size, total)
+    if partition == "uniform":
+        return size
+    return -(-total // -(-total // size))
+
+
 def slots_needed(shape: Shape, machine: Machine, params: GeneralParams) -> int:
     """Slots the compiled order needs at least: its most live accumulators plus an A and a B.
 
     In a block, every accumulator starts before the first one finishes unless the whole K runs
-    accumulator by accumulator (tail >= Kt) or K is a single step; blocks never overlap."""
-    _Mt, Kt, _Nt = shape.tiles(machine.T)
+    accumulator by accumulator (tail >= Kt) or K is a single step; blocks never overlap. The
+    rotating window holds W units at most, and W consecutive units span at most two bands (a band
+    has as many units as the window may hold), so the most live accumulators are W units of the
+    tallest band. Closed forms: no list of blocks or units is made."""
+    Mt, Kt, Nt = shape.tiles(machine.T)
     if Kt == 1:
         return 3
     if params.structure == "rotate":
-        sizes = [len(unit) for unit in units(shape, machine, params)]
-        window = _window(shape, machine, params)
-        live = sum(sizes[:window])
-        most = live
-        for u in range(window, len(sizes)):
-            live += sizes[u] - sizes[u - window]
-            most = max(most, live)
-        return most + 2
+        unit = (_largest_band(Mt, params.bi, params.partition) if params.block_order == "row"
+                else _largest_band(Nt, params.bj, params.partition))
+        return _window(shape, machine, params) * unit + 2
     if params.tail >= Kt:
         return 3
-    largest = max(len(rows) * len(cols) for rows, cols in blocks(shape, machine, params))
-    return largest + 2
+    return _largest_band(Mt, params.bi, params.partition) * _largest_band(Nt, params.bj, params.partition) + 2
 
 
 def general(shape: Shape, machine: Machine, params: GeneralParams) -> Program:
@@ -227,18 +232,27 @@ def general(shape: Shape, machine: Machine, params: GeneralParams) -> Program:
     return compile_products(shape, machine, product_order(shape, machine, params), params.options(), validate=False)
 
 
+def _band_heights(total: int, most: int) -> list[tuple[int, int]]:
+    """(longest balanced band, smallest band size giving it) for sizes 1..min(total, most)."""
+    found: dict[int, int] = {}
+    for size in range(1, min(total, most) + 1):
+        found.setdefault(_largest_band(total, size, "balanced"), size)
+    return list(found.items())
+
+
 def default_params(shape: Shape, machine: Machine) -> GeneralParams:
     """A good starting point: the block with the fewest loads per product whose working set fits.
 
     A k step streams its A tiles one by one past the step's w B tiles, so a block of h x w
-    accumulators needs about h w + w + 2 slots; the slots left over set the lookahead."""
+    accumulators needs about h w + w + 2 slots; the slots left over set the lookahead. Ties go to
+    the narrower block, then the taller, then the smallest band sizes. A fitting block has
+    h <= slots - 3, and a band size is less than twice its band, so sizes up to 2 slots suffice;
+    each band length is tried once, with the smallest size that gives it."""
     Mt, _Kt, Nt = shape.tiles(machine.T)
     S = machine.slots
     best: tuple[float, int, int, int, int] | None = None
-    for bi in range(1, Mt + 1):
-        h = max(len(b) for b in bands(Mt, bi, "balanced"))
-        for bj in range(1, Nt + 1):
-            w = max(len(b) for b in bands(Nt, bj, "balanced"))
+    for h, bi in _band_heights(Mt, 2 * S + 2):
+        for w, bj in _band_heights(Nt, 2 * S + 2):
             spare = S - (h * w + w + 2)
             if spare < 0:
                 continue

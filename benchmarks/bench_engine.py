@@ -1,0 +1,145 @@
+"""The compiled engine against the Python reference, side by side in one run (issue 11).
+
+For the general generator's default schedule on GA-1 with 64 slots it measures, in CPU time
+(time.process_time), each measurement interleaved (reference, compiled, reference, ...):
+  * generation + timing at 128^3, 512^3 and 1024^3: the reference builds the program
+    (simcore.ga1.generator.general) and times it (run_timing); the engine generates and times it
+    in one pass (engine.General(...).timing());
+  * timing only at 128^3: run_timing against engine.time_program on the same built program;
+  * the chapter's blocked 4x8 (2 buffers) and k-outermost seed points at 512^3;
+  * a timing-only evaluation at 2048^3 in a fresh process: its CPU time and the process's peak
+    memory (VmHWM: resource.getrusage's ru_maxrss would carry over the peak of the forking
+    benchmark), and the peak of the same process before the evaluation.
+Every pair is checked to agree (cycles, busy times, loads, stores, products) before it is timed.
+
+Usage: python benchmarks/bench_engine.py [--repeats N] [--skip-1024-reference]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from simcore import Machine, Shape, blocked, kouter  # noqa: E402
+from simcore.ga1 import engine  # noqa: E402
+from simcore.ga1.generator import default_params, general  # noqa: E402
+from simcore.ga1.timing import run_timing  # noqa: E402
+
+MACHINE = Machine(slots=64)
+# Each measured call repeats until it has run this long, so short calls time well.
+MIN_BATCH_SECONDS = 0.2
+PEAK_SCRIPT = """
+import json, sys, time
+sys.path.insert(0, {root!r})
+from simcore import Machine, Shape
+from simcore.ga1 import engine
+from simcore.ga1.generator import default_params
+machine, shape = Machine(slots=64), Shape({n}, {n}, {n})
+params = default_params(shape, machine)
+def peak_kb():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+engine.General(Shape(64, 64, 64), machine, params).timing()  # kernels loaded (or compiled) first
+before = peak_kb()
+started = time.process_time()
+cycles = engine.General(shape, machine, params).timing().cycles
+seconds = time.process_time() - started
+print(json.dumps({{"before_kb": before, "peak_kb": peak_kb(), "seconds": seconds, "cycles": cycles}}))
+"""
+
+
+def per_call(function: Callable[[], object]) -> float:
+    """CPU seconds of one call: a batch long enough to time well, divided."""
+    calls, started = 0, time.process_time()
+    while True:
+        function()
+        calls += 1
+        elapsed = time.process_time() - started
+        if elapsed >= MIN_BATCH_SECONDS:
+            return elapsed / calls
+
+
+def interleaved(reference: Callable[[], object], compiled: Callable[[], object], repeats: int) -> tuple[float, float]:
+    """Median CPU seconds per call of each, measured alternately."""
+    ours, theirs = [], []
+    for _ in range(repeats):
+        theirs.append(per_call(reference))
+        ours.append(per_call(compiled))
+    return statistics.median(theirs), statistics.median(ours)
+
+
+def same(a: object, b: object) -> None:
+    keys = ("cycles", "busy", "loads", "stores", "products")
+    if [getattr(a, k) for k in keys] != [getattr(b, k) for k in keys]:
+        raise SystemExit(f"the engine disagrees with the reference: {a} != {b}")
+
+
+def generation_row(n: int, repeats: int) -> tuple[str, float, float]:
+    shape = Shape(n, n, n)
+    params = default_params(shape, MACHINE)
+    same(engine.General(shape, MACHINE, params).timing(), run_timing(MACHINE, general(shape, MACHINE, params)))
+    reference, compiled = interleaved(lambda: run_timing(MACHINE, general(shape, MACHINE, params)),
+                                      lambda: engine.General(shape, MACHINE, params).timing(), repeats)
+    return f"generation + timing at {n}^3 (general default, 64 slots)", reference, compiled
+
+
+def timing_row(repeats: int) -> tuple[str, float, float]:
+    shape = Shape(128, 128, 128)
+    program = general(shape, MACHINE, default_params(shape, MACHINE))
+    same(engine.time_program(MACHINE, program), run_timing(MACHINE, program))
+    reference, compiled = interleaved(lambda: run_timing(MACHINE, program), lambda: engine.time_program(MACHINE, program), repeats)
+    return "timing only at 128^3", reference, compiled
+
+
+def chapter_rows(repeats: int) -> list[tuple[str, float, float]]:
+    shape = Shape(512, 512, 512)
+    rows = []
+    for label, build, ours in (
+        ("blocked 4x8, 2 buffers at 512^3 (a seed point)", lambda: blocked(shape, MACHINE, 4, 8, 2), engine.Blocked(shape, MACHINE, 4, 8, 2)),
+        ("k outermost, 2 buffers at 512^3 (a seed point)", lambda: kouter(shape, MACHINE, 2), engine.KOuter(shape, MACHINE, 2)),
+    ):
+        same(ours.timing(), run_timing(MACHINE, build()))
+        reference, compiled = interleaved(lambda: run_timing(MACHINE, build()), ours.timing, repeats)
+        rows.append((label, reference, compiled))
+    return rows
+
+
+def peak_row(n: int) -> dict[str, float]:
+    done = subprocess.run([sys.executable, "-c", PEAK_SCRIPT.format(root=str(ROOT), n=n)], capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def seconds(value: float) -> str:
+    return f"{value * 1e3:.3g} ms" if value < 1 else f"{value:.3g} s"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5, help="interleaved measurements per row (median kept; default 5)")
+    parser.add_argument("--skip-1024-reference", action="store_true", help="leave out 1024^3 (the reference takes seconds per call)")
+    args = parser.parse_args()
+    engine.General(Shape(64, 64, 64), MACHINE, default_params(Shape(64, 64, 64), MACHINE)).timing()  # load the kernels
+    peak = peak_row(2048)  # first, while this process is small
+    rows = [generation_row(128, args.repeats), generation_row(512, args.repeats)]
+    if not args.skip_1024_reference:
+        rows.append(generation_row(1024, max(1, min(args.repeats, 2))))
+    rows += [timing_row(args.repeats), *chapter_rows(args.repeats)]
+    print(f"{'measure':<58} {'reference':>11} {'compiled':>11} {'ratio':>8}")
+    for label, reference, compiled in rows:
+        print(f"{label:<58} {seconds(reference):>11} {seconds(compiled):>11} {reference / compiled:>7.0f}x")
+    print(f"timing-only evaluation at 2048^3: {seconds(peak['seconds'])} CPU, peak memory {peak['peak_kb'] / 1024:.0f} MB "
+          f"(the process held {peak['before_kb'] / 1024:.0f} MB before it), {peak['cycles']} cycles")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,177 @@
+"""Schedules the engine runs: each generator emits its program in chunks of rows, and one of
+three consumers takes them. `timing()` times each chunk as it comes (generation and timing in
+one pass: memory for the slots, the tiles and one chunk, never for the whole program);
+`program()` keeps the rows (a materialised Program, for show and export); `verify()` times,
+executes and replays each chunk against the product of random integer operands (exact, and as
+streamed as the timing).
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Callable, Iterator
+
+import numpy as np
+
+from simcore.ga1.engine import chapter, compile as compiler
+from simcore.ga1.engine.functional import execute_rows
+from simcore.ga1.engine.rows import COMMON, DONE, OUT, OUT_AT, assemble, chunk
+from simcore.ga1.engine.hazards import EARLIEST, INDEX, KIND, KINDS, SLOT, START, new_history, replay_rows
+from simcore.ga1.engine.timing import FILL, new_clock, time_checked, timing_of
+from simcore.ga1.generator.order import GeneralParams, slots_needed
+from simcore.ga1.hazards import Hazard
+from simcore.ga1.machine import Machine
+from simcore.ga1.program import WIDTH, Program
+from simcore.ga1.schedules import ChapterSchedule, ScheduleError, check_blocked, check_kouter
+from simcore.ga1.timing import Timing
+from simcore.ga1.verify import Verification, random_operands
+from simcore.shape import Shape
+
+CHUNK = 1 << 12          # rows per chunk (a chunk stays in cache), unless a generator needs more room to resume
+KEEP_HAZARDS = 100       # hazards a verification keeps for its report; all are counted
+
+
+
+class Generator(ABC):
+    """One schedule of one shape on one machine, run by the engine."""
+
+    def __init__(self, shape: Shape, machine: Machine) -> None:
+        self.shape = shape
+        self.machine = machine
+
+    @abstractmethod
+    def _begin(self) -> tuple[np.ndarray, Callable[[np.ndarray], None]]:
+        """Check the schedule (ScheduleError if it does not fit); return its state at the start
+        and the kernel that emits the next chunk into it."""
+
+    def chunks(self) -> Iterator[np.ndarray]:
+        """The program, chunk after chunk (each chunk is overwritten by the next)."""
+        st, run = self._begin()
+        while True:
+            st[OUT] = 0
+            run(st)
+            yield chunk(st)
+            if st[DONE]:
+                return
+
+    def timing(self) -> Timing:
+        """The program's cycles, busy times and counts, without keeping the program."""
+        clock = new_clock(self.machine)
+        for rows in self.chunks():
+            time_checked(self.machine, clock, rows)
+        return timing_of(clock)
+
+    def program(self) -> Program:
+        """The whole program (the same rows as the Python reference builds)."""
+        parts = [rows.copy() for rows in self.chunks()]
+        return Program(code=np.concatenate(parts) if parts else np.zeros((0, WIDTH), dtype=np.int64))
+
+    def verify(self, seed: int = 1) -> Verification:
+        """verify_matmul, streamed: C equals numpy's product and the hazard replay is clean."""
+        machine = self.machine
+        a, b = random_operands(self.shape, seed)
+        c = np.zeros((self.shape.m, self.shape.n))
+        spad, scratch = np.zeros((machine.slots, machine.T, machine.T)), np.zeros((machine.T, machine.T))
+        history, found, found_count = new_history(machine.slots), np.zeros((KEEP_HAZARDS, 5), dtype=np.int64), np.zeros(1, dtype=np.int64)
+        clock, times, first = new_clock(machine), np.zeros((0, 2), dtype=np.int64), 0
+        scratch4 = np.zeros(4, dtype=np.int64)
+        for rows in self.chunks():
+            n = rows.shape[0]
+            if times.shape[0] < n:
+                times = np.zeros((n, 2), dtype=np.int64)
+            time_checked(machine, clock, rows, times[:n])
+            execute_rows(spad, scratch, a, b, c, rows, n)
+            replay_rows(history, found, found_count, rows, times, n, first, clock[FILL], scratch4)
+            first += n
+        expected, count = a @ b, int(found_count[0])
+        return Verification(result_ok=bool(np.array_equal(c, expected)), hazards=hazards_found(found, count),
+                            cycles=timing_of(clock).cycles, hazards_found=count,
+                            max_abs_error=float(np.max(np.abs(c - expected))) if expected.size else 0.0)
+
+
+def hazards_found(found: np.ndarray, count: int) -> tuple[Hazard, ...]:
+    """The hazards a replay kept (the first `len(found)` of `count`)."""
+    return tuple(Hazard(int(r[INDEX]), KINDS[int(r[KIND])], int(r[SLOT]), int(r[START]), int(r[EARLIEST]))
+                 for r in found[:min(count, found.shape[0])])
+
+
+def _chunk_rows(most_rows: int) -> int:
+    """A chunk holds the whole program when it is small (states add room to resume)."""
+    return min(CHUNK, most_rows)
+
+
+class General(Generator):
+    """The general generator (simcore/ga1/generator: product order, then its compiler)."""
+
+    def __init__(self, shape: Shape, machine: Machine, params: GeneralParams) -> None:
+        super().__init__(shape, machine)
+        self.params = params
+
+    def _begin(self) -> tuple[np.ndarray, Callable[[np.ndarray], None]]:
+        shape, machine, params = self.shape, self.machine, self.params
+        need = slots_needed(shape, machine, params)
+        if need > machine.slots:
+            raise ScheduleError(f"general schedule {params} needs {need} slots, the scratchpad has {machine.slots}")
+        Mt, Kt, Nt = shape.tiles(machine.T)
+        st = compiler.new_state(shape, machine, params, _chunk_rows(3 * Mt * Kt * Nt + 2 * Mt * Nt + params.lookahead))
+        return st, self._run
+
+    def _run(self, st: np.ndarray) -> None:
+        compiler.run_general(st)
+        if st[compiler.FAILED_AT] >= 0:
+            i, j, k = compiler.failed_product(st)
+            raise ScheduleError(
+                f"{self.machine.slots} slots cannot hold the working set at product {st[compiler.FAILED_AT]} "
+                f"{(int(i), int(j), int(k))}: {st[compiler.LIVE]} live accumulators plus the product's A and B tiles")
+
+
+class Blocked(Generator):
+    """The chapter's blocked family (simcore.ga1.schedules.blocked)."""
+
+    def __init__(self, shape: Shape, machine: Machine, bi: int, bj: int, buffers: int = 2, order: str = "row") -> None:
+        super().__init__(shape, machine)
+        self.bi, self.bj, self.buffers, self.order = bi, bj, buffers, order
+
+    def _begin(self) -> tuple[np.ndarray, Callable[[np.ndarray], None]]:
+        check_blocked(self.machine, self.bi, self.bj, self.buffers, self.order)
+        Mt, Kt, Nt = tiles = self.shape.tiles(self.machine.T)
+        rows = _chunk_rows(3 * Mt * Kt * Nt + 2 * Mt * Nt)
+        return chapter.blocked_state(tiles, self.bi, self.bj, self.buffers, self.order == "col", rows), chapter.run_blocked
+
+
+class KOuter(Generator):
+    """The chapter's k-outermost order (simcore.ga1.schedules.kouter)."""
+
+    def __init__(self, shape: Shape, machine: Machine, buffers: int = 2) -> None:
+        super().__init__(shape, machine)
+        self.buffers = buffers
+
+    def _begin(self) -> tuple[np.ndarray, Callable[[np.ndarray], None]]:
+        check_kouter(self.machine, self.buffers)
+        Mt, Kt, Nt = tiles = self.shape.tiles(self.machine.T)
+        return chapter.kouter_state(tiles, self.buffers, _chunk_rows(5 * Mt * Kt * Nt)), chapter.run_kouter
+
+
+class Materialised(Generator):
+    """A program that already exists (any family that only builds one): one chunk."""
+
+    def __init__(self, shape: Shape, machine: Machine, build: Callable[[], Program]) -> None:
+        super().__init__(shape, machine)
+        self.build = build
+
+    def _begin(self) -> tuple[np.ndarray, Callable[[np.ndarray], None]]:
+        code = self.build().code
+        st = assemble(COMMON, {}, [], len(code))
+        st[st[OUT_AT]:] = code.reshape(-1)
+
+        def run(state: np.ndarray) -> None:
+            state[OUT], state[DONE] = len(code), 1
+
+        return st, run
+
+
+def chapter_generator(schedule: ChapterSchedule, shape: Shape, machine: Machine) -> Generator:
+    """The generator of one row of the chapter's sweep."""
+    block = schedule.block(shape, machine)
+    if block is None:
+        return KOuter(shape, machine, schedule.buffers)
+    return Blocked(shape, machine, block[0], block[1], schedule.buffers)

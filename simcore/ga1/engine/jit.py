@@ -1,0 +1,93 @@
+"""The engine's one decorator: numba's `njit` with its on-disk cache, or plain Python.
+
+Every kernel of the engine is written once, as ordinary Python over flat integer and float
+arrays, and compiled by numba on first use. The machine code is cached on disk (numba's cache,
+in `__pycache__` next to these files or under NUMBA_CACHE_DIR), so the compile cost is paid once
+per machine and per change of the engine's sources.
+
+Numba notices a change to the file that holds a cached function, not to the files it calls into.
+`_forget_stale_cache` therefore keys the whole engine's cache on a hash of all its sources: when
+any engine file changes, every cached kernel of the engine is dropped and compiled again.
+
+`PURE_PYTHON = True` runs the same source uncompiled, and `CACHE = False` compiles it without the
+on-disk cache: the mutation tests' copies of simcore set one or the other, so a mutated source
+never reads nor writes the cache.
+
+Kernels never allocate: every array is made in Python and passed in, flat (no tuples of arrays).
+That lets them run without numba's reference counting (`_nrt=False`), which otherwise costs two
+atomic operations per array at every call between kernels, several times the work of the call.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Callable, TypeVar
+
+PURE_PYTHON = False
+CACHE = True  # numba's on-disk cache (the mutation tests' compiled copies turn it off)
+HERE = Path(__file__).resolve().parent
+STAMP = "engine-sources.sha1"
+
+F = TypeVar("F", bound=Callable[..., object])
+
+
+def _cache_dirs() -> list[Path]:
+    """Where numba may keep the engine's kernels: next to the sources, and (NUMBA_CACHE_DIR set,
+    then the only place numba uses) a folder named after this one's path below that directory."""
+    dirs = [HERE / "__pycache__"]
+    configured = os.environ.get("NUMBA_CACHE_DIR")
+    if configured:
+        from numba.core.caching import _CacheLocator
+
+        dirs.append(Path(configured) / _CacheLocator.get_suitable_cache_subpath(str(HERE / "jit.py")))
+    return dirs
+
+
+def _forget_stale_cache() -> None:
+    digest = hashlib.sha1()
+    for path in sorted(HERE.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    stamp = digest.hexdigest()
+    for folder in _cache_dirs():
+        marker = folder / STAMP
+        try:
+            if marker.is_file() and marker.read_text() == stamp:
+                continue
+            for stale in [*folder.glob("*.nbi"), *folder.glob("*.nbc")]:
+                stale.unlink(missing_ok=True)
+            folder.mkdir(parents=True, exist_ok=True)
+            marker.write_text(stamp)
+        except OSError:
+            pass  # a read-only install: numba falls back to its own cache location
+
+
+if not PURE_PYTHON:
+    import numba
+
+    if CACHE:
+        _forget_stale_cache()
+
+
+def kernel(function: F) -> F:
+    """Compile `function` with numba (nopython, cached), or leave it as Python."""
+    if PURE_PYTHON:
+        return function
+    return numba.njit(cache=CACHE, error_model="numpy", _nrt=False)(function)  # type: ignore[return-value]
+
+
+
+
+def inline(function: F) -> F:
+    """A small kernel that numba copies into each caller. Calls between kernels are not inlined
+    by LLVM (each kernel is linked apart) and pass every array field by field; in the hot loops
+    a call cost more than these functions' work."""
+    if PURE_PYTHON:
+        return function
+    return numba.njit(cache=CACHE, error_model="numpy", _nrt=False, inline="always")(function)  # type: ignore[return-value]
+
+
+def cache_is_warm() -> bool:
+    """Whether the compiled kernels are on disk where numba will look (NUMBA_CACHE_DIR when set):
+    without them, the first call compiles for seconds."""
+    return PURE_PYTHON or any(_cache_dirs()[-1].glob("compile.run_general-*.nbi"))

@@ -1,0 +1,34 @@
+"""The compiled engine is cached on disk: a second process loads the kernels instead of
+compiling them (numba's dispatcher statistics say which). No wall-clock limits."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = """
+import json
+from simcore import Machine, Shape
+from simcore.ga1.engine import General, cache_is_warm
+from simcore.ga1.engine.compile import run_general
+from simcore.ga1.generator import GeneralParams
+warm = cache_is_warm()
+General(Shape(32, 32, 32), Machine(slots=16), GeneralParams(bi=2, bj=2)).timing()
+stats = run_general.stats
+print(json.dumps({"warm": warm, "hits": sum(stats.cache_hits.values()), "misses": sum(stats.cache_misses.values())}))
+"""
+
+
+def run_once(cache: Path) -> dict[str, object]:
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_the_second_process_loads_the_compiled_kernels(tmp_path: Path) -> None:
+    first, second = run_once(tmp_path), run_once(tmp_path)
+    assert first == {"warm": False, "hits": 0, "misses": 1}
+    assert second == {"warm": True, "hits": 1, "misses": 0}
