@@ -3,19 +3,24 @@ seed 0) run start to finish by
 
   * `before`: the code before issue 10 (git revision BASE, exported to a temporary folder), with
     its default storage, an SQLite file through Optuna's RDB storage;
+  * `engine`: main with issue 11's compiled GA-1 engine but still the storage before issue 10
+    (revision ENGINE_BASE): the same generation and timing as this code, so the ratio to it is
+    the trial loop's alone;
   * `sqlite`: this code with `--storage sqlite:///...` (the RDB path, kept for older studies);
   * `journal`: this code with its default storage, the journal file.
 
-Each run is a child process, the configurations interleaved (round by round). A child times
+Each run is a child process, the configurations interleaved (round by round), after one short
+untimed run of each (the compiled engine's kernels compiled or loaded into numba's cache). A child times
 every call by part, exclusively (a part's time excludes the parts it calls): `sampler` (the
 sampler's methods), `storage` (Optuna's storage classes and the journal backend), `generation`
-(a schedule family's evaluate, timing excluded), `timing` (simcore's simulate) and `other`
+(a schedule family's evaluate, timing excluded), `timing` (simcore's simulate; the compiled engine
+of issue 11 times a program as it generates it, so there both count as `generation`) and `other`
 (everything else in the optimise loop: Optuna's trial machinery, the objective's bookkeeping,
 the budget). It prints CPU ms per trial by part, over the whole run and over trials 900-999,
 the whole run's CPU (imports, seeding, leaderboard and verification included) and wall time,
 the best cycles, whether every configuration ran the same trials, and the ratio of CPU.
 
-Usage: python benchmarks/bench_loop.py [--trials 1000] [--rounds 1] [--base REV] [--only before,journal]
+Usage: python benchmarks/bench_loop.py [--trials 1000] [--rounds 1] [--base REV] [--engine-base REV] [--only before,engine,journal]
 """
 from __future__ import annotations
 
@@ -32,10 +37,12 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-BASE = "dfca672"   # main before issue 10
-CONFIGS = ("before", "sqlite", "journal")
+BASE = "dfca672"          # main before issue 10 (the Python GA-1 engine)
+ENGINE_BASE = "f64460f"   # main with the compiled GA-1 engine (issue 11), before issue 10
+CONFIGS = ("before", "engine", "sqlite", "journal")
 PARTS = ("sampler", "storage", "generation", "timing", "other")
 WINDOW = (900, 1000)
+WARM_UP_TRIALS = 60   # a short untimed run per configuration first: numba's on-disk cache of the engine filled
 
 
 # --- the child: one run, timed by part ---------------------------------------------------------
@@ -92,7 +99,8 @@ def _instrument(clock: PartClock) -> None:
         clock.patch("storage", JournalFile, ("append_logs", "acquire", "release"))
     clock.patch("sampler", optuna.samplers.TPESampler,
                 ("infer_relative_search_space", "sample_relative", "sample_independent", "before_trial", "after_trial"))
-    base.simulate = clock.wrap("timing", base.simulate)
+    if hasattr(base, "simulate"):   # the Python engine; the compiled one times as it generates: all `generation`
+        base.simulate = clock.wrap("timing", base.simulate)
     families = [base.GA1Family]
     while families:
         cls = families.pop()
@@ -161,6 +169,7 @@ def child(args: argparse.Namespace) -> None:
 
 
 def export(revision: str, folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
     archive = subprocess.run(["git", "-C", str(ROOT), "archive", revision], check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
     return folder
@@ -209,6 +218,7 @@ def main() -> int:
     parser.add_argument("--trials", type=int, default=1000, help="trials per run (default 1000; fewer for a quick look)")
     parser.add_argument("--rounds", type=int, default=1, help="runs of each configuration, interleaved (default 1)")
     parser.add_argument("--base", default=BASE, help=f"git revision of `before` (default {BASE}, main before issue 10)")
+    parser.add_argument("--engine-base", default=ENGINE_BASE, help=f"git revision of `engine` (default {ENGINE_BASE})")
     parser.add_argument("--only", default=",".join(CONFIGS), help=f"configurations to run (default {','.join(CONFIGS)})")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--results", help=argparse.SUPPRESS)
@@ -223,12 +233,18 @@ def main() -> int:
         parser.error(f"unknown configuration {unknown[0]!r} (known: {', '.join(CONFIGS)})")
     found: dict[str, list[dict]] = {c: [] for c in configs}
     with tempfile.TemporaryDirectory(prefix="bench-loop-base-") as folder:
-        code = {"before": export(args.base, Path(folder)) if "before" in configs else ROOT, "sqlite": ROOT, "journal": ROOT}
+        code = {"before": ROOT, "engine": ROOT, "sqlite": ROOT, "journal": ROOT}
+        for config, revision in (("before", args.base), ("engine", args.engine_base)):
+            if config in configs:
+                code[config] = export(revision, Path(folder) / config)
+        for config in configs:   # compile (or load) the GA-1 engine's kernels once per code folder, untimed
+            print(f"warm-up: {config} ...", file=sys.stderr, flush=True)
+            run_one(config, code[config], WARM_UP_TRIALS)
         for round_number in range(args.rounds):
             for config in configs:
                 print(f"round {round_number + 1}: {config} ...", file=sys.stderr, flush=True)
                 found[config].append(run_one(config, code[config], args.trials))
-    print(f"default study 128x128x128, 64 slots, TPE seed 0, {args.trials} trials; before = {args.base}")
+    print(f"default study 128x128x128, 64 slots, TPE seed 0, {args.trials} trials; before = {args.base}, engine = {args.engine_base}")
     print(table(found, args.trials))
     return 0
 

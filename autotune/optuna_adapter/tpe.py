@@ -57,6 +57,7 @@ class HistoryCachedTPE(TPESampler):
     _direction: StudyDirection | None    # the study's first, once seen
     _prefix: int                         # trials[:_prefix] were finished and ranked at the last call ...
     _prefix_last: FrozenTrial | None     # ... ending with this trial
+    _started: bool                       # n_startup_trials finished: relative sampling from now on
 
     @classmethod
     def of(cls, sampler: TPESampler) -> HistoryCachedTPE:
@@ -67,7 +68,19 @@ class HistoryCachedTPE(TPESampler):
         fast._history, fast._columns, fast._scores, fast._finished = None, {}, {}, {}
         fast._ranking, fast._direction = None, None  # the ranking is made on the first trial
         fast._prefix, fast._prefix_last = 0, None
+        fast._started = False
         return fast
+
+    def _sample_relative(self, study: optuna.Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]) -> dict[str, Any]:
+        # TPESampler._sample_relative filters the whole history once per group only to count the
+        # finished trials against n_startup_trials; finished trials stay finished, so once the
+        # count is reached it is not read again.
+        if search_space and not self._started:
+            finished = study._get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED), use_cache=True)
+            self._started = len(finished) >= self._n_startup_trials
+            if not self._started:
+                return {}
+        return self._sample(study, trial, search_space) if search_space else {}
 
     def _sample(self, study: optuna.Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]) -> dict[str, Any]:
         # TPESampler._sample, but for the history, read and split once per trial (`_history_of`).
