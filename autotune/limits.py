@@ -86,7 +86,7 @@ def check_work(args: argparse.Namespace, shape: Shape, machine: Machine, verify:
     if verify:
         needs.append(("a verification", work.verification_bytes))
     if program:
-        needs.append(("the program and its trace", work.program_bytes))
+        needs.append(("the program and its timeline", work.program_bytes))
     what, memory = max(needs, key=lambda need: need[1])
     if work.products > args.max_products or memory > args.max_memory:
         raise UsageError(

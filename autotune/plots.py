@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from simcore.ga1.simulate import SimResult
+import numpy as np
 
 from autotune.files import writing
 
@@ -101,39 +101,42 @@ def pareto_png(fronts: Sequence[Front], title: str, path: Path) -> Path:
 ENGINE_ROWS = (("DMA load", "tab:blue"), ("DMA store", "tab:orange"), ("matrix unit", "tab:green"))
 
 
-def engine_bars(result: SimResult, loads: Sequence[bool]) -> dict[str, list[tuple[int, int]]]:
-    """(start, duration) bars per engine row; `loads[i]` says whether DMA instruction i loads."""
-    assert result.trace is not None
-    bars: dict[str, list[tuple[int, int]]] = {name: [] for name, _ in ENGINE_ROWS}
-    for index, engine, start, finish, _reads, _writes, _fill in result.trace:
-        if finish <= start:
-            continue
-        if engine == "dma":
-            bars["DMA load" if loads[index] else "DMA store"].append((start, finish - start))
-        elif engine == "mxu":
-            bars["matrix unit"].append((start, finish - start))
-    return bars
+@dataclass(frozen=True)
+class Timeline:
+    """What a timeline draws, per row of ENGINE_ROWS: the row's busy spans over the whole run
+    (instructions that run back to back merged into one span: the same picture, from a few spans
+    where a large program has millions of instructions) and, for the zoomed panel, each of its
+    instructions that starts in the first `zoom` cycles. Spans are (n, 2) arrays of (start, finish)."""
+
+    cycles: int
+    spans: tuple[np.ndarray, ...]
+    first: tuple[np.ndarray, ...]
+    zoom: int | None = None
 
 
-def timeline_png(result: SimResult, loads: Sequence[bool], title: str, path: Path, zoom: int | None = None) -> Path:
+def _bars(spans: np.ndarray) -> list[tuple[int, int]]:
+    return [(int(start), int(finish - start)) for start, finish in spans]
+
+
+def timeline_png(timeline: Timeline, title: str, path: Path) -> Path:
     """The engines over the whole run; below, the first `zoom` cycles, where single
     transfers and products can be told apart."""
     plt = _pyplot()
-    bars = engine_bars(result, loads)
-    panels = [(0, result.cycles)] + ([(0, zoom)] if zoom and zoom < result.cycles else [])
+    cycles, zoom = timeline.cycles, timeline.zoom
+    panels = [(cycles, timeline.spans)] + ([(zoom, timeline.first)] if zoom and zoom < cycles else [])
     fig, axes = plt.subplots(len(panels), 1, figsize=(SIZE[0], 2.2 + 1.8 * len(panels)), squeeze=False)
-    for ax, (low, high) in zip(axes[:, 0], panels):
-        for row, (name, color) in enumerate(ENGINE_ROWS):
-            if bars[name]:
-                ax.broken_barh(bars[name], (row - 0.35, 0.7), facecolors=color, edgecolor="white" if high < result.cycles else color,
+    for ax, (high, rows) in zip(axes[:, 0], panels):
+        for row, ((name, color), spans) in enumerate(zip(ENGINE_ROWS, rows)):
+            if len(spans):
+                ax.broken_barh(_bars(spans), (row - 0.35, 0.7), facecolors=color, edgecolor="white" if high < cycles else color,
                                linewidth=0.4, label=name)
         ax.set_yticks(range(len(ENGINE_ROWS)), [name for name, _ in ENGINE_ROWS])
         ax.set_ylim(-0.6, len(ENGINE_ROWS) - 0.4)
-        ax.set_xlim(low, high)
+        ax.set_xlim(0, high)
         ax.set_xlabel("cycle")
         ax.invert_yaxis()
         ax.grid(True, axis="x", alpha=0.3)
-        ax.set_title(title if high == result.cycles else f"first {high:,} cycles", fontsize=FONT + (1 if high == result.cycles else 0))
+        ax.set_title(title if high == cycles else f"first {high:,} cycles", fontsize=FONT + (1 if high == cycles else 0))
     axes[0, 0].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=FONT - 1, frameon=False)
     return _save(fig, plt, path)
 

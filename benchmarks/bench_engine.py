@@ -7,6 +7,8 @@ For the general generator's default schedule on GA-1 with 64 slots it measures, 
     in one pass (engine.General(...).timing());
   * timing only at 128^3: run_timing against engine.time_program on the same built program;
   * the chapter's blocked 4x8 (2 buffers) and k-outermost seed points at 512^3;
+  * the strip schedules' first seed point at 128^3 and 512^3 with 16 slots (the reference builds
+    simcore.ga1.generator.strips and times it; the engine streams engine.Strips);
   * a timing-only evaluation at 2048^3 in a fresh process: its CPU time and the process's peak
     memory (VmHWM: resource.getrusage's ru_maxrss would carry over the peak of the forking
     benchmark), and the peak of the same process before the evaluation.
@@ -31,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 from simcore import Machine, Shape, blocked, kouter  # noqa: E402
 from simcore.ga1 import engine  # noqa: E402
 from simcore.ga1.generator import default_params, general  # noqa: E402
+from simcore.ga1.generator.strips import StripParams, strips  # noqa: E402
 from simcore.ga1.timing import run_timing  # noqa: E402
 
 MACHINE = Machine(slots=64)
@@ -113,6 +116,18 @@ def chapter_rows(repeats: int) -> list[tuple[str, float, float]]:
     return rows
 
 
+def strips_rows(repeats: int) -> list[tuple[str, float, float]]:
+    machine, params = Machine(slots=16), StripParams(split=2, tail=2, protect=8)  # search_spaces/strips.py's first seed
+    rows = []
+    for n in (128, 512):
+        shape = Shape(n, n, n)
+        same(engine.Strips(shape, machine, params).timing(), run_timing(machine, strips(shape, machine, params)))
+        reference, compiled = interleaved(lambda: run_timing(machine, strips(shape, machine, params)),
+                                          lambda: engine.Strips(shape, machine, params).timing(), repeats)
+        rows.append((f"strips, generation + timing at {n}^3 (16 slots)", reference, compiled))
+    return rows
+
+
 def peak_row(n: int) -> dict[str, float]:
     done = subprocess.run([sys.executable, "-c", PEAK_SCRIPT.format(root=str(ROOT), n=n)], capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -132,7 +147,7 @@ def main() -> int:
     rows = [generation_row(128, args.repeats), generation_row(512, args.repeats)]
     if not args.skip_1024_reference:
         rows.append(generation_row(1024, max(1, min(args.repeats, 2))))
-    rows += [timing_row(args.repeats), *chapter_rows(args.repeats)]
+    rows += [timing_row(args.repeats), *chapter_rows(args.repeats), *strips_rows(args.repeats)]
     print(f"{'measure':<58} {'reference':>11} {'compiled':>11} {'ratio':>8}")
     for label, reference, compiled in rows:
         print(f"{label:<58} {seconds(reference):>11} {seconds(compiled):>11} {reference / compiled:>7.0f}x")

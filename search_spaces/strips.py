@@ -13,8 +13,11 @@ from __future__ import annotations
 import dataclasses
 
 from simcore.ga1.generator.order import PARTITIONS
+from simcore.ga1 import engine
+from simcore.ga1.engine import Generator
+from simcore.ga1.engine.strip_order import strip_slots
 from simcore.ga1.generator.strips import (
-    STRIP_AXES, STRIP_ORDERS, StripParams, strip_blocks, strip_loads_estimate, strip_slots_needed, strips,
+    STRIP_AXES, STRIP_ORDERS, StripParams, strip_blocks, strip_loads_estimate,
 )
 from simcore.ga1.machine import Machine
 from simcore.ga1.program import Program
@@ -84,10 +87,14 @@ class Strips(GA1Family):
         return max(dma, compute) + (len(rows) + len(cols)) * machine.dma_cycles
 
     def slots_needed(self, point: Point, shape: Shape, machine: Machine) -> int:
-        return strip_slots_needed(shape, machine, self.to_params(point))
+        return strip_slots(shape, machine, self.to_params(point))  # strips.py's strip_slots_needed, without the list of blocks
 
     def build(self, point: Point, shape: Shape, machine: Machine) -> Program:
-        return strips(shape, machine, self.to_params(point))
+        return self.generator(point, shape, machine).program()
+
+    def generator(self, point: Point, shape: Shape, machine: Machine) -> Generator:
+        """The compiled engine's strip generator: the reference's program (strips.py), streamed."""
+        return engine.Strips(shape, machine, self.to_params(point))
 
     def seed_points(self, shape: Shape, machine: Machine) -> list[Point]:
         """The three points that did best over the benchmark's cases (benchmarks/bench_structures.py):

@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 
 from simcore.ga1.machine import Machine
-from simcore.ga1.program import LOAD
-from simcore.ga1.engine import simulate
+from simcore.ga1.engine import time_program
+from simcore.ga1.engine.spans import busy_spans, first_instructions
 from simcore.shape import Shape
 
 from autotune import leaderboard as board
@@ -139,10 +139,14 @@ def timeline(frame: pd.DataFrame, rank: int, out: Path, args: argparse.Namespace
     program = family.program(board.schedule_point(row), shape, machine)
     if program is None:
         return f"family {family.name!r} has no GA-1 timeline"
-    result = simulate(machine, program, trace=True)
-    loads = [r[0] == LOAD for r in program.rows]
+    timing = time_program(machine, program, record=True)  # starts and finishes, no Python trace
+    assert timing.starts is not None and timing.finishes is not None
+    utilization = timing.mxu_util(machine)
+    drawn = plots.Timeline(timing.cycles, tuple(busy_spans(program, timing.starts, timing.finishes)),
+                           tuple(first_instructions(program, timing.starts, timing.finishes, ZOOM_CYCLES)), ZOOM_CYCLES)
+    del program, timing  # the picture needs only the spans
     params = {k: v for k, v in json.loads(str(row["params_json"])).items() if k != "family"}
     block = f" {params['bi']}x{params['bj']}" if "bi" in params else ""
     title = (f"rank {rank}: {row['family']}{block} on {shape}, {machine.slots} slots, setup {machine.dma_setup}, "
-             f"{machine.dma_words_per_cycle} words/cycle: {result.cycles:,} cycles, MXU {result.mxu_util:.0%}")
-    return plots.timeline_png(result, loads, title, out / f"timeline_rank{rank}.png", zoom=ZOOM_CYCLES)
+             f"{machine.dma_words_per_cycle} words/cycle: {drawn.cycles:,} cycles, MXU {utilization:.0%}")
+    return plots.timeline_png(drawn, title, out / f"timeline_rank{rank}.png")

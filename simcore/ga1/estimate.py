@@ -16,7 +16,7 @@ from simcore.shape import Shape
 # A and a B tile for every product (five rows); the general generator emits at most three.
 ROWS_PER_PRODUCT = 5
 ROW_BYTES = 64             # an (n, 8) int64 program row
-TRACE_RECORD_BYTES = 400   # one Python trace record (a tuple of ints, strings and tuples)
+TIMES_BYTES = 48           # an instruction's start and finish, recorded and copied out, and its opcode drawn (show, plot)
 CHUNK_BYTES = 2 * ROW_BYTES * 4096  # the engine's chunk of rows and its times
 SECONDS_PER_PRODUCT = 1.5e-7        # generation and timing, the slowest family
 VERIFY_SECONDS_PER_MAC = 1.5e-9     # a verification's arithmetic, per multiply-add
@@ -30,7 +30,7 @@ class Work:
     instructions: int
     evaluation_bytes: int    # timing only: the engine's state (a slot's and a tile's worth each)
     verification_bytes: int  # A, B, C and numpy's product in float64, the scratchpad, the state
-    program_bytes: int       # a materialised program with its trace (show, plot)
+    program_bytes: int       # a materialised program with its start and finish times (show, plot)
 
     @property
     def evaluation_seconds(self) -> float:
@@ -50,4 +50,4 @@ def estimate(shape: Shape, machine: Machine) -> Work:
     verification = 2 * operands + 8 * 2 * shape.m * shape.n + 8 * machine.slots * machine.T**2 + state
     instructions = ROWS_PER_PRODUCT * products
     return Work(products=products, instructions=instructions, evaluation_bytes=state,
-                verification_bytes=verification, program_bytes=instructions * (ROW_BYTES + TRACE_RECORD_BYTES))
+                verification_bytes=verification, program_bytes=instructions * (ROW_BYTES + TIMES_BYTES))

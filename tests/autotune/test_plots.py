@@ -40,3 +40,33 @@ def test_plots_codesign_pareto_file(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 def test_plot_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     assert main(["plot", "no-such-study"]) == 2
+
+
+def test_merged_spans_draw_the_same_timeline(tmp_path: Path) -> None:
+    # The timeline draws each engine's busy spans, back-to-back instructions merged; at a small
+    # size the picture is the one drawn from every instruction's own bar (the trace's).
+    import matplotlib.image as mpimg
+    import numpy as np
+
+    from simcore import Machine, Shape
+    from simcore.ga1 import engine
+    from simcore.ga1.engine.spans import ROWS, busy_spans, first_instructions
+    from simcore.ga1.generator import default_params
+
+    from autotune import plots
+
+    shape, machine = Shape(64, 48, 56), Machine(slots=24)
+    program = engine.General(shape, machine, default_params(shape, machine)).program()
+    timing = engine.time_program(machine, program, record=True)
+    starts, finishes, ops = timing.starts, timing.finishes, program.code[:, 0]
+    each = tuple(np.stack([starts[m], finishes[m]], axis=1) for m in ((ops == op) & (finishes > starts) for op in ROWS))
+    first = tuple(first_instructions(program, starts, finishes, 1500))
+    merged = tuple(busy_spans(program, starts, finishes))
+    assert sum(map(len, merged)) < sum(map(len, each))  # something was merged
+    pictures = [plots.timeline_png(plots.Timeline(timing.cycles, spans, first, 1500), "t", tmp_path / f"{name}.png")
+                for name, spans in (("each", each), ("merged", merged))]
+    one, other = (mpimg.imread(path) for path in pictures)
+    assert one.shape == other.shape
+    # No bar appears, goes or moves (that changes a pixel's colour by far more): what differs are
+    # the faint seams that anti-aliasing drew between touching bars of the same colour.
+    assert np.abs(one - other).max() < 0.1

@@ -13,11 +13,11 @@ SCRIPT = """
 import json
 from simcore import Machine, Shape
 from simcore.ga1.engine import General, cache_is_warm
-from simcore.ga1.engine.compile import run_general
+from simcore.ga1.engine.stream import time_compiled
 from simcore.ga1.generator import GeneralParams
 warm = cache_is_warm()
 General(Shape(32, 32, 32), Machine(slots=16), GeneralParams(bi=2, bj=2)).timing()
-stats = run_general.stats
+stats = time_compiled.stats
 print(json.dumps({"warm": warm, "hits": sum(stats.cache_hits.values()), "misses": sum(stats.cache_misses.values())}))
 """
 

@@ -41,10 +41,12 @@ class Mutant:
         return self.engine_edits
 
 
-ENGINE_LOAD_WAITS = "            start = max(dma_free, last_read[s0], ready[s0])\n"
-ENGINE_STORE_WAITS = "            start = max(dma_free, ready[s0])\n"
-ENGINE_ZERO_WAITS = "            start = max(vpu_free, last_read[s0], ready[s0])\n"
-ENGINE_MXU_WAITS = "            start = max(mxu_free, ready[s1], ready[s2], acc_ready[s0], last_read[s0])\n"
+ENGINE_LOAD_WAITS = "            start = max(dma_free, slot[c + BY_MXU], slot[c + BY_OTHERS], slot[c + READY])\n"
+ENGINE_STORE_WAITS = "            start = max(dma_free, slot[c + READY])\n"
+ENGINE_ZERO_WAITS = "            start = max(vpu_free, slot[c + BY_MXU], slot[c + BY_OTHERS], slot[c + READY])\n"
+ENGINE_MXU_WAITS = ("            start = max(mxu_free, slot[a + READY], slot[b + READY], slot[c + ACC_READY], slot[c + BY_MXU],\n"
+                    "                        slot[c + BY_OTHERS])\n")
+ENGINE_READS_OF_C = ", slot[c + BY_MXU],\n                        slot[c + BY_OTHERS])"
 
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -59,9 +61,10 @@ MUTANTS: tuple[Mutant, ...] = (
         ]},
         ("hazards",),
         engine_edits={"ga1.engine.timing": [
-            (ENGINE_LOAD_WAITS, ENGINE_LOAD_WAITS.replace("last_read[s0], ", "")),
-            (ENGINE_ZERO_WAITS, ENGINE_ZERO_WAITS.replace("last_read[s0], ", "")),
-            ("    start = max(start, last_read[s0], ready[s0])\n", "    start = max(start, ready[s0])\n"),
+            (ENGINE_LOAD_WAITS, ENGINE_LOAD_WAITS.replace("slot[c + BY_MXU], slot[c + BY_OTHERS], ", "")),
+            (ENGINE_ZERO_WAITS, ENGINE_ZERO_WAITS.replace("slot[c + BY_MXU], slot[c + BY_OTHERS], ", "")),
+            ("    start = max(start, clock[c + BY_MXU], clock[c + BY_OTHERS], clock[c + READY])\n",
+             "    start = max(start, clock[c + READY])\n"),
         ]},
     ),
     Mutant(
@@ -73,8 +76,8 @@ MUTANTS: tuple[Mutant, ...] = (
         ]},
         ("hazards",),
         engine_edits={"ga1.engine.timing": [
-            (ENGINE_MXU_WAITS, ENGINE_MXU_WAITS.replace("ready[s2], ", "")),
-            ("    if reads > 1:\n        start = max(start, ready[s2])\n", ""),
+            (ENGINE_MXU_WAITS, ENGINE_MXU_WAITS.replace("slot[b + READY], ", "")),
+            ("    if reads > 1:\n        start = max(start, clock[b + READY])\n", ""),
         ]},
     ),
     Mutant(
@@ -88,8 +91,8 @@ MUTANTS: tuple[Mutant, ...] = (
         {"ga1.timing": [("            ready[s0] = finish + fill\n            acc_ready[s0] = finish\n",
                      "            ready[s0] = finish + fill\n            acc_ready[s0] = finish + fill\n")]},
         ("hand_timed_84",),
-        engine_edits={"ga1.engine.timing": [("            ready[s0] = finish + fill\n            acc_ready[s0] = finish\n",
-                                 "            ready[s0] = finish + fill\n            acc_ready[s0] = finish + fill\n")]},
+        engine_edits={"ga1.engine.timing": [("            slot[c + READY] = finish + fill\n            slot[c + ACC_READY] = finish\n",
+                                 "            slot[c + READY] = finish + fill\n            slot[c + ACC_READY] = finish + fill\n")]},
     ),
     Mutant(
         "the product's fill time is zero",
@@ -194,7 +197,7 @@ MUTANTS: tuple[Mutant, ...] = (
                      "            finish = start + mxu_cycles\n",
                      "            finish = start + mxu_cycles\n")]},
         ("hazards", "hazard_programs"), extra=True,
-        engine_edits={"ga1.engine.timing": [(ENGINE_MXU_WAITS, ENGINE_MXU_WAITS.replace(", last_read[s0])", ")"))]},
+        engine_edits={"ga1.engine.timing": [(ENGINE_MXU_WAITS, ENGINE_MXU_WAITS.replace(ENGINE_READS_OF_C, ")"))]},
     ),
     Mutant(
         "exp runs at the vector lanes' rate, not the special-function path's",
@@ -229,34 +232,46 @@ ENGINE_MUTANTS: tuple[Mutant, ...] = (
         "the timing loses its state between chunks (a chunk's free times are not kept)",
         {}, ("streamed",), extra=True,
         engine_edits={"ga1.engine.timing": [(
-            "    clock[DMA_FREE], clock[MXU_FREE], clock[VPU_FREE], clock[END] = dma_free, mxu_free, vpu_free, end\n",
-            "    clock[END] = end\n")]},
+            "    dma_free, mxu_free, vpu_free = clock[DMA_FREE], clock[MXU_FREE], clock[VPU_FREE]\n",
+            "    dma_free, mxu_free, vpu_free = 0, 0, 0\n")]},
     ),
 )
 IMPLEMENTATIONS = ("reference", "engine")
 
-# The general generator's compiled twin makes the reference's decisions; a mistake in it yields
-# another valid schedule, which the chapter's checks cannot see. The reference program can: each
-# of these mutants changes the program of at least one of GENERATOR_CASES.
+# The generators' compiled twins make the reference's decisions; a mistake in one yields another
+# valid schedule, which the chapter's checks cannot see. The reference program can: each of these
+# mutants changes the program of at least one of GENERATOR_CASES.
 GENERATOR_MUTANTS: dict[str, Edits] = {
     "a load takes a slot freed by a product before one freed by a store": {"ga1.engine.compile": [(
         "    first, second = (BY_STORE, BY_PRODUCT) if for_load else (BY_PRODUCT, BY_STORE)\n",
         "    first, second = BY_PRODUCT, BY_STORE\n")]},
-    "eviction ties go to the largest slot": {"ga1.engine.evict": [(
-        "    return far_a > far_b or (far_a == far_b and a < b)", "    return far_a > far_b or (far_a == far_b and a > b)")]},
+    "eviction ties go to the largest slot": {"ga1.engine.evict": [
+        ("    value = (nxt << bits) | (((1 << bits) - 1) - s)\n", "    value = (nxt << bits) | s\n"),
+        ("    return ((1 << bits) - 1) - (best & ((1 << bits) - 1))\n", "    return best & ((1 << bits) - 1)\n")]},
     "the rotating window's next unit always waits a period": {"ga1.engine.order": [(
         "        if st[pos + POS_NEXT_ENTRY] <= t:\n", "        if st[pos + POS_NEXT_ENTRY] < t:\n")]},
     "a block's row operands are not reused by the row band's next block": {"ga1.engine.order": [(
-        "    elif st[pos + POS_BAND_END] == 0:  # the row band's next block", "    elif False:  # the row band's next block")]},
-    "the tail's products run step by step": {"ga1.engine.order": [(
-        "    if s < plain:\n        cell += 1", "    if s < st[KT]:\n        cell += 1")]},
+        "    if (b + 1) % st[N_CB] == 0:  # the last block of its row band\n", "    if True:\n")]},
+    "the tail's products run step by step": {"ga1.engine.blocks": [(
+        "        if s < plain:\n            cell += 1", "        if s < kt:\n            cell += 1")]},
+    "a strip's row operands are not reused by the next strip": {"ga1.engine.strip_order": [(
+        "    if strip + 1 >= st[N_STRIPS]:\n", "    if True:\n")]},
+    "the next strip's blocks are looked up top to bottom even when it runs bottom to top": {"ga1.engine.strip_order": [(
+        "    block = strip_block(st, strip + 1, st[rec + S_COUNT] - 1 - band if st[rec + S_REVERSED] == 1 else band)\n",
+        "    block = strip_block(st, strip + 1, band)\n")]},
+    "a prefetch evicts protected tiles": {"ga1.engine.compile": [(
+        "        horizon = key + protect if key > current else key  # a prefetch spares `protect` more\n",
+        "        horizon = key\n")]},
 }
 GENERATOR_CASES = (
-    ((40, 48, 56), 14, dict(bi=2, bj=3, lookahead=8, store_first=True)),
-    ((48, 40, 64), 24, dict(bi=3, bj=3, block_order="col", tail=2, k_direction="up", inner="zigzag", lookahead=3)),
-    ((56, 32, 48), 12, dict(bi=2, bj=3, structure="rotate", ramp=2, lookahead=10)),
-    ((64, 40, 40), 20, dict(bi=3, bj=2, structure="rotate", block_order="col", serpentine=False, lookahead=6)),
-    ((36, 33, 28), 11, dict(bi=2, bj=3, tail=0, lookahead=0, structure="rotate")),  # found by a search: ties in eviction
+    ("general", (40, 48, 56), 14, dict(bi=2, bj=3, lookahead=8, store_first=True)),
+    ("general", (48, 40, 64), 24, dict(bi=3, bj=3, block_order="col", tail=2, k_direction="up", inner="zigzag", lookahead=3)),
+    ("general", (56, 32, 48), 12, dict(bi=2, bj=3, structure="rotate", ramp=2, lookahead=10)),
+    ("general", (64, 40, 40), 20, dict(bi=3, bj=2, structure="rotate", block_order="col", serpentine=False, lookahead=6)),
+    ("general", (36, 33, 28), 11, dict(bi=2, bj=3, tail=0, lookahead=0, structure="rotate")),  # found by a search: ties in eviction
+    ("strips", (64, 48, 72), 16, dict(split=2, tail=2, protect=8)),
+    ("strips", (72, 40, 64), 12, dict(axis="row", reserve=3, first_reverse=True, split=0, protect=24, lookahead=20)),
+    ("strips", (80, 24, 56), 20, dict(strip_order="wide", partition="uniform", flip=False, tail=1, store_first=True)),
 )
 
 
@@ -293,19 +308,23 @@ def test_mutant_is_caught(chapter_checks: ModuleType, mutant: Mutant, implementa
 @pytest.mark.parametrize("name", GENERATOR_MUTANTS)
 def test_generator_mutant_is_caught_by_the_reference_program(chapter_checks: ModuleType, name: str) -> None:
     from simcore import Machine, Shape
-    from simcore.ga1.generator import GeneralParams, general
+    from simcore.ga1.generator import GeneralParams, StripParams, general, strips
 
     copy = chapter_checks.load_simcore_copy(GENERATOR_MUTANTS[name])
+    reference = {"general": (general, GeneralParams), "strips": (strips, StripParams)}
+    ours = {"general": (copy.ga1.engine.General, copy.ga1.generator.GeneralParams),
+            "strips": (copy.ga1.engine.Strips, copy.ga1.generator.StripParams)}
     differs = []
-    for dims, slots, params in GENERATOR_CASES:
-        shape, machine, chosen = Shape(*dims), Machine(slots=slots), GeneralParams(**params)
-        reference = general(shape, machine, chosen).code
+    for family, dims, slots, params in GENERATOR_CASES:
+        build, params_type = reference[family]
+        expected = build(Shape(*dims), Machine(slots=slots), params_type(**params)).code
+        generator, copy_params = ours[family]
         try:
-            ours = copy.ga1.engine.General(copy.Shape(*dims), copy.Machine(slots=slots), copy.ga1.generator.GeneralParams(**params)).program().code
+            got = generator(copy.Shape(*dims), copy.Machine(slots=slots), copy_params(**params)).program().code
         except Exception:  # noqa: BLE001 - a crash is caught too
             differs.append(dims)
             continue
-        if not np.array_equal(ours, reference):
+        if not np.array_equal(got, expected):
             differs.append(dims)
     assert differs, f"NOT CAUGHT: {name}"
 

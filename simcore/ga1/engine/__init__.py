@@ -1,6 +1,6 @@
 """The compiled GA-1 engine (numba).
 
-Generators (`General`, `Blocked`, `KOuter`, or `Materialised` for any built program) emit their
+Generators (`General`, `Strips`, `Blocked`, `KOuter`, or `Materialised` for any built program) emit their
 program in chunks; `timing()` times them as they come (generation and timing in one pass, in
 memory for the slots and the tiles), `program()` keeps them, `verify()` checks them exactly,
 streamed. `simulate`, `time_program`, `execute`, `replay` and `verify_program` are the
@@ -9,11 +9,11 @@ stay the readable reference; differential tests hold every kernel here to them.
 """
 from __future__ import annotations
 
-from simcore.ga1.engine.generators import Blocked, General, Generator, KOuter, Materialised, chapter_generator
+from simcore.ga1.engine.generators import Blocked, General, Generator, KOuter, Materialised, Strips, chapter_generator
 from simcore.ga1.engine.jit import cache_is_warm
 from simcore.ga1.engine.simulate import execute, replay, simulate, time_program, verify_program
 
 __all__ = [
-    "Generator", "General", "Blocked", "KOuter", "Materialised", "chapter_generator",
+    "Generator", "General", "Strips", "Blocked", "KOuter", "Materialised", "chapter_generator",
     "simulate", "time_program", "execute", "replay", "verify_program", "cache_is_warm",
 ]

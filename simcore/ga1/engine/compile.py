@@ -1,265 +1,299 @@
 """The general generator's compiler, compiled: simcore/ga1/generator/compile.py's algorithm,
-decision for decision, over a streamed product order (order.py), emitting program rows in
-chunks.
+decision for decision, over a streamed product order (order.py, strip_order.py), emitting
+program rows in chunks.
 
 The reference holds the whole order and its next-use arrays; here a ring holds only the products
 between the matrix unit's position p and the DMA frontier (at most `lookahead` + 2), each with
 the keys of its tiles' next uses. Eviction candidates (evict.py) are what the reference's lazy
-heap holds valid.
+heap holds valid. With `protect` > 0 a prefetch's horizon moves `protect` keys further, so an
+order with `protect` numbers its keys 0, 1, 2, ... (the strip orders do; the general orders,
+whose keys leave gaps, have no `protect`).
 
 The plan, the compiler's state and the output chunk are one flat array `st` (rows.py), so a run
-can stop when its chunk is full and resume where it stopped.
+can stop when its chunk is full and resume where it stopped. Within a run the state the loop
+changes at every product (p, the frontier, whether it is blocked, the pending stores, the rows
+emitted) lives in local variables, and every section is a view whose address stays in a
+register: the kernel's helpers are inlined, take what they read and return what they change.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from simcore.ga1.engine.evict import add, candidates_section, drop, farthest
-from simcore.ga1.engine.jit import inline, kernel
-from simcore.ga1.engine.rows import DONE, assemble, emit, room
-from simcore.ga1.engine.order import (
-    A_ID, B_ID, C_ID, I, J, K, KEY, LAST, NEXT_A, NEXT_B, POSITION, RECORD, block_product, start_block, start_units,
-    unit_product,
-)
+from simcore.ga1.engine.evict import add, candidates_section, drop, farthest, fits
+from simcore.ga1.engine.jit import get, inline, kernel, put
+from simcore.ga1.engine.blocks import block_products
+from simcore.ga1.engine.order import start_units, unit_products
 from simcore.ga1.engine.plan import (
-    END, LOOKAHEAD, N_AB, N_TILES, NEVER, P, PINNED, PLAN_END, REAL_NT, STORE_FIRST, STRUCTURE, UNITS,
-    general_plan,
+    BANDS_AT, BLOCKS, CELL_START_AT, END, FIRST_AT, LOOKAHEAD, N_AB, N_TILES, NEVER, P, PINNED, PLAN_END, PROTECT,
+    REAL_NT, ROW_START_AT, SIZES_AT, STORE_FIRST, STRIPS, STRUCTURE, TABLES_AT, UNITS,
 )
-from simcore.ga1.generator.order import GeneralParams
-from simcore.ga1.machine import Machine
-from simcore.ga1.program import LOAD, MXU, NONE, STORE, ZERO
-from simcore.shape import Shape
+from simcore.ga1.engine.record import A_ID, B_ID, C_ID, I, J, K, KEY, LAST, NEXT_A, NEXT_B, POSITION, RECORD
+from simcore.ga1.engine.rows import CAPACITY, DONE, OUT, OUT_AT, Section, assemble
+from simcore.ga1.program import LOAD, MXU, NONE, STORE, WIDTH, ZERO
+from simcore.ga1.schedules import ScheduleError
 
 _TENSOR_A, _TENSOR_B, _TENSOR_C = 0, 1, 2
-(FRONTIER, BLOCKED, GENERATED, PENDING, FAILED_AT, LIVE, NEXT_P, SLOTS, RING_ROWS, HEADROOM,
- RING_AT, POS_AT, WHERE_AT, TILE_AT, NEXT_AT, FREE_AT, EVICT_AT, PENDING_AT,
- HEAD, COUNT) = range(PLAN_END, PLAN_END + 20)
+(FRONTIER, BLOCKED, PENDING, GENERATED, FAILED_AT, LIVE, NEXT_P, SLOTS, RING_MASK, HEADROOM,
+ RING_AT, POS_AT, WHERE_AT, TILE_AT, NEXT_AT, FREE_AT, EVICT_AT, PENDING_AT, QUEUE) = range(PLAN_END, PLAN_END + 19)
 # Two queues of free slots, q = 0: slots freed by a product's last read, q = 1: freed by a store;
-# queue q's first entry and length are at HEAD + 2 q and COUNT + 2 q.
+# queue q's first entry and length are at QUEUE + 2 q and QUEUE + 2 q + 1.
 BY_PRODUCT, BY_STORE = 0, 1
-HEADER = PLAN_END + 22
+HEADER = QUEUE + 4
+BATCH = 32  # products the order streams ahead at a time, at least
 
 
 def headroom(slots: int, lookahead: int) -> int:
-    """Rows one resumption emits at most: the stores of every slot twice, and three rows for each
+    """Rows one product emits at most: the stores of every slot twice, and three rows for each
     product the frontier passes."""
     return 2 * slots + 3 * (lookahead + 2) + 2
 
 
-def new_state(shape: Shape, machine: Machine, params: GeneralParams, chunk_rows: int) -> np.ndarray:
-    """The generator at product 0, every slot free, with room for `chunk_rows` rows (at least
-    twice the headroom)."""
-    geo, sections = general_plan(shape, machine, params)
-    # the ring holds products p..frontier (at most lookahead + 2); a power of two, indexed by a mask
-    slots, ring_rows, room_needed = machine.slots, 1 << (params.lookahead + 3).bit_length(), headroom(machine.slots, params.lookahead)
+def new_state(geo: dict[int, int], sections: list[Section], slots: int, chunk_rows: int) -> np.ndarray:
+    """The compiler at product 0 of an order's plan (`geo`, `sections`), every slot free, with
+    room for `chunk_rows` rows (at least twice the headroom), the first products streamed."""
+    lookahead = geo[LOOKAHEAD]
+    if not fits(slots, geo[PINNED]):
+        raise ScheduleError(f"{geo[P]} products with {slots} slots are beyond the compiled generator's numbers")
+    # the ring holds products p..frontier (at most lookahead + 2) and the batch streamed ahead of
+    # them; a power of two, indexed by a mask
+    ring_rows, room_needed = 1 << (lookahead + 2 + BATCH).bit_length(), headroom(slots, lookahead)
     evict = candidates_section(slots)
-    fields = {**geo, FAILED_AT: -1, SLOTS: slots, RING_ROWS: ring_rows, HEADROOM: room_needed,
-              COUNT + 2 * BY_PRODUCT: slots}
-    sections = sections + [
-        (RING_AT, ring_rows * RECORD, 0), (POS_AT, POSITION, 0), (WHERE_AT, geo[N_TILES], -1), (TILE_AT, slots, -1),
-        (NEXT_AT, slots, geo[NEVER]), (FREE_AT, 2 * slots, np.concatenate([np.arange(slots), np.zeros(slots, dtype=np.int64)])),
-        (EVICT_AT, len(evict), evict), (PENDING_AT, slots, 0)]
-    return assemble(HEADER, fields, sections, max(chunk_rows, 2 * room_needed))
+    fields = {**geo, FAILED_AT: -1, SLOTS: slots, RING_MASK: ring_rows - 1, HEADROOM: room_needed,
+              QUEUE + 2 * BY_PRODUCT + 1: slots}
+    sections = sections + [  # the compiler's own, initialised by start_order
+        (RING_AT, ring_rows * RECORD, None), (POS_AT, POSITION, None), (WHERE_AT, geo[N_TILES], None),
+        (TILE_AT, slots, None), (NEXT_AT, slots, None), (FREE_AT, 2 * slots, None),
+        (EVICT_AT, len(evict), evict), (PENDING_AT, slots, None)]
+    st = assemble(HEADER, fields, sections, max(chunk_rows, 2 * room_needed))
+    start_order(st)
+    return st
 
 
 @inline
-def _queue_pop(st: np.ndarray, q: int) -> int:
-    head = st[HEAD + 2 * q]
-    s = st[st[FREE_AT] + q * st[SLOTS] + head]
-    st[HEAD + 2 * q] = head + 1 if head + 1 < st[SLOTS] else 0
-    st[COUNT + 2 * q] -= 1
+def _initialise(st: np.ndarray) -> None:
+    """Every slot free, no tile resident; the cell tables' offsets absolute."""
+    for field in range(CELL_START_AT, FIRST_AT + 1):
+        st[field] += st[TABLES_AT]
+    if st[STRUCTURE] != STRIPS:  # the strips' records are absolute
+        for field in range(ROW_START_AT, SIZES_AT + 1):
+            st[field] += st[BANDS_AT]
+    slots = st[SLOTS]
+    st[st[POS_AT]:st[POS_AT] + POSITION] = 0
+    st[st[WHERE_AT]:st[WHERE_AT] + st[N_TILES]] = -1
+    st[st[TILE_AT]:st[TILE_AT] + slots] = -1
+    st[st[NEXT_AT]:st[NEXT_AT] + slots] = st[NEVER]
+    for s in range(slots):
+        st[st[FREE_AT] + s] = s
+
+
+@kernel
+def _stream(st: np.ndarray, first: int, stop: int) -> int:
+    """Stream the order further: the records of products first..stop-1 into the ring. Returns stop.
+    (A kernel of its own: called once per batch, and compiled once, not into each caller.)"""
+    ring_at, mask, pos = st[RING_AT], st[RING_MASK], st[POS_AT]
+    if st[STRUCTURE] == UNITS:
+        unit_products(st, pos, ring_at, mask, first, stop)
+    else:
+        block_products(st, pos, ring_at, mask, first, stop)
+    return stop
+
+
+@kernel
+def start_order(st: np.ndarray) -> None:
+    """Position the order's stream at its start and stream the first products."""
+    _initialise(st)
+    if st[STRUCTURE] == UNITS:
+        start_units(st, st[POS_AT])
+    st[GENERATED] = _stream(st, 0, min(st[P], st[RING_MASK] + 1))
+
+
+@inline
+def _emit(rows: np.ndarray, out: int, op: int, s0: int, s1: int, s2: int, t: int, x: int, y: int) -> int:
+    at = WIDTH * out
+    put(rows, at, op)
+    put(rows, at + 1, NONE)
+    put(rows, at + 2, s0)
+    put(rows, at + 3, s1)
+    put(rows, at + 4, s2)
+    put(rows, at + 5, t)
+    put(rows, at + 6, x)
+    put(rows, at + 7, y)
+    return out + 1
+
+
+@inline
+def _queue_pop(free: np.ndarray, queue: np.ndarray, q: int) -> int:
+    slots = free.shape[0] >> 1
+    head = get(queue, 2 * q)
+    s = get(free, q * slots + head)
+    put(queue, 2 * q, head + 1 if head + 1 < slots else 0)
+    put(queue, 2 * q + 1, get(queue, 2 * q + 1) - 1)
     return s
 
 
 @inline
-def _queue_push(st: np.ndarray, q: int, s: int) -> None:
-    end = st[HEAD + 2 * q] + st[COUNT + 2 * q]
-    st[st[FREE_AT] + q * st[SLOTS] + (end if end < st[SLOTS] else end - st[SLOTS])] = s
-    st[COUNT + 2 * q] += 1
+def _queue_push(free: np.ndarray, queue: np.ndarray, q: int, s: int) -> None:
+    slots = free.shape[0] >> 1
+    end = get(queue, 2 * q) + get(queue, 2 * q + 1)
+    put(free, q * slots + (end if end < slots else end - slots), s)
+    put(queue, 2 * q + 1, get(queue, 2 * q + 1) + 1)
 
 
 @inline
-def _take_slot(st: np.ndarray, horizon: int, for_load: bool) -> int:
+def _take_slot(free: np.ndarray, queue: np.ndarray, ev: np.ndarray, nexts: np.ndarray, tiles: np.ndarray,
+        where: np.ndarray, horizon: int, for_load: bool) -> int:
     """A slot to write now: a free one, else evict the operand used farthest after `horizon`."""
     first, second = (BY_STORE, BY_PRODUCT) if for_load else (BY_PRODUCT, BY_STORE)
-    if st[COUNT + 2 * first] > 0:
-        return _queue_pop(st, first)
-    if st[COUNT + 2 * second] > 0:
-        return _queue_pop(st, second)
-    best = farthest(st, st[EVICT_AT], st[NEXT_AT], st[SLOTS])
-    if best < 0 or st[st[NEXT_AT] + best] <= horizon:
-        return -1  # the farthest next use is inside the prefetch window: nothing to evict
-    drop(st, st[EVICT_AT], best)
-    st[st[WHERE_AT] + st[st[TILE_AT] + best]] = -1
-    st[st[TILE_AT] + best] = -1
+    if get(queue, 2 * first + 1) > 0:
+        return _queue_pop(free, queue, first)
+    if get(queue, 2 * second + 1) > 0:
+        return _queue_pop(free, queue, second)
+    best = farthest(ev, tiles.shape[0])
+    if best < 0 or get(nexts, best) <= horizon:
+        return -1  # the farthest next use is inside the (protected) prefetch window: nothing to evict
+    drop(ev, best)
+    put(where, get(tiles, best), -1)
+    put(tiles, best, -1)
     return best
 
 
-@kernel
-def _generate(st: np.ndarray) -> None:
-    """Stream the order one product further (into the ring)."""
-    rec = st[RING_AT] + (st[GENERATED] & (st[RING_ROWS] - 1)) * RECORD
-    if st[STRUCTURE] == UNITS:
-        unit_product(st, st[POS_AT], rec)
-    else:
-        block_product(st, st[POS_AT], rec)
-    st[GENERATED] += 1
-
-
 @inline
-def _record(st: np.ndarray, q: int) -> int:
-    """Where product q's record is (the order is streamed up to the frontier's product)."""
-    return st[RING_AT] + (q & (st[RING_ROWS] - 1)) * RECORD
-
-
-@inline
-def _frontier_key(st: np.ndarray) -> int:
-    q = st[FRONTIER]
-    return st[END] if q >= st[P] else st[_record(st, q) + KEY]
-
-
-@inline
-def _resident(st: np.ndarray, tile: int, key: int, tensor: int, x: int, y: int) -> bool:
-    """Make operand tile (tensor, x, y) resident for the product with `key`; False when no slot
-    is free."""
-    where, tiles, nexts = st[WHERE_AT], st[TILE_AT], st[NEXT_AT]
-    s = st[where + tile]
-    if s >= 0:
-        if st[nexts + s] > key:
-            st[nexts + s] = key
-            drop(st, st[EVICT_AT], s)  # a candidate again after its next product
-        return True
-    s = _take_slot(st, key, True)
-    if s < 0:
-        return False
-    st[where + tile], st[tiles + s], st[nexts + s] = s, tile, key
-    emit(st, LOAD, s, NONE, NONE, tensor, x, y)
-    return True
-
-
-@inline
-def _advance(st: np.ndarray, limit: int) -> None:
-    """The DMA frontier: make the tiles of products up to `limit` resident, in order."""
-    while st[FRONTIER] < limit and st[BLOCKED] == 0:
-        rec = _record(st, st[FRONTIER])
-        key = st[rec + KEY]
-        i, j, k = st[rec + I], st[rec + J], st[rec + K]
-        if (not _resident(st, st[rec + A_ID], key, _TENSOR_A, i, k)
-                or not _resident(st, st[rec + B_ID], key, _TENSOR_B, k, j)):
-            st[BLOCKED] = 1
-            return
-        c = st[rec + C_ID]
-        if st[st[WHERE_AT] + c] < 0:
-            s = _take_slot(st, key, False)
+def _advance(st: np.ndarray, rows: np.ndarray, out: int, where: np.ndarray, tiles: np.ndarray, nexts: np.ndarray,
+        free: np.ndarray, queue: np.ndarray, ev: np.ndarray, frontier: int, limit: int, p: int, current: int,
+        generated: int) -> tuple[int, int, int, int]:
+    """The DMA frontier: make the tiles of products up to `limit` resident, in order (a load or
+    zero for each tile not resident); product p (key `current`) is the matrix unit's next.
+    Returns (rows emitted, frontier, blocked: no slot found, products streamed)."""
+    protect, total, pinned, ring_at, mask = st[PROTECT], st[P], st[PINNED], st[RING_AT], st[RING_MASK]
+    while frontier < limit:
+        rec = ring_at + (frontier & mask) * RECORD
+        key = get(st, rec + KEY)
+        horizon = key + protect if key > current else key  # a prefetch spares `protect` more
+        for operand in range(3):  # A, B, then C's accumulator
+            if operand == 0:
+                tile, tensor, x, y = get(st, rec + A_ID), _TENSOR_A, get(st, rec + I), get(st, rec + K)
+            elif operand == 1:
+                tile, tensor, x, y = get(st, rec + B_ID), _TENSOR_B, get(st, rec + K), get(st, rec + J)
+            else:
+                tile, tensor, x, y = get(st, rec + C_ID), NONE, NONE, NONE
+            s = get(where, tile)
+            if s >= 0:
+                if operand < 2 and get(nexts, s) > key:
+                    put(nexts, s, key)
+                    drop(ev, s)  # a candidate again after its next product
+                continue
+            s = _take_slot(free, queue, ev, nexts, tiles, where, horizon, operand < 2)
             if s < 0:
-                st[BLOCKED] = 1
-                return
-            st[st[WHERE_AT] + c], st[st[TILE_AT] + s], st[st[NEXT_AT] + s] = s, c, st[PINNED]
-            emit(st, ZERO, s, NONE, NONE, NONE, NONE, NONE)
-        st[FRONTIER] += 1
-        if st[FRONTIER] < st[P]:
-            _generate(st)
+                return out, frontier, 1, generated
+            put(where, tile, s)
+            put(tiles, s, tile)
+            if operand < 2:
+                put(nexts, s, key)
+                out = _emit(rows, out, LOAD, s, NONE, NONE, tensor, x, y)
+            else:
+                put(nexts, s, pinned)
+                out = _emit(rows, out, ZERO, s, NONE, NONE, NONE, NONE, NONE)
+        frontier += 1
+        if frontier == generated and frontier < total:  # the ring holds products p.. p + its length - 1
+            generated = _stream(st, frontier, min(total, p + mask + 1))
+    return out, frontier, 0, generated
 
 
 @kernel
-def _flush_stores(st: np.ndarray) -> None:
-    for n in range(st[PENDING]):
-        s = st[st[PENDING_AT] + n]
-        tile = st[st[TILE_AT] + s]
-        c = tile - st[N_AB]
-        emit(st, STORE, s, NONE, NONE, _TENSOR_C, c // st[REAL_NT], c % st[REAL_NT])
-        st[st[WHERE_AT] + tile] = -1
-        st[st[TILE_AT] + s] = -1
-        st[st[NEXT_AT] + s] = st[NEVER]
-        _queue_push(st, BY_STORE, s)
-    if st[PENDING] > 0:
-        st[BLOCKED] = 0
-        st[PENDING] = 0
+def _flush_stores(st: np.ndarray, rows: np.ndarray, out: int, where: np.ndarray, tiles: np.ndarray,
+        nexts: np.ndarray, free: np.ndarray, queue: np.ndarray, pend: np.ndarray, pending: int) -> int:
+    """Store the finished accumulators, in finishing order; returns the rows emitted. (A kernel
+    of its own: called once per finished block of accumulators, and compiled once.)"""
+    nt, n_ab, never = st[REAL_NT], st[N_AB], st[NEVER]
+    for n in range(pending):
+        s = get(pend, n)
+        tile = get(tiles, s)
+        c = tile - n_ab
+        out = _emit(rows, out, STORE, s, NONE, NONE, _TENSOR_C, c // nt, c % nt)
+        put(where, tile, -1)
+        put(tiles, s, -1)
+        put(nexts, s, never)
+        _queue_push(free, queue, BY_STORE, s)
+    return out
 
 
 @inline
-def _after_read(st: np.ndarray, s: int, tile: int, nxt: int, frontier: int) -> None:
+def _after_read(where: np.ndarray, tiles: np.ndarray, nexts: np.ndarray, free: np.ndarray, queue: np.ndarray,
+        ev: np.ndarray, s: int, tile: int, nxt: int, never: int, frontier: int, blocked: int) -> int:
     """An operand's next use moves on; a tile never used again frees its slot now (`frontier`:
-    the key of the frontier's product)."""
-    st[st[NEXT_AT] + s] = nxt
-    if nxt == st[NEVER]:
-        drop(st, st[EVICT_AT], s)
-        st[st[WHERE_AT] + tile] = -1
-        st[st[TILE_AT] + s] = -1
-        _queue_push(st, BY_PRODUCT, s)
-        st[BLOCKED] = 0
-    else:
-        add(st, st[EVICT_AT], st[NEXT_AT], s)
-        if nxt >= frontier:
-            st[BLOCKED] = 0
-
-
-@kernel
-def _product(st: np.ndarray, p: int) -> bool:
-    """Everything due at product p, then the product itself; False if it found no room."""
-    limit = min(p + 1 + st[LOOKAHEAD], st[P])
-    if st[STORE_FIRST] == 1 and st[PENDING] > 0:
-        _flush_stores(st)
-    if st[FRONTIER] < limit and st[BLOCKED] == 0:
-        _advance(st, limit)
-    if st[PENDING] > 0:
-        _flush_stores(st)
-        if st[FRONTIER] < limit:
-            _advance(st, limit)
-    if st[FRONTIER] <= p:
-        return False
-    rec = _record(st, p)
-    where = st[WHERE_AT]
-    sa, sb, sc = st[where + st[rec + A_ID]], st[where + st[rec + B_ID]], st[where + st[rec + C_ID]]
-    emit(st, MXU, sc, sa, sb, NONE, NONE, NONE)
-    frontier = _frontier_key(st)  # the frontier stays put until the next product
-    _after_read(st, sa, st[rec + A_ID], st[rec + NEXT_A], frontier)
-    _after_read(st, sb, st[rec + B_ID], st[rec + NEXT_B], frontier)
-    if st[rec + LAST] == 1:
-        st[st[PENDING_AT] + st[PENDING]] = sc
-        st[PENDING] += 1
-    return True
-
-
-@kernel
-def _count(st: np.ndarray, at: int, n: int, value: int) -> int:
-    found = 0
-    for i in range(n):
-        if st[at + i] == value:
-            found += 1
-    return found
+    the key of the frontier's product). Returns whether the frontier stays blocked."""
+    put(nexts, s, nxt)
+    if nxt == never:
+        drop(ev, s)
+        put(where, tile, -1)
+        put(tiles, s, -1)
+        _queue_push(free, queue, BY_PRODUCT, s)
+        return 0
+    add(ev, s, nxt)
+    return 0 if nxt >= frontier else blocked
 
 
 @kernel
 def run_general(st: np.ndarray) -> None:
     """Compile products into the chunk until it is nearly full or every product is done
     (st[DONE]); on failure st[FAILED_AT] is the product that found no room."""
-    if st[GENERATED] == 0:  # the first product's record: later ones follow the frontier
-        if st[STRUCTURE] == UNITS:
-            start_units(st, st[POS_AT])
-        else:
-            start_block(st, st[POS_AT], 0)
-        _generate(st)
-    p = st[NEXT_P]
-    while p < st[P]:
-        if not room(st, st[HEADROOM]):
-            st[NEXT_P] = p
-            return
-        if not _product(st, p):
-            st[FAILED_AT] = p
-            st[LIVE] = _count(st, st[NEXT_AT], st[SLOTS], st[PINNED])
-            st[DONE] = 1
-            return
+    slots = st[SLOTS]
+    where = st[st[WHERE_AT]:st[WHERE_AT] + st[N_TILES]]
+    tiles, nexts = st[st[TILE_AT]:st[TILE_AT] + slots], st[st[NEXT_AT]:st[NEXT_AT] + slots]
+    free, queue = st[st[FREE_AT]:st[FREE_AT] + 2 * slots], st[QUEUE:QUEUE + 4]
+    ev, pend, rows = st[st[EVICT_AT]:st[PENDING_AT]], st[st[PENDING_AT]:st[PENDING_AT] + slots], st[st[OUT_AT]:]
+    p, total, lookahead, store_first, protect, never = st[NEXT_P], st[P], st[LOOKAHEAD], st[STORE_FIRST], st[PROTECT], st[NEVER]
+    frontier, blocked, pending, out, generated = st[FRONTIER], st[BLOCKED], st[PENDING], st[OUT], st[GENERATED]
+    last_start = st[CAPACITY] - st[HEADROOM]  # a product may start while the chunk has its headroom
+    ring_at, mask, end = st[RING_AT], st[RING_MASK], st[END]
+    while p < total and out <= last_start:
+        limit = min(p + 1 + lookahead, total)
+        rec = ring_at + (p & mask) * RECORD
+        if protect > 0 and frontier <= p:
+            blocked = 0  # a demand load may evict what a prefetch could not
+        if store_first == 1 and pending > 0:
+            out = _flush_stores(st, rows, out, where, tiles, nexts, free, queue, pend, pending)
+            pending, blocked = 0, 0
+        while True:
+            if frontier < limit and blocked == 0:
+                out, frontier, blocked, generated = _advance(st, rows, out, where, tiles, nexts, free, queue, ev,
+                                                             frontier, limit, p, get(st, rec + KEY), generated)
+            if pending == 0:
+                break
+            out = _flush_stores(st, rows, out, where, tiles, nexts, free, queue, pend, pending)
+            pending, blocked = 0, 0
+        if frontier <= p:
+            st[FAILED_AT], st[DONE] = p, 1
+            st[LIVE] = _count(nexts, st[PINNED])
+            break
+        a, b, c = get(st, rec + A_ID), get(st, rec + B_ID), get(st, rec + C_ID)
+        sa, sb, sc = get(where, a), get(where, b), get(where, c)
+        out = _emit(rows, out, MXU, sc, sa, sb, NONE, NONE, NONE)
+        ahead = end if frontier >= total else get(st, ring_at + (frontier & mask) * RECORD + KEY)
+        blocked = _after_read(where, tiles, nexts, free, queue, ev, sa, a, get(st, rec + NEXT_A), never, ahead, blocked)
+        blocked = _after_read(where, tiles, nexts, free, queue, ev, sb, b, get(st, rec + NEXT_B), never, ahead, blocked)
+        if get(st, rec + LAST) == 1:
+            put(pend, pending, sc)
+            pending += 1
         p += 1
-    st[NEXT_P] = p
-    if not room(st, st[HEADROOM]):
-        return
-    _flush_stores(st)
-    st[DONE] = 1
+    if p == total and out <= last_start:
+        out = _flush_stores(st, rows, out, where, tiles, nexts, free, queue, pend, pending)
+        pending = 0
+        st[DONE] = 1
+    st[NEXT_P], st[FRONTIER], st[BLOCKED], st[PENDING], st[OUT], st[GENERATED] = p, frontier, blocked, pending, out, generated
+
+
+@inline
+def _count(values: np.ndarray, value: int) -> int:
+    found = 0
+    for v in values:
+        if v == value:
+            found += 1
+    return found
 
 
 @kernel
 def failed_product(st: np.ndarray) -> tuple[int, int, int]:
     """(i, j, k) of the product that found no room."""
-    rec = _record(st, st[FAILED_AT])
+    rec = st[RING_AT] + (st[FAILED_AT] & st[RING_MASK]) * RECORD
     return st[rec + I], st[rec + J], st[rec + K]

@@ -12,12 +12,15 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from simcore.ga1.engine import chapter, compile as compiler
+from simcore.ga1.engine import chapter, compile as compiler, stream
 from simcore.ga1.engine.functional import execute_rows
-from simcore.ga1.engine.rows import COMMON, DONE, OUT, OUT_AT, assemble, chunk
+from simcore.ga1.engine.plan import general_plan
+from simcore.ga1.engine.strip_order import strip_plan, strip_slots
+from simcore.ga1.engine.rows import COMMON, DONE, OUT_AT, Section, assemble, chunk
 from simcore.ga1.engine.hazards import EARLIEST, INDEX, KIND, KINDS, SLOT, START, new_history, replay_rows
-from simcore.ga1.engine.timing import FILL, new_clock, time_checked, timing_of
+from simcore.ga1.engine.timing import FILL, NO_TIMES, new_clock, raise_if_bad, time_checked, timing_of
 from simcore.ga1.generator.order import GeneralParams, slots_needed
+from simcore.ga1.generator.strips import StripParams
 from simcore.ga1.hazards import Hazard
 from simcore.ga1.machine import Machine
 from simcore.ga1.program import WIDTH, Program
@@ -26,7 +29,7 @@ from simcore.ga1.timing import Timing
 from simcore.ga1.verify import Verification, random_operands
 from simcore.shape import Shape
 
-CHUNK = 1 << 12          # rows per chunk (a chunk stays in cache), unless a generator needs more room to resume
+CHUNK = 1024          # rows per chunk (a chunk stays in cache), unless a generator needs more room to resume
 KEEP_HAZARDS = 100       # hazards a verification keeps for its report; all are counted
 
 
@@ -34,30 +37,42 @@ KEEP_HAZARDS = 100       # hazards a verification keeps for its report; all are 
 class Generator(ABC):
     """One schedule of one shape on one machine, run by the engine."""
 
+    STREAM: int  # a chapter generator's kind (stream.py)
+
     def __init__(self, shape: Shape, machine: Machine) -> None:
         self.shape = shape
         self.machine = machine
 
     @abstractmethod
-    def _begin(self) -> tuple[np.ndarray, Callable[[np.ndarray], None]]:
-        """Check the schedule (ScheduleError if it does not fit); return its state at the start
-        and the kernel that emits the next chunk into it."""
+    def _begin(self) -> np.ndarray:
+        """Check the schedule (ScheduleError if it does not fit); return its state at the start."""
+
+    def _check(self, st: np.ndarray) -> None:
+        """Raise ScheduleError if the last chunk found that the schedule does not fit."""
+
+    def _next_chunk(self, st: np.ndarray) -> None:
+        stream.chapter_chunk(self.STREAM, st)
+
+    def _generate_and_time(self, st: np.ndarray, clock: np.ndarray) -> int:
+        return stream.time_chapter(self.STREAM, st, clock, NO_TIMES)
 
     def chunks(self) -> Iterator[np.ndarray]:
         """The program, chunk after chunk (each chunk is overwritten by the next)."""
-        st, run = self._begin()
+        st = self._begin()
         while True:
-            st[OUT] = 0
-            run(st)
+            self._next_chunk(st)
+            self._check(st)
             yield chunk(st)
             if st[DONE]:
                 return
 
     def timing(self) -> Timing:
-        """The program's cycles, busy times and counts, without keeping the program."""
-        clock = new_clock(self.machine)
-        for rows in self.chunks():
-            time_checked(self.machine, clock, rows)
+        """The program's cycles, busy times and counts, without keeping the program (generated
+        and timed in one compiled call)."""
+        st, clock = self._begin(), new_clock(self.machine)
+        bad = self._generate_and_time(st, clock)
+        self._check(st)
+        raise_if_bad(self.machine, clock, chunk(st), bad)
         return timing_of(clock)
 
     def program(self) -> Program:
@@ -99,24 +114,20 @@ def _chunk_rows(most_rows: int) -> int:
     return min(CHUNK, most_rows)
 
 
-class General(Generator):
-    """The general generator (simcore/ga1/generator: product order, then its compiler)."""
+class _Compiled(Generator):
+    """A product order compiled by the general generator's compiler (compile.py)."""
 
-    def __init__(self, shape: Shape, machine: Machine, params: GeneralParams) -> None:
-        super().__init__(shape, machine)
-        self.params = params
+    def _next_chunk(self, st: np.ndarray) -> None:
+        stream.compiled_chunk(st)
 
-    def _begin(self) -> tuple[np.ndarray, Callable[[np.ndarray], None]]:
-        shape, machine, params = self.shape, self.machine, self.params
-        need = slots_needed(shape, machine, params)
-        if need > machine.slots:
-            raise ScheduleError(f"general schedule {params} needs {need} slots, the scratchpad has {machine.slots}")
-        Mt, Kt, Nt = shape.tiles(machine.T)
-        st = compiler.new_state(shape, machine, params, _chunk_rows(3 * Mt * Kt * Nt + 2 * Mt * Nt + params.lookahead))
-        return st, self._run
+    def _generate_and_time(self, st: np.ndarray, clock: np.ndarray) -> int:
+        return stream.time_compiled(st, clock, NO_TIMES)
 
-    def _run(self, st: np.ndarray) -> None:
-        compiler.run_general(st)
+    def _compiler_state(self, geo: dict[int, int], sections: list[Section], lookahead: int) -> np.ndarray:
+        Mt, Kt, Nt = self.shape.tiles(self.machine.T)
+        return compiler.new_state(geo, sections, self.machine.slots, _chunk_rows(3 * Mt * Kt * Nt + 2 * Mt * Nt + lookahead))
+
+    def _check(self, st: np.ndarray) -> None:
         if st[compiler.FAILED_AT] >= 0:
             i, j, k = compiler.failed_product(st)
             raise ScheduleError(
@@ -124,49 +135,82 @@ class General(Generator):
                 f"{(int(i), int(j), int(k))}: {st[compiler.LIVE]} live accumulators plus the product's A and B tiles")
 
 
+class General(_Compiled):
+    """The general generator (simcore/ga1/generator: product order, then its compiler)."""
+
+    def __init__(self, shape: Shape, machine: Machine, params: GeneralParams) -> None:
+        super().__init__(shape, machine)
+        self.params = params
+
+    def _begin(self) -> np.ndarray:
+        shape, machine, params = self.shape, self.machine, self.params
+        need = slots_needed(shape, machine, params)
+        if need > machine.slots:
+            raise ScheduleError(f"general schedule {params} needs {need} slots, the scratchpad has {machine.slots}")
+        geo, sections = general_plan(shape, machine, params)
+        return self._compiler_state(geo, sections, params.lookahead)
+
+
+class Strips(_Compiled):
+    """The strip schedules for small scratchpads (simcore/ga1/generator/strips.py)."""
+
+    def __init__(self, shape: Shape, machine: Machine, params: StripParams) -> None:
+        super().__init__(shape, machine)
+        self.params = params
+
+    def _begin(self) -> np.ndarray:
+        need = strip_slots(self.shape, self.machine, self.params)
+        if need > self.machine.slots:
+            raise ScheduleError(f"strip schedule {self.params} needs {need} slots, the scratchpad has {self.machine.slots}")
+        geo, sections = strip_plan(self.shape, self.machine, self.params)
+        return self._compiler_state(geo, sections, self.params.lookahead)
+
+
 class Blocked(Generator):
     """The chapter's blocked family (simcore.ga1.schedules.blocked)."""
+
+    STREAM = stream.BLOCKED
 
     def __init__(self, shape: Shape, machine: Machine, bi: int, bj: int, buffers: int = 2, order: str = "row") -> None:
         super().__init__(shape, machine)
         self.bi, self.bj, self.buffers, self.order = bi, bj, buffers, order
 
-    def _begin(self) -> tuple[np.ndarray, Callable[[np.ndarray], None]]:
+    def _begin(self) -> np.ndarray:
         check_blocked(self.machine, self.bi, self.bj, self.buffers, self.order)
         Mt, Kt, Nt = tiles = self.shape.tiles(self.machine.T)
         rows = _chunk_rows(3 * Mt * Kt * Nt + 2 * Mt * Nt)
-        return chapter.blocked_state(tiles, self.bi, self.bj, self.buffers, self.order == "col", rows), chapter.run_blocked
+        return chapter.blocked_state(tiles, self.bi, self.bj, self.buffers, self.order == "col", rows)
 
 
 class KOuter(Generator):
     """The chapter's k-outermost order (simcore.ga1.schedules.kouter)."""
 
+    STREAM = stream.KOUTER
+
     def __init__(self, shape: Shape, machine: Machine, buffers: int = 2) -> None:
         super().__init__(shape, machine)
         self.buffers = buffers
 
-    def _begin(self) -> tuple[np.ndarray, Callable[[np.ndarray], None]]:
+    def _begin(self) -> np.ndarray:
         check_kouter(self.machine, self.buffers)
         Mt, Kt, Nt = tiles = self.shape.tiles(self.machine.T)
-        return chapter.kouter_state(tiles, self.buffers, _chunk_rows(5 * Mt * Kt * Nt)), chapter.run_kouter
+        return chapter.kouter_state(tiles, self.buffers, _chunk_rows(5 * Mt * Kt * Nt))
 
 
 class Materialised(Generator):
     """A program that already exists (any family that only builds one): one chunk."""
 
+    STREAM = stream.MATERIALISED
+
     def __init__(self, shape: Shape, machine: Machine, build: Callable[[], Program]) -> None:
         super().__init__(shape, machine)
         self.build = build
 
-    def _begin(self) -> tuple[np.ndarray, Callable[[np.ndarray], None]]:
+    def _begin(self) -> np.ndarray:
         code = self.build().code
         st = assemble(COMMON, {}, [], len(code))
         st[st[OUT_AT]:] = code.reshape(-1)
-
-        def run(state: np.ndarray) -> None:
-            state[OUT], state[DONE] = len(code), 1
-
-        return st, run
+        return st
 
 
 def chapter_generator(schedule: ChapterSchedule, shape: Shape, machine: Machine) -> Generator:

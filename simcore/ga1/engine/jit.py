@@ -16,6 +16,11 @@ never reads nor writes the cache.
 Kernels never allocate: every array is made in Python and passed in, flat (no tuples of arrays).
 That lets them run without numba's reference counting (`_nrt=False`), which otherwise costs two
 atomic operations per array at every call between kernels, several times the work of the call.
+Kernels may take views of an array (a section of a state), which allocate nothing either.
+
+`get` and `put` index an array without numba's test for a negative index (counted from the end):
+the hot loops' indices are offsets into a state, never negative, and the test cost a compare and
+a conditional move at every access. They are plain indexing when the engine runs as Python.
 """
 from __future__ import annotations
 
@@ -23,6 +28,8 @@ import hashlib
 import os
 from pathlib import Path
 from typing import Callable, TypeVar
+
+import numpy as np
 
 PURE_PYTHON = False
 CACHE = True  # numba's on-disk cache (the mutation tests' compiled copies turn it off)
@@ -69,6 +76,40 @@ if not PURE_PYTHON:
         _forget_stale_cache()
 
 
+def _get(array: np.ndarray, index: int) -> int:
+    return array[index]
+
+
+def _put(array: np.ndarray, index: int, value: int) -> None:
+    array[index] = value
+
+
+if PURE_PYTHON:
+    get, put = _get, _put
+else:
+    from numba.core import types as _types
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def get(typingctx: object, array: _types.Array, index: _types.Integer) -> tuple[object, object]:
+        """array[index] for an index known to be in 0..len(array)-1: numba would test each signed
+        index for a negative one (counted from the end), at every access of the hot loops."""
+        def codegen(context: object, builder: object, signature: object, args: tuple[object, ...]) -> object:
+            data = context.make_array(signature.args[0])(context, builder, args[0]).data  # type: ignore[attr-defined]
+            return builder.load(builder.gep(data, [args[1]]))  # type: ignore[attr-defined]
+        return array.dtype(array, index), codegen
+
+    @intrinsic
+    def put(typingctx: object, array: _types.Array, index: _types.Integer, value: _types.Integer) -> tuple[object, object]:
+        """array[index] = value, the index known to be in 0..len(array)-1 (as `get`)."""
+        def codegen(context: object, builder: object, signature: object, args: tuple[object, ...]) -> object:
+            data = context.make_array(signature.args[0])(context, builder, args[0]).data  # type: ignore[attr-defined]
+            value = context.cast(builder, args[2], signature.args[2], signature.args[0].dtype)  # type: ignore[attr-defined]
+            builder.store(value, builder.gep(data, [args[1]]))  # type: ignore[attr-defined]
+            return context.get_dummy_value()  # type: ignore[attr-defined]
+        return _types.none(array, index, value), codegen
+
+
 def kernel(function: F) -> F:
     """Compile `function` with numba (nopython, cached), or leave it as Python."""
     if PURE_PYTHON:
@@ -79,9 +120,17 @@ def kernel(function: F) -> F:
 
 
 def inline(function: F) -> F:
-    """A small kernel that numba copies into each caller. Calls between kernels are not inlined
-    by LLVM (each kernel is linked apart) and pass every array field by field; in the hot loops
-    a call cost more than these functions' work."""
+    """A small kernel that LLVM copies into each caller (numba links it into the caller's module
+    and marks it always-inline). A call between kernels passes every array field by field and
+    returns through memory; in the hot loops a call costs more than these functions' work."""
+    if PURE_PYTHON:
+        return function
+    return numba.njit(cache=CACHE, error_model="numpy", _nrt=False, forceinline=True)(function)  # type: ignore[return-value]
+
+
+def inline_ir(function: F) -> F:
+    """`inline`, copied by numba itself (not LLVM) into each caller: the copies are typed with the
+    caller's constant arguments, so a loop specialised on a constant flag loses its test."""
     if PURE_PYTHON:
         return function
     return numba.njit(cache=CACHE, error_model="numpy", _nrt=False, inline="always")(function)  # type: ignore[return-value]
@@ -90,4 +139,4 @@ def inline(function: F) -> F:
 def cache_is_warm() -> bool:
     """Whether the compiled kernels are on disk where numba will look (NUMBA_CACHE_DIR when set):
     without them, the first call compiles for seconds."""
-    return PURE_PYTHON or any(_cache_dirs()[-1].glob("compile.run_general-*.nbi"))
+    return PURE_PYTHON or any(_cache_dirs()[-1].glob("stream.time_compiled-*.nbi"))

@@ -13,27 +13,35 @@ import functools
 import numpy as np
 
 from simcore.ga1.engine.rows import COMMON, Section
-from simcore.ga1.generator.order import GeneralParams, bands, cell_order
+from simcore.ga1.generator.order import GeneralParams, cell_order
 from simcore.ga1.machine import Machine
 from simcore.shape import Shape
 
-(STRUCTURE, FLIP, MT, KT, NT, TAIL, SERPENTINE, KALT, N_RB, N_CB, W, RAMP, H, STEP, BLOCK_SPAN, P, END, NEVER,
- PINNED, N_A, N_AB, N_TILES, REAL_MT, REAL_KT, REAL_NT, LOOKAHEAD, STORE_FIRST, N_UNITS,
- ROW_START_AT, COL_START_AT, SIZES_AT, CELL_START_AT, CELL_X_AT, CELL_Y_AT, NEXT_IN_ROW_AT, NEXT_IN_COL_AT,
- FIRST_START_AT, FIRST_AT) = range(COMMON, COMMON + 38)
-PLAN_END = COMMON + 38  # the first field after the plan's
-BLOCKS, UNITS = 0, 1
+# Fields every product order has (the compiler reads them), then the general orders' own.
+(STRUCTURE, FLIP, KT, TAIL, P, END, NEVER, PINNED, N_A, N_AB, N_TILES, REAL_MT, REAL_KT, REAL_NT, LOOKAHEAD,
+ STORE_FIRST, PROTECT, N_BLOCKS) = range(COMMON, COMMON + 18)
+ORDER_FIELDS = COMMON + 18  # the first field of an order's own
+# The cell tables (TABLES_AT) are one section; each table's field holds its offset in it until
+# the compiler's start makes it absolute (tables are kept, packed, from schedule to schedule).
+(TABLES_AT, CELL_START_AT, CELL_X_AT, CELL_Y_AT, NEXT_IN_ROW_AT, NEXT_IN_COL_AT, FIRST_START_AT,
+ FIRST_AT) = range(ORDER_FIELDS, ORDER_FIELDS + 8)
+# The bands' starts and sizes are one section (BANDS_AT), made absolute the same way.
+(BANDS_AT, ROW_START_AT, COL_START_AT, SIZES_AT, MT, NT, SERPENTINE, KALT, N_RB, N_CB, W, RAMP, H, STEP, BLOCK_SPAN,
+ N_UNITS) = range(ORDER_FIELDS + 8, ORDER_FIELDS + 24)
+PLAN_END = ORDER_FIELDS + 40  # the first field after any order's (strips.py's fit too)
+BLOCKS, UNITS, STRIPS = 0, 1, 2  # STRUCTURE
 
 
-def _starts(cut: list[range]) -> list[int]:
-    return [band.start for band in cut] + [cut[-1].stop]
-
-
-def _two(values: set[int]) -> list[int]:
-    """The (at most two) band sizes, as a pair."""
-    ordered = sorted(values)
-    assert len(ordered) <= 2, "bands come in at most two sizes"
-    return ordered + ordered[-1:] * (2 - len(ordered))
+def band_starts(total: int, size: int, partition: str) -> tuple[list[int], list[int]]:
+    """The bands simcore.ga1.generator.order.bands cuts: their starts and then `total`, and their
+    (at most two) lengths, the smaller first (twice the same when they are all alike)."""
+    size = min(size, total)
+    if partition == "uniform":
+        starts = list(range(0, total, size)) + [total]
+        return starts, [total - starts[-2], size]
+    count = -(-total // size)
+    base, extra = divmod(total, count)
+    return [i * base + min(i, extra) for i in range(count + 1)], [base, base + 1 if extra else base]
 
 
 def _cells(h: int, w: int, inner: str, flip: bool) -> list[tuple[int, int]]:
@@ -59,31 +67,40 @@ def _first(keys: list[int], count: int) -> list[int]:
     return out
 
 
-@functools.lru_cache(maxsize=4096)
-def _cell_tables(heights: tuple[int, ...], widths: tuple[int, ...], inner: str, flip: bool) -> tuple[Section, ...]:
-    """Per block shape (height index * 2 + width index): cells, next in row/column, firsts. Block
-    shapes recur from schedule to schedule, so the tables are kept."""
+def cell_tables(blocks: list[tuple[int, int, list[tuple[int, int]]]]) -> tuple[dict[int, int], Section]:
+    """Per block shape (h, w and its cells in visiting order, frame coordinates) in turn: where
+    its cells start, the cells, the next cell of the same row and of the same column, and where
+    its first cells of each row and of each column are (FIRST_START_AT: two entries per shape).
+    Returns each table's offset in the packed section, and the section."""
     cell_start, first_start = [], []
     xs: list[int] = []
     ys: list[int] = []
     rows: list[int] = []
     cols: list[int] = []
     firsts: list[int] = []
-    for h in heights:
-        for w in widths:
-            cells = _cells(h, w, inner, flip)
-            cell_start.append(len(xs))
-            xs += [x for x, _ in cells]
-            ys += [y for _, y in cells]
-            rows += _later([x for x, _ in cells])
-            cols += _later([y for _, y in cells])
-            first_start.append(len(firsts))
-            firsts += _first([x for x, _ in cells], h)
-            first_start.append(len(firsts))
-            firsts += _first([y for _, y in cells], w)
-    tables = ((CELL_START_AT, cell_start), (CELL_X_AT, xs), (CELL_Y_AT, ys), (NEXT_IN_ROW_AT, rows),
-              (NEXT_IN_COL_AT, cols), (FIRST_START_AT, first_start), (FIRST_AT, firsts))
-    return tuple((field, len(values), np.array(values, dtype=np.int64)) for field, values in tables)
+    for h, w, cells in blocks:
+        cell_start.append(len(xs))
+        xs += [x for x, _ in cells]
+        ys += [y for _, y in cells]
+        rows += _later([x for x, _ in cells])
+        cols += _later([y for _, y in cells])
+        first_start.append(len(firsts))
+        firsts += _first([x for x, _ in cells], h)
+        first_start.append(len(firsts))
+        firsts += _first([y for _, y in cells], w)
+    offsets, packed = {}, []
+    for field, values in ((CELL_START_AT, cell_start), (CELL_X_AT, xs), (CELL_Y_AT, ys), (NEXT_IN_ROW_AT, rows),
+                          (NEXT_IN_COL_AT, cols), (FIRST_START_AT, first_start), (FIRST_AT, firsts)):
+        offsets[field] = len(packed)
+        packed += values
+    return offsets, (TABLES_AT, len(packed), np.array(packed, dtype=np.int64))
+
+
+@functools.lru_cache(maxsize=4096)
+def _cell_tables(heights: tuple[int, ...], widths: tuple[int, ...], inner: str, flip: bool) -> tuple[dict[int, int], Section]:
+    """Per block shape (height index * 2 + width index). Block shapes recur from schedule to
+    schedule, so the tables are kept."""
+    return cell_tables([(h, w, _cells(h, w, inner, flip)) for h in heights for w in widths])
 
 
 def general_plan(shape: Shape, machine: Machine, params: GeneralParams) -> tuple[dict[int, int], list[Section]]:
@@ -92,29 +109,29 @@ def general_plan(shape: Shape, machine: Machine, params: GeneralParams) -> tuple
     flip = params.block_order == "col"
     fm, fn = (Nt, Mt) if flip else (Mt, Nt)
     fbi, fbj = (params.bj, params.bi) if flip else (params.bi, params.bj)
-    row_bands = bands(fm, fbi, params.partition)
-    col_bands = bands(fn, fbj, params.partition)
-    heights = _two({len(band) for band in row_bands})
-    widths = _two({len(band) for band in col_bands})
+    row_starts, heights = band_starts(fm, fbi, params.partition)
+    col_starts, widths = band_starts(fn, fbj, params.partition)
+    n_rb, n_cb = len(row_starts) - 1, len(col_starts) - 1
     geo = {FLIP: int(flip), MT: fm, KT: Kt, NT: fn, SERPENTINE: int(params.serpentine),
-           KALT: int(params.k_direction == "alternate"), N_RB: len(row_bands), N_CB: len(col_bands),
+           KALT: int(params.k_direction == "alternate"), N_RB: n_rb, N_CB: n_cb,
            P: Mt * Kt * Nt, N_A: Mt * Kt, N_AB: Mt * Kt + Kt * Nt, N_TILES: Mt * Kt + Kt * Nt + Mt * Nt,
            REAL_MT: Mt, REAL_KT: Kt, REAL_NT: Nt, LOOKAHEAD: params.lookahead, STORE_FIRST: int(params.store_first)}
     if params.structure == "rotate":
         window = min(fbj, fn)
         ramp = min(params.ramp, window)
-        units = len(row_bands) * fn
+        units = n_rb * fn
         last_entry = 0 if units - 1 < ramp else ((units - 1) * Kt) // window
+        end = (last_entry + Kt) * window * heights[1]
         geo.update({STRUCTURE: UNITS, W: window, RAMP: ramp, H: heights[1], STEP: window * heights[1],
-                    N_UNITS: units, END: (last_entry + Kt) * window * heights[1]})
-        tables = _cell_tables((1,), (1,), "row", False)  # unused by units
+                    N_UNITS: units})
+        offsets, tables = _cell_tables((1,), (1,), "row", False)  # unused by units
     else:
         span = Kt * heights[1] * widths[1]
-        geo.update({STRUCTURE: BLOCKS, TAIL: min(params.tail, Kt), BLOCK_SPAN: span,
-                    END: len(row_bands) * len(col_bands) * span})
-        tables = _cell_tables(tuple(heights), tuple(widths), params.inner, flip)
-    geo.update({NEVER: geo[END] + 1, PINNED: geo[END] + 2})
-    sections: list[Section] = [(ROW_START_AT, len(row_bands) + 1, _starts(row_bands)),
-                               (COL_START_AT, len(col_bands) + 1, _starts(col_bands)),
-                               (SIZES_AT, 4, heights + widths)]
-    return geo, sections + list(tables)
+        end = n_rb * n_cb * span
+        geo.update({STRUCTURE: BLOCKS, TAIL: min(params.tail, Kt), BLOCK_SPAN: span, N_BLOCKS: n_rb * n_cb})
+        offsets, tables = _cell_tables(tuple(heights), tuple(widths), params.inner, flip)
+    geo.update(offsets)
+    geo.update({END: end, NEVER: end + 1, PINNED: end + 2})
+    bands_section = row_starts + col_starts + heights + widths
+    geo.update({ROW_START_AT: 0, COL_START_AT: n_rb + 1, SIZES_AT: n_rb + n_cb + 2})
+    return geo, [(BANDS_AT, len(bands_section), bands_section), tables]

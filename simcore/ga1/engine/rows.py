@@ -18,22 +18,28 @@ from simcore.ga1.program import NONE, WIDTH
 OUT, OUT_AT, CAPACITY, DONE = range(4)
 COMMON = 4
 
-Section = tuple[int, int, Union[int, Sequence[int], np.ndarray]]  # (offset field, length, contents)
+Section = tuple[int, int, Union[None, int, Sequence[int], np.ndarray]]  # (offset field, length, contents)
 
 
 def assemble(header: int, fields: dict[int, int], sections: Sequence[Section], chunk_rows: int) -> np.ndarray:
     """A state: `header` fields (the given ones set), each section at the offset its field
-    records (filled with a value or given contents), and room for `chunk_rows` rows."""
-    total = header + sum(length for _, length, _ in sections)
-    st = np.zeros(total + chunk_rows * WIDTH, dtype=np.int64)
+    records (filled with a value or given contents), and room for `chunk_rows` rows (whose
+    contents are left as they come: a chunk is written before it is read)."""
+    head = [0] * header
     for field, value in fields.items():
-        st[field] = value
+        head[field] = value
     at = header
-    for field, length, contents in sections:
-        st[field] = at
-        st[at:at + length] = contents
+    for field, length, _ in sections:
+        head[field] = at
         at += length
-    st[OUT_AT], st[CAPACITY] = total, chunk_rows
+    head[OUT_AT], head[CAPACITY] = at, chunk_rows
+    st = np.empty(at + chunk_rows * WIDTH, dtype=np.int64)
+    st[:header] = head
+    at = header
+    for _, length, contents in sections:
+        if contents is not None:  # None: a kernel initialises the section
+            st[at:at + length] = contents
+        at += length
     return st
 
 
