@@ -111,7 +111,9 @@ def test_tables_created_by_several_processes_at_once(tmp_path: Path) -> None:
 
 def test_a_process_started_later_joins_the_run_in_progress(tmp_path: Path) -> None:
     """Started a few seconds apart, two processes asking for 60 trials end with 60 (the second
-    joins the first's run); a run started after both ended adds its own trials."""
+    joins the first's run); a run started after both ended adds its own trials. Once the first
+    has finished some trials, the test holds the study lock while the second starts (the
+    compiled engine runs 150 trials faster than a process starts)."""
     first = tune(tmp_path, "apart", 150, *SLOW)
     while first.poll() is None:
         try:
@@ -119,7 +121,13 @@ def test_a_process_started_later_joins_the_run_in_progress(tmp_path: Path) -> No
                 break
         except (UsageError, AssertionError):  # not created yet
             pass
+    gate = SharedStudy(address(tmp_path, "apart", "journal"), "apart")
+    gate.acquire()
+    assert first.poll() is None, "the first run ended before the second could join it"
     second = tune(tmp_path, "apart", 150, *SLOW)
+    time.sleep(3)  # let it reach the lock
+    gate.release()
+    gate.close()
     finish(first)
     assert "150 trials in storage" in finish(second)
     assert states(tmp_path, "apart") == [TrialState.COMPLETE] * 150
