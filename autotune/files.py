@@ -1,15 +1,28 @@
-"""Atomic file writes: write to a temporary file beside the target, then rename over it."""
+"""Atomic file writes: write to a temporary file beside the target, then rename over it. A
+target that cannot be written (a read-only results folder, a full disk) is a one-line error."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Mapping
+from typing import Iterator, Mapping
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+
+@contextlib.contextmanager
+def writing(path: Path) -> Iterator[None]:
+    """Report an OS error while writing `path` as one line (autotune.errors.UsageError)."""
+    from autotune.errors import UsageError
+
+    try:
+        yield
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def _temporary_beside(path: Path) -> Path:
@@ -31,12 +44,13 @@ def write_parquet(frame: pd.DataFrame, path: Path, metadata: Mapping[str, object
         merged = dict(table.schema.metadata or {})
         merged[b"autotune"] = json.dumps(metadata, sort_keys=True).encode()
         table = table.replace_schema_metadata(merged)
-    temporary = _temporary_beside(path)
-    try:
-        pq.write_table(table, temporary)
-        os.replace(temporary, path)
-    finally:
-        temporary.unlink(missing_ok=True)
+    with writing(path):
+        temporary = _temporary_beside(path)
+        try:
+            pq.write_table(table, temporary)
+            os.replace(temporary, path)
+        finally:
+            temporary.unlink(missing_ok=True)
     return path
 
 
@@ -49,10 +63,11 @@ def read_parquet(path: Path) -> tuple[pd.DataFrame, dict[str, object]]:
 
 
 def write_text(text: str, path: Path) -> Path:
-    temporary = _temporary_beside(path)
-    try:
-        temporary.write_text(text)
-        os.replace(temporary, path)
-    finally:
-        temporary.unlink(missing_ok=True)
+    with writing(path):
+        temporary = _temporary_beside(path)
+        try:
+            temporary.write_text(text)
+            os.replace(temporary, path)
+        finally:
+            temporary.unlink(missing_ok=True)
     return path

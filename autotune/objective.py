@@ -46,12 +46,13 @@ class Objective:
         self.shared = shared if shared is not None and shared.shared else None
         self.cache: dict[str, tuple[dict[str, object], int]] = {}
         self._learned: set[int] = set()
+        self._settled = 0   # trials before this position are finished and learned
         for trial in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
             self._learn(trial)
 
     def __call__(self, trial: optuna.Trial) -> float | tuple[float, ...]:
         try:
-            trial.set_user_attr(RUN_ATTR, self.provenance)  # who ran it, with what (and who holds a RUNNING trial)
+            trial.set_user_attr(RUN_ATTR, self.provenance)  # who ran it, with what
             candidate = self.search.sample(lambda param: suggest(trial, param))
             key = candidate.key()
             twin = self._refresh(key, trial.number) if self.shared is not None and key not in self.cache else None
@@ -85,16 +86,21 @@ class Objective:
         return key
 
     def _refresh(self, key: str, mine: int) -> optuna.trial.FrozenTrial | None:
-        """Learn other workers' results; return a RUNNING trial evaluating the same candidate."""
+        """Learn other workers' results; return a RUNNING trial evaluating the same candidate.
+        Each scan starts at the first trial not yet finished when the last one ran."""
         twin = None
-        for other in self.study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING)):
-            if other.number == mine or other.number in self._learned:
-                continue
-            if other.state == TrialState.COMPLETE:  # learned once: each scan only reads new trials
+        trials = self.study.get_trials(deepcopy=False)  # trials are only ever appended
+        settled = True
+        for position in range(self._settled, len(trials)):
+            other = trials[position]
+            if other.number != mine and other.state == TrialState.COMPLETE and other.number not in self._learned:
                 self._learned.add(other.number)
                 self._learn(other)
-            elif twin is None and self.search.key_of(other.params) == key:
+            elif other.number != mine and other.state == TrialState.RUNNING and twin is None and self.search.key_of(other.params) == key:
                 twin = other
+            settled = settled and other.state.is_finished()
+            if settled:
+                self._settled = position + 1
         return twin
 
     def _wait_for(self, twin: optuna.trial.FrozenTrial) -> dict[str, object] | None:

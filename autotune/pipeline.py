@@ -34,7 +34,7 @@ from autotune.errors import UsageError
 from autotune.interrupt import STOP, graceful_stop
 from autotune.objective import Objective
 from autotune.optuna_adapter import (
-    GRACE_SECONDS, HEARTBEAT_SECONDS, MEMORY, WORKER, SharedStudy, default_storage, finished_count, local_storages,
+    GRACE_SECONDS, HEARTBEAT_SECONDS, WORKER, SharedStudy, default_storage, finished_count, is_memory, local_storages,
 )
 from autotune.problem import Candidate, GridTooLarge, Search, directions
 from autotune.sampling import DEFAULT_SAMPLER, encoding_for, make_sampler
@@ -57,7 +57,7 @@ class RunOptions:
     sampler: str = DEFAULT_SAMPLER
     seed: int = 0
     study: str | None = None
-    storage: str | None = None          # an Optuna storage URL; None: a SQLite file per study under results/
+    storage: str | None = None          # a storage address (autotune.optuna_adapter.locations); None: a journal per study under results/
     results: Path = Path("results")
     workers: int = 1
     timeout: float | None = None
@@ -116,7 +116,7 @@ def _check_options(options: RunOptions) -> None:
         raise UsageError("--timeout must be positive")
     if options.verify_top is not None and options.verify_top < 0:
         raise UsageError(f"--verify-top must not be negative, got {options.verify_top}")
-    if options.storage == MEMORY and options.workers > 1:
+    if options.storage is not None and is_memory(options.storage) and options.workers > 1:
         raise UsageError("an in-memory study lives in one process: --workers needs a storage")
     encoding_for(options.sampler)
 
@@ -201,7 +201,7 @@ def transfers_for(job: Job, spec: RunSpec, options: RunOptions) -> list[tuple[Ca
     ident = spec.identity(job.gemm) if options.transfer else {}
     if "shape" not in ident:
         return []  # not asked for, or a co-design (machines, not schedules)
-    urls = [options.storage] if options.storage and options.storage != MEMORY else local_storages(options.results)
+    urls = [options.storage] if options.storage and not is_memory(options.storage) else local_storages(options.results)
     return transfer_seeds(job.search, urls, str(ident["oracle"]), parse_shape(str(ident["shape"])), spec.machine, job.settings.name)
 
 
@@ -249,9 +249,10 @@ def _worker(settings: StudySettings, search: Search, target: int, timeout: float
     with graceful_stop():
         shared, study = open_study(settings, search, seed_offset=index)
         try:
+            shared.join(study, target)
             shared.optimize(study, Objective(search, study, provenance(settings), shared), target, timeout, progress)
         finally:
-            shared.close()
+            shared.close(study)
 
 
 # --- rank, verify, write -----------------------------------------------------------------------
@@ -322,17 +323,26 @@ class Job:
 def open_jobs(spec: RunSpec, options: RunOptions, name: str) -> list[Job]:
     """Every study of the run, opened and checked before any trial runs: a refused resume
     adds nothing anywhere."""
-    jobs = []
-    for gemm, search in spec.searches():
-        settings = settings_for(spec, options, spec.study_name(name, gemm))
-        reasons = [search.why_not(c) for c in options.starts]
-        if options.starts and all(reasons):
-            raise UsageError(f"the starting point does not fit study {settings.name!r}: {reasons[0]}")
-        shared, study = open_study(settings, search)
-        check_study(study, spec, gemm, options)
-        starts = tuple(search.canonical(c) for c, reason in zip(options.starts, reasons) if reason is None)
-        jobs.append(Job(settings, gemm, search, shared, study, starts))
+    jobs: list[Job] = []
+    try:
+        for gemm, search in spec.searches():
+            settings = settings_for(spec, options, spec.study_name(name, gemm))
+            reasons = [search.why_not(c) for c in options.starts]
+            if options.starts and all(reasons):
+                raise UsageError(f"the starting point does not fit study {settings.name!r}: {reasons[0]}")
+            shared, study = open_study(settings, search)
+            jobs.append(Job(settings, gemm, search, shared, study, ()))
+            check_study(study, spec, gemm, options)
+            jobs[-1].starts = tuple(search.canonical(c) for c, reason in zip(options.starts, reasons) if reason is None)
+    except BaseException:
+        close_jobs(jobs)
+        raise
     return jobs
+
+
+def close_jobs(jobs: list[Job]) -> None:
+    for job in jobs:
+        job.shared.close(job.study)
 
 
 def run(spec: RunSpec, options: RunOptions, log: Callable[[str], None] | None = None) -> Outcome:
@@ -343,12 +353,19 @@ def run(spec: RunSpec, options: RunOptions, log: Callable[[str], None] | None = 
     spec = replace(spec, encoding=encoding_for(options.sampler))
     name = spec.run_name(options.study)
     jobs = open_jobs(spec, options, name)
+    try:
+        return _run_jobs(spec, options, name, jobs, log)
+    finally:
+        close_jobs(jobs)  # leaves the run record, deletes lock and lease files
+
+
+def _run_jobs(spec: RunSpec, options: RunOptions, name: str, jobs: list[Job], log: Callable[[str], None] | None) -> Outcome:
     started, interrupted, reached = time.perf_counter(), False, 1
     try:
         with graceful_stop() as stop:
             for reached, job in enumerate(jobs, start=1):
                 seed_study(job.shared, job.study, job.search, replace(options, starts=job.starts), transfers_for(job, spec, options))
-                target = finished_count(job.study) + options.trials
+                target = job.shared.begin(job.study, options.trials)
                 if log and len(jobs) > 1:
                     log(f"tuning {job.gemm.label if job.gemm else name}: {options.trials} trials in study {job.settings.name!r}")
                 optimise(job.settings, job.search, job.shared, job.study, target, options)
@@ -361,8 +378,6 @@ def run(spec: RunSpec, options: RunOptions, log: Callable[[str], None] | None = 
     verify_top = options.verify_top if options.verify_top is not None else verify_top_default(spec)
     results = options.results if options.write else None
     outcomes = [finish(job.study, job.search, spec, job.gemm, verify_top, results) for job in jobs[:reached]]
-    for job in jobs:
-        job.shared.close()
     if spec.single or spec.codesign:
         return Outcome(name, outcomes, None, {}, outcomes[0].paths, elapsed, interrupted)
     summary, metadata, paths = summarise(spec, name, outcomes, results)

@@ -10,6 +10,8 @@ from typing import Sequence
 
 import numpy as np
 
+from autotune.files import writing
+
 SIZE = (10, 4)
 DPI = 120
 FONT = 10
@@ -140,8 +142,11 @@ def timeline_png(timeline: Timeline, title: str, path: Path) -> Path:
 
 
 def _save(fig, plt, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
+    try:
+        with writing(path):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fig.tight_layout()
+            fig.savefig(path, dpi=DPI)
+    finally:
+        plt.close(fig)
     return path

@@ -44,7 +44,7 @@ from search_spaces.registry import DEFAULT_SPACES, LEGACY_SPACES  # noqa: E402
 from autotune import pipeline  # noqa: E402
 from autotune.guided import GuidedSampler  # noqa: E402
 from autotune.leaderboard import json_rows  # noqa: E402
-from autotune.optuna_adapter import MEMORY  # noqa: E402
+from autotune.optuna_adapter import MEMORY, local_storage, read_study  # noqa: E402
 from autotune.spec import RunSpec  # noqa: E402
 
 RATIOS = (1.05, 1.02, 1.01)
@@ -139,7 +139,7 @@ class Run:
 
 def run_once(config: str, shape: Shape, overrides: str, seed: int, trials: int, results: Path | None = None,
              transfer: bool = False) -> Run:
-    """One run; in memory, or with `results` in SQLite files there (for transfer)."""
+    """One run; in memory, or with `results` in the default storage there (for transfer)."""
     sampler, spaces, _factory[0] = CONFIGS[config]
     machine = machine_from(parse_overrides(overrides), None)
     spec = RunSpec.of_shape(shape, machine, spaces=spaces)
@@ -160,7 +160,8 @@ def run_once(config: str, shape: Shape, overrides: str, seed: int, trials: int, 
     top = json_rows(frame.head(1))[0]
     donors = []
     if transfer and results is not None:  # where the transferred trials came from, as they recorded it
-        study = optuna.load_study(study_name=outcome.name, storage=f"sqlite:///{results / outcome.name / 'study.db'}")
+        study = read_study(str(local_storage(results, outcome.name)), outcome.name)
+        assert study is not None
         donors = sorted({f"{t.user_attrs['transfer']['shape']} {t.user_attrs['transfer']['machine'].split(',')[1]}"
                          for t in study.trials if t.user_attrs.get("source") == "transfer"})
     (_, search), = spec.searches()
@@ -243,7 +244,7 @@ def cases_table(args: argparse.Namespace) -> None:
 
 
 def transfer_table(args: argparse.Namespace) -> None:
-    """Transfer: donors tuned first (SQLite studies in a scratch folder), then each target with
+    """Transfer: donors tuned first (studies in their default storage in a scratch folder), then each target with
     and without --transfer; trials to 1.02x and 1.01x the bound, best at 50 and 150 trials."""
     donors = (("128x128x128", "slots=64"), ("128x128x128", "slots=32"))
     targets = (("128x128x128", "slots=48"), ("160x128x128", "slots=64"), ("128x128x128", "slots=32,dma_setup=8"))

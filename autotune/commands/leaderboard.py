@@ -16,7 +16,7 @@ def add_source(parser: argparse.ArgumentParser) -> None:
     """The arguments every command that reads a study's results takes."""
     parser.add_argument("path_or_study", metavar="PATH_OR_STUDY",
                         help="a study name, a results/<study>/ folder or a parquet file autotune wrote")
-    parser.add_argument("--storage", default=None, help="the study's Optuna storage URL (default results/<study>/study.db)")
+    parser.add_argument("--storage", default=None, help="the study's storage: a journal path or an RDB URL (default results/<study>/study.journal, or study.db)")
     add_results(parser)
 
 

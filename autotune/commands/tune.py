@@ -48,7 +48,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "(in --results, or --storage), scaled to this shape; each such trial records its origin")
     parser.add_argument("--space", default=None, help=f"search spaces to combine (default {','.join(DEFAULT_SPACES)}; --target systolic: systolic)")
     parser.add_argument("--study", default=None, help="study name (default derived from shape, machine and space)")
-    parser.add_argument("--storage", default=None, help="Optuna storage URL (default sqlite file results/<study>/study.db; e.g. postgresql://user@host/db)")
+    parser.add_argument("--storage", default=None,
+                        help="where the study lives: a journal file path, an RDB URL (sqlite:///file.db, postgresql://user@host/db) "
+                             "or :memory: (default: the journal results/<study>/study.journal, or the study.db of a study begun before it)")
     add_results(parser)
     parser.add_argument("--workers", type=positive_int, default=1, help="worker processes sharing the study on this machine")
     parser.add_argument("--top", type=positive_int, default=10, help="entries to print (default 10)")
@@ -61,7 +63,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--max-scratchpad-words", type=positive_int, default=None, help="scratchpad budget in words for --search-machine (default: the base machine's)")
     parser.add_argument("--max-dma-words-per-cycle", type=positive_int, default=None, help="--workload --search-machine: most DMA words per cycle (a constraint)")
     parser.add_argument("--heartbeat", type=positive_int, default=None, metavar="SECONDS",
-                        help="RDB storage heartbeat; a trial silent for 2 x this is failed and retried (default 5 s, grace 20 s)")
+                        help="RDB storage heartbeat; a trial silent for 2 x this is failed and retried (default 5 s, grace 20 s; "
+                             "a journal needs none: a dead worker's trial is retried at once)")
     parser.add_argument("--objectives", default=None, metavar="LIST",
                         help="objectives, e.g. cycles,scratchpad_words (default cycles; systolic: cycles,words_per_mac); "
                              "mxu_cycles is maximised (a slower unit is cheaper), the others minimised")

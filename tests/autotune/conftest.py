@@ -1,5 +1,6 @@
-"""Fixtures for the tuner's tests: a throwaway PostgreSQL server on loopback, and `--require-postgres`
-(CI) which turns the skip into a failure when the server binaries are missing. The option itself is
+"""Fixtures for the tuner's tests: a throwaway PostgreSQL server on loopback, `--require-postgres`
+(CI) which turns the skip into a failure when the server binaries are missing, and `stored`, a
+study read back from its default journal with Optuna's own reader. The option itself is
 declared in tests/conftest.py: pytest reads command-line options only from the top conftest."""
 from __future__ import annotations
 
@@ -11,9 +12,12 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import pytest
+
+if TYPE_CHECKING:
+    import optuna
 
 
 def _binaries() -> tuple[str, str] | None:
@@ -80,3 +84,20 @@ def postgres_url(request: pytest.FixtureRequest) -> Iterator[str]:
     finally:
         subprocess.run(_as_postgres([pg_ctl, "-D", str(data), "-m", "immediate", "-w", "stop"]), capture_output=True, cwd=root)
         shutil.rmtree(root, ignore_errors=True)
+
+
+def stored_study(root: Path, study: str) -> optuna.Study:
+    """Study `study` from its default storage under <root>/results/, read with Optuna's own journal
+    reader: the tuner's journal is Optuna's format, so any Optuna tool reads it."""
+    import optuna
+    from optuna.storages import JournalStorage
+    from optuna.storages.journal import JournalFileBackend
+
+    path = root / "results" / study / "study.journal"
+    assert path.is_file(), f"no journal at {path}"
+    return optuna.load_study(study_name=study, storage=JournalStorage(JournalFileBackend(str(path))))
+
+
+@pytest.fixture()
+def stored() -> Callable[[Path, str], optuna.Study]:
+    return stored_study

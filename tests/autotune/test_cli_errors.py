@@ -86,8 +86,10 @@ def test_existing_study_with_another_shape_or_machine(capsys: pytest.CaptureFixt
     capsys.readouterr()
     import optuna
 
-    storage = f"sqlite:///{in_tmp}/results/shared/study.db"
-    before = len(optuna.load_study(study_name="shared", storage=storage).trials)
+    from autotune.optuna_adapter.locations import read_storage
+
+    storage = str(in_tmp / "results" / "shared" / "study.journal")
+    before = len(optuna.load_study(study_name="shared", storage=read_storage(storage)).trials)
 
     line = run_error(capsys, ["--shape", "64x64x64", *base])
     assert "already exists with a different shape" in line and "32x32x32" in line
@@ -96,7 +98,7 @@ def test_existing_study_with_another_shape_or_machine(capsys: pytest.CaptureFixt
     line = run_error(capsys, ["--shape", "32x32x32", "--slots", "16", *base])
     assert "different machine" in line
     # The refused runs added nothing to the study.
-    assert len(optuna.load_study(study_name="shared", storage=storage).trials) == before
+    assert len(optuna.load_study(study_name="shared", storage=read_storage(storage)).trials) == before
 
 
 def test_subprocess_exit_code_and_single_stderr_line(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from search_spaces.registry import families
 from autotune.cli import main
 from autotune.guided import GuidedSampler, suggest_from
 from autotune.objective import Objective, suggest
-from autotune.optuna_adapter import MEMORY, SharedStudy
+from autotune.optuna_adapter import MEMORY, SharedStudy, local_storage, read_study
 from autotune.pipeline import RunOptions, provenance, seed_study, settings_for
 from autotune.problem import Candidate, Problem, directions
 from autotune.spec import RunSpec
@@ -43,6 +43,14 @@ def recorder(draws: st.DataObject) -> tuple[list[str], object]:
         return draws.draw(st.sampled_from(domain.options) if isinstance(domain, Choice) else st.integers(domain.low, domain.high))
 
     return asked, suggest
+
+
+def stored(root: Path, name: str) -> optuna.Study:
+    """A study the command line made under root/results (its default storage)."""
+    address = local_storage(root / "results", name)
+    study = read_study(address, name) if address else None
+    assert study is not None, f"no study {name!r}"
+    return study
 
 
 # --- the encoding --------------------------------------------------------------------------
@@ -95,12 +103,12 @@ def test_a_study_of_the_flat_encoding_resumes_with_tpe_and_is_refused_otherwise(
     assert main([*legacy, "--trials", "22"]) == 0
     capsys.readouterr()
     name = "ga1-32x32x32-s16"  # the name the tuner gave it before issue 12
-    assert (tmp_path / "results" / name / "study.db").is_file()
+    assert local_storage(tmp_path / "results", name) is not None
     assert main(["--shape", "32x32x32", "--slots", "16", "--study", name, "--trials", "3"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "flat encoding" in err and f"--study {name} --sampler tpe --space chapter,general" in err
     assert main([*legacy, "--trials", "3"]) == 0  # resumed under its old name
-    study = optuna.load_study(study_name=name, storage=f"sqlite:///{tmp_path / 'results' / name / 'study.db'}")
+    study = stored(tmp_path, name)
     assert len(study.get_trials(states=(TrialState.COMPLETE,))) == 25
     assert "encoding" not in study.user_attrs["identity"]
     # The default run shares the name: it is refused (one line) rather than mixing encodings.
@@ -213,7 +221,7 @@ def test_several_objectives_fall_back_to_tpe(capsys: pytest.CaptureFixture[str],
     monkeypatch.chdir(tmp_path)
     assert main(["--shape", "32x32x32", "--search-machine", "--objectives", "cycles,scratchpad_words",
                  "--trials", "24", "--study", "mo"]) == 0
-    study = optuna.load_study(study_name="mo", storage=f"sqlite:///{tmp_path / 'results' / 'mo' / 'study.db'}")
+    study = stored(tmp_path, "mo")
     assert not any(t.user_attrs.get("source") in ("refine", "explore") for t in study.trials)
 
 
@@ -237,17 +245,17 @@ def test_transfer_seeds_from_a_nearby_study_and_records_where_from(capsys: pytes
     assert main(["--shape", "64x64x64", "--slots", "24", "--target", "systolic", "--trials", "3", "--study", "other"]) == 0
     assert main(["--shape", "64x80x64", "--slots", "24", "--trials", "30", "--study", "new", "--transfer"]) == 0
     capsys.readouterr()
-    study = optuna.load_study(study_name="new", storage=f"sqlite:///{tmp_path / 'results' / 'new' / 'study.db'}")
+    study = stored(tmp_path, "new")
     moved = [t for t in study.trials if t.user_attrs.get("source") == "transfer"]
     assert moved and all(t.user_attrs["transfer"]["study"] == "donor" for t in moved)
     origin = moved[0].user_attrs["transfer"]
     assert origin["shape"] == "64x64x64" and origin["machine"] == Machine(slots=24).key() and origin["trial"] >= 0
-    donor = optuna.load_study(study_name="donor", storage=f"sqlite:///{tmp_path / 'results' / 'donor' / 'study.db'}")
+    donor = stored(tmp_path, "donor")
     assert origin["cycles"] == min(t.value for t in donor.trials)  # the donor's best comes first
     assert moved[0].number < min(t.number for t in study.trials if t.user_attrs.get("source") == "baseline")
     # Without --transfer nothing is taken from other studies.
     assert main(["--shape", "64x80x64", "--slots", "24", "--trials", "20", "--study", "plain"]) == 0
-    plain = optuna.load_study(study_name="plain", storage=f"sqlite:///{tmp_path / 'results' / 'plain' / 'study.db'}")
+    plain = stored(tmp_path, "plain")
     assert not any(t.user_attrs.get("source") == "transfer" for t in plain.trials)
 
 
@@ -266,7 +274,7 @@ def test_two_workers_never_evaluate_one_candidate_twice(capsys: pytest.CaptureFi
     """Each worker proposes under the study lock and counts the other's RUNNING trial as taken."""
     monkeypatch.chdir(tmp_path)
     assert main(["--shape", "64x96x80", "--slots", "24", "--workers", "2", "--trials", "60", "--study", "pair"]) == 0
-    study = optuna.load_study(study_name="pair", storage=f"sqlite:///{tmp_path / 'results' / 'pair' / 'study.db'}")
+    study = stored(tmp_path, "pair")
     search = problem()
     keys = [search.key_of(t.params) for t in study.trials if t.state == TrialState.COMPLETE]
     assert len(keys) == 60 and len(set(keys)) == 60

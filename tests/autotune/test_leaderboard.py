@@ -141,7 +141,7 @@ def test_parquet_write_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         raise OSError("disk full")
 
     monkeypatch.setattr(pq, "write_table", broken)
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(UsageError, match="cannot write .*board.parquet: disk full"):  # one line, not a traceback
         files.write_parquet(pd.DataFrame({"cycles": [3]}), path, {"kind": "test", "version": 2})
     assert path.read_bytes() == before  # the old file is intact
     assert sorted(p.name for p in tmp_path.iterdir()) == ["board.parquet"]
@@ -154,7 +154,7 @@ def test_text_write_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     path = tmp_path / "best.json"
     files.write_text("old\n", path)
     monkeypatch.setattr(os, "replace", lambda *_: (_ for _ in ()).throw(OSError("no rename")))
-    with pytest.raises(OSError, match="no rename"):
+    with pytest.raises(UsageError, match="cannot write .*best.json: no rename"):
         files.write_text("new\n", path)
     assert path.read_text() == "old\n"
     assert [p.name for p in tmp_path.iterdir()] == ["best.json"]

@@ -24,6 +24,8 @@ from simcore.ga1.asm import from_text, tuples
 from search_spaces.registry import find_family
 
 from autotune.cli import main
+from autotune.errors import UsageError
+from autotune.optuna_adapter import read_study
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ["--shape", "64x64x64", "--space", "chapter"]
@@ -43,24 +45,24 @@ def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def test_a_killed_study_is_read_back_from_its_storage(capsys: pytest.CaptureFixture[str], in_tmp: Path) -> None:
+def test_a_killed_study_is_read_back_from_its_storage(capsys: pytest.CaptureFixture[str], in_tmp: Path, stored) -> None:  # type: ignore[no-untyped-def]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     process = subprocess.Popen([sys.executable, "-m", "autotune", *SMALL, "--trials", "100000", "--study", "killed"],
                                cwd=in_tmp, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    storage = f"sqlite:///{in_tmp / 'results' / 'killed' / 'study.db'}"
+    storage = str(in_tmp / "results" / "killed" / "study.journal")
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         time.sleep(0.5)
         try:
-            done = len(optuna.load_study(study_name="killed", storage=storage).get_trials(states=(optuna.trial.TrialState.COMPLETE,)))
-        except Exception:  # not created yet
+            done = len(read_study(storage, "killed").get_trials(states=(optuna.trial.TrialState.COMPLETE,)))  # type: ignore[union-attr]
+        except (UsageError, AttributeError):  # not created yet
             done = 0
         if done >= 20:
             break
     process.send_signal(signal.SIGKILL)
     process.wait(timeout=30)
     assert not (in_tmp / "results" / "killed" / "leaderboard.parquet").exists()
-    complete = len(optuna.load_study(study_name="killed", storage=storage).get_trials(states=(optuna.trial.TrialState.COMPLETE,)))
+    complete = len(stored(in_tmp, "killed").get_trials(states=(optuna.trial.TrialState.COMPLETE,)))
 
     out, err = run(capsys, ["leaderboard", "killed", "--top", "3"])
     assert f"rebuilt results/killed/leaderboard.parquet from study 'killed' ({complete} finished trials)" in err
@@ -126,7 +128,7 @@ def test_check_prints_json(capsys: pytest.CaptureFixture[str], in_tmp: Path) -> 
 
 
 def test_export_json_is_a_starting_point_and_asm_runs_on_the_listing(capsys: pytest.CaptureFixture[str], in_tmp: Path,
-                                                                   reference_ga1: Any) -> None:
+                                                                   reference_ga1: Any, stored) -> None:  # type: ignore[no-untyped-def]
     run(capsys, [*SMALL, "--trials", "20", "--study", "src"])
     frame = pd.read_parquet(in_tmp / "results" / "src" / "leaderboard.parquet")
     run(capsys, ["export", "src", "--rank", "3", "--out", "third.json"])
@@ -135,7 +137,7 @@ def test_export_json_is_a_starting_point_and_asm_runs_on_the_listing(capsys: pyt
     assert exported["machine"] == Machine(slots=64).as_dict() and exported["cycles"] == int(frame["cycles"].iloc[2])
 
     run(capsys, [*SMALL, "--trials", "2", "--study", "dst", "--enqueue", "third.json"])
-    first = optuna.load_study(study_name="dst", storage=f"sqlite:///{in_tmp / 'results' / 'dst' / 'study.db'}").trials[0]
+    first = stored(in_tmp, "dst").trials[0]
     assert first.user_attrs["source"] == "enqueued"
     assert json.dumps({"family": exported["family"], **exported["params"]}, sort_keys=True) == json.dumps(first.params, sort_keys=True)
     _, err = run(capsys, [*SMALL, "--trials", "2", "--study", "dst16", "--slots", "16", "--enqueue", "third.json"], expect=2)
@@ -156,12 +158,12 @@ def test_export_json_is_a_starting_point_and_asm_runs_on_the_listing(capsys: pyt
     assert ga.Sim(ga.Machine(**machine.as_dict()), dram).run(tuples(text)).cycles == int(row["cycles"])
 
 
-def test_a_resume_with_another_sampler_is_refused_or_recorded(capsys: pytest.CaptureFixture[str], in_tmp: Path) -> None:
+def test_a_resume_with_another_sampler_is_refused_or_recorded(capsys: pytest.CaptureFixture[str], in_tmp: Path, stored) -> None:  # type: ignore[no-untyped-def]
     run(capsys, [*SMALL, "--trials", "20", "--study", "prov"])
     _, err = run(capsys, [*SMALL, "--trials", "5", "--study", "prov", "--sampler", "random", "--seed", "4"], expect=2)
     assert "was run with --sampler guided --seed 0" in err and "--allow-sampler-change" in err
     run(capsys, [*SMALL, "--trials", "5", "--study", "prov", "--sampler", "random", "--seed", "4", "--allow-sampler-change"])
-    study = optuna.load_study(study_name="prov", storage=f"sqlite:///{in_tmp / 'results' / 'prov' / 'study.db'}")
+    study = stored(in_tmp, "prov")
     runs = [(t.user_attrs["run"]["sampler"], t.user_attrs["run"]["seed"]) for t in study.trials]
     assert runs == [("guided", 0)] * 20 + [("random", 4)] * 5
     assert all(t.user_attrs["run"]["autotune_version"] for t in study.trials)

@@ -25,6 +25,7 @@ from search_spaces.registry import families
 from autotune import readback, tables
 from autotune.cli import build_parser, main
 from autotune.objective import CONSTRAINT_NAME, RESULT_ATTR
+from autotune.optuna_adapter import read_study
 from autotune.problem import INFEASIBLE_VALUE, Candidate, Problem
 
 CHAPTER_BEST_64 = 37_440  # blocked 4x8, 2 buffers, on 128x128x128 with 64 slots
@@ -44,12 +45,10 @@ def run(capsys: pytest.CaptureFixture[str], argv: list[str], expect: int = 0) ->
     return captured.out
 
 
-def storage_of(root: Path, study: str) -> str:
-    return f"sqlite:///{root / 'results' / study / 'study.db'}"
-
-
 def load_study(root: Path, study: str) -> optuna.Study:
-    return optuna.load_study(study_name=study, storage=storage_of(root, study))
+    found = read_study(str(root / "results" / study / "study.journal"), study)
+    assert found is not None
+    return found
 
 
 def leaderboard(root: Path, study: str) -> pd.DataFrame:

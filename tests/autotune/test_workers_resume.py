@@ -1,11 +1,9 @@
 """Several workers on one study, resuming a study, and runs that are interrupted or killed."""
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -16,17 +14,30 @@ import pytest
 from optuna.trial import TrialState
 
 from autotune.cli import main
+from autotune.errors import UsageError
+from autotune.optuna_adapter import read_study
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ["--shape", "64x64x64", "--space", "chapter"]
 
 
-def storage_of(root: Path, study: str) -> str:
-    return f"sqlite:///{root / 'results' / study / 'study.db'}"
+# Where a study lives: its default journal, or an SQLite file given with --storage (the RDB path,
+# whose dead workers are found by Optuna's heartbeat instead of the journal's leases).
+STORAGES = ("journal", "sqlite")
 
 
-def trials_of(root: Path, study: str) -> list[optuna.trial.FrozenTrial]:
-    return optuna.load_study(study_name=study, storage=storage_of(root, study)).get_trials()
+def address_of(root: Path, study: str, kind: str = "journal") -> str:
+    return str(root / "results" / study / "study.journal") if kind == "journal" else f"sqlite:///{root / (study + '.db')}"
+
+
+def storage_args(root: Path, study: str, kind: str) -> list[str]:
+    return [] if kind == "journal" else ["--storage", address_of(root, study, kind)]
+
+
+def trials_of(root: Path, study: str, kind: str = "journal") -> list[optuna.trial.FrozenTrial]:
+    found = read_study(address_of(root, study, kind), study)
+    assert found is not None
+    return found.get_trials()
 
 
 def complete(trials: list[optuna.trial.FrozenTrial]) -> list[optuna.trial.FrozenTrial]:
@@ -52,26 +63,22 @@ def start(root: Path, study: str, *extra: str) -> subprocess.Popen[str]:
                             cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def count_complete(root: Path, study: str) -> int:
-    """COMPLETE trials, read straight from the SQLite file (read-only: a poll must never race the
-    tuner's own table creation the way opening an Optuna storage would)."""
-    path = root / "results" / study / "study.db"
-    if not path.exists():
-        return 0
+def count_complete(root: Path, study: str, kind: str) -> int:
+    """COMPLETE trials, read without ever creating the storage (a poll must not race the tuner's
+    own creation of it)."""
     try:
-        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)) as db:
-            row = db.execute("SELECT COUNT(*) FROM trials JOIN studies USING (study_id) "
-                             "WHERE studies.study_name = ? AND trials.state = 'COMPLETE'", (study,)).fetchone()
-    except sqlite3.OperationalError:  # tables not created yet, or the file is being set up
+        found = read_study(address_of(root, study, kind), study)
+    except UsageError:  # not created yet
         return 0
-    return int(row[0])
+    return 0 if found is None else len(found.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
 
 
-def wait_for_complete(root: Path, study: str, process: subprocess.Popen[str], count: int, limit: float = 60) -> None:
+def wait_for_complete(root: Path, study: str, process: subprocess.Popen[str], count: int, limit: float = 60,
+                      kind: str = "journal") -> None:
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
         assert process.poll() is None, process.communicate()
-        if count_complete(root, study) >= count:
+        if count_complete(root, study, kind) >= count:
             return
         time.sleep(0.2)
     process.kill()
@@ -130,38 +137,53 @@ def test_interrupted_run_keeps_its_trials_and_resumes(capsys: pytest.CaptureFixt
     assert {snapshot(t) for t in kept} <= {snapshot(t) for t in after}
 
 
+@pytest.mark.parametrize("kind", STORAGES)
 def test_killed_run_does_not_block_the_resume(capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+                                              monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    """kill -9 at a random moment: the resume keeps every finished trial, and a trial the kill left
+    RUNNING does not block it (the journal sees its owner's lease free at once; the RDB fails it
+    once its heartbeat is stale, which --heartbeat 1 makes 2 s)."""
     monkeypatch.chdir(tmp_path)
-    # A short heartbeat, so a trial the kill leaves RUNNING goes stale within seconds.
-    process = start(tmp_path, "kill-9", "--heartbeat", "1")
-    wait_for_complete(tmp_path, "kill-9", process, 10)
+    process = start(tmp_path, "kill-9", "--heartbeat", "1", *storage_args(tmp_path, "kill-9", kind))
+    wait_for_complete(tmp_path, "kill-9", process, 10, kind=kind)
     process.send_signal(signal.SIGKILL)
     process.communicate(timeout=30)
     assert process.returncode == -signal.SIGKILL
 
-    kept = complete(trials_of(tmp_path, "kill-9"))
+    kept = complete(trials_of(tmp_path, "kill-9", kind))
     started = time.monotonic()
-    run(capsys, [*SMALL, "--trials", "5", "--study", "kill-9", "--heartbeat", "1"])
+    run(capsys, [*SMALL, "--trials", "5", "--study", "kill-9", "--heartbeat", "1", *storage_args(tmp_path, "kill-9", kind)])
     assert time.monotonic() - started < 30
-    trials = trials_of(tmp_path, "kill-9")
+    trials = trials_of(tmp_path, "kill-9", kind)
     assert len(complete(trials)) == len(kept) + 5
     assert not [t for t in trials if t.state == TrialState.RUNNING]
     assert {snapshot(t) for t in kept} <= {snapshot(t) for t in complete(trials)}
+    assert not leftovers(tmp_path)  # the killed worker's lease is gone with the resume's clean exit
 
 
-def test_a_trial_killed_before_its_first_heartbeat_does_not_block(capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    """The narrow window of a kill: the trial is RUNNING but never sent a heartbeat (Optuna's own
-    stale check skips it). The resume must not wait for it forever."""
+@pytest.mark.parametrize("kind", STORAGES)
+def test_a_trial_killed_right_after_the_ask_does_not_block(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch, kind: str, stored) -> None:  # type: ignore[no-untyped-def]
+    """The narrow window of a kill: the trial is RUNNING but its worker died before writing
+    anything (no owner in the journal; no heartbeat in the RDB, which Optuna's stale check skips).
+    The resume must not wait for it forever."""
     monkeypatch.chdir(tmp_path)
-    run(capsys, [*SMALL, "--trials", "20", "--study", "silent", "--heartbeat", "1"])
-    study = optuna.load_study(study_name="silent", storage=storage_of(tmp_path, "silent"))
-    orphan = study.ask()  # RUNNING, no heartbeat: what a kill right after the ask leaves
+    where = storage_args(tmp_path, "silent", kind)
+    run(capsys, [*SMALL, "--trials", "20", "--study", "silent", "--heartbeat", "1", *where])
+    if kind == "journal":
+        study = stored(tmp_path, "silent")  # Optuna's own journal writer
+    else:
+        study = optuna.load_study(study_name="silent", storage=address_of(tmp_path, "silent", kind))
+    orphan = study.ask()
     started = time.monotonic()
-    run(capsys, [*SMALL, "--trials", "5", "--study", "silent", "--heartbeat", "1"])
+    run(capsys, [*SMALL, "--trials", "5", "--study", "silent", "--heartbeat", "1", *where])
     assert time.monotonic() - started < 30
-    trials = trials_of(tmp_path, "silent")
+    trials = trials_of(tmp_path, "silent", kind)
     assert len(complete(trials)) == 25
     assert trials[orphan.number].state == TrialState.FAIL
     assert not [t for t in trials if t.state == TrialState.RUNNING]
+
+
+def leftovers(root: Path) -> list[Path]:
+    """Lock and lease files under results/."""
+    return [p for p in (root / "results").rglob("*") if p.name.endswith(".lock") or ".worker-" in p.name]

@@ -187,13 +187,17 @@ def product_order(shape: Shape, machine: Machine, params: GeneralParams) -> list
         key = (len(rows), len(cols))
         if key not in cells_cache:
             cells_cache[key] = cell_order(len(rows), len(cols), params.inner)
-        cells = [(rows[x], cols[y]) for x, y in cells_cache[key]]
-        for k in ks[:Kt - tail]:
-            extend([(i, j, k) for i, j in cells])
-        tail_ks = ks[Kt - tail:]
-        for i, j in cells:
-            extend([(i, j, k) for k in tail_ks])
+        extend(block_products([(rows[x], cols[y]) for x, y in cells_cache[key]], ks, tail))
     return order
+
+
+def block_products(cells: list[tuple[int, int]], ks: list[int] | range, tail: int) -> list[Product]:
+    """One block's products: every cell at each k step in turn, then the last `tail` k steps
+    cell by cell (each cell's accumulator finishes early so its store overlaps the rest)."""
+    head = len(ks) - tail
+    products = [(i, j, k) for k in ks[:head] for i, j in cells]
+    products.extend((i, j, k) for i, j in cells for k in ks[head:])
+    return products
 
 
 def _largest_band(total: int, size: int, partition: str) -> int:

@@ -39,7 +39,7 @@ import math
 from dataclasses import asdict, dataclass
 
 from simcore.ga1.generator.compile import CompileOptions, Product, compile_products
-from simcore.ga1.generator.order import PARTITIONS, bands
+from simcore.ga1.generator.order import PARTITIONS, bands, block_products
 from simcore.ga1.machine import Machine
 from simcore.ga1.program import Program
 from simcore.ga1.schedules import ScheduleError
@@ -168,12 +168,7 @@ def strip_order(shape: Shape, machine: Machine, params: StripParams) -> list[Pro
     for index, (rows, cols) in enumerate(strip_blocks(shape, machine, params)):
         ks = range(Kt - 1, -1, -1) if index % 2 else range(Kt)
         local = step_cells(len(rows), len(cols), params.split, params.flip and index % 2 == 1)
-        cells = [(rows[x], cols[y]) for x, y in local]
-        for k in ks[:Kt - tail]:
-            extend([(i, j, k) for i, j in cells])
-        tail_ks = ks[Kt - tail:]
-        for i, j in cells:
-            extend([(i, j, k) for k in tail_ks])
+        extend(block_products([(rows[x], cols[y]) for x, y in local], ks, tail))
     return order
 
 

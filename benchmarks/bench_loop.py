@@ -1,0 +1,253 @@
+"""The trial loop's CPU, side by side (issue 10): the default study (128x128x128, 64 slots, TPE,
+seed 0) run start to finish by
+
+  * `before`: the code before issue 10 (git revision BASE, exported to a temporary folder), with
+    its default storage, an SQLite file through Optuna's RDB storage;
+  * `engine`: main with issue 11's compiled GA-1 engine but still the storage before issue 10
+    (revision ENGINE_BASE): the same generation and timing as this code, so the ratio to it is
+    the trial loop's alone;
+  * `sqlite`: this code with `--storage sqlite:///...` (the RDB path, kept for older studies);
+  * `journal`: this code with its default storage, the journal file.
+
+Each run is a child process, the configurations interleaved (round by round), after one short
+untimed run of each (the compiled engine's kernels compiled or loaded into numba's cache). A child times
+every call by part, exclusively (a part's time excludes the parts it calls): `sampler` (the
+sampler's methods), `storage` (Optuna's storage classes and the journal backend), `generation`
+(a schedule family's evaluate, timing excluded), `timing` (simcore's simulate; the compiled engine
+of issue 11 times a program as it generates it, so there both count as `generation`) and `other`
+(everything else in the optimise loop: Optuna's trial machinery, the objective's bookkeeping,
+the budget). It prints CPU ms per trial by part, over the whole run and over trials 900-999,
+the whole run's CPU (imports, seeding, leaderboard and verification included) and wall time,
+the best cycles, whether every configuration ran the same trials, and the ratio of CPU.
+
+Usage: python benchmarks/bench_loop.py [--trials 1000] [--rounds 1] [--base REV] [--engine-base REV] [--only before,engine,journal]
+"""
+from __future__ import annotations
+
+import argparse
+import functools
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BASE = "dfca672"          # main before issue 10 (the Python GA-1 engine)
+ENGINE_BASE = "f64460f"   # main with the compiled GA-1 engine (issue 11), before issue 10
+CONFIGS = ("before", "engine", "sqlite", "journal")
+PARTS = ("sampler", "storage", "generation", "timing", "other")
+WINDOW = (900, 1000)
+WARM_UP_TRIALS = 60   # a short untimed run per configuration first: numba's on-disk cache of the engine filled
+
+
+# --- the child: one run, timed by part ---------------------------------------------------------
+
+
+class PartClock:
+    """Exclusive CPU time of the main thread by part: a call's time, less the timed calls it makes
+    (an RDB storage's heartbeat thread counts in the whole run's CPU only)."""
+
+    def __init__(self) -> None:
+        self.spent: dict[str, float] = {}
+        self._inner: list[float] = []
+
+    def wrap(self, part: str, function):  # type: ignore[no-untyped-def]
+        main = threading.main_thread()
+
+        @functools.wraps(function)
+        def timed(*args, **kwargs):  # type: ignore[no-untyped-def]
+            if threading.current_thread() is not main:
+                return function(*args, **kwargs)
+            started = time.thread_time()
+            self._inner.append(0.0)
+            try:
+                return function(*args, **kwargs)
+            finally:
+                elapsed = time.thread_time() - started
+                self.spent[part] = self.spent.get(part, 0.0) + elapsed - self._inner.pop()
+                if self._inner:
+                    self._inner[-1] += elapsed
+        return timed
+
+    def patch(self, part: str, cls: type, names: tuple[str, ...]) -> None:
+        for name in names:
+            if name in vars(cls) and callable(vars(cls)[name]):
+                setattr(cls, name, self.wrap(part, vars(cls)[name]))
+
+
+def _instrument(clock: PartClock) -> None:
+    import optuna
+    from optuna.storages import JournalStorage, RDBStorage
+    from optuna.storages._cached_storage import _CachedStorage
+
+    import search_spaces.base as base
+
+    storage_methods = tuple(name for name in vars(optuna.storages.BaseStorage) if not name.startswith("__")) + (
+        "record_heartbeat", "_get_stale_trial_ids", "get_heartbeat_interval")
+    for cls in (RDBStorage, _CachedStorage, JournalStorage, optuna.storages.InMemoryStorage):
+        clock.patch("storage", cls, storage_methods)
+    try:
+        from autotune.optuna_adapter.journal import JournalFile  # this code only
+    except ImportError:
+        pass
+    else:
+        clock.patch("storage", JournalFile, ("append_logs", "acquire", "release"))
+    clock.patch("sampler", optuna.samplers.TPESampler,
+                ("infer_relative_search_space", "sample_relative", "sample_independent", "before_trial", "after_trial"))
+    if hasattr(base, "simulate"):   # the Python engine; the compiled one times as it generates: all `generation`
+        base.simulate = clock.wrap("timing", base.simulate)
+    families = [base.GA1Family]
+    while families:
+        cls = families.pop()
+        clock.patch("generation", cls, ("evaluate",))
+        families.extend(cls.__subclasses__())
+
+
+def child(args: argparse.Namespace) -> None:
+    started, wall = time.process_time(), time.perf_counter()
+    from autotune import objective, pipeline
+    from autotune.cli import _quiet_libraries
+    from autotune.spec import RunSpec
+    from simcore.ga1.machine import Machine
+    from simcore.shape import Shape
+
+    _quiet_libraries()
+    clock = PartClock()
+    _instrument(clock)
+    snapshots: list[tuple[float, dict[str, float]]] = []   # at the start of each objective call
+    call = objective.Objective.__call__
+
+    def observed(self, trial):  # type: ignore[no-untyped-def]
+        snapshots.append((time.thread_time(), dict(clock.spent)))
+        return call(self, trial)
+
+    objective.Objective.__call__ = observed
+    trials: list[str] = []
+    finish = pipeline.finish
+
+    def finished(study, *rest, **options):  # type: ignore[no-untyped-def]
+        trials.extend(json.dumps([t.number, t.state.name, t.params, t.values], sort_keys=True) for t in study.trials)
+        return finish(study, *rest, **options)
+
+    pipeline.finish = finished
+    optimise = pipeline.optimise
+    loop: dict[str, float] = {}   # by part, within the optimise loop only (not opening, seeding, ranking)
+
+    def timed_optimise(*rest, **options):  # type: ignore[no-untyped-def]
+        before, spent = time.thread_time(), dict(clock.spent)
+        optimise(*rest, **options)
+        loop["all"] = loop.get("all", 0.0) + time.thread_time() - before
+        for part, value in clock.spent.items():
+            loop[part] = loop.get(part, 0.0) + value - spent.get(part, 0.0)
+
+    pipeline.optimise = timed_optimise
+    results = Path(args.results)
+    storage = f"sqlite:///{results / 'bench.db'}" if args.storage == "sqlite" else None
+    outcome = pipeline.run(RunSpec.of_shape(Shape(128, 128, 128), Machine(slots=64)),
+                           pipeline.RunOptions(trials=args.trials, seed=0, study="bench", storage=storage, results=results, progress=False))
+    total, wall = time.process_time() - started, time.perf_counter() - wall
+    parts = {p: loop.get(p, 0.0) for p in PARTS if p != "other"}
+    parts["other"] = loop["all"] - sum(parts.values())
+    window = {}
+    low, high = WINDOW
+    if len(snapshots) > high - 1:
+        (t1, a1), (t2, a2) = snapshots[low], snapshots[high - 1]
+        window = {p: a2.get(p, 0.0) - a1.get(p, 0.0) for p in PARTS if p != "other"}
+        window["other"] = (t2 - t1) - sum(window.values())
+        window["trials"] = high - 1 - low
+    frame = outcome.studies[0].frame
+    print(json.dumps({"parts": parts, "window": window, "trials": len(snapshots), "total": total, "wall": wall,
+                      "best": int(frame["cycles"].iloc[0]), "history": hashlib.sha256("\n".join(trials).encode()).hexdigest()}))
+
+
+# --- the parent: interleaved runs and the table ------------------------------------------------
+
+
+def export(revision: str, folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", revision], check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+    return folder
+
+
+def run_one(config: str, code: Path, trials: int) -> dict:
+    with tempfile.TemporaryDirectory(prefix=f"bench-loop-{config}-") as results:
+        env = {**os.environ, "PYTHONPATH": str(code)}
+        command = [sys.executable, str(Path(__file__).resolve()), "--child", "--trials", str(trials), "--results", results,
+                   "--storage", "sqlite" if config == "sqlite" else "default"]
+        done = subprocess.run(command, cwd=results, env=env, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise SystemExit(f"{config} run failed:\n{done.stderr[-3000:]}")
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def table(found: dict[str, list[dict]], trials: int) -> str:
+    names = list(found)
+    mean = lambda config, f: sum(f(r) for r in found[config]) / len(found[config])  # noqa: E731
+    lines = [f"CPU ms per trial, mean of {len(found[names[0]])} run(s) each; whole run | trials {WINDOW[0]}-{WINDOW[1] - 1}",
+             f"{'part':<12}" + "".join(f"{n:>22}" for n in names)]
+    for part in (*PARTS, "total"):
+        cells = []
+        for config in names:
+            whole = mean(config, lambda r: (sum(r["parts"].get(p, 0.0) for p in PARTS) if part == "total" else r["parts"].get(part, 0.0)) / r["trials"] * 1000)
+            late = mean(config, lambda r: ((sum(r["window"].get(p, 0.0) for p in PARTS) if part == "total" else r["window"].get(part, 0.0))
+                                           / r["window"]["trials"] * 1000) if r["window"] else float("nan"))
+            cells.append(f"{whole:9.1f} | {late:6.1f}")
+        lines.append(f"{part:<12}" + "".join(f"{c:>22}" for c in cells))
+    overhead = {c: mean(c, lambda r: sum(r["parts"].get(p, 0.0) for p in PARTS if p not in ("generation", "timing")) / r["trials"] * 1000) for c in names}
+    lines.append(f"{'overhead':<12}" + "".join(f"{overhead[c]:>20.1f}  " for c in names) + "  (all but generation and timing)")
+    lines.append(f"{'run CPU s':<12}" + "".join(f"{mean(c, lambda r: r['total']):>20.1f}  " for c in names))
+    lines.append(f"{'run wall s':<12}" + "".join(f"{mean(c, lambda r: r['wall']):>20.1f}  " for c in names))
+    lines.append(f"{'best cycles':<12}" + "".join(f"{'/'.join(str(r['best']) for r in found[c]):>20}  " for c in names))
+    histories = {r["history"] for runs in found.values() for r in runs}
+    lines.append(f"same {trials} trials (number, state, parameters, values) in every run: {'yes' if len(histories) == 1 else 'NO'}")
+    new = "journal" if "journal" in found else names[-1]
+    for old in names:
+        if old != new:
+            lines.append(f"whole-run CPU, {old} / {new}: {mean(old, lambda r: r['total']) / mean(new, lambda r: r['total']):.2f}x")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trials", type=int, default=1000, help="trials per run (default 1000; fewer for a quick look)")
+    parser.add_argument("--rounds", type=int, default=1, help="runs of each configuration, interleaved (default 1)")
+    parser.add_argument("--base", default=BASE, help=f"git revision of `before` (default {BASE}, main before issue 10)")
+    parser.add_argument("--engine-base", default=ENGINE_BASE, help=f"git revision of `engine` (default {ENGINE_BASE})")
+    parser.add_argument("--only", default=",".join(CONFIGS), help=f"configurations to run (default {','.join(CONFIGS)})")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--results", help=argparse.SUPPRESS)
+    parser.add_argument("--storage", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args)
+        return 0
+    configs = [c.strip() for c in args.only.split(",") if c.strip()]
+    unknown = sorted(set(configs) - set(CONFIGS))
+    if unknown:
+        parser.error(f"unknown configuration {unknown[0]!r} (known: {', '.join(CONFIGS)})")
+    found: dict[str, list[dict]] = {c: [] for c in configs}
+    with tempfile.TemporaryDirectory(prefix="bench-loop-base-") as folder:
+        code = {"before": ROOT, "engine": ROOT, "sqlite": ROOT, "journal": ROOT}
+        for config, revision in (("before", args.base), ("engine", args.engine_base)):
+            if config in configs:
+                code[config] = export(revision, Path(folder) / config)
+        for config in configs:   # compile (or load) the GA-1 engine's kernels once per code folder, untimed
+            print(f"warm-up: {config} ...", file=sys.stderr, flush=True)
+            run_one(config, code[config], WARM_UP_TRIALS)
+        for round_number in range(args.rounds):
+            for config in configs:
+                print(f"round {round_number + 1}: {config} ...", file=sys.stderr, flush=True)
+                found[config].append(run_one(config, code[config], args.trials))
+    print(f"default study 128x128x128, 64 slots, TPE seed 0, {args.trials} trials; before = {args.base}, engine = {args.engine_base}")
+    print(table(found, args.trials))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
