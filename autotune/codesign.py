@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from simcore.ga1.machine import Machine
+from simcore.shape import Shape
 
 from search_spaces.base import Family, canonical_json
-from search_spaces.domains import grid
+from search_spaces.domains import Param, grid
 from search_spaces.machine import MachineSpace
 from search_spaces.portfolio import best, evaluate_portfolio
 from search_spaces.workload import Workload
@@ -53,6 +54,24 @@ class Codesign:
         if any(p.name not in params for p in self.space.params()):
             return None  # not all parameters sampled yet
         return canonical_json(self.machine(params).as_dict())
+
+    def from_params(self, params: Mapping[str, object]) -> Candidate:
+        return Candidate("", {}, {p.name: params[p.name] for p in self.space.params()})  # type: ignore[misc]
+
+    def all_params(self) -> tuple[Param, ...]:
+        return self.space.params()
+
+    def neighbours(self, candidate: Candidate) -> list[tuple[int, Candidate]]:
+        """Machines one searched parameter away, nearest moves first within each parameter."""
+        point = candidate.machine_point
+        return [(scale, Candidate("", {}, {**point, p.name: value}))
+                for p in self.space.params() for scale, value in p.domain.nearby(point[p.name])]
+
+    def fits(self, candidate: Candidate) -> bool:
+        return sum(self.limits(self.machine(candidate.machine_point)).values()) == 0
+
+    def adopt(self, params: Mapping[str, object], shape: Shape, machine: Machine) -> Candidate | None:
+        return None  # a co-design searches machines: no schedule of another study is a starting point
 
     def seeds(self) -> list[Candidate]:
         """The base machine (clipped into the ranges), so the chapter's machine is a trial."""

@@ -18,12 +18,13 @@ import sys
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 import optuna
 import pandas as pd
 
-from search_spaces.base import canonical_json
+from simcore.shape import parse_shape
+
 from search_spaces.workload import Gemm
 
 from autotune import __version__
@@ -32,13 +33,16 @@ from autotune import tables
 from autotune.errors import UsageError
 from autotune.interrupt import STOP, graceful_stop
 from autotune.objective import Objective
-from autotune.optuna_adapter import GRACE_SECONDS, HEARTBEAT_SECONDS, WORKER, SharedStudy, default_storage, finished_count, is_memory
+from autotune.optuna_adapter import (
+    GRACE_SECONDS, HEARTBEAT_SECONDS, WORKER, SharedStudy, default_storage, finished_count, is_memory, local_storages,
+)
 from autotune.problem import Candidate, GridTooLarge, Search, directions
+from autotune.sampling import DEFAULT_SAMPLER, encoding_for, make_sampler
 from autotune.spec import RunSpec
+from autotune.transfer import transfer_seeds
 
 DEFAULT_TRIALS = 1000   # tune --shape
 SHORT_TRIALS = 40       # per GEMM of a workload, per co-design, per machine of sweep --tuned
-SAMPLERS: tuple[str, ...] = ("tpe", "random", "grid", "nsga2")
 SPEC_ATTR, IDENTITY_ATTR, SAMPLER_ATTR, GEMM_ATTR = "spec", "identity", "sampler", "gemm"
 
 
@@ -50,7 +54,7 @@ def verify_top_default(spec: RunSpec) -> int:
 @dataclass(frozen=True)
 class RunOptions:
     trials: int
-    sampler: str = "tpe"
+    sampler: str = DEFAULT_SAMPLER
     seed: int = 0
     study: str | None = None
     storage: str | None = None          # a storage address (autotune.optuna_adapter.locations); None: a journal per study under results/
@@ -61,6 +65,7 @@ class RunOptions:
     verify_top: int | None = None       # None: verify_top_default
     allow_sampler_change: bool = False
     starts: tuple[Candidate, ...] = ()  # starting points (exported schedules), run first
+    transfer: bool = False              # also start from earlier studies' best on nearby problems (autotune.transfer)
     write: bool = True
     progress: bool = False
 
@@ -104,16 +109,6 @@ class Outcome:
         return [f for s in self.studies for f in s.failures]
 
 
-def make_sampler(name: str, seed: int) -> optuna.samplers.BaseSampler:
-    if name == "tpe":
-        return optuna.samplers.TPESampler(seed=seed, multivariate=True, group=True, n_startup_trials=20)
-    if name == "nsga2":
-        return optuna.samplers.NSGAIISampler(seed=seed, population_size=40)
-    if name in ("random", "grid"):  # grid: every feasible point is enqueued; random fills gaps
-        return optuna.samplers.RandomSampler(seed=seed)
-    raise UsageError(f"unknown sampler {name!r} (known: {', '.join(SAMPLERS)})")
-
-
 def _check_options(options: RunOptions) -> None:
     if options.trials < 1:
         raise UsageError(f"--trials must be at least 1, got {options.trials}")
@@ -123,7 +118,7 @@ def _check_options(options: RunOptions) -> None:
         raise UsageError(f"--verify-top must not be negative, got {options.verify_top}")
     if options.storage is not None and is_memory(options.storage) and options.workers > 1:
         raise UsageError("an in-memory study lives in one process: --workers needs a storage")
-    make_sampler(options.sampler, options.seed)
+    encoding_for(options.sampler)
 
 
 # --- open, check and seed ----------------------------------------------------------------------
@@ -136,9 +131,9 @@ def settings_for(spec: RunSpec, options: RunOptions, name: str) -> StudySettings
                          beat or HEARTBEAT_SECONDS, 2 * beat if beat else GRACE_SECONDS)
 
 
-def open_study(settings: StudySettings, seed_offset: int = 0) -> tuple[SharedStudy, optuna.Study]:
+def open_study(settings: StudySettings, search: Search, seed_offset: int = 0) -> tuple[SharedStudy, optuna.Study]:
     shared = SharedStudy(settings.storage_url, settings.name, settings.heartbeat_seconds, settings.grace_seconds)
-    study = shared.open(make_sampler(settings.sampler, settings.seed + seed_offset), directions(settings.objectives))
+    study = shared.open(make_sampler(settings.sampler, settings.seed + seed_offset, search), directions(settings.objectives))
     return shared, study
 
 
@@ -151,6 +146,8 @@ def check_study(study: optuna.Study, spec: RunSpec, gemm: Gemm | None, options: 
         study.set_user_attr(IDENTITY_ATTR, identity)
     elif recorded != identity:
         differs = sorted(k for k in set(recorded) | set(identity) if recorded.get(k) != identity.get(k))
+        if "encoding" in differs:
+            raise UsageError(encoding_refusal(name, recorded, options.sampler))
         raise UsageError(f"study {name!r} already exists with a different {', '.join(differs)} "
                          f"({'; '.join(f'{k}: {recorded.get(k)}' for k in differs)}); choose another --study")
     if SPEC_ATTR not in study.user_attrs:
@@ -165,25 +162,47 @@ def check_study(study: optuna.Study, spec: RunSpec, gemm: Gemm | None, options: 
         study.set_user_attr(SAMPLER_ATTR, wanted)
 
 
-def seed_study(shared: SharedStudy, study: optuna.Study, search: Search, options: RunOptions) -> None:
-    """Enqueue the starting points, the baseline (and with --sampler grid, every feasible point)
-    not yet in the study, under the study's lock: workers starting together would otherwise
-    each enqueue the same baseline."""
-    batches = [(list(options.starts), "enqueued"), (search.seeds(), "baseline")]
+def encoding_refusal(name: str, recorded: dict[str, object], sampler: str) -> str:
+    """Why a study cannot be resumed with this sampler's encoding, and how to resume it."""
+    if "encoding" not in recorded:
+        return (f"study {name!r} was made with the flat encoding (--sampler tpe, random, grid or nsga2, or autotune before "
+                f"issue 12): resume it with --study {name} --sampler tpe --space {recorded.get('spaces')}, or choose another --study")
+    return (f"study {name!r} was made with the {recorded['encoding']} encoding of --sampler guided, which --sampler {sampler} "
+            f"does not use: resume it with --sampler guided, or choose another --study")
+
+
+def seed_study(shared: SharedStudy, study: optuna.Study, search: Search, options: RunOptions,
+               transfers: Sequence[tuple[Candidate, dict[str, object]]] = ()) -> None:
+    """Enqueue the starting points, the transferred schedules, the baseline (and with --sampler
+    grid, every feasible point) not yet in the study, each with where it came from, under the
+    study's lock: workers starting together would otherwise each enqueue the same baseline."""
+    batches = ([(c, {"source": "enqueued"}) for c in options.starts]
+               + [(c, {"source": "transfer", "transfer": origin}) for c, origin in transfers]
+               + [(c, {"source": "baseline"}) for c in search.seeds()])
     if options.sampler == "grid":
         try:
-            batches.append((search.grid(), "grid"))
+            batches += [(c, {"source": "grid"}) for c in search.grid()]
         except GridTooLarge as exc:
             raise UsageError(str(exc)) from None
     with shared.locked():
         states = (optuna.trial.TrialState.WAITING, optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.RUNNING)
-        # A WAITING trial holds its parameters as fixed_params until it runs.
-        seen = {canonical_json(t.system_attrs.get("fixed_params", t.params)) for t in study.get_trials(deepcopy=False, states=states)}
-        for candidates, source in batches:
-            for candidate in candidates:
-                if candidate.key() not in seen:
-                    study.enqueue_trial(candidate.params(), user_attrs={"source": source})
-                    seen.add(candidate.key())
+        # A WAITING trial holds its parameters as fixed_params until it runs; keys are canonical,
+        # so a trial of the conditional encoding (without its unused parameters) is recognised.
+        seen = {search.key_of(t.system_attrs.get("fixed_params", t.params)) for t in study.get_trials(deepcopy=False, states=states)}
+        for candidate, attrs in batches:
+            key = search.key_of(candidate.params())
+            if key not in seen:
+                study.enqueue_trial(candidate.params(), user_attrs=attrs)
+                seen.add(key)
+
+
+def transfers_for(job: Job, spec: RunSpec, options: RunOptions) -> list[tuple[Candidate, dict[str, object]]]:
+    """With --transfer, the best schedules of the nearest earlier studies, scaled to this one."""
+    ident = spec.identity(job.gemm) if options.transfer else {}
+    if "shape" not in ident:
+        return []  # not asked for, or a co-design (machines, not schedules)
+    urls = [options.storage] if options.storage and not is_memory(options.storage) else local_storages(options.results)
+    return transfer_seeds(job.search, urls, str(ident["oracle"]), parse_shape(str(ident["shape"])), spec.machine, job.settings.name)
 
 
 def provenance(settings: StudySettings) -> dict[str, object]:
@@ -228,7 +247,7 @@ def _worker(settings: StudySettings, search: Search, target: int, timeout: float
 
     _quiet_libraries()
     with graceful_stop():
-        shared, study = open_study(settings, seed_offset=index)
+        shared, study = open_study(settings, search, seed_offset=index)
         try:
             shared.join(study, target)
             shared.optimize(study, Objective(search, study, provenance(settings), shared), target, timeout, progress)
@@ -311,7 +330,7 @@ def open_jobs(spec: RunSpec, options: RunOptions, name: str) -> list[Job]:
             reasons = [search.why_not(c) for c in options.starts]
             if options.starts and all(reasons):
                 raise UsageError(f"the starting point does not fit study {settings.name!r}: {reasons[0]}")
-            shared, study = open_study(settings)
+            shared, study = open_study(settings, search)
             jobs.append(Job(settings, gemm, search, shared, study, ()))
             check_study(study, spec, gemm, options)
             jobs[-1].starts = tuple(search.canonical(c) for c, reason in zip(options.starts, reasons) if reason is None)
@@ -331,6 +350,7 @@ def run(spec: RunSpec, options: RunOptions, log: Callable[[str], None] | None = 
     stops after the trials in flight; what is done is ranked and written."""
     spec.validate()
     _check_options(options)
+    spec = replace(spec, encoding=encoding_for(options.sampler))
     name = spec.run_name(options.study)
     jobs = open_jobs(spec, options, name)
     try:
@@ -344,7 +364,7 @@ def _run_jobs(spec: RunSpec, options: RunOptions, name: str, jobs: list[Job], lo
     try:
         with graceful_stop() as stop:
             for reached, job in enumerate(jobs, start=1):
-                seed_study(job.shared, job.study, job.search, replace(options, starts=job.starts))
+                seed_study(job.shared, job.study, job.search, replace(options, starts=job.starts), transfers_for(job, spec, options))
                 target = job.shared.begin(job.study, options.trials)
                 if log and len(jobs) > 1:
                     log(f"tuning {job.gemm.label if job.gemm else name}: {options.trials} trials in study {job.settings.name!r}")

@@ -5,7 +5,7 @@ its oracle, and names the candidates every study starts from. `Problem` searches
 machines for a whole workload. The run pipeline treats both alike (`Search`)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping, Protocol, Sequence
 
 from simcore.ga1.machine import Machine
@@ -13,7 +13,7 @@ from simcore.ga1.schedules import ScheduleError
 from simcore.shape import Shape
 
 from search_spaces.base import Family, canonical_json
-from search_spaces.domains import Choice, Param, Point, Value, grid
+from search_spaces.domains import Choice, IntRange, Param, Point, Value, conditional_order, grid
 from search_spaces.machine import MachineSpace
 from search_spaces.registry import check_shared_params
 from search_spaces.workload import Gemm
@@ -21,6 +21,10 @@ from search_spaces.workload import Gemm
 # What an infeasible trial reports as its value: finite, and worse than any schedule.
 INFEASIBLE_VALUE = 1e15
 GRID_LIMIT = 200_000
+# How a trial's parameters are suggested. "flat": every parameter of the family, in declaration
+# order (autotune before issue 12; --sampler tpe, random, grid, nsga2). "conditional": the
+# parameters a condition depends on first, and a parameter only where it matters (Param.unless).
+ENCODINGS: tuple[str, ...] = ("flat", "conditional")
 # Every objective a search may name, and its direction. mxu_cycles is maximised: a slower matrix
 # unit is the cheaper one, so it trades against cycles.
 DIRECTIONS: dict[str, str] = {
@@ -66,6 +70,11 @@ class Search(Protocol):
 
     def sample(self, suggest: Suggest) -> Candidate: ...
     def key_of(self, params: Mapping[str, object]) -> str | None: ...
+    def from_params(self, params: Mapping[str, object]) -> Candidate: ...
+    def neighbours(self, candidate: Candidate) -> list[tuple[int, Candidate]]: ...
+    def fits(self, candidate: Candidate) -> bool: ...
+    def all_params(self) -> tuple[Param, ...]: ...
+    def adopt(self, params: Mapping[str, object], shape: Shape, machine: Machine) -> Candidate | None: ...
     def evaluate(self, candidate: Candidate) -> dict[str, object]: ...
     def seeds(self) -> list[Candidate]: ...
     def grid(self) -> list[Candidate]: ...
@@ -123,8 +132,11 @@ class Problem:
     machine_space: MachineSpace | None = None
     objectives: tuple[str, ...] = ("cycles",)
     gemm: Gemm | None = None              # its name and weight in a workload
+    encoding: str = "flat"                # how a trial suggests its parameters (ENCODINGS)
 
     def __post_init__(self) -> None:
+        if self.encoding not in ENCODINGS:
+            raise ValueError(f"unknown encoding {self.encoding!r} (known: {', '.join(ENCODINGS)})")
         check_shared_params(self.params_by_family())
 
     def family(self, name: str) -> Family:
@@ -132,6 +144,13 @@ class Problem:
             if family.name == name:
                 return family
         raise KeyError(f"unknown schedule family {name!r}")
+
+    def family_param(self) -> Param:
+        return Param("family", Choice(tuple(f.name for f in self.families)))
+
+    def all_params(self) -> tuple[Param, ...]:
+        """Every parameter a candidate may suggest: the family, each family's, the machine's."""
+        return (self.family_param(), *(p for f in self.families for p in f.params(self.shape, self.machine.T)), *self.machine_params())
 
     def params_by_family(self) -> dict[str, tuple[Param, ...]]:
         return {f.name: f.params(self.shape, self.machine.T) for f in self.families}
@@ -144,18 +163,76 @@ class Problem:
 
     def sample(self, suggest: Suggest) -> Candidate:
         """Family first, then that family's parameters, then the machine's (define-by-run); the
-        family's unused parameters fixed, so equal schedules share one key."""
-        family = str(suggest(Param("family", Choice(tuple(f.name for f in self.families)))))
-        point: Point = {p.name: suggest(p) for p in self.family(family).params(self.shape, self.machine.T)}
+        family's unused parameters fixed, so equal schedules share one key. The conditional
+        encoding suggests only the parameters that matter (a rotating window never suggests a
+        block's tail), the flat one all of them."""
+        family = str(suggest(self.family_param()))
+        params = self.family(family).params(self.shape, self.machine.T)
+        point: Point = {}
+        if self.encoding == "flat":
+            point = {p.name: suggest(p) for p in params}
+        else:
+            for p in conditional_order(params):
+                point[p.name] = suggest(p) if p.used(point) else p.unless.fixed  # type: ignore[union-attr]
+            point = {p.name: point[p.name] for p in params}
         machine_point: Point = {p.name: suggest(p) for p in self.machine_params()}
         return self.canonical(Candidate(family, point, machine_point))
 
     def from_params(self, params: Mapping[str, object]) -> Candidate:
-        """Rebuild a candidate from a trial's recorded parameters."""
+        """Rebuild a candidate from a trial's recorded parameters (a parameter the conditional
+        encoding did not suggest takes its fixed value)."""
         family = str(params["family"])
-        point = {p.name: params[p.name] for p in self.family(family).params(self.shape, self.machine.T)}
+        point: Point = {}
+        for p in conditional_order(self.family(family).params(self.shape, self.machine.T)):
+            point[p.name] = params[p.name] if p.name in params or p.used(point) else p.unless.fixed  # type: ignore[assignment, union-attr]
+        ordered = {p.name: point[p.name] for p in self.family(family).params(self.shape, self.machine.T)}
         machine_point = {p.name: params[p.name] for p in self.machine_params() if p.name in params}
-        return Candidate(family, point, machine_point)  # type: ignore[arg-type]
+        return Candidate(family, ordered, machine_point)  # type: ignore[arg-type]
+
+    def neighbours(self, candidate: Candidate) -> list[tuple[int, Candidate]]:
+        """The canonical candidates one parameter away, each with its distance class (see
+        Domain.nearby), in parameter order; a parameter that does not matter is not moved, and
+        a move that builds a schedule already listed (or the candidate itself) is left out."""
+        params = self.family(candidate.family).params(self.shape, self.machine.T)
+        seen, found = {candidate.key()}, []
+        for part, space in (("point", params), ("machine_point", self.machine_params())):
+            given: Point = getattr(candidate, part)
+            for p in space:
+                if not p.used(given):
+                    continue
+                for scale, value in p.domain.nearby(given[p.name]):
+                    moved = self.canonical(replace(candidate, **{part: {**given, p.name: value}}))
+                    if moved.key() not in seen:
+                        seen.add(moved.key())
+                        found.append((scale, moved))
+        return found
+
+    def fits(self, candidate: Candidate) -> bool:
+        """Whether the candidate fits its machine, from slot arithmetic alone."""
+        return self.assess(candidate).feasible
+
+    def adopt(self, params: Mapping[str, object], shape: Shape, machine: Machine) -> Candidate | None:
+        """A schedule tuned for another product (`shape` on `machine`) as a candidate here, or
+        None when its family is not searched or it does not fit: an integer parameter at the top
+        of its range there (a block spanning the whole matrix) goes to the top of its range here,
+        any other is clipped into it; the machine's searched parameters start at the base's."""
+        try:
+            family = self.family(str(params.get("family")))
+        except KeyError:
+            return None
+        theirs = {p.name: p.domain for p in family.params(shape, machine.T)}
+        point: Point = {}
+        for p in family.params(self.shape, self.machine.T):
+            value = params.get(p.name)
+            there = theirs.get(p.name)
+            if isinstance(p.domain, IntRange) and isinstance(there, IntRange) and isinstance(value, int) and not isinstance(value, bool):
+                value = p.domain.clip(p.domain.high if value >= there.high else value)
+            if value is None or not p.domain.contains(value):  # type: ignore[arg-type]
+                return None
+            point[p.name] = value  # type: ignore[assignment]
+        machine_point = self.machine_space.seed_point(self.machine) if self.machine_space else {}
+        candidate = self.canonical(Candidate(family.name, point, machine_point))
+        return candidate if self.fits(candidate) else None
 
     def canonical(self, candidate: Candidate) -> Candidate:
         """The candidate with its family's unused parameters fixed (see Family.canonical)."""

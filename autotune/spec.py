@@ -14,7 +14,7 @@ from simcore.shape import Shape, parse_shape
 
 from search_spaces.base import Family
 from search_spaces.machine import MachineSpace, parse_ranges
-from search_spaces.registry import DEFAULT_SPACES, SpaceError, available, families
+from search_spaces.registry import DEFAULT_SPACES, LEGACY_SPACES, SpaceError, available, families
 from search_spaces.workload import Gemm, Workload
 
 from autotune.codesign import OBJECTIVES as CODESIGN_OBJECTIVES
@@ -39,6 +39,7 @@ class RunSpec:
     max_dma_words_per_cycle: int | None = None
     pe_budget: int = 4096
     max_hbm_words: int = 64
+    encoding: str = "conditional"      # how trials suggest parameters: the sampler's (autotune.sampling.ENCODING)
 
     @staticmethod
     def of_shape(shape: Shape, machine: Machine, **settings: object) -> RunSpec:
@@ -112,7 +113,7 @@ class RunSpec:
             assert space is not None
             return [(None, Codesign(self.workload, self.machine, found, space, self.objectives,
                                     self.max_dma_words_per_cycle, self.pe_budget))]
-        return [(gemm, Problem(gemm.shape, self.machine, found, space, self.objectives, gemm)) for gemm in self.workload.gemms]
+        return [(gemm, Problem(gemm.shape, self.machine, found, space, self.objectives, gemm, self.encoding)) for gemm in self.workload.gemms]
 
     # --- identity and names ------------------------------------------------------------------
 
@@ -132,7 +133,13 @@ class RunSpec:
             ident.update(spaces="systolic", pe_budget=self.pe_budget, max_hbm_words=self.max_hbm_words)
         if not self.single:
             ident.update(workload=self.workload.name, gemm=gemm.name)
+        if self.encoding != "flat" and self.conditional():
+            ident["encoding"] = self.encoding  # absent: the flat encoding, as every study before issue 12
         return ident
+
+    def conditional(self) -> bool:
+        """Whether the encodings differ for these families (some parameter matters only sometimes)."""
+        return any(p.unless is not None for f in self.families() for p in f.params(self.workload.gemms[0].shape, self.machine.T))
 
     def run_name(self, given: str | None) -> str:
         """The run's name: the study (one product, co-design) or the workload's results folder."""
@@ -143,7 +150,12 @@ class RunSpec:
             ident = self.identity(gemm)
             plain = {**ident, "spaces": ",".join(DEFAULT_SPACES), "machine_space": None,
                      "machine": Machine(slots=self.machine.slots).key(), "objectives": ["cycles"]}
-            suffix = "" if plain == ident else "-" + _digest(ident)
+            plain.pop("encoding", None)
+            if dataclasses.replace(self, spaces=",".join(DEFAULT_SPACES)).conditional():
+                plain["encoding"] = "conditional"  # the default sampler's
+            # The tuner before issue 12 (--sampler tpe --space chapter,general) keeps its names, so its studies resume.
+            legacy = {**{k: v for k, v in plain.items() if k != "encoding"}, "spaces": ",".join(LEGACY_SPACES)}
+            suffix = "" if ident in (plain, legacy) else "-" + _digest(ident)
             if self.target == "systolic":
                 return f"systolic-{gemm.shape}-pe{self.pe_budget}{suffix}"
             return f"ga1-{gemm.shape}-s{self.machine.slots}{suffix}"
@@ -168,6 +180,7 @@ class RunSpec:
         raw = dict(data)
         workload = raw.pop("workload")
         gemms = tuple(Gemm(name, parse_shape(shape), float(weight)) for name, shape, weight in workload["gemms"])  # type: ignore[index]
+        raw.setdefault("encoding", "flat")  # stored before issue 12
         return RunSpec(Workload(str(workload["name"]), gemms), Machine(**raw.pop("machine")),  # type: ignore[index, arg-type]
                        objectives=tuple(raw.pop("objectives")), **raw)  # type: ignore[arg-type]
 

@@ -6,6 +6,7 @@ tail of k steps, how far ahead the DMA runs, and whether a ready store goes firs
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 from simcore.ga1 import engine
 from simcore.ga1.engine import Generator
@@ -17,11 +18,13 @@ from simcore.ga1.program import Program
 from simcore.shape import Shape
 
 from search_spaces.base import GA1Family, Space
-from search_spaces.domains import Choice, IntRange, Param, Point
+from search_spaces.domains import Choice, IntRange, Param, Point, Unless
 
 MAX_LOOKAHEAD = 64
 MAX_TAIL = 8
 MAX_RAMP = 16
+# Parameters that only shape blocks: a rotating window leaves them at these values (see canonical).
+BLOCKS_ONLY = {name: Unless("structure", ("rotate",), fixed) for name, fixed in (("k_direction", "up"), ("inner", "row"), ("tail", 0))}
 
 
 class General(GA1Family):
@@ -36,13 +39,13 @@ class General(GA1Family):
             Param("partition", Choice(PARTITIONS), "uniform bands of bi (last shorter) or near-equal bands"),
             Param("block_order", Choice(BLOCK_ORDERS), "blocks visited along rows or along columns"),
             Param("serpentine", Choice((True, False)), "reverse every other row of blocks"),
-            Param("k_direction", Choice(K_DIRECTIONS), "k ascending everywhere, or alternating per block"),
-            Param("inner", Choice(INNER_ORDERS), "order of products inside a k step"),
-            Param("tail", IntRange(0, min(Kt, MAX_TAIL)), "last k steps run accumulator by accumulator"),
+            Param("k_direction", Choice(K_DIRECTIONS), "k ascending everywhere, or alternating per block", BLOCKS_ONLY["k_direction"]),
+            Param("inner", Choice(INNER_ORDERS), "order of products inside a k step", BLOCKS_ONLY["inner"]),
+            Param("tail", IntRange(0, min(Kt, MAX_TAIL)), "last k steps run accumulator by accumulator", BLOCKS_ONLY["tail"]),
             Param("lookahead", IntRange(0, MAX_LOOKAHEAD), "products the DMA may run ahead"),
             Param("store_first", Choice((True, False)), "a ready store goes before a due load"),
-            Param("structure", Choice(STRUCTURES), "k-synchronous blocks or a rotating window of units"),
-            Param("ramp", IntRange(0, MAX_RAMP), "rotate: units that start together"),
+            Param("structure", Choice(STRUCTURES), "k-synchronous blocks or a rotating window of units", structural=True),
+            Param("ramp", IntRange(0, MAX_RAMP), "rotate: units that start together", Unless("structure", ("blocks",), 0)),
         )
 
     def canonical(self, point: Point, shape: Shape, T: int) -> Point:
@@ -87,6 +90,7 @@ class General(GA1Family):
                  for k, v in chosen.items() if k in domains}]
 
 
+@functools.lru_cache(maxsize=4096)
 def _band_size(size: int, total: int, partition: str) -> int:
     """The smallest size that cuts 0..total-1 into the same bands as `size`."""
     return next(s for s in range(1, total + 1) if bands(total, s, partition) == bands(total, size, partition))

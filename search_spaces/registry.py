@@ -10,10 +10,11 @@ from search_spaces.domains import Param
 SPACE_MODULES: dict[str, str] = {
     "chapter": "search_spaces.chapter",
     "general": "search_spaces.general",
-    "strips": "search_spaces.strips",  # small scratchpads; not a default until the encoding work folds it in
+    "strips": "search_spaces.strips",
     "systolic": "search_spaces.systolic",
 }
-DEFAULT_SPACES: tuple[str, ...] = ("chapter", "general")
+DEFAULT_SPACES: tuple[str, ...] = ("chapter", "general", "strips")
+LEGACY_SPACES: tuple[str, ...] = ("chapter", "general")  # the default before issue 12
 
 
 class SpaceError(ValueError):

@@ -24,7 +24,7 @@ from simcore.ga1.program import Program
 from simcore.shape import Shape
 
 from search_spaces.base import GA1Family, Space
-from search_spaces.domains import Choice, IntRange, Param, Point
+from search_spaces.domains import Choice, IntRange, Param, Point, Unless
 from search_spaces.general import MAX_LOOKAHEAD, MAX_TAIL
 
 MAX_RESERVE = 6
@@ -44,7 +44,7 @@ class Strips(GA1Family):
     def params(self, shape: Shape, T: int) -> tuple[Param, ...]:
         _Mt, Kt, _Nt = shape.tiles(T)
         return (
-            Param("strip_axis", Choice(STRIP_AXES), "column strips (blocks stacked down) or row strips"),
+            Param("strip_axis", Choice(STRIP_AXES), "column strips (blocks stacked down) or row strips", structural=True),
             Param("reserve", IntRange(1, MAX_RESERVE), "slots per block for streaming, beyond accumulators and held tiles"),
             Param("strip_order", Choice(STRIP_ORDERS), "narrowest or widest strips first"),
             Param("first_reverse", Choice((True, False)), "the first strip runs backwards"),
@@ -54,7 +54,8 @@ class Strips(GA1Family):
             Param("tail", IntRange(0, min(Kt, MAX_TAIL)), "last k steps run accumulator by accumulator"),
             Param("lookahead", IntRange(0, MAX_LOOKAHEAD), "products the DMA may run ahead"),
             Param("store_first", Choice((True, False)), "a ready store goes before a due load"),
-            Param("protect", IntRange(0, MAX_PROTECT), "a prefetch never evicts a tile needed within this many products"),
+            Param("protect", IntRange(0, MAX_PROTECT), "a prefetch never evicts a tile needed within this many products",
+                  Unless("lookahead", (0,), 0)),
         )
 
     @staticmethod

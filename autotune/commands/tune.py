@@ -15,7 +15,9 @@ from autotune import pipeline, readback, tables
 from autotune.args import add_machine, add_results, add_shape, build_machine, positive_int, shape_arg
 from autotune.errors import UsageError
 from autotune.limits import add_limits, check_work
-from autotune.pipeline import DEFAULT_TRIALS, SAMPLERS, SHORT_TRIALS, Outcome, RunOptions
+from autotune.pipeline import DEFAULT_TRIALS, SHORT_TRIALS, Outcome, RunOptions
+from autotune.sampling import DEFAULT_SAMPLER, SAMPLERS
+from autotune.sampling import HELP as SAMPLER_HELP
 from autotune.spec import TARGETS, RunSpec
 
 HELP = "search schedules (and optionally machine parameters) with Optuna; the default command"
@@ -35,12 +37,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--trials", type=int, default=None, help=f"trials to run now, the seeded baseline included (default {DEFAULT_TRIALS}; "
                         f"--workload: per GEMM, or machines with --search-machine, default {SHORT_TRIALS})")
     parser.add_argument("--timeout", type=float, default=None, help="stop starting new trials after this many seconds")
-    parser.add_argument("--sampler", choices=SAMPLERS, default="tpe", help="tpe (default), random, grid (every feasible point, in order) or nsga2")
+    parser.add_argument("--sampler", choices=SAMPLERS, default=DEFAULT_SAMPLER, help=SAMPLER_HELP)
     parser.add_argument("--seed", type=int, default=0, help="sampler seed: the same seed gives the same study (default 0; one worker)")
     parser.add_argument("--allow-sampler-change", action="store_true",
                         help="resume a study with another --sampler or --seed (each trial records its own)")
     parser.add_argument("--enqueue", type=Path, default=None, metavar="FILE",
                         help="start from the schedule(s) of FILE, written by `autotune export STUDY --format json`")
+    parser.add_argument("--transfer", action="store_true",
+                        help="also start from the best schedules of earlier studies on nearby shapes and machines "
+                             "(in --results, or --storage), scaled to this shape; each such trial records its origin")
     parser.add_argument("--space", default=None, help=f"search spaces to combine (default {','.join(DEFAULT_SPACES)}; --target systolic: systolic)")
     parser.add_argument("--study", default=None, help="study name (default derived from shape, machine and space)")
     parser.add_argument("--storage", default=None,
@@ -108,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     options = RunOptions(trials=trials, sampler=args.sampler, seed=args.seed, study=args.study, storage=args.storage,
                          results=args.results, workers=args.workers, timeout=args.timeout, heartbeat=args.heartbeat,
                          verify_top=args.verify_top, allow_sampler_change=args.allow_sampler_change,
-                         starts=starting_points(args, spec), progress=sys.stderr.isatty())
+                         starts=starting_points(args, spec), transfer=args.transfer, progress=sys.stderr.isatty())
     for note in spec.notes():
         print(note, file=sys.stderr)
     outcome = pipeline.run(spec, options, log=lambda line: print(line, file=sys.stderr))

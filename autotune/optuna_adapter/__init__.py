@@ -13,10 +13,10 @@ import socket
 
 from autotune.optuna_adapter.locations import (JOURNAL_FILE, MEMORY, SQLITE_FILE, default_storage, is_memory, local_storage,
                                                local_storages, read_studies, read_study, study_names)
-from autotune.optuna_adapter.shared import DONE, GRACE_SECONDS, HEARTBEAT_SECONDS, SharedStudy, finished_count
+from autotune.optuna_adapter.shared import DONE, GRACE_SECONDS, HEARTBEAT_SECONDS, SharedStudy, finished_count, set_trial_user_attr
 
 WORKER = f"{socket.gethostname()}:{os.getpid()}"
 
 __all__ = ["DONE", "GRACE_SECONDS", "HEARTBEAT_SECONDS", "JOURNAL_FILE", "MEMORY", "SQLITE_FILE", "WORKER",
            "SharedStudy", "default_storage", "finished_count", "is_memory", "local_storage", "local_storages",
-           "read_studies", "read_study", "study_names"]
+           "read_studies", "read_study", "set_trial_user_attr", "study_names"]

@@ -219,3 +219,9 @@ def _bar(progress: bool, target: int):  # type: ignore[no-untyped-def]
     from tqdm.auto import tqdm
 
     return tqdm(total=target, unit="trial", file=sys.stderr)
+
+
+def set_trial_user_attr(study: optuna.Study, trial: FrozenTrial, key: str, value: object) -> None:
+    """A user attribute on a trial a sampler holds as a FrozenTrial (before it runs): the
+    storage call Optuna's own samplers make for their system attributes."""
+    study._storage.set_trial_user_attr(trial._trial_id, key, value)

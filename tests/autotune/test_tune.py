@@ -194,7 +194,7 @@ def test_leaderboard_schema_and_verification(chapter128: tuple[Path, str]) -> No
     frame = leaderboard(root, "c128")
     missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
     assert not missing
-    assert set(frame["study"]) == {"c128"} and set(frame["sampler"]) == {"tpe"} and set(frame["seed"]) == {0}
+    assert set(frame["study"]) == {"c128"} and set(frame["sampler"]) == {"guided"} and set(frame["seed"]) == {0}
     assert (frame[["m", "k", "n"]] == 128).all().all() and set(frame["slots"]) == {64}
     top = frame.head(10)
     assert len(top) == 10 and top["feasible"].all()
@@ -284,7 +284,7 @@ def test_same_seed_same_leaderboard(capsys: pytest.CaptureFixture[str], tmp_path
     assert set(leaderboard(tmp_path, "third")["params_json"]) != set(first["params_json"])
 
 
-@pytest.mark.parametrize("sampler", ["random", "grid", "nsga2"])
+@pytest.mark.parametrize("sampler", ["tpe", "random", "grid", "nsga2"])
 def test_every_sampler_runs(capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sampler: str) -> None:
     monkeypatch.chdir(tmp_path)
     out = run(capsys, ["--shape", "32x32x32", "--space", "chapter", "--sampler", sampler, "--trials", "25", "--study", sampler])

@@ -26,8 +26,9 @@ def draw_point(data: st.DataObject, shape: Shape) -> dict[str, object]:
     return point
 
 
-def test_registered_but_not_a_default_space() -> None:
-    assert "strips" in registry.available() and "strips" not in registry.DEFAULT_SPACES
+def test_registered_and_a_default_space() -> None:
+    assert "strips" in registry.available() and "strips" in registry.DEFAULT_SPACES
+    assert "strips" not in registry.LEGACY_SPACES  # the default before issue 12
     assert registry.find_family("strips").name == "strips"
     shape = Shape(100, 40, 72)
     registry.check_shared_params({"general": General().params(shape, 8), "strips": FAMILY.params(shape, 8)})
