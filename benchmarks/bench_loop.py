@@ -1,4 +1,4 @@
-"""The trial loop's CPU, side by side (issue 10): the default study (128x128x128, 64 slots, TPE,
+"""The trial loop's CPU, side by side (issue 10): the default study (128x128x128, 64 slots,
 seed 0) run start to finish by
 
   * `before`: the code before issue 10 (git revision BASE, exported to a temporary folder), with
@@ -7,7 +7,11 @@ seed 0) run start to finish by
     (revision ENGINE_BASE): the same generation and timing as this code, so the ratio to it is
     the trial loop's alone;
   * `sqlite`: this code with `--storage sqlite:///...` (the RDB path, kept for older studies);
-  * `journal`: this code with its default storage, the journal file.
+  * `journal-tpe`: this code with its default storage, the journal file, and
+    `--sampler tpe --space chapter,general` (the search of `before`: the same trials, so the
+    difference is the loop's alone; `sqlite` runs that search too);
+  * `journal`: this code as a user runs it: the journal file and the default sampler (`guided`
+    since issue 12, whose trials differ).
 
 Each run is a child process, the configurations interleaved (round by round), after one short
 untimed run of each (the compiled engine's kernels compiled or loaded into numba's cache). A child times
@@ -39,7 +43,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 BASE = "dfca672"          # main before issue 10 (the Python GA-1 engine)
 ENGINE_BASE = "f64460f"   # main with the compiled GA-1 engine (issue 11), before issue 10
-CONFIGS = ("before", "engine", "sqlite", "journal")
+CONFIGS = ("before", "engine", "sqlite", "journal-tpe", "journal")
+TPE_CONFIGS = ("before", "engine", "sqlite", "journal-tpe")   # the same sampler, so the same trials
 PARTS = ("sampler", "storage", "generation", "timing", "other")
 WINDOW = (900, 1000)
 WARM_UP_TRIALS = 60   # a short untimed run per configuration first: numba's on-disk cache of the engine filled
@@ -97,8 +102,16 @@ def _instrument(clock: PartClock) -> None:
         pass
     else:
         clock.patch("storage", JournalFile, ("append_logs", "acquire", "release"))
-    clock.patch("sampler", optuna.samplers.TPESampler,
-                ("infer_relative_search_space", "sample_relative", "sample_independent", "before_trial", "after_trial"))
+    try:
+        import autotune.guided  # noqa: F401  (this code only: its sampler is timed as `sampler` too)
+    except ImportError:
+        pass
+    samplers = [optuna.samplers.BaseSampler]
+    while samplers:
+        cls = samplers.pop()
+        clock.patch("sampler", cls,
+                    ("infer_relative_search_space", "sample_relative", "sample_independent", "before_trial", "after_trial"))
+        samplers.extend(cls.__subclasses__())
     if hasattr(base, "simulate"):   # the Python engine; the compiled one times as it generates: all `generation`
         base.simulate = clock.wrap("timing", base.simulate)
     families = [base.GA1Family]
@@ -148,8 +161,11 @@ def child(args: argparse.Namespace) -> None:
     pipeline.optimise = timed_optimise
     results = Path(args.results)
     storage = f"sqlite:///{results / 'bench.db'}" if args.storage == "sqlite" else None
-    outcome = pipeline.run(RunSpec.of_shape(Shape(128, 128, 128), Machine(slots=64)),
-                           pipeline.RunOptions(trials=args.trials, seed=0, study="bench", storage=storage, results=results, progress=False))
+    chosen = {"sampler": args.sampler} if args.sampler else {}   # older code: its own default (TPE)
+    spaces = {"spaces": args.spaces} if args.spaces else {}   # older code: its own default
+    outcome = pipeline.run(RunSpec.of_shape(Shape(128, 128, 128), Machine(slots=64), **spaces),
+                           pipeline.RunOptions(trials=args.trials, seed=0, study="bench", storage=storage, results=results,
+                                               progress=False, **chosen))
     total, wall = time.process_time() - started, time.perf_counter() - wall
     parts = {p: loop.get(p, 0.0) for p in PARTS if p != "other"}
     parts["other"] = loop["all"] - sum(parts.values())
@@ -180,6 +196,8 @@ def run_one(config: str, code: Path, trials: int) -> dict:
         env = {**os.environ, "PYTHONPATH": str(code)}
         command = [sys.executable, str(Path(__file__).resolve()), "--child", "--trials", str(trials), "--results", results,
                    "--storage", "sqlite" if config == "sqlite" else "default"]
+        if config in ("sqlite", "journal-tpe"):
+            command += ["--sampler", "tpe", "--spaces", "chapter,general"]   # the tuner before issue 12
         done = subprocess.run(command, cwd=results, env=env, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             raise SystemExit(f"{config} run failed:\n{done.stderr[-3000:]}")
@@ -204,12 +222,13 @@ def table(found: dict[str, list[dict]], trials: int) -> str:
     lines.append(f"{'run CPU s':<12}" + "".join(f"{mean(c, lambda r: r['total']):>20.1f}  " for c in names))
     lines.append(f"{'run wall s':<12}" + "".join(f"{mean(c, lambda r: r['wall']):>20.1f}  " for c in names))
     lines.append(f"{'best cycles':<12}" + "".join(f"{'/'.join(str(r['best']) for r in found[c]):>20}  " for c in names))
-    histories = {r["history"] for runs in found.values() for r in runs}
-    lines.append(f"same {trials} trials (number, state, parameters, values) in every run: {'yes' if len(histories) == 1 else 'NO'}")
-    new = "journal" if "journal" in found else names[-1]
-    for old in names:
-        if old != new:
-            lines.append(f"whole-run CPU, {old} / {new}: {mean(old, lambda r: r['total']) / mean(new, lambda r: r['total']):.2f}x")
+    histories = {r["history"] for config, runs in found.items() if config in TPE_CONFIGS for r in runs}
+    if histories:
+        lines.append(f"same {trials} trials (number, state, parameters, values) in every TPE run: {'yes' if len(histories) == 1 else 'NO'}")
+    for new in ("journal-tpe", "journal"):
+        for old in ("before", "engine"):
+            if new in found and old in found:
+                lines.append(f"whole-run CPU, {old} / {new}: {mean(old, lambda r: r['total']) / mean(new, lambda r: r['total']):.2f}x")
     return "\n".join(lines)
 
 
@@ -223,6 +242,8 @@ def main() -> int:
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--results", help=argparse.SUPPRESS)
     parser.add_argument("--storage", help=argparse.SUPPRESS)
+    parser.add_argument("--sampler", help=argparse.SUPPRESS)
+    parser.add_argument("--spaces", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(args)
@@ -233,7 +254,7 @@ def main() -> int:
         parser.error(f"unknown configuration {unknown[0]!r} (known: {', '.join(CONFIGS)})")
     found: dict[str, list[dict]] = {c: [] for c in configs}
     with tempfile.TemporaryDirectory(prefix="bench-loop-base-") as folder:
-        code = {"before": ROOT, "engine": ROOT, "sqlite": ROOT, "journal": ROOT}
+        code = {config: ROOT for config in CONFIGS}
         for config, revision in (("before", args.base), ("engine", args.engine_base)):
             if config in configs:
                 code[config] = export(revision, Path(folder) / config)
@@ -244,7 +265,8 @@ def main() -> int:
             for config in configs:
                 print(f"round {round_number + 1}: {config} ...", file=sys.stderr, flush=True)
                 found[config].append(run_one(config, code[config], args.trials))
-    print(f"default study 128x128x128, 64 slots, TPE seed 0, {args.trials} trials; before = {args.base}, engine = {args.engine_base}")
+    print(f"default study 128x128x128, 64 slots, seed 0, {args.trials} trials; before = {args.base}, engine = {args.engine_base}; "
+          "journal runs the default sampler (guided), the others TPE")
     print(table(found, args.trials))
     return 0
 
