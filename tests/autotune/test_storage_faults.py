@@ -186,6 +186,51 @@ def test_a_read_only_results_folder_is_one_line(in_tmp: Path) -> None:
             os.chmod(folder, 0o755)
 
 
+def _refuse_writes_under(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every attempt to create or write a file or folder below `folder` fails with EACCES, as on
+    a read-only folder (in-process, so it holds for root and needs no mount namespace)."""
+    import builtins
+    import errno
+
+    inside = lambda path: str(Path(os.fsdecode(path)).resolve()).startswith(str(folder.resolve()))  # noqa: E731
+    real_open, real_os_open, real_mkdir = builtins.open, os.open, os.mkdir
+
+    def deny(path: object) -> None:
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), os.fsdecode(path))  # type: ignore[arg-type]
+
+    def guarded_open(file, mode="r", *rest, **options):  # type: ignore[no-untyped-def]
+        if isinstance(file, (str, bytes, os.PathLike)) and any(c in mode for c in "wax+") and inside(file):
+            deny(file)
+        return real_open(file, mode, *rest, **options)
+
+    def guarded_os_open(path, flags, *rest, **options):  # type: ignore[no-untyped-def]
+        if flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT) and inside(path):
+            deny(path)
+        return real_os_open(path, flags, *rest, **options)
+
+    def guarded_mkdir(path, *rest, **options):  # type: ignore[no-untyped-def]
+        if inside(path) and not os.path.isdir(path):
+            deny(path)
+        return real_mkdir(path, *rest, **options)
+
+    monkeypatch.setattr(builtins, "open", guarded_open)
+    monkeypatch.setattr(os, "open", guarded_os_open)
+    monkeypatch.setattr(os, "mkdir", guarded_mkdir)
+
+
+def test_refused_writes_are_one_line_in_process(capsys: pytest.CaptureFixture[str], in_tmp: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The read-only results folder, in-process: runs for root too (where the test above may skip)."""
+    assert main([*SMALL, "--trials", "10", "--study", "kept"]) == 0
+    capsys.readouterr()
+    _refuse_writes_under(in_tmp / "results", monkeypatch)
+    for argv in ([*SMALL, "--trials", "5", "--study", "new"], [*SMALL, "--trials", "5", "--study", "kept"],
+                 ["baseline", "--shape", "64x64x64"], ["sweep", "--shape", "64x64x64"]):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("autotune: error: cannot"), (argv, err)
+
+
 @pytest.mark.parametrize("extra", [[], ["--workers", "2"], ["--storage", "sqlite:///results/s.db"]])
 def test_a_clean_exit_leaves_no_lock_or_lease_file(capsys: pytest.CaptureFixture[str], in_tmp: Path, extra: list[str]) -> None:
     (in_tmp / "results").mkdir()
