@@ -27,9 +27,13 @@ from search_spaces.base import GA1Family, Space
 from search_spaces.domains import Choice, IntRange, Param, Point, Unless
 from search_spaces.general import MAX_LOOKAHEAD, MAX_TAIL
 
-MAX_RESERVE = 6
+# A block's streaming reserve and a prefetch's protection both grow with the scratchpad: with 40
+# to 56 slots the best reserves are 10 to 13 and the best protections 44 to 52 (past the old
+# caps of 6 and 32; bench_search.py --cases). A reserve no block can spare does not fit and is
+# never simulated; a protection longer than any block's products protects what is already kept.
+MAX_RESERVE = 16
 MAX_SPLIT = 8
-MAX_PROTECT = 32
+MAX_PROTECT = 2 * MAX_LOOKAHEAD
 SEEDS: tuple[StripParams, ...] = (
     StripParams(split=2, tail=2, protect=8),
     StripParams(split=0, tail=0, protect=24),

@@ -54,6 +54,18 @@ def test_a_reserve_without_room_is_graded_over_the_limit() -> None:
     assert FAMILY.estimate(point, shape, machine) is None
 
 
+def test_a_large_scratchpad_takes_the_widest_reserve_and_longest_protection() -> None:
+    # The ranges reach past the winners seen at 40 to 56 slots (reserves 10-13, protections 44-52):
+    # the top of each builds a schedule that fits and verifies there.
+    shape, machine = Shape(96, 64, 128), Machine(slots=48)
+    domains = {p.name: p.domain for p in FAMILY.params(shape, machine.T)}
+    assert domains["reserve"].high >= 13 and domains["protect"].high >= 52
+    point = {**FAMILY.seed_points(shape, machine)[0], "reserve": domains["reserve"].high,
+             "lookahead": 32, "protect": domains["protect"].high}
+    assert FAMILY.violation(point, shape, machine) == 0
+    assert FAMILY.verify(point, shape, machine).verified
+
+
 @settings(max_examples=60, deadline=None)
 @given(m=st.integers(1, 80), k=st.integers(1, 40), n=st.integers(1, 80), slots=st.integers(3, 40), data=st.data())
 def test_strips_canonical_point_builds_the_same_program(m: int, k: int, n: int, slots: int, data: st.DataObject) -> None:
