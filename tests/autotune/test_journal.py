@@ -45,10 +45,21 @@ def test_optuna_reads_what_we_write_and_we_read_what_optuna_writes(tmp_path: Pat
 
 
 def test_optuna_dashboard_opens_the_journal_by_path(tmp_path: Path) -> None:
-    dashboard = pytest.importorskip("optuna_dashboard._storage_url")
+    """optuna-dashboard's own app, given the journal's path as `optuna-dashboard PATH` is, answers
+    GET /api/studies with the study (its public `wsgi`; no server or port needed)."""
+    import json
+    from wsgiref.util import setup_testing_defaults
+
+    optuna_dashboard = pytest.importorskip("optuna_dashboard")
     fill(study_on(tmp_path / "study.journal", "dash"), 2)
-    storage = dashboard.get_storage(str(tmp_path / "study.journal"))
-    assert [s.study_name for s in storage.get_all_studies()] == ["dash"]
+    app = optuna_dashboard.wsgi(str(tmp_path / "study.journal"))
+    environ: dict[str, object] = {"PATH_INFO": "/api/studies", "REQUEST_METHOD": "GET"}
+    setup_testing_defaults(environ)
+    statuses: list[str] = []
+    body = b"".join(app(environ, lambda status, headers, *rest: statuses.append(status)))
+    assert statuses == ["200 OK"]
+    summaries = json.loads(body)["study_summaries"]
+    assert [(s["study_name"], s["directions"]) for s in summaries] == [("dash", ["minimize"])]
 
 
 def test_a_torn_last_record_is_ignored_by_readers_and_cut_by_the_next_writer(tmp_path: Path) -> None:
