@@ -58,3 +58,13 @@ class FirstError:
         if self.error is not None:
             raise self.error
 
+
+def offer_barrier(first: FirstError, starts: np.ndarray, ends: np.ndarray) -> None:
+    """Folds in sequence: the first tile that enters (at `starts`) before an earlier tile has
+    done its last product (at `ends`)."""
+    for j in range(1, len(ends)):
+        busy = np.flatnonzero(ends[:j] > starts[j])
+        if busy.size:
+            first.offer(starts[j], 2, (0, 0), "barrier",
+                        f"tile {j} enters before tile {busy[0]} has finished (folds in sequence)")
+            return

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simcore.systolic.common import FirstError, Run, tile_arrays
+from simcore.systolic.common import FirstError, Run, offer_barrier, tile_arrays
 from simcore.systolic.events_stationary import NEVER
 from simcore.systolic.model import SystolicDesign, Tile
 from simcore.systolic.schedule import Entry
@@ -27,15 +27,6 @@ def _lanes(first: FirstError, starts: np.ndarray, lengths: np.ndarray, rank: int
     if hit.size:
         j = hit[0] + 1
         first.offer(starts[j], rank, (0 if pe_rows is None else int(pe_rows[j]), 0), "collision", what)
-
-
-def _barrier(first: FirstError, starts: np.ndarray, ends: np.ndarray) -> None:
-    for j in range(1, len(ends)):
-        busy = np.flatnonzero(ends[:j] > starts[j])
-        if busy.size:
-            first.offer(starts[j], 2, (0, 0), "barrier",
-                        f"tile {j} enters before tile {busy[0]} has finished (folds in sequence)")
-            return
 
 
 def _writeback(first: FirstError, design: SystolicDesign, cut: tuple[Tile, ...], ready: np.ndarray,
@@ -129,7 +120,7 @@ def run_output_events(design: SystolicDesign, a: np.ndarray, b: np.ndarray, entr
         ends, last = complete, complete
         ready, first_out, out_pe = late + big_k + mr + nr - 2, a_start + big_k - 1, [(0, 0)] * len(cut)
     if assume.in_sequence:
-        _barrier(first, np.minimum(a_start, b_start), ends)
+        offer_barrier(first, np.minimum(a_start, b_start), ends)
     hbm_ends = _writeback(first, design, cut, ready, first_out, out_pe)
     odd = np.flatnonzero(a_start != b_start)
     if odd.size:

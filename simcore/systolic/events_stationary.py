@@ -16,7 +16,7 @@ from typing import Sequence
 
 import numpy as np
 
-from simcore.systolic.common import FirstError, Run, tile_arrays
+from simcore.systolic.common import FirstError, Run, offer_barrier, tile_arrays
 from simcore.systolic.model import SystolicDesign, Tile
 from simcore.systolic.schedule import Entry
 
@@ -41,14 +41,8 @@ def _barrier(first: FirstError, design: SystolicDesign, loads: np.ndarray, strea
     enters only once every earlier tile has done its last product."""
     if not design.assumptions.in_sequence:
         return
-    starts = [streams] if design.assumptions.shadow else [streams, loads]
-    for start in starts:
-        for j in range(1, len(ends)):
-            busy = np.flatnonzero(ends[:j] > start[j])
-            if busy.size:
-                first.offer(start[j], 2, (0, 0), "barrier",
-                            f"tile {j} enters before tile {busy[0]} has finished (folds in sequence)")
-                break
+    for starts in [streams] if design.assumptions.shadow else [streams, loads]:
+        offer_barrier(first, starts, ends)
 
 
 def _fetch(first: FirstError, design: SystolicDesign, cut: Sequence[Tile], loads: np.ndarray,
