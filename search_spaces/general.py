@@ -10,7 +10,7 @@ import functools
 
 from simcore.ga1 import engine
 from simcore.ga1.engine import Generator
-from simcore.ga1.generator import GeneralParams, default_params, slots_needed
+from simcore.ga1.generator import GeneralParams, default_params, panel_params, slots_needed
 from simcore.ga1.generator.order import BLOCK_ORDERS, bands, INNER_ORDERS, K_DIRECTIONS, PARTITIONS, STRUCTURES
 from simcore.ga1.analytic import output_stationary_estimate
 from simcore.ga1.machine import Machine
@@ -82,12 +82,14 @@ class General(GA1Family):
         return engine.General(shape, machine, self.to_params(point))
 
     def seed_points(self, shape: Shape, machine: Machine) -> list[Point]:
+        """The generator's default block, and a block that keeps a panel of A or B resident when
+        that moves fewer tiles (panel_params)."""
         domains = {p.name: p.domain for p in self.params(shape, machine.T)}
-        chosen = dataclasses.asdict(default_params(shape, machine))
-        # The generator's default may lie outside the searched ranges (a lookahead of 4 x the spare
+        chosen = [default_params(shape, machine), panel_params(shape, machine)]
+        # A generator's choice may lie outside the searched ranges (a lookahead of 4 x the spare
         # slots passes MAX_LOOKAHEAD on small shapes): clip it in, so the seed is a point of the space.
         return [{k: domains[k].clip(v) if isinstance(domains[k], IntRange) else v  # type: ignore[union-attr]
-                 for k, v in chosen.items() if k in domains}]
+                 for k, v in dataclasses.asdict(params).items() if k in domains} for params in chosen if params is not None]
 
 
 @functools.lru_cache(maxsize=4096)

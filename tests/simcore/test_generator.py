@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from simcore import Machine, ScheduleError, Shape, matmul_inputs, replay, simulate
 from simcore.ga1.generator import (
     INNER_ORDERS, CompileOptions, GeneralParams, bands,
-    cell_order, check_products, compile_products, default_params, general, product_order,
+    cell_order, check_products, compile_products, default_params, general, panel_params, product_order,
     slots_needed,
 )
 from generator_strategies import general_params
@@ -140,6 +140,31 @@ def test_default_params_fit_and_beat_the_chapter():
         params = default_params(SHAPE, machine)
         assert slots_needed(SHAPE, machine, params) <= slots
         assert simulate(machine, general(SHAPE, machine, params)).cycles < chapter_best
+
+
+def test_a_panel_seed_keeps_a_resident_and_moves_fewer_tiles() -> None:
+    # 384x64x512 on 48 slots (Kt = 8): 4 rows of A (32 tiles) fit beside a 4 x 1 block.
+    shape, machine = Shape(384, 64, 512), Machine(slots=48)
+    panel = panel_params(shape, machine)
+    assert panel is not None and (panel.bi, panel.bj, panel.block_order) == (4, 1, "row")
+    Mt, Kt, Nt = shape.tiles(machine.T)
+    ran = simulate(machine, general(shape, machine, panel))
+    assert ran.loads < Mt * Kt + 12 * Kt * Nt + Mt  # A about once, B once per band of 4 rows
+    assert ran.tiles_moved < simulate(machine, general(shape, machine, default_params(shape, machine))).tiles_moved
+    # Transposed, the panel is one of B, visited by columns.
+    flipped = panel_params(Shape(512, 64, 384), machine)
+    assert flipped is not None and (flipped.bi, flipped.bj, flipped.block_order) == (1, 4, "col")
+
+
+@given(m=st.integers(1, 48), k=st.integers(1, 16), n=st.integers(1, 48), slots=st.integers(4, 80))
+@settings(max_examples=60, deadline=None)
+def test_a_panel_seed_fits_whenever_there_is_one(m: int, k: int, n: int, slots: int) -> None:
+    shape, machine = Shape(8 * m, 8 * k, 8 * n), Machine(slots=slots)
+    panel = panel_params(shape, machine)
+    if panel is not None:
+        assert slots_needed(shape, machine, panel) <= slots
+        height = panel.bi if panel.block_order == "row" else panel.bj
+        assert height * k + height + 4 <= slots  # the panel, its block, and an A and a B in flight
 
 
 @pytest.mark.parametrize(

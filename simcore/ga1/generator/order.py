@@ -269,3 +269,35 @@ def default_params(shape: Shape, machine: Machine) -> GeneralParams:
     bi, bj = best[3], best[4]
     return GeneralParams(bi=bi, bj=bj, partition="balanced", inner="lshape", tail=0,
                          lookahead=lookahead, store_first=False)
+
+
+def panel_params(shape: Shape, machine: Machine) -> GeneralParams | None:
+    """A starting point that keeps a whole panel of one operand resident, when that moves fewer
+    tiles than default_params's block; None otherwise.
+
+    Visiting blocks along rows, a band of h rows uses the same h Kt tiles of A in every block of
+    the band: with those tiles held (h Kt slots, plus h accumulators of a one-column block and an
+    A and a B in flight), the next-use eviction keeps them, so A moves once (Mt Kt tiles) and B
+    once per band (bands x Kt Nt). Columns likewise with a panel of B. Small K makes panels fit
+    (384x64x512 on 48 slots: 4 x 8 tiles of A held, 9,479 tiles moved against 10,658 for the
+    best streaming block). The slots left over set the lookahead (twice the spare: a panel
+    needs less run-ahead than a streaming block, whose default is four times)."""
+    Mt, Kt, Nt = shape.tiles(machine.T)
+    S = machine.slots
+    default = default_params(shape, machine)
+    h, w = _largest_band(Mt, default.bi, default.partition), _largest_band(Nt, default.bj, default.partition)
+    best: tuple[float, str, int, int] = (Mt * Kt * Nt * (h + w) / (h * w), "", 0, 0)  # loads to beat: the default's
+    for order, rows, cols in (("row", Mt, Nt), ("col", Nt, Mt)):
+        for height, size in _band_heights(rows, S):
+            spare = S - (height * Kt + height + 4)
+            if spare < 0:
+                break
+            loads = rows * Kt + -(-rows // size) * Kt * cols
+            if loads < best[0]:
+                best = (loads, order, size, spare)
+    _, order, size, spare = best
+    if not order:
+        return None
+    bi, bj = (size, 1) if order == "row" else (1, size)
+    return GeneralParams(bi=bi, bj=bj, partition="balanced", block_order=order, serpentine=True, k_direction="alternate",
+                         inner="row", tail=0, lookahead=max(2, 2 * spare), store_first=False)
