@@ -320,7 +320,7 @@ def main() -> int:
     parser.add_argument("--transfer", action="store_true", help="transfer from earlier studies instead: with and without --transfer")
     parser.add_argument("--case", action="append", type=lambda text: tuple(text.split(":", 1)), metavar="SHAPE:MACHINE",
                         help="--cases: this case instead of the built-in list (repeatable), e.g. 96x200x40:slots=16,dma_setup=4")
-    parser.add_argument("--all-cases", action="store_true", help="--cases: the built-in list and MORE_CASES (28 in all)")
+    parser.add_argument("--all-cases", action="store_true", help="--cases: the built-in list and MORE_CASES (33 in all)")
     parser.add_argument("--old-trials", type=int, default=1000, help="--cases: trials of today's tuner")
     parser.add_argument("--new-trials", type=int, default=300, help="--cases: trials of the default")
     args = parser.parse_args()
