@@ -13,12 +13,12 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from autotune.errors import UsageError
+
 
 @contextlib.contextmanager
 def writing(path: Path) -> Iterator[None]:
     """Report an OS error while writing `path` as one line (autotune.errors.UsageError)."""
-    from autotune.errors import UsageError
-
     try:
         yield
     except OSError as exc:

@@ -37,7 +37,7 @@ from autotune.history import History
 from autotune.objective import to_distribution
 from autotune.optuna_adapter import set_trial_user_attr
 from autotune.problem import Candidate, Search, Suggest
-from autotune.refine import SHARE, Refiner
+from autotune.refine import Refiner
 
 SOURCE_ATTR = "source"
 EXPLORE_EVERY = 4        # one proposal in this many explores, even while refinement has moves left
@@ -50,9 +50,7 @@ class GuidedSampler(BaseSampler):
     # explorer: "mutate" (the default: an elite schedule with a few parameters redrawn) or "random";
     # the keyword arguments other than search and seed exist for the ablations of bench_search.py.
     def __init__(self, search: Search, seed: int, explore_every: int = EXPLORE_EVERY, explorer: str = "mutate",
-                 momentum: bool = True, pairs: bool = True, stall: int = STALL, share: int = SHARE,
-                 share_after: int = -1) -> None:
-        self._share_after = share_after
+                 momentum: bool = True, pairs: bool = True, stall: int = STALL) -> None:
         self._search = search
         self._stall = stall
         self._rng = random.Random(seed)
@@ -60,7 +58,7 @@ class GuidedSampler(BaseSampler):
         self._explore_every = explore_every
         self._explorer = explorer
         self._history = History(search)
-        self._refiner = Refiner(search, self._history, momentum, pairs, share)
+        self._refiner = Refiner(search, self._history, momentum, pairs)
         self._plans: dict[int, dict[str, Any]] = {}
         self._space: dict[str, BaseDistribution] = {}  # every parameter a candidate may suggest
         for param in search.all_params():
@@ -106,7 +104,7 @@ class GuidedSampler(BaseSampler):
         has stood for `stall` trials."""
         since = number - self._history.incumbent_trial()
         if since <= self._stall or number % self._explore_every != 0:
-            found = self._refiner.next(number, share=since > self._share_after)
+            found = self._refiner.next(number)
             if found is not None:
                 return found, "refine"
         found = self._mutant() if self._explorer == "mutate" else None

@@ -29,6 +29,12 @@ class History:
         self._read: set[int] = set()
         self._pending: set[str] = set()
         self._kinds: list[list[Candidate]] | None = []     # cached trajectories per kind (None: to recompute)
+        # Per kind: its best and its improving steps, kept up to date while trials arrive in order
+        # (one process); a trial that arrives after a later one (another worker's) forces a rebuild.
+        self._best: dict[tuple, Seen] = {}
+        self._steps: dict[tuple, list[Candidate]] = {}
+        self._last_first = -1
+        self._rebuild = False
 
     def __len__(self) -> int:
         return len(self._seen)
@@ -58,7 +64,20 @@ class History:
         seen = Seen(float(trial.values[0]), trial.number, self._search.canonical(self._search.from_params(trial.params)))
         self._seen[key] = seen
         bisect.insort(self._ranked, (seen.value, seen.first, key))
-        self._kinds = None
+        if seen.first < self._last_first:
+            self._rebuild, self._kinds = True, None
+        elif not self._rebuild:
+            self._step(seen)
+        self._last_first = max(self._last_first, seen.first)
+
+    def _step(self, seen: Seen) -> None:
+        """Add a candidate, later than every one added, to its kind's improving steps."""
+        kind = self.kind(seen.candidate)
+        best = self._best.get(kind)
+        if best is None or seen.value < best.value:
+            self._best[kind] = seen
+            self._steps.setdefault(kind, []).append(seen.candidate)
+            self._kinds = None
 
     def taken(self, candidate: Candidate) -> bool:
         return self.taken_key(self.key(candidate))
@@ -69,9 +88,6 @@ class History:
     def elite(self, count: int) -> list[Candidate]:
         """The `count` best candidates, ties broken by the first trial that found them."""
         return [self._seen[key].candidate for _, _, key in self._ranked[:count]]
-
-    def ranked(self) -> list[Candidate]:
-        return self.elite(len(self._ranked))
 
     def incumbent_trial(self) -> int:
         """The first trial of the best candidate (-1 before any)."""
@@ -85,11 +101,11 @@ class History:
         """For each kind of schedule evaluated, the candidates that improved on every earlier one of
         that kind, in trial order (its best last); the kinds ordered by their best, the
         incumbent's first (ties by the trial that found it)."""
-        if self._kinds is None:
-            found: dict[tuple, tuple[Seen, list[Candidate]]] = {}
+        if self._rebuild:
+            self._best, self._steps, self._rebuild = {}, {}, False
             for seen in sorted(self._seen.values(), key=lambda s: s.first):
-                kind = self.kind(seen.candidate)
-                if kind not in found or seen.value < found[kind][0].value:
-                    found[kind] = (seen, [*found.get(kind, (seen, []))[1], seen.candidate])
-            self._kinds = [steps for _, steps in sorted(found.values(), key=lambda item: (item[0].value, item[0].first))]
+                self._step(seen)
+        if self._kinds is None:
+            order = sorted(self._best, key=lambda kind: (self._best[kind].value, self._best[kind].first))
+            self._kinds = [list(self._steps[kind]) for kind in order]
         return self._kinds

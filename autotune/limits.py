@@ -20,6 +20,8 @@ ANNOUNCE_SECONDS = 2.0
 ANNOUNCE_ROWS = 1_000_000  # a program this long takes seconds to build and to draw
 
 
+_compile_announced = False  # the compile notice is printed once per process, not per machine of a sweep
+
 def _memory_default() -> int:
     """Half the machine's memory, at most 16 GB."""
     try:
@@ -99,6 +101,8 @@ def check_work(args: argparse.Namespace, shape: Shape, machine: Machine, verify:
     if program and work.instructions >= ANNOUNCE_ROWS:
         print(f"autotune: {shape}: building the program (up to {work.instructions:.3g} instructions) and its picture "
               f"takes a while at this size", file=sys.stderr, flush=True)
-    if not cache_is_warm():
+    global _compile_announced
+    if not _compile_announced and not cache_is_warm():
+        _compile_announced = True
         print("autotune: compiling the GA-1 engine (numba; once per machine, about 16 s)", file=sys.stderr, flush=True)
     return work

@@ -48,6 +48,7 @@ class Objective:
         self._learned: set[int] = set()
         self._settled = 0   # trials before this position are finished and learned
         for trial in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
+            self._learned.add(trial.number)
             self._learn(trial)
 
     def __call__(self, trial: optuna.Trial) -> float | tuple[float, ...]:

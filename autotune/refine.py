@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from search_spaces.domains import Domain
+
 from autotune.history import History
 from autotune.problem import Candidate, Search
 
@@ -13,16 +15,18 @@ Keyed = tuple[str | None, Candidate]  # (the search's key, the candidate): keys 
 
 
 class Refiner:
-    def __init__(self, search: Search, history: History, momentum: bool = True, pairs: bool = True, share: int = SHARE) -> None:
-        self._share = share
+    def __init__(self, search: Search, history: History, momentum: bool = True, pairs: bool = True) -> None:
         self._search = search
         self._history = history
         self._momentum = momentum
         self._pairs = pairs
         self._singles: dict[str, list[Keyed]] = {}   # centre -> its moves that fit, nearest first
         self._doubles: dict[str, list[Keyed]] = {}
+        self._domains: dict[str, Domain] = {}   # a parameter's domain (families share theirs; the first is kept)
+        for param in search.all_params():
+            self._domains.setdefault(param.name, param.domain)
 
-    def next(self, number: int, share: bool = True) -> Candidate | None:
+    def next(self, number: int) -> Candidate | None:
         """The candidate to refine with at trial `number`, or None when every neighbourhood is spent.
 
         The incumbent's kind first (its last improving move again, then the incumbent's
@@ -33,20 +37,21 @@ class Refiner:
         if not kinds:
             return None
         others = kinds[1:]
-        turns = [others[(number // self._share + i) % len(others)] for i in range(len(others))]
-        order = [kinds[0], *turns] if number % self._share or not share else [*turns, kinds[0]]
-        found = None
+        turns = [others[(number // SHARE + i) % len(others)] for i in range(len(others))]
+        order = [kinds[0], *turns] if number % SHARE else [*turns, kinds[0]]
         for steps in order:
             found = self._refine(steps)
             if found is not None:
-                break
-        rings = [self.doubles(kinds[0][-1])] if self._pairs else []
-        rings += [self.singles(c) for c in self._history.elite(1 + SPREAD)[1:]]
-        for ring in rings:
+                return found
+        if self._pairs:  # the rings below are built only when needed
+            found = self._fresh(self.doubles(kinds[0][-1]))
             if found is not None:
-                break
-            found = self._fresh(ring)
-        return found
+                return found
+        for centre in self._history.elite(1 + SPREAD)[1:]:
+            found = self._fresh(self.singles(centre))
+            if found is not None:
+                return found
+        return None
 
     def _refine(self, steps: list[Candidate]) -> Candidate | None:
         """Around the best of one kind (the last of its improving steps): the last move again,
@@ -101,8 +106,7 @@ class Refiner:
         name, old, value = move
         part = "point" if name in after.point else "machine_point"
         target = {**getattr(after, part), name: value + factor * (value - old)}
-        domain = next(p.domain for p in self._search.all_params() if p.name == name)
-        if not domain.contains(target[name]):
+        if not self._domains[name].contains(target[name]):
             return []
         found = self._search.canonical(replace(after, **{part: target}))
         return [self._keyed(found)] if self._search.fits(found) else []

@@ -6,12 +6,11 @@ tail of k steps, how far ahead the DMA runs, and whether a ready store goes firs
 from __future__ import annotations
 
 import dataclasses
-import functools
 
 from simcore.ga1 import engine
 from simcore.ga1.engine import Generator
 from simcore.ga1.generator import GeneralParams, default_params, panel_params, slots_needed
-from simcore.ga1.generator.order import BLOCK_ORDERS, bands, INNER_ORDERS, K_DIRECTIONS, PARTITIONS, STRUCTURES
+from simcore.ga1.generator.order import BLOCK_ORDERS, INNER_ORDERS, K_DIRECTIONS, PARTITIONS, STRUCTURES, largest_band
 from simcore.ga1.analytic import output_stationary_estimate
 from simcore.ga1.machine import Machine
 from simcore.ga1.program import Program
@@ -54,8 +53,8 @@ class General(GA1Family):
         rows_banded = point.get("structure") == "blocks" or point.get("block_order") == "row"
         cols_banded = point.get("structure") == "blocks" or point.get("block_order") == "col"
         # A band size only matters through the bands it cuts; a rotating window through min(size, tiles).
-        out["bi"] = _band_size(int(point["bi"]), Mt, str(point["partition"])) if rows_banded else min(int(point["bi"]), Mt)
-        out["bj"] = _band_size(int(point["bj"]), Nt, str(point["partition"])) if cols_banded else min(int(point["bj"]), Nt)
+        out["bi"] = largest_band(Mt, int(point["bi"]), str(point["partition"])) if rows_banded else min(int(point["bi"]), Mt)
+        out["bj"] = largest_band(Nt, int(point["bj"]), str(point["partition"])) if cols_banded else min(int(point["bj"]), Nt)
         if point.get("structure") == "blocks":  # ramp only shapes the rotating window
             out["ramp"] = 0
         else:  # k direction, inner order and tail only shape blocks
@@ -85,17 +84,12 @@ class General(GA1Family):
         """The generator's default block, and a block that keeps a panel of A or B resident when
         that moves fewer tiles (panel_params)."""
         domains = {p.name: p.domain for p in self.params(shape, machine.T)}
-        chosen = [default_params(shape, machine), panel_params(shape, machine)]
+        default = default_params(shape, machine)
+        chosen = [default, panel_params(shape, machine, default)]
         # A generator's choice may lie outside the searched ranges (a lookahead of 4 x the spare
         # slots passes MAX_LOOKAHEAD on small shapes): clip it in, so the seed is a point of the space.
         return [{k: domains[k].clip(v) if isinstance(domains[k], IntRange) else v  # type: ignore[union-attr]
                  for k, v in dataclasses.asdict(params).items() if k in domains} for params in chosen if params is not None]
-
-
-@functools.lru_cache(maxsize=4096)
-def _band_size(size: int, total: int, partition: str) -> int:
-    """The smallest size that cuts 0..total-1 into the same bands as `size`."""
-    return next(s for s in range(1, total + 1) if bands(total, s, partition) == bands(total, size, partition))
 
 
 SPACE = Space("general", "the general generator: blocks, orders, tails, prefetch and store overlap", (General(),))

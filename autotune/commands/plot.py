@@ -137,8 +137,7 @@ def timeline(frame: pd.DataFrame, rank: int, out: Path, args: argparse.Namespace
         return f"family {family.name!r} has no GA-1 timeline"
     check_work(args, shape, machine, verify=False, program=True, work=work)
     program = family.program(board.schedule_point(row), shape, machine)
-    if program is None:
-        return f"family {family.name!r} has no GA-1 timeline"
+    assert program is not None  # a family has a program exactly when it has a work estimate
     timing = time_program(machine, program, record=True)  # starts and finishes, no Python trace
     assert timing.starts is not None and timing.finishes is not None
     utilization = timing.mxu_util(machine)

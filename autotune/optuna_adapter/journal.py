@@ -18,7 +18,6 @@ without its newline: readers ignore it and the next writer truncates it. A compl
 is not a record means the file was damaged: `JournalCorrupt`, reported in one line."""
 from __future__ import annotations
 
-import errno
 import fcntl
 import json
 import os
@@ -43,7 +42,6 @@ class JournalFile(BaseJournalBackend):
 
     def __init__(self, path: Path, writable: bool = True) -> None:
         self.path = path
-        self.writable = writable
         self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND if writable else os.O_RDONLY, 0o666)
         self._thread = threading.RLock()
         self._depth = 0
@@ -166,6 +164,3 @@ def is_sqlite_file(path: Path) -> bool:
     except OSError:
         return False
 
-
-def writable_error(exc: OSError) -> bool:
-    return exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS)

@@ -134,8 +134,7 @@ class SharedStudy:
 
     def trial(self, study: optuna.Study, number: int) -> FrozenTrial:
         """Trial `number` as the storage holds it now (another worker may be running it)."""
-        study_id = self.storage.get_study_id_from_name(study.study_name)
-        return self.storage.get_trial(self.storage.get_trial_id_from_study_id_trial_number(study_id, number))
+        return self.storage.get_trial(self.storage.get_trial_id_from_study_id_trial_number(study._study_id, number))
 
     def fail_stale(self, study: optuna.Study) -> None:
         """Fail (and retry) the trials of dead workers (call under the lock)."""

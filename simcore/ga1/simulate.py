@@ -105,7 +105,7 @@ def sim_result(machine: Machine, program: Program, timing: Timing, records: tupl
                outputs: Mapping[str, np.ndarray] | None) -> SimResult:
     return SimResult(
         cycles=timing.cycles,
-        tiles_moved=timing.loads + timing.stores,
+        tiles_moved=timing.tiles_moved,
         loads=timing.loads,
         stores=timing.stores,
         macs=timing.products * machine.T**3,

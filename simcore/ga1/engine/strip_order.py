@@ -24,6 +24,7 @@ from simcore.ga1.engine.plan import (
 )
 from simcore.ga1.engine.record import first_key
 from simcore.ga1.engine.rows import Section
+from simcore.ga1.generator.order import largest_band
 from simcore.ga1.generator.strips import StripParams, block_height, step_cells, strip_widths
 from simcore.ga1.machine import Machine
 from simcore.shape import Shape
@@ -73,7 +74,7 @@ def strip_slots(shape: Shape, machine: Machine, params: StripParams) -> int:
         return 2 + params.reserve
     if Kt == 1:
         return 3
-    return max(band_starts(long, h, params.partition)[1][1] * w for w, h in zip(widths, heights)) + 2
+    return max(largest_band(long, h, params.partition) * w for w, h in zip(widths, heights)) + 2
 
 
 def strip_plan(shape: Shape, machine: Machine, params: StripParams) -> tuple[dict[int, int], list[Section]]:

@@ -200,8 +200,9 @@ def block_products(cells: list[tuple[int, int]], ks: list[int] | range, tail: in
     return products
 
 
-def _largest_band(total: int, size: int, partition: str) -> int:
-    """The longest of bands(total, size, partition), without listing them."""
+def largest_band(total: int, size: int, partition: str) -> int:
+    """The longest of bands(total, size, partition), without listing them; also the smallest
+    size that cuts 0..total-1 into the same bands as `size`."""
     size = min(size, total)
     if partition == "uniform":
         return size
@@ -220,12 +221,12 @@ def slots_needed(shape: Shape, machine: Machine, params: GeneralParams) -> int:
     if Kt == 1:
         return 3
     if params.structure == "rotate":
-        unit = (_largest_band(Mt, params.bi, params.partition) if params.block_order == "row"
-                else _largest_band(Nt, params.bj, params.partition))
+        unit = (largest_band(Mt, params.bi, params.partition) if params.block_order == "row"
+                else largest_band(Nt, params.bj, params.partition))
         return _window(shape, machine, params) * unit + 2
     if params.tail >= Kt:
         return 3
-    return _largest_band(Mt, params.bi, params.partition) * _largest_band(Nt, params.bj, params.partition) + 2
+    return largest_band(Mt, params.bi, params.partition) * largest_band(Nt, params.bj, params.partition) + 2
 
 
 def general(shape: Shape, machine: Machine, params: GeneralParams) -> Program:
@@ -240,7 +241,7 @@ def _band_heights(total: int, most: int) -> list[tuple[int, int]]:
     """(longest balanced band, smallest band size giving it) for sizes 1..min(total, most)."""
     found: dict[int, int] = {}
     for size in range(1, min(total, most) + 1):
-        found.setdefault(_largest_band(total, size, "balanced"), size)
+        found.setdefault(largest_band(total, size, "balanced"), size)
     return list(found.items())
 
 
@@ -255,8 +256,9 @@ def default_params(shape: Shape, machine: Machine) -> GeneralParams:
     Mt, _Kt, Nt = shape.tiles(machine.T)
     S = machine.slots
     best: tuple[float, int, int, int, int] | None = None
+    widths = _band_heights(Nt, 2 * S + 2)
     for h, bi in _band_heights(Mt, 2 * S + 2):
-        for w, bj in _band_heights(Nt, 2 * S + 2):
+        for w, bj in widths:
             spare = S - (h * w + w + 2)
             if spare < 0:
                 continue
@@ -271,7 +273,7 @@ def default_params(shape: Shape, machine: Machine) -> GeneralParams:
                          lookahead=lookahead, store_first=False)
 
 
-def panel_params(shape: Shape, machine: Machine) -> GeneralParams | None:
+def panel_params(shape: Shape, machine: Machine, default: GeneralParams | None = None) -> GeneralParams | None:
     """A starting point that keeps a whole panel of one operand resident, when that moves fewer
     tiles than default_params's block; None otherwise.
 
@@ -281,11 +283,12 @@ def panel_params(shape: Shape, machine: Machine) -> GeneralParams | None:
     once per band (bands x Kt Nt). Columns likewise with a panel of B. Small K makes panels fit
     (384x64x512 on 48 slots: 4 x 8 tiles of A held, 9,479 tiles moved against 10,658 for the
     best streaming block). The slots left over set the lookahead (twice the spare: a panel
-    needs less run-ahead than a streaming block, whose default is four times)."""
+    needs less run-ahead than a streaming block, whose default is four times). `default`:
+    default_params(shape, machine), when the caller has it."""
     Mt, Kt, Nt = shape.tiles(machine.T)
     S = machine.slots
-    default = default_params(shape, machine)
-    h, w = _largest_band(Mt, default.bi, default.partition), _largest_band(Nt, default.bj, default.partition)
+    default = default or default_params(shape, machine)
+    h, w = largest_band(Mt, default.bi, default.partition), largest_band(Nt, default.bj, default.partition)
     best: tuple[float, str, int, int] = (Mt * Kt * Nt * (h + w) / (h * w), "", 0, 0)  # loads to beat: the default's
     for order, rows, cols in (("row", Mt, Nt), ("col", Nt, Mt)):
         for height, size in _band_heights(rows, S):
