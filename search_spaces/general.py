@@ -9,7 +9,7 @@ import dataclasses
 
 from simcore.ga1 import engine
 from simcore.ga1.engine import Generator
-from simcore.ga1.generator import GeneralParams, default_params, panel_params, slots_needed
+from simcore.ga1.generator import GeneralParams, default_params, overlap_params, panel_params, slots_needed
 from simcore.ga1.generator.order import BLOCK_ORDERS, INNER_ORDERS, K_DIRECTIONS, PARTITIONS, STRUCTURES, largest_band
 from simcore.ga1.analytic import output_stationary_estimate
 from simcore.ga1.machine import Machine
@@ -81,11 +81,12 @@ class General(GA1Family):
         return engine.General(shape, machine, self.to_params(point))
 
     def seed_points(self, shape: Shape, machine: Machine) -> list[Point]:
-        """The generator's default block, and a block that keeps a panel of A or B resident when
-        that moves fewer tiles (panel_params)."""
+        """The generator's default block; a block that keeps a panel of A or B resident when that
+        moves fewer tiles (panel_params); and the smallest block that keeps the matrix unit busy,
+        when one does (overlap_params)."""
         domains = {p.name: p.domain for p in self.params(shape, machine.T)}
         default = default_params(shape, machine)
-        chosen = [default, panel_params(shape, machine, default)]
+        chosen = [default, panel_params(shape, machine, default), overlap_params(shape, machine, default)]
         # A generator's choice may lie outside the searched ranges (a lookahead of 4 x the spare
         # slots passes MAX_LOOKAHEAD on small shapes): clip it in, so the seed is a point of the space.
         return [{k: domains[k].clip(v) if isinstance(domains[k], IntRange) else v  # type: ignore[union-attr]

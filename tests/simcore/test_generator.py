@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from simcore import Machine, ScheduleError, Shape, matmul_inputs, replay, simulate
 from simcore.ga1.generator import (
     INNER_ORDERS, CompileOptions, GeneralParams, bands,
-    cell_order, check_products, compile_products, default_params, general, panel_params, product_order,
+    cell_order, check_products, compile_products, default_params, general, overlap_params, panel_params, product_order,
     slots_needed,
 )
 from generator_strategies import general_params
@@ -165,6 +165,40 @@ def test_a_panel_seed_fits_whenever_there_is_one(m: int, k: int, n: int, slots: 
         assert slots_needed(shape, machine, panel) <= slots
         height = panel.bi if panel.block_order == "row" else panel.bj
         assert height * k + height + 4 <= slots  # the panel, its block, and an A and a B in flight
+
+
+def test_an_overlap_seed_reaches_the_bound_where_the_default_block_does_not() -> None:
+    # 248x512x280 on 64 slots can be compute-bound: 7 x 5 blocks (42 slots) leave 22 to prefetch,
+    # the default's 7 x 7 (58 slots) only 6.
+    shape, machine = Shape(248, 512, 280), Machine(slots=64)
+    seed = overlap_params(shape, machine)
+    assert seed is not None and (seed.bi, seed.bj) == (7, 5)
+    bound = compute_pipeline_bound(shape, machine)  # 555,620
+    assert simulate(machine, general(shape, machine, seed)).cycles <= 1.0005 * bound  # 555,736
+    assert simulate(machine, general(shape, machine, default_params(shape, machine))).cycles > 1.02 * bound  # 568,520
+
+
+@pytest.mark.parametrize("slots", [16, 32, 64])
+def test_no_overlap_seed_at_128_cubed(slots: int) -> None:
+    # 16 and 32 slots hold no block whose transfers fit under its products; at 64 the only one
+    # is the default's own block.
+    assert overlap_params(SHAPE, Machine(slots=slots)) is None
+
+
+@given(m=st.integers(1, 64), k=st.integers(1, 64), n=st.integers(1, 64), slots=st.integers(4, 96),
+       mxu_cycles=st.sampled_from([4, 8, 16]))
+@settings(max_examples=80, deadline=None)
+def test_an_overlap_seed_fits_and_keeps_the_matrix_unit_busy(m: int, k: int, n: int, slots: int, mxu_cycles: int) -> None:
+    shape, machine = Shape(8 * m, 8 * k, 8 * n), Machine(slots=slots, mxu_cycles=mxu_cycles)
+    seed = overlap_params(shape, machine)
+    if seed is None:
+        return
+    assert slots_needed(shape, machine, seed) <= slots
+    assert (seed.bi, seed.bj) != (default_params(shape, machine).bi, default_params(shape, machine).bj)
+    D = machine.dma_cycles
+    for rows, cols in ((r, c) for r in bands(m, seed.bi, "balanced") for c in bands(n, seed.bj, "balanced")):
+        h, w = len(rows), len(cols)
+        assert k * (h + w) * D + h * w * D <= 0.97 * k * h * w * mxu_cycles
 
 
 @pytest.mark.parametrize(
