@@ -30,6 +30,9 @@ ROWRED_FUNCS: tuple[str, ...] = ("sum", "max")
 OP, SUB, S0, S1, S2, TENSOR, X, Y = range(8)
 WIDTH = 8
 NONE = -1
+# The TENSOR field of a matrix product's programs: indices into MATMUL_TENSORS.
+MATMUL_TENSORS: tuple[str, ...] = ("A", "B", "C")
+TENSOR_A, TENSOR_B, TENSOR_C = range(3)
 
 
 class ProgramError(ValueError):
@@ -41,7 +44,7 @@ class Program:
     """An immutable GA-1 program: `code` rows, vscale constants, and the DRAM tensor names."""
 
     code: np.ndarray
-    tensors: tuple[str, ...] = ("A", "B", "C")
+    tensors: tuple[str, ...] = MATMUL_TENSORS
     consts: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
     def __post_init__(self) -> None:
@@ -60,7 +63,7 @@ class Program:
         return int(self.code.shape[0])
 
     @staticmethod
-    def from_rows(rows: list[tuple[int, ...]], tensors: tuple[str, ...] = ("A", "B", "C"), consts: np.ndarray | None = None) -> Program:
+    def from_rows(rows: list[tuple[int, ...]], tensors: tuple[str, ...] = MATMUL_TENSORS, consts: np.ndarray | None = None) -> Program:
         """Build from row tuples a generator already holds; the tuples double as `rows`, so the
         timing loop does not convert the array back."""
         code = np.fromiter(itertools.chain.from_iterable(rows), dtype=np.int64, count=WIDTH * len(rows)).reshape(-1, WIDTH)
@@ -118,7 +121,7 @@ def instruction_tuple(row: Sequence[int], tensors: Sequence[str], const: float =
 class ProgramBuilder:
     """Appends instructions and builds a `Program`. Generators use it instead of tuples."""
 
-    def __init__(self, tensors: Sequence[str] = ("A", "B", "C")) -> None:
+    def __init__(self, tensors: Sequence[str] = MATMUL_TENSORS) -> None:
         self._tensors: list[str] = list(tensors)
         self._tensor_index: dict[str, int] = {name: i for i, name in enumerate(self._tensors)}
         self._rows: list[tuple[int, ...]] = []

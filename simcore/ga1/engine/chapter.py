@@ -11,11 +11,10 @@ import numpy as np
 
 from simcore.ga1.engine.jit import kernel
 from simcore.ga1.engine.rows import COMMON, DONE, assemble, emit, room
-from simcore.ga1.program import LOAD, MXU, NONE, STORE, ZERO
+from simcore.ga1.program import LOAD, MXU, NONE, STORE, TENSOR_A, TENSOR_B, TENSOR_C, ZERO
 
 MT, KT, NT, BI, BJ, BUFFERS, BY_COLUMNS, NEXT, UNIT, HEADROOM = range(COMMON, COMMON + 10)
 HEADER = COMMON + 10
-_TENSOR_A, _TENSOR_B, _TENSOR_C = 0, 1, 2
 
 
 def blocked_state(tiles: tuple[int, int, int], bi: int, bj: int, buffers: int, by_columns: bool,
@@ -41,9 +40,9 @@ def _operand_base(st: np.ndarray, k: int) -> int:
 def _loads(st: np.ndarray, I: int, J: int, h: int, w: int, k: int) -> None:
     base = _operand_base(st, k)
     for x in range(h):
-        emit(st, LOAD, base + x, NONE, NONE, _TENSOR_A, I + x, k)
+        emit(st, LOAD, base + x, NONE, NONE, TENSOR_A, I + x, k)
     for y in range(w):
-        emit(st, LOAD, base + st[BI] + y, NONE, NONE, _TENSOR_B, k, J + y)
+        emit(st, LOAD, base + st[BI] + y, NONE, NONE, TENSOR_B, k, J + y)
 
 
 @kernel
@@ -68,7 +67,7 @@ def _block_unit(st: np.ndarray, I: int, J: int, unit: int) -> None:
     else:
         for x in range(h):
             for y in range(w):
-                emit(st, STORE, x * bj + y, NONE, NONE, _TENSOR_C, I + x, J + y)
+                emit(st, STORE, x * bj + y, NONE, NONE, TENSOR_C, I + x, J + y)
 
 
 @kernel
@@ -105,10 +104,10 @@ def run_kouter(st: np.ndarray) -> None:
         if k == 0:
             emit(st, ZERO, c, NONE, NONE, NONE, NONE, NONE)
         else:
-            emit(st, LOAD, c, NONE, NONE, _TENSOR_C, i, j)
-        emit(st, LOAD, a, NONE, NONE, _TENSOR_A, i, k)
-        emit(st, LOAD, b, NONE, NONE, _TENSOR_B, k, j)
+            emit(st, LOAD, c, NONE, NONE, TENSOR_C, i, j)
+        emit(st, LOAD, a, NONE, NONE, TENSOR_A, i, k)
+        emit(st, LOAD, b, NONE, NONE, TENSOR_B, k, j)
         emit(st, MXU, c, a, b, NONE, NONE, NONE)
-        emit(st, STORE, c, NONE, NONE, _TENSOR_C, i, j)
+        emit(st, STORE, c, NONE, NONE, TENSOR_C, i, j)
         st[NEXT] = g + 1
     st[DONE] = 1

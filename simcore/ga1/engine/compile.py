@@ -29,10 +29,9 @@ from simcore.ga1.engine.plan import (
 )
 from simcore.ga1.engine.record import A_ID, B_ID, C_ID, I, J, K, KEY, LAST, NEXT_A, NEXT_B, POSITION, RECORD
 from simcore.ga1.engine.rows import CAPACITY, DONE, OUT, OUT_AT, Section, assemble
-from simcore.ga1.program import LOAD, MXU, NONE, STORE, WIDTH, ZERO
+from simcore.ga1.program import LOAD, MXU, NONE, STORE, TENSOR_A, TENSOR_B, TENSOR_C, WIDTH, ZERO
 from simcore.ga1.schedules import ScheduleError
 
-_TENSOR_A, _TENSOR_B, _TENSOR_C = 0, 1, 2
 (FRONTIER, BLOCKED, PENDING, GENERATED, FAILED_AT, LIVE, NEXT_P, SLOTS, RING_MASK, HEADROOM,
  RING_AT, POS_AT, WHERE_AT, TILE_AT, NEXT_AT, FREE_AT, EVICT_AT, PENDING_AT, QUEUE) = range(PLAN_END, PLAN_END + 19)
 # Two queues of free slots, q = 0: slots freed by a product's last read, q = 1: freed by a store;
@@ -171,9 +170,9 @@ def _advance(st: np.ndarray, rows: np.ndarray, out: int, where: np.ndarray, tile
         horizon = key + protect if key > current else key  # a prefetch spares `protect` more
         for operand in range(3):  # A, B, then C's accumulator
             if operand == 0:
-                tile, tensor, x, y = get(st, rec + A_ID), _TENSOR_A, get(st, rec + I), get(st, rec + K)
+                tile, tensor, x, y = get(st, rec + A_ID), TENSOR_A, get(st, rec + I), get(st, rec + K)
             elif operand == 1:
-                tile, tensor, x, y = get(st, rec + B_ID), _TENSOR_B, get(st, rec + K), get(st, rec + J)
+                tile, tensor, x, y = get(st, rec + B_ID), TENSOR_B, get(st, rec + K), get(st, rec + J)
             else:
                 tile, tensor, x, y = get(st, rec + C_ID), NONE, NONE, NONE
             s = get(where, tile)
@@ -209,7 +208,7 @@ def _flush_stores(st: np.ndarray, rows: np.ndarray, out: int, where: np.ndarray,
         s = get(pend, n)
         tile = get(tiles, s)
         c = tile - n_ab
-        out = _emit(rows, out, STORE, s, NONE, NONE, _TENSOR_C, c // nt, c % nt)
+        out = _emit(rows, out, STORE, s, NONE, NONE, TENSOR_C, c // nt, c % nt)
         put(where, tile, -1)
         put(tiles, s, -1)
         put(nexts, s, never)

@@ -18,9 +18,9 @@ from simcore.ga1.machine import Machine
 from simcore.shape import Shape
 
 # Fields every product order has (the compiler reads them), then the general orders' own.
-(STRUCTURE, FLIP, KT, TAIL, P, END, NEVER, PINNED, N_A, N_AB, N_TILES, REAL_MT, REAL_KT, REAL_NT, LOOKAHEAD,
- STORE_FIRST, PROTECT, N_BLOCKS) = range(COMMON, COMMON + 18)
-ORDER_FIELDS = COMMON + 18  # the first field of an order's own
+(STRUCTURE, FLIP, KT, TAIL, P, END, NEVER, PINNED, N_A, N_AB, N_TILES, REAL_KT, REAL_NT, LOOKAHEAD,
+ STORE_FIRST, PROTECT, N_BLOCKS) = range(COMMON, COMMON + 17)
+ORDER_FIELDS = COMMON + 17  # the first field of an order's own
 # The cell tables (TABLES_AT) are one section; each table's field holds its offset in it until
 # the compiler's start makes it absolute (tables are kept, packed, from schedule to schedule).
 (TABLES_AT, CELL_START_AT, CELL_X_AT, CELL_Y_AT, NEXT_IN_ROW_AT, NEXT_IN_COL_AT, FIRST_START_AT,
@@ -103,6 +103,13 @@ def _cell_tables(heights: tuple[int, ...], widths: tuple[int, ...], inner: str, 
     return cell_tables([(h, w, _cells(h, w, inner, flip)) for h in heights for w in widths])
 
 
+def common_fields(tiles: tuple[int, int, int], lookahead: int, store_first: bool) -> dict[int, int]:
+    """The header fields that every order's plan fills alike (the compiler reads them)."""
+    Mt, Kt, Nt = tiles
+    return {KT: Kt, P: Mt * Kt * Nt, N_A: Mt * Kt, N_AB: Mt * Kt + Kt * Nt, N_TILES: Mt * Kt + Kt * Nt + Mt * Nt,
+            REAL_KT: Kt, REAL_NT: Nt, LOOKAHEAD: lookahead, STORE_FIRST: int(store_first)}
+
+
 def general_plan(shape: Shape, machine: Machine, params: GeneralParams) -> tuple[dict[int, int], list[Section]]:
     """The plan of a general schedule (its parameters already checked against the slots)."""
     Mt, Kt, Nt = shape.tiles(machine.T)
@@ -112,10 +119,9 @@ def general_plan(shape: Shape, machine: Machine, params: GeneralParams) -> tuple
     row_starts, heights = band_starts(fm, fbi, params.partition)
     col_starts, widths = band_starts(fn, fbj, params.partition)
     n_rb, n_cb = len(row_starts) - 1, len(col_starts) - 1
-    geo = {FLIP: int(flip), MT: fm, KT: Kt, NT: fn, SERPENTINE: int(params.serpentine),
+    geo = {FLIP: int(flip), MT: fm, NT: fn, SERPENTINE: int(params.serpentine),
            KALT: int(params.k_direction == "alternate"), N_RB: n_rb, N_CB: n_cb,
-           P: Mt * Kt * Nt, N_A: Mt * Kt, N_AB: Mt * Kt + Kt * Nt, N_TILES: Mt * Kt + Kt * Nt + Mt * Nt,
-           REAL_MT: Mt, REAL_KT: Kt, REAL_NT: Nt, LOOKAHEAD: params.lookahead, STORE_FIRST: int(params.store_first)}
+           **common_fields((Mt, Kt, Nt), params.lookahead, params.store_first)}
     if params.structure == "rotate":
         window = min(fbj, fn)
         ramp = min(params.ramp, window)

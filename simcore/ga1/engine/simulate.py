@@ -14,7 +14,7 @@ from simcore.ga1.engine.timing import NO_TIMES, new_clock, time_checked, timing_
 from simcore.ga1.functional import execute as reference_execute
 from simcore.ga1.hazards import Hazard
 from simcore.ga1.machine import Machine
-from simcore.ga1.program import LOAD, OP, STORE, TENSOR, Program, ProgramError
+from simcore.ga1.program import LOAD, MATMUL_TENSORS, OP, STORE, TENSOR, Program, ProgramError
 from simcore.ga1.simulate import SimResult, sim_result, trace_records, validate_program
 from simcore.ga1.timing import Timing
 from simcore.ga1.verify import Verification
@@ -95,7 +95,7 @@ def replay(trace: Iterable[Sequence[object]]) -> list[Hazard]:
 def verify_program(machine: Machine, program: Program, shape: Shape, seed: int = 1) -> Verification:
     """verify_matmul, compiled, over a materialised program (its tensors must be A, B and C)."""
     validate_program(machine, program)
-    if program.tensors[:3] != ("A", "B", "C")[:len(program.tensors)] or not _compiled_arithmetic(program, {}):
+    if program.tensors[:3] != MATMUL_TENSORS[:len(program.tensors)] or not _compiled_arithmetic(program, {}):
         from simcore.ga1.verify import verify_matmul
 
         return verify_matmul(machine, program, shape, seed)[0]

@@ -19,8 +19,8 @@ import numpy as np
 
 from simcore.ga1.engine.jit import inline
 from simcore.ga1.engine.plan import (
-    BANDS_AT, END, FLIP, KT, LOOKAHEAD, N_A, N_AB, N_BLOCKS, N_TILES, NEVER, ORDER_FIELDS, P, PINNED, PLAN_END,
-    PROTECT, REAL_KT, REAL_MT, REAL_NT, STORE_FIRST, STRIPS, STRUCTURE, TAIL, band_starts, cell_tables,
+    BANDS_AT, END, FLIP, KT, N_BLOCKS, NEVER, ORDER_FIELDS, PINNED, PLAN_END, PROTECT, STRIPS, STRUCTURE, TAIL,
+    band_starts, cell_tables, common_fields,
 )
 from simcore.ga1.engine.record import first_key
 from simcore.ga1.engine.rows import Section
@@ -101,10 +101,9 @@ def strip_plan(shape: Shape, machine: Machine, params: StripParams) -> tuple[dic
         col0, first_block, base = col0 + w, first_block + len(lengths), base + Kt * w * long
     offsets, packed = _tables(tuple(tables), params.split, flip)
     products = Mt * Kt * Nt
-    geo = {STRUCTURE: STRIPS, FLIP: int(flip), KT: Kt, TAIL: min(params.tail, Kt - 1), P: products, END: products,
-           NEVER: products + 1, PINNED: products + 2, N_A: Mt * Kt, N_AB: Mt * Kt + Kt * Nt,
-           N_TILES: Mt * Kt + Kt * Nt + Mt * Nt, REAL_MT: Mt, REAL_KT: Kt, REAL_NT: Nt, LOOKAHEAD: params.lookahead,
-           STORE_FIRST: int(params.store_first), PROTECT: params.protect, N_BLOCKS: first_block,
+    geo = {STRUCTURE: STRIPS, FLIP: int(flip), TAIL: min(params.tail, Kt - 1), END: products,
+           NEVER: products + 1, PINNED: products + 2, **common_fields((Mt, Kt, Nt), params.lookahead, params.store_first),
+           PROTECT: params.protect, N_BLOCKS: first_block,
            LONG: long, N_STRIPS: len(widths), REVERSE_ODD: int(params.flip), **offsets}
     return geo, [(STRIPS_AT, len(records), records), packed]
 

@@ -29,13 +29,12 @@ from typing import Sequence
 
 
 from simcore.ga1.machine import Machine
-from simcore.ga1.program import LOAD, MXU, NONE, STORE, ZERO, Program
+from simcore.ga1.program import LOAD, MATMUL_TENSORS, MXU, NONE, STORE, TENSOR_A, TENSOR_B, TENSOR_C, ZERO, Program
 from simcore.ga1.schedules import ScheduleError
 from simcore.shape import Shape
 
 Product = tuple[int, int, int]  # (i, j, k): C(i, j) += A(i, k) @ B(k, j)
 
-_TENSOR_A, _TENSOR_B, _TENSOR_C = 0, 1, 2  # indices into Program.tensors ("A", "B", "C")
 
 
 @dataclass(frozen=True)
@@ -156,8 +155,8 @@ def compile_products(
 
     def tile_row(tile: int) -> tuple[int, int, int]:
         if tile < n_a:
-            return _TENSOR_A, tile // Kt, tile % Kt
-        return _TENSOR_B, (tile - n_a) // Nt, (tile - n_a) % Nt
+            return TENSOR_A, tile // Kt, tile % Kt
+        return TENSOR_B, (tile - n_a) // Nt, (tile - n_a) % Nt
 
     frontier = 0     # next product whose tiles the frontier has not yet made resident
     blocked = False  # the frontier could not find a slot and nothing has been freed since
@@ -197,7 +196,7 @@ def compile_products(
         nonlocal blocked
         for s in pending_stores:
             c = slot_tile[s] - n_ab
-            emit((STORE, NONE, s, NONE, NONE, _TENSOR_C, c // Nt, c % Nt))
+            emit((STORE, NONE, s, NONE, NONE, TENSOR_C, c // Nt, c % Nt))
             where[slot_tile[s]] = -1
             slot_tile[s] = -1
             slot_next[s] = inf
@@ -258,4 +257,4 @@ def compile_products(
             pending_stores.append(sc)
     flush_stores()
 
-    return Program.from_rows(rows, ("A", "B", "C"))
+    return Program.from_rows(rows, MATMUL_TENSORS)
