@@ -27,7 +27,7 @@ STRUCTURES: tuple[str, ...] = ("blocks", "rotate")
 # overlap_params: the most of a block's time its transfers may take. A step loads in bursts, so
 # a block whose transfers fill all of its products' time stalls the matrix unit now and then.
 # Chosen by measurement: 344x344x96 on 56 slots, 5 x 6 blocks at 97.5% end 1.2% above the bound;
-# 248x512x280 on 64 slots, 6 x 5 at 95.6% reach it.
+# 248x512x280 on 64 slots, 6 x 5 at 95.6% come within 0.02% of it.
 OVERLAP_DMA_SHARE = 0.97
 
 
@@ -286,7 +286,7 @@ def overlap_params(shape: Shape, machine: Machine, default: GeneralParams | None
     whose transfers fit under their products with a margin (Kt (h + w) D + h w D <=
     OVERLAP_DMA_SHARE Kt h w m for every h x w block of the bands, its stores included), the one
     that needs the fewest slots, and lets the DMA run two whole steps ahead. 248x512x280 on 64
-    slots: 7 x 5 (42 slots) ends within 0.03% of the bound, the default's 7 x 7 (58) 2.3% above.
+    slots: 7 x 5 (42 slots) ends within 0.02% of the bound, the default's 7 x 7 (58) 2.3% above.
     None when no block keeps the matrix unit busy or when the choice is the default's block.
     `default`: default_params(shape, machine), when the caller has it."""
     Mt, Kt, Nt = shape.tiles(machine.T)
