@@ -156,7 +156,7 @@ class Run:
 @contextlib.contextmanager
 def seeded_as_before(config: str) -> Iterator[None]:
     """For today's tuner (tpe) and random search: the general family seeded as before issue 12,
-    with its default block only (the panel seed is issue 12's), so they run as they did."""
+    with its default block only (the panel and overlap seeds are issue 12's), so they run as they did."""
     if config not in TODAY:
         yield
         return
