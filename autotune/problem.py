@@ -182,10 +182,11 @@ class Problem:
         """Rebuild a candidate from a trial's recorded parameters (a parameter the conditional
         encoding did not suggest takes its fixed value)."""
         family = str(params["family"])
+        declared = self.family(family).params(self.shape, self.machine.T)
         point: Point = {}
-        for p in conditional_order(self.family(family).params(self.shape, self.machine.T)):
+        for p in conditional_order(declared):
             point[p.name] = params[p.name] if p.name in params or p.used(point) else p.unless.fixed  # type: ignore[assignment, union-attr]
-        ordered = {p.name: point[p.name] for p in self.family(family).params(self.shape, self.machine.T)}
+        ordered = {p.name: point[p.name] for p in declared}
         machine_point = {p.name: params[p.name] for p in self.machine_params() if p.name in params}
         return Candidate(family, ordered, machine_point)  # type: ignore[arg-type]
 

@@ -18,7 +18,7 @@ from typing import Mapping
 import optuna
 from optuna.trial import TrialState
 
-from simcore.ga1.machine import Machine
+from simcore.ga1.machine import Machine, parse_overrides
 from simcore.shape import Shape, parse_shape
 
 from autotune.errors import UsageError
@@ -63,7 +63,7 @@ def find_donors(urls: list[str], target: str, shape: Shape, machine: Machine, ex
                 continue
             try:
                 their_shape = parse_shape(str(ident["shape"]))
-                their_machine = Machine(**_machine_values(str(ident["machine"])))
+                their_machine = Machine(**parse_overrides(str(ident["machine"])))  # type: ignore[arg-type]
             except (ValueError, TypeError, KeyError):
                 continue  # a study this version cannot read is no donor
             gap = distance(shape, machine, their_shape, their_machine)
@@ -107,7 +107,3 @@ def _studies(url: str) -> list[optuna.Study]:
     except UsageError:
         return []  # an unreadable storage holds no donor
 
-
-def _machine_values(key: str) -> dict[str, int]:
-    """Machine parameters from Machine.key() text (name=value, comma-separated)."""
-    return {name: int(value) for name, value in (part.split("=") for part in key.split(",") if part)}

@@ -24,6 +24,7 @@ MAX_TAIL = 8
 MAX_RAMP = 16
 # Parameters that only shape blocks: a rotating window leaves them at these values (see canonical).
 BLOCKS_ONLY = {name: Unless("structure", ("rotate",), fixed) for name, fixed in (("k_direction", "up"), ("inner", "row"), ("tail", 0))}
+ROTATE_ONLY = Unless("structure", ("blocks",), 0)  # ramp
 
 
 class General(GA1Family):
@@ -44,7 +45,7 @@ class General(GA1Family):
             Param("lookahead", IntRange(0, MAX_LOOKAHEAD), "products the DMA may run ahead"),
             Param("store_first", Choice((True, False)), "a ready store goes before a due load"),
             Param("structure", Choice(STRUCTURES), "k-synchronous blocks or a rotating window of units", structural=True),
-            Param("ramp", IntRange(0, MAX_RAMP), "rotate: units that start together", Unless("structure", ("blocks",), 0)),
+            Param("ramp", IntRange(0, MAX_RAMP), "rotate: units that start together", ROTATE_ONLY),
         )
 
     def canonical(self, point: Point, shape: Shape, T: int) -> Point:
@@ -56,9 +57,9 @@ class General(GA1Family):
         out["bi"] = largest_band(Mt, int(point["bi"]), str(point["partition"])) if rows_banded else min(int(point["bi"]), Mt)
         out["bj"] = largest_band(Nt, int(point["bj"]), str(point["partition"])) if cols_banded else min(int(point["bj"]), Nt)
         if point.get("structure") == "blocks":  # ramp only shapes the rotating window
-            out["ramp"] = 0
+            out["ramp"] = ROTATE_ONLY.fixed
         else:  # k direction, inner order and tail only shape blocks
-            out.update(tail=0, k_direction="up", inner="row")
+            out.update({name: unless.fixed for name, unless in BLOCKS_ONLY.items()})
             window = out["bj"] if point.get("block_order") == "row" else out["bi"]
             out["ramp"] = min(int(point["ramp"]), int(window))
         return out

@@ -34,6 +34,7 @@ from search_spaces.general import MAX_LOOKAHEAD, MAX_TAIL
 MAX_RESERVE = 16
 MAX_SPLIT = 8
 MAX_PROTECT = 2 * MAX_LOOKAHEAD
+PREFETCH_ONLY = Unless("lookahead", (0,), 0)  # protect: without prefetching, nothing to protect
 SEEDS: tuple[StripParams, ...] = (
     StripParams(split=2, tail=2, protect=8),
     StripParams(split=0, tail=0, protect=24),
@@ -59,7 +60,7 @@ class Strips(GA1Family):
             Param("lookahead", IntRange(0, MAX_LOOKAHEAD), "products the DMA may run ahead"),
             Param("store_first", Choice((True, False)), "a ready store goes before a due load"),
             Param("protect", IntRange(0, MAX_PROTECT), "a prefetch never evicts a tile needed within this many products",
-                  Unless("lookahead", (0,), 0)),
+                  PREFETCH_ONLY),
         )
 
     @staticmethod
@@ -77,7 +78,7 @@ class Strips(GA1Family):
         if int(point["split"]) == 1:  # one streamed line visited held line by held line is the same order
             out["split"] = 0
         if int(point["lookahead"]) == 0:  # nothing is ever prefetched, so nothing is protected
-            out["protect"] = 0
+            out["protect"] = PREFETCH_ONLY.fixed
         return out
 
     def estimate(self, point: Point, shape: Shape, machine: Machine) -> float | None:

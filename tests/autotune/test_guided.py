@@ -45,6 +45,13 @@ def recorder(draws: st.DataObject) -> tuple[list[str], object]:
     return asked, suggest
 
 
+def drawn(data: st.DataObject, encoding: str = "conditional") -> tuple[Problem, list[str], Candidate]:
+    """A candidate sampled with hypothesis's draws, its search, and the parameters it asked for."""
+    search = problem(encoding)
+    asked, ask = recorder(data)
+    return search, asked, search.sample(ask)  # type: ignore[arg-type]
+
+
 def stored(root: Path, name: str) -> optuna.Study:
     """A study the command line made under root/results (its default storage)."""
     address = local_storage(root / "results", name)
@@ -59,9 +66,7 @@ def stored(root: Path, name: str) -> optuna.Study:
 @settings(max_examples=60, deadline=None)
 @given(st.data())
 def test_the_conditional_encoding_suggests_only_what_matters(data: st.DataObject) -> None:
-    search = problem()
-    asked, ask = recorder(data)
-    candidate = search.sample(ask)  # type: ignore[arg-type]
+    search, asked, candidate = drawn(data)
     point = candidate.point
     if candidate.family == "general":
         assert ("ramp" in asked) == (point["structure"] == "rotate")
@@ -77,9 +82,7 @@ def test_the_conditional_encoding_suggests_only_what_matters(data: st.DataObject
 @settings(max_examples=60, deadline=None)
 @given(st.data())
 def test_the_flat_encoding_is_the_tuner_before_issue_12(data: st.DataObject) -> None:
-    search = problem("flat")
-    asked, ask = recorder(data)
-    candidate = search.sample(ask)  # type: ignore[arg-type]
+    search, asked, candidate = drawn(data, "flat")
     assert asked == ["family", *(p.name for p in search.family(candidate.family).params(SHAPE, 8))]
 
 
@@ -88,9 +91,7 @@ def test_the_flat_encoding_is_the_tuner_before_issue_12(data: st.DataObject) -> 
 def test_a_parameter_that_does_not_matter_takes_the_value_canonical_gives_it(data: st.DataObject) -> None:
     """The fixed value of an unused parameter and the family's canonical form agree, so the two
     encodings key every schedule alike."""
-    search = problem("flat")
-    _, ask = recorder(data)
-    candidate = search.sample(ask)  # type: ignore[arg-type]
+    search, _, candidate = drawn(data, "flat")
     for param in search.family(candidate.family).params(SHAPE, 8):
         if not param.used(candidate.point):
             assert candidate.point[param.name] == param.unless.fixed  # type: ignore[union-attr]
@@ -127,9 +128,7 @@ def test_a_study_of_the_flat_encoding_resumes_with_tpe_and_is_refused_otherwise(
 @settings(max_examples=40, deadline=None)
 @given(st.data())
 def test_neighbours_are_distinct_canonical_points_of_the_space(data: st.DataObject) -> None:
-    search = problem()
-    _, ask = recorder(data)
-    centre = search.sample(ask)  # type: ignore[arg-type]
+    search, _, centre = drawn(data)
     found = search.neighbours(centre)
     keys = [c.key() for _, c in found]
     assert len(set(keys)) == len(keys) and centre.key() not in keys

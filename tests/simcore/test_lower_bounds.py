@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from simcore import Machine, ScheduleError, Shape, blocked, kouter, simulate
 from simcore.ga1.bounds import simple_bounds
 from simcore.ga1.generator import GeneralParams, general, slots_needed
+from simcore.ga1.generator.order import block_products
 from generator_strategies import general_params, strip_params
 from simcore.ga1.generator.strips import strip_slots_needed, strips
 from simcore.ga1.lower_bounds import (
@@ -151,11 +152,9 @@ def _fewest_transfers_order_128_on_16() -> list[tuple[int, int, int]]:
     blocks += [(range(12, 16), range(3 * c, min(3 * c + 3, 16))) for c in range(6)]
     products = []
     for number, (rows, cols) in enumerate(blocks):
-        for k in (range(16) if number % 2 == 0 else range(15, -1, -1)):
-            if len(rows) <= len(cols):
-                products += [(i, j, k) for j in cols for i in rows]
-            else:
-                products += [(i, j, k) for i in rows for j in cols]
+        held_rows = len(rows) <= len(cols)  # the shorter side is held, the longer streams
+        cells = [(i, j) for j in cols for i in rows] if held_rows else [(i, j) for i in rows for j in cols]
+        products += block_products(cells, range(16) if number % 2 == 0 else range(15, -1, -1), 0)
     return products
 
 

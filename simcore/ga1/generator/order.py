@@ -292,12 +292,12 @@ def overlap_params(shape: Shape, machine: Machine, default: GeneralParams | None
     Mt, Kt, Nt = shape.tiles(machine.T)
     S, D, m = machine.slots, machine.dma_cycles, machine.mxu_cycles
     best: tuple[int, float, int, int, int, int] | None = None
-    widths = _band_heights(Nt, 2 * S + 2)
+    # With each band length, its shortest band: the block with the most loads per product.
+    widths = [(w, bj, len(bands(Nt, bj, "balanced")[-1])) for w, bj in _band_heights(Nt, 2 * S + 2)]
     for h, bi in _band_heights(Mt, 2 * S + 2):
-        for w, bj in widths:
+        low_h = len(bands(Mt, bi, "balanced")[-1])
+        for w, bj, low_w in widths:
             need = h * w + w + 2
-            # The shortest bands make the block with the most loads per product.
-            low_h, low_w = len(bands(Mt, bi, "balanced")[-1]), len(bands(Nt, bj, "balanced")[-1])
             transfers = Kt * (low_h + low_w) * D + low_h * low_w * D
             if need > S or transfers > OVERLAP_DMA_SHARE * Kt * low_h * low_w * m:
                 continue
@@ -307,7 +307,7 @@ def overlap_params(shape: Shape, machine: Machine, default: GeneralParams | None
     default = default or default_params(shape, machine)
     if best is None or (best[4], best[5]) == (default.bi, default.bj):
         return None
-    h, w = largest_band(Mt, best[4], "balanced"), largest_band(Nt, best[5], "balanced")
+    h, w = -best[3], best[2]
     # Two whole steps of products ahead: the free slots, not the lookahead, then limit the prefetch.
     return GeneralParams(bi=best[4], bj=best[5], partition="balanced", block_order="col", serpentine=True,
                          k_direction="alternate", inner="lshape", tail=2, lookahead=2 * h * w, store_first=False)
