@@ -97,13 +97,13 @@ def _instrument(clock: PartClock) -> None:
     for cls in (RDBStorage, _CachedStorage, JournalStorage, optuna.storages.InMemoryStorage):
         clock.patch("storage", cls, storage_methods)
     try:
-        from autotune.optuna_adapter.journal import JournalFile  # this code only
+        from autotune.storage.journal import JournalFile  # this code only
     except ImportError:
         pass
     else:
         clock.patch("storage", JournalFile, ("append_logs", "acquire", "release"))
     try:
-        import autotune.guided  # noqa: F401  (this code only: its sampler is timed as `sampler` too)
+        import autotune.search.guided  # noqa: F401  (this code only: its sampler is timed as `sampler` too)
     except ImportError:
         pass
     samplers = [optuna.samplers.BaseSampler]
@@ -123,9 +123,10 @@ def _instrument(clock: PartClock) -> None:
 
 def child(args: argparse.Namespace) -> None:
     started, wall = time.process_time(), time.perf_counter()
-    from autotune import objective, pipeline
-    from autotune.cli import _quiet_libraries
-    from autotune.spec import RunSpec
+    from autotune.run import objective
+    from autotune.run import pipeline
+    from autotune.cli.main import _quiet_libraries
+    from autotune.run.plan import RunSpec
     from simcore.ga1.machine import Machine
     from simcore.shape import Shape
 

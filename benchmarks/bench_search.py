@@ -45,11 +45,11 @@ from simcore.shape import Shape, parse_shape  # noqa: E402
 from search_spaces.general import General  # noqa: E402
 from search_spaces.registry import DEFAULT_SPACES, LEGACY_SPACES  # noqa: E402
 
-from autotune import pipeline  # noqa: E402
-from autotune.guided import GuidedSampler  # noqa: E402
-from autotune.leaderboard import json_rows  # noqa: E402
-from autotune.optuna_adapter import MEMORY, local_storage, read_study  # noqa: E402
-from autotune.spec import RunSpec  # noqa: E402
+from autotune.run import pipeline  # noqa: E402
+from autotune.search.guided import GuidedSampler  # noqa: E402
+from autotune.results.leaderboard import json_rows  # noqa: E402
+from autotune.storage import MEMORY, local_storage, read_study  # noqa: E402
+from autotune.run.plan import RunSpec  # noqa: E402
 
 RATIOS = (1.05, 1.02, 1.01)
 BUDGETS = (100, 300, 1000)

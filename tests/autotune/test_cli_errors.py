@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from autotune.cli import main
+from autotune.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -86,7 +86,7 @@ def test_existing_study_with_another_shape_or_machine(capsys: pytest.CaptureFixt
     capsys.readouterr()
     import optuna
 
-    from autotune.optuna_adapter.locations import read_storage
+    from autotune.storage.locations import read_storage
 
     storage = str(in_tmp / "results" / "shared" / "study.journal")
     before = len(optuna.load_study(study_name="shared", storage=read_storage(storage)).trials)

@@ -18,13 +18,13 @@ from simcore.shape import Shape
 from search_spaces.domains import Choice, IntRange, Param, Point
 from search_spaces.registry import families
 
-from autotune.cli import main
-from autotune.guided import GuidedSampler, suggest_from
-from autotune.objective import Objective, suggest
-from autotune.optuna_adapter import MEMORY, SharedStudy, local_storage, read_study
-from autotune.pipeline import RunOptions, provenance, seed_study, settings_for
-from autotune.problem import Candidate, Problem, directions
-from autotune.spec import RunSpec
+from autotune.cli.main import main
+from autotune.search.guided import GuidedSampler, suggest_from
+from autotune.run.objective import Objective, suggest
+from autotune.storage import MEMORY, SharedStudy, local_storage, read_study
+from autotune.run.pipeline import RunOptions, provenance, seed_study, settings_for
+from autotune.search.problem import Candidate, Problem, directions
+from autotune.run.plan import RunSpec
 
 SHAPE = Shape(64, 96, 80)
 SPACES = ("chapter", "general", "strips")

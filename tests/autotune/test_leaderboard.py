@@ -15,8 +15,11 @@ from hypothesis import strategies as st
 
 from simcore.ga1.machine import Machine
 
-from autotune import __version__, files, readback, tables
-from autotune import leaderboard as board
+from autotune import __version__
+from autotune.results import files
+from autotune.results import readback
+from autotune.results import tables
+from autotune.results import leaderboard as board
 from autotune.errors import UsageError
 
 

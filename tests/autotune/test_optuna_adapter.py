@@ -1,4 +1,4 @@
-"""One test per Optuna behaviour that autotune.optuna_adapter (and the pipeline) rely on. When an
+"""One test per Optuna behaviour that autotune.storage (and the pipeline) rely on. When an
 Optuna release changes one of these, the failing test names what to adapt; pyproject pins the
 major version these passed with."""
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 from optuna.trial import TrialState
 
 from autotune.errors import UsageError
-from autotune.optuna_adapter import MEMORY, SharedStudy, finished_count, local_storages, read_study, study_names
+from autotune.storage import MEMORY, SharedStudy, finished_count, local_storages, read_study, study_names
 
 # The two persistent kinds: the default journal file and an SQLite file (Optuna's RDB storage).
 KINDS = ("journal", "sqlite")
@@ -201,7 +201,7 @@ def test_a_process_starting_on_a_run_in_progress_joins_its_target(tmp_path: Path
 def test_a_dead_workers_trial_on_the_journal_is_failed_and_retried(tmp_path: Path) -> None:
     """The journal has no heartbeat: a RUNNING trial belongs to a dead worker when its owner's
     lease is free (the kernel frees it when the process dies, however it dies)."""
-    from autotune.optuna_adapter.stores import OWNER_ATTR
+    from autotune.storage.stores import OWNER_ATTR
 
     owner, study = shared(tmp_path, kind="journal")
     trial = study.ask({"x": optuna.distributions.IntDistribution(0, 9)})

@@ -23,9 +23,9 @@ from simcore.ga1.asm import from_text, tuples
 
 from search_spaces.registry import find_family
 
-from autotune.cli import main
+from autotune.cli.main import main
 from autotune.errors import UsageError
-from autotune.optuna_adapter import read_study
+from autotune.storage import read_study
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ["--shape", "64x64x64", "--space", "chapter"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from autotune.cli import main
+from autotune.cli.main import main
 
 
 @pytest.fixture()

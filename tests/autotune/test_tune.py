@@ -1,4 +1,4 @@
-"""The tuner end to end through `autotune.cli.main`: every command's smoke test, then what a
+"""The tuner end to end through `autotune.cli.main.main`: every command's smoke test, then what a
 study must guarantee (the seeded baseline, ranking, one simulation per distinct candidate,
 infeasible points recorded but never simulated, determinism, samplers, the leaderboard schema)."""
 from __future__ import annotations
@@ -22,11 +22,12 @@ from simcore.shape import Shape
 from search_spaces.base import GA1Family, canonical_json
 from search_spaces.registry import families
 
-from autotune import readback, tables
-from autotune.cli import build_parser, main
-from autotune.objective import CONSTRAINT_NAME, RESULT_ATTR
-from autotune.optuna_adapter import read_study
-from autotune.problem import INFEASIBLE_VALUE, Candidate, Problem
+from autotune.results import readback
+from autotune.results import tables
+from autotune.cli.main import build_parser, main
+from autotune.run.objective import CONSTRAINT_NAME, RESULT_ATTR
+from autotune.storage import read_study
+from autotune.search.problem import INFEASIBLE_VALUE, Candidate, Problem
 
 CHAPTER_BEST_64 = 37_440  # blocked 4x8, 2 buffers, on 128x128x128 with 64 slots
 REQUIRED_COLUMNS = (

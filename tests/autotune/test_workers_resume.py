@@ -13,9 +13,9 @@ import optuna
 import pytest
 from optuna.trial import TrialState
 
-from autotune.cli import main
+from autotune.cli.main import main
 from autotune.errors import UsageError
-from autotune.optuna_adapter import read_study
+from autotune.storage import read_study
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ["--shape", "64x64x64", "--space", "chapter"]

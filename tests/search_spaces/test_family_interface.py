@@ -12,7 +12,7 @@ from simcore.shape import Shape
 from search_spaces.base import EXACT, LEVELS, Family, chapter_best
 from search_spaces.registry import available, find_family, get
 
-from autotune.problem import DIRECTIONS
+from autotune.search.problem import DIRECTIONS
 
 SHAPE, MACHINE = Shape(32, 24, 40), Machine(slots=16)
 

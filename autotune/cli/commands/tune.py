@@ -1,0 +1,157 @@
+"""`autotune tune` (the default command): search schedules with Optuna, write a leaderboard."""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from pathlib import Path
+
+from search_spaces.registry import DEFAULT_SPACES
+from search_spaces.workload import WorkloadError, load_workload
+
+from autotune.results import leaderboard as board
+from autotune.run import pipeline
+from autotune.results import readback
+from autotune.results import tables
+from autotune.cli.args import add_machine, add_results, add_shape, build_machine, positive_int, shape_arg
+from autotune.errors import UsageError
+from autotune.cli.limits import add_limits, check_work
+from autotune.run.pipeline import DEFAULT_TRIALS, SHORT_TRIALS, Outcome, RunOptions
+from autotune.search.sampling import DEFAULT_SAMPLER, SAMPLERS
+from autotune.search.sampling import HELP as SAMPLER_HELP
+from autotune.run.plan import TARGETS, RunSpec
+
+HELP = "search schedules (and optionally machine parameters) with Optuna; the default command"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("tune", help=HELP, description=(
+        "Search schedules for one product with Optuna, simcore's GA-1 simulator as the oracle. Every study "
+        "starts from the chapter's hand-written sweep, evaluates each distinct point once, persists every trial "
+        "(re-running with the same --study resumes it) and ends with a verified leaderboard in "
+        "results/<study>/leaderboard.parquet (and pareto.parquet with several objectives)."))
+    given = parser.add_mutually_exclusive_group()
+    add_shape(given, required=False)  # type: ignore[arg-type]
+    given.add_argument("--workload", default=None, metavar="FILE",
+                       help="a .toml or .csv list of weighted GEMMs (see search_spaces/workloads/): tune each, or co-design with --search-machine")
+    add_machine(parser)
+    parser.add_argument("--trials", type=int, default=None, help=f"trials to run now, the seeded baseline included (default {DEFAULT_TRIALS}; "
+                        f"--workload: per GEMM, or machines with --search-machine, default {SHORT_TRIALS})")
+    parser.add_argument("--timeout", type=float, default=None, help="stop starting new trials after this many seconds")
+    parser.add_argument("--sampler", choices=SAMPLERS, default=DEFAULT_SAMPLER, help=SAMPLER_HELP)
+    parser.add_argument("--seed", type=int, default=0, help="sampler seed: the same seed gives the same study (default 0; one worker)")
+    parser.add_argument("--allow-sampler-change", action="store_true",
+                        help="resume a study with another --sampler or --seed (each trial records its own)")
+    parser.add_argument("--enqueue", type=Path, default=None, metavar="FILE",
+                        help="start from the schedule(s) of FILE, written by `autotune export STUDY --format json`")
+    parser.add_argument("--transfer", action="store_true",
+                        help="also start from the best schedules of earlier studies on nearby shapes and machines "
+                             "(in --results, or --storage), scaled to this shape; each such trial records its origin")
+    parser.add_argument("--space", default=None, help=f"search spaces to combine (default {','.join(DEFAULT_SPACES)}; --target systolic: systolic)")
+    parser.add_argument("--study", default=None, help="study name (default derived from shape, machine and space)")
+    parser.add_argument("--storage", default=None,
+                        help="where the study lives: a journal file path, an RDB URL (sqlite:///file.db, postgresql://user@host/db) "
+                             "or :memory: (default: the journal results/<study>/study.journal, or the study.db of a study begun before it)")
+    add_results(parser)
+    parser.add_argument("--workers", type=positive_int, default=1, help="worker processes sharing the study on this machine")
+    parser.add_argument("--top", type=positive_int, default=10, help="entries to print (default 10)")
+    parser.add_argument("--verify-top", type=int, default=None,
+                        help="entries re-run functionally and hazard-checked, besides every Pareto entry "
+                             "(default 10; --workload: each GEMM's winner; a co-design: the best machine)")
+    parser.add_argument("--json", action="store_true", help="print the top entries (a workload: each GEMM's winner) as JSON lines")
+    parser.add_argument("--search-machine", action="store_true", help="also search slots, dma_setup, dma_words_per_cycle and mxu_cycles")
+    parser.add_argument("--machine-range", default="", metavar="KEY=LOW:HIGH|KEY=A|B,...", help="ranges for --search-machine")
+    parser.add_argument("--max-scratchpad-words", type=positive_int, default=None, help="scratchpad budget in words for --search-machine (default: the base machine's)")
+    parser.add_argument("--max-dma-words-per-cycle", type=positive_int, default=None, help="--workload --search-machine: most DMA words per cycle (a constraint)")
+    parser.add_argument("--heartbeat", type=positive_int, default=None, metavar="SECONDS",
+                        help="RDB storage heartbeat; a trial silent for 2 x this is failed and retried (default 5 s, grace 20 s; "
+                             "a journal needs none: a dead worker's trial is retried at once)")
+    parser.add_argument("--objectives", default=None, metavar="LIST",
+                        help="objectives, e.g. cycles,scratchpad_words (default cycles; systolic: cycles,words_per_mac); "
+                             "mxu_cycles is maximised (a slower unit is cheaper), the others minimised")
+    parser.add_argument("--target", choices=TARGETS, default="ga1", help="the oracle: ga1 (default) or systolic (a weight-stationary array)")
+    parser.add_argument("--pe-budget", type=positive_int, default=4096, help="systolic, co-design: most processing elements (default 4096)")
+    parser.add_argument("--max-hbm-words", type=positive_int, default=64, help="systolic: most memory words per cycle (default 64)")
+    add_limits(parser)
+    parser.set_defaults(run=run)
+
+
+def build_spec(args: argparse.Namespace) -> RunSpec:
+    """The run's spec from the arguments; validated by the pipeline before anything is created."""
+    if args.shape is None and args.workload is None:
+        raise UsageError("give --shape MxKxN (one product) or --workload FILE (several)")
+    machine = build_machine(args.machine, args.slots)
+    objectives = tuple(n.strip() for n in (args.objectives or "").split(",") if n.strip())
+    settings = dict(target=args.target, spaces=args.space or ",".join(DEFAULT_SPACES), objectives=objectives,
+                    search_machine=args.search_machine, machine_range=args.machine_range, max_scratchpad_words=args.max_scratchpad_words,
+                    max_dma_words_per_cycle=args.max_dma_words_per_cycle, pe_budget=args.pe_budget, max_hbm_words=args.max_hbm_words)
+    if args.shape is not None:
+        spec = RunSpec.of_shape(shape_arg(args.shape), machine, **settings)  # type: ignore[arg-type]
+    else:
+        try:
+            spec = RunSpec(load_workload(args.workload), machine, False, **settings)  # type: ignore[arg-type]
+        except WorkloadError as exc:
+            raise UsageError(str(exc)) from None
+    # No --objectives: what the family measures by default (cycles; a systolic array adds words_per_mac).
+    return spec if objectives else dataclasses.replace(spec, objectives=spec.families()[0].default_objectives)
+
+
+def starting_points(args: argparse.Namespace, spec: RunSpec) -> tuple:
+    if args.enqueue is None:
+        return ()
+    base = spec.families()[0].machine_record(spec.machine)
+    space = spec.machine_space()
+    searched = tuple(p.name for p in space.params()) if space else ()
+    return tuple(readback.starting_point(item, base, searched, str(args.enqueue)) for item in readback.schedules(args.enqueue))
+
+
+def run(args: argparse.Namespace) -> int:
+    spec = build_spec(args)
+    if spec.target == "ga1":  # every GEMM refused or announced before anything is generated
+        for gemm in spec.workload.gemms:
+            check_work(args, gemm.shape, spec.machine)
+    trials = args.trials if args.trials is not None else DEFAULT_TRIALS if spec.single else SHORT_TRIALS
+    options = RunOptions(trials=trials, sampler=args.sampler, seed=args.seed, study=args.study, storage=args.storage,
+                         results=args.results, workers=args.workers, timeout=args.timeout, heartbeat=args.heartbeat,
+                         verify_top=args.verify_top, allow_sampler_change=args.allow_sampler_change,
+                         starts=starting_points(args, spec), transfer=args.transfer, progress=sys.stderr.isatty())
+    for note in spec.notes():
+        print(note, file=sys.stderr)
+    outcome = pipeline.run(spec, options, log=lambda line: print(line, file=sys.stderr))
+    report(outcome, spec, args)
+    for failure in outcome.failures:
+        print(f"autotune: error: verification failed: {failure}", file=sys.stderr)
+    if outcome.failures:
+        return 1
+    return 130 if outcome.interrupted else 0
+
+
+def report(outcome: Outcome, spec: RunSpec, args: argparse.Namespace) -> None:
+    """What the run found: the leaderboard's top (one product), each GEMM's winner (a workload)
+    or the Pareto front of machines (a co-design), as a table or JSON lines."""
+    study = outcome.studies[0]
+    if outcome.summary is not None:
+        frame, metadata = outcome.summary, outcome.summary_metadata
+    elif spec.codesign:
+        frame = study.frame[study.frame["pareto"] == True] if not study.frame.empty else study.frame  # noqa: E712
+        metadata = {"objectives": list(spec.objectives), "workload": spec.workload.name}
+    else:
+        frame, metadata = study.frame.head(args.top), {}
+    if args.json:
+        for row in board.json_rows(frame):
+            print(json.dumps(row))
+        return
+    status = "interrupted; kept" if outcome.interrupted else "done:"
+    if outcome.summary is not None:
+        if outcome.interrupted:
+            print(f"interrupted; kept the trials of {len(outcome.studies)} of {len(spec.workload.gemms)} GEMM studies")
+        print(tables.format_workload(frame, metadata) + f"  ({outcome.elapsed:.1f} s)")
+    elif spec.codesign:
+        print(f"{status} study {study.name!r}, {study.trials} trials ({study.distinct} distinct machines), {outcome.elapsed:.1f} s")
+        print(tables.format_front(frame, metadata))
+    else:
+        print(f"{status} study {study.name!r}, {study.trials} trials in storage, {outcome.elapsed:.1f} s this run")
+        print(tables.format_rows(frame, args.top, spec.objectives))
+    if outcome.paths:
+        print(f"wrote {' and '.join(str(p) for p in outcome.paths)}")
