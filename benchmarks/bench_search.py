@@ -49,7 +49,7 @@ from autotune.run import pipeline  # noqa: E402
 from autotune.search.guided import GuidedSampler  # noqa: E402
 from autotune.results.leaderboard import json_rows  # noqa: E402
 from autotune.storage import MEMORY, local_storage, read_study  # noqa: E402
-from autotune.run.plan import RunSpec  # noqa: E402
+from autotune.run.plan import RunPlan  # noqa: E402
 
 RATIOS = (1.05, 1.02, 1.01)
 BUDGETS = (100, 300, 1000)
@@ -179,7 +179,7 @@ def _run_once(config: str, shape: Shape, overrides: str, seed: int, trials: int,
               transfer: bool) -> Run:
     sampler, spaces, _factory[0] = CONFIGS[config]
     machine = machine_from(parse_overrides(overrides), None)
-    spec = RunSpec.of_shape(shape, machine, spaces=spaces)
+    spec = RunPlan.of_shape(shape, machine, spaces=spaces)
     name = f"bench-{config}-{seed}-{shape}-{overrides}".replace(",", "-").replace("=", "")
     options = pipeline.RunOptions(trials=trials, sampler=sampler, seed=seed, storage=None if results else MEMORY, verify_top=1,
                                   write=False, study=name + ("-transfer" if transfer else ""), results=results or Path("results"),

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from simcore.ga1.analytic import output_stationary_estimate
 from simcore.ga1.machine import Machine
-from simcore.ga1.program import Program
 from simcore.ga1 import engine
 from simcore.ga1.engine import Generator
 from simcore.ga1.schedules import blocked_slots, chapter_sweep, kouter_slots
@@ -35,9 +34,6 @@ class Blocked(GA1Family):
     def slots_needed(self, point: Point, shape: Shape, machine: Machine) -> int:
         return blocked_slots(int(point["bi"]), int(point["bj"]), int(point["buffers"]))
 
-    def build(self, point: Point, shape: Shape, machine: Machine) -> Program:
-        return self.generator(point, shape, machine).program()
-
     def generator(self, point: Point, shape: Shape, machine: Machine) -> Generator:
         return engine.Blocked(shape, machine, int(point["bi"]), int(point["bj"]), int(point["buffers"]), str(point["order"]))
 
@@ -62,9 +58,6 @@ class KOuter(GA1Family):
 
     def slots_needed(self, point: Point, shape: Shape, machine: Machine) -> int:
         return kouter_slots(int(point["buffers"]))
-
-    def build(self, point: Point, shape: Shape, machine: Machine) -> Program:
-        return self.generator(point, shape, machine).program()
 
     def generator(self, point: Point, shape: Shape, machine: Machine) -> Generator:
         return engine.KOuter(shape, machine, int(point["buffers"]))

@@ -13,7 +13,6 @@ from simcore.ga1.generator import GeneralParams, default_params, overlap_params,
 from simcore.ga1.generator.order import BLOCK_ORDERS, INNER_ORDERS, K_DIRECTIONS, PARTITIONS, STRUCTURES, largest_band
 from simcore.ga1.analytic import output_stationary_estimate
 from simcore.ga1.machine import Machine
-from simcore.ga1.program import Program
 from simcore.shape import Shape
 
 from search_spaces.base import GA1Family, Space
@@ -74,9 +73,6 @@ class General(GA1Family):
 
     def slots_needed(self, point: Point, shape: Shape, machine: Machine) -> int:
         return slots_needed(shape, machine, self.to_params(point))
-
-    def build(self, point: Point, shape: Shape, machine: Machine) -> Program:
-        return self.generator(point, shape, machine).program()
 
     def generator(self, point: Point, shape: Shape, machine: Machine) -> Generator:
         return engine.General(shape, machine, self.to_params(point))

@@ -20,7 +20,6 @@ from simcore.ga1.generator.strips import (
     STRIP_AXES, STRIP_ORDERS, StripParams, strip_blocks, strip_loads_estimate,
 )
 from simcore.ga1.machine import Machine
-from simcore.ga1.program import Program
 from simcore.shape import Shape
 
 from search_spaces.base import GA1Family, Space
@@ -94,9 +93,6 @@ class Strips(GA1Family):
 
     def slots_needed(self, point: Point, shape: Shape, machine: Machine) -> int:
         return strip_slots(shape, machine, self.to_params(point))  # strips.py's strip_slots_needed, without the list of blocks
-
-    def build(self, point: Point, shape: Shape, machine: Machine) -> Program:
-        return self.generator(point, shape, machine).program()
 
     def generator(self, point: Point, shape: Shape, machine: Machine) -> Generator:
         """The compiled engine's strip generator: the reference's program (strips.py), streamed."""

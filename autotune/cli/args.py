@@ -4,10 +4,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from simcore.ga1.machine import Machine, MachineError, machine_from, parse_overrides
+from typing import Any
+
 from simcore.shape import Shape, ShapeError, parse_shape
 
-from autotune.errors import UsageError
+from autotune.cli.errors import UsageError
+from autotune.oracles import Oracle
 
 
 def shape_arg(text: str) -> Shape:
@@ -43,17 +45,14 @@ def add_shape(parser: argparse.ArgumentParser, required: bool = True) -> None:
                         help="product shape: A is M x K, B is K x N (for example 128x128x128)")
 
 
-DEFAULT_SLOTS = 64
-
-
 def add_machine(parser: argparse.ArgumentParser, slots: bool = True) -> None:
     if slots:
         parser.add_argument("--slots", type=positive_int, default=None,
-                            help=f"scratchpad tile slots (default {DEFAULT_SLOTS}; the same as --machine slots=N)")
-    parser.add_argument("--machine", default="", metavar="KEY=VALUE[,KEY=VALUE...]",
-                        help="override GA-1 parameters by their chapter names: T, slots, dma_setup, "
+                            help="GA-1 scratchpad tile slots (default 64; the same as --machine slots=N)")
+    parser.add_argument("--machine", default=None, metavar="KEY=VALUE[,KEY=VALUE...]",
+                        help="the oracle's machine parameters. GA-1, by the chapter's names: T, slots, dma_setup, "
                              "dma_words_per_cycle, mxu_cycles, mxu_fill, vpu_lanes, sfu_lanes; or mxu_array=RxC to derive "
-                             "mxu_cycles and mxu_fill from a systolic array")
+                             "mxu_cycles and mxu_fill from a systolic array. systolic: pe_budget, max_hbm_words")
 
 
 def add_results(parser: argparse.ArgumentParser) -> None:
@@ -65,14 +64,35 @@ def add_json(parser: argparse.ArgumentParser, what: str = "one JSON object per r
     parser.add_argument("--json", action="store_true", help=f"print {what}")
 
 
-def build_machine(overrides_text: str, slots: int | None) -> Machine:
-    """The machine of --machine and --slots: either may give the slot count (default 64);
-    giving both with different values is the only conflict."""
+def machine_text(overrides_text: str | None, extra: dict[str, int | None]) -> str:
+    """--machine with the flags that say the same (--slots N is slots=N): each key given once;
+    a flag that repeats a --machine key with another value is an error."""
+    text = overrides_text if overrides_text is not None else ""
+    if overrides_text is not None and not text.strip(" ,"):
+        raise UsageError("--machine is empty: give KEY=VALUE pairs, or leave it out")
+    items = [part.strip() for part in text.split(",") if part.strip()]
+    given: dict[str, str] = {}
+    for item in items:
+        key, _, value = item.partition("=")
+        if key.strip() in given:
+            raise UsageError(f"--machine gives {key.strip()} twice")
+        given[key.strip()] = value.strip()
+    for key, value in extra.items():
+        if value is None:
+            continue
+        if key in given and given[key] != str(value):
+            flag = "--" + key.replace("_", "-")
+            raise UsageError(f"{flag} {value} and --machine {key}={given[key]} disagree: give it once")
+        if key not in given:
+            items.append(f"{key}={value}")
+    return ",".join(items)
+
+
+def build_machine(oracle: Oracle, overrides_text: str | None, **extra: int | None) -> Any:
+    """The oracle's machine of --machine and the flags that name one of its keys."""
+    keys = set(oracle.default_machine().as_dict())
+    text = machine_text(overrides_text, {k: v for k, v in extra.items() if k in keys})
     try:
-        overrides = parse_overrides(overrides_text)
-        given = overrides.get("slots")
-        if slots is not None and given is not None and given != slots:
-            raise UsageError(f"--slots {slots} and --machine slots={given} disagree: give the slot count once")
-        return machine_from(overrides, slots if slots is not None else given if given is not None else DEFAULT_SLOTS)  # type: ignore[arg-type]
-    except MachineError as exc:
-        raise UsageError(str(exc)) from None
+        return oracle.parse_machine(text)
+    except ValueError as exc:
+        raise UsageError(f"--machine: {exc}") from None

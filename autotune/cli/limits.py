@@ -12,7 +12,7 @@ from simcore.ga1.estimate import Work, estimate
 from simcore.ga1.machine import Machine
 from simcore.shape import Shape
 
-from autotune.errors import UsageError
+from autotune.cli.errors import UsageError
 
 # 2**27 tile products (a 4096^3 product in 8 x 8 tiles) take about 20 s per evaluation.
 DEFAULT_MAX_PRODUCTS = 1 << 27

@@ -6,7 +6,8 @@ import sys
 from typing import Sequence
 
 from autotune import __version__
-from autotune.errors import UsageError
+from autotune.cli.errors import UsageError, message
+from autotune.errors import AutotuneError
 from autotune.run.quiet import quiet_libraries
 
 DEFAULT_COMMAND = "tune"
@@ -65,6 +66,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.run(args))
     except UsageError as exc:
         print(f"autotune: error: {exc}", file=sys.stderr)
+        return 2
+    except AutotuneError as exc:
+        print(f"autotune: error: {message(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("autotune: interrupted", file=sys.stderr)

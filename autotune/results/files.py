@@ -13,16 +13,16 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from autotune.errors import UsageError
+from autotune.errors import ResultsError
 
 
 @contextlib.contextmanager
 def writing(path: Path) -> Iterator[None]:
-    """Report an OS error while writing `path` as one line (autotune.errors.UsageError)."""
+    """Report an OS error while writing `path` as one line (a ResultsError)."""
     try:
         yield
     except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise ResultsError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def _temporary_beside(path: Path) -> Path:

@@ -5,26 +5,25 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import optuna
 import pandas as pd
 from optuna.trial import TrialState
 
-from simcore.ga1.machine import MACHINE_KEYS, Machine
 from simcore.shape import Shape
 
 from search_spaces.base import Family, canonical_json
-from search_spaces.registry import SpaceError, find_family
 
-from autotune import __version__
-from autotune.run.objective import RESULT_ATTR, RUN_ATTR
-from autotune.search.problem import DIRECTIONS, Entry, Search, objective_value
+from autotune import __version__, oracles
+from autotune.oracles import Oracle
+from autotune.record import Evaluation, TrialRecord
+from autotune.search.problem import DIRECTIONS, Entry, Search, evaluation_source, objective_value
 
 # Metrics first in this order when present; any other metric a family reports follows.
 METRICS: tuple[str, ...] = ("cycles", "tiles_moved", "loads", "stores", "mxu_util", "dma_busy", "words_per_mac",
                             "mac_utilization", "lower_bound")
-NOT_METRICS = frozenset({"feasible", "violation", "machine", "slots_needed", "duplicate_of", "point"})
+NOT_METRICS = frozenset({"slots_needed", "constraints", "shapes", "no_schedule", "chapter_cycles"})
 NONE = "none"  # the verification column of an entry nobody checked
 
 
@@ -34,57 +33,64 @@ class RunInfo:
     sampler: str
     seed: int
     shape: Shape
-    base_machine: Machine
+    base_machine: Any
+    oracle: Oracle
     objectives: tuple[str, ...] = ("cycles",)
 
 
 @dataclass
-class Record:
+class Ranked:
     """One distinct candidate: the earliest completed trial that evaluated it."""
 
-    trial: int
-    attrs: dict[str, object]
-    run: dict[str, object]
-    completed: str | None
+    record: TrialRecord
     machine_json: str
     params_json: str
     values: tuple[float, ...] | None  # the objectives, all minimised (signs applied); None when infeasible
     pareto: bool = False
     entries: list[Entry] = field(default_factory=list)
 
+    @property
+    def trial(self) -> int:
+        return self.record.number
+
+    @property
+    def evaluation(self) -> Evaluation:
+        return self.record.evaluation
+
     def sort_key(self) -> tuple:
         """Feasible first, by the objectives in order; ties by the canonical machine and
         parameters, then the trial number (so equal runs rank identically)."""
-        scores = self.values if self.values is not None else (float(self.attrs.get("violation", 0.0)),)  # type: ignore[arg-type]
+        scores = self.values if self.values is not None else (self.evaluation.violation,)
         return (self.values is None, scores, self.machine_json, self.params_json, self.trial)
 
 
-def records(study: optuna.Study, search: Search) -> list[Record]:
+def records(study: optuna.Study, search: Search) -> list[Ranked]:
     """The study's distinct candidates, ranked, the Pareto front marked."""
-    found: dict[str, Record] = {}
+    found: dict[str, Ranked] = {}
     signs = [-1.0 if DIRECTIONS[name] == "maximize" else 1.0 for name in search.objectives]
     for trial in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
-        attrs = trial.user_attrs.get(RESULT_ATTR)
-        key = search.key_of(trial.params) if attrs else None
-        if key is None or key in found:
+        record = TrialRecord.of_trial(trial)
+        key = search.key_of(trial.params) if record else None
+        if record is None or key is None or key in found:
             continue
-        machine = attrs.get("machine") or {}
-        point = attrs.get("point") or trial.params if "family" in trial.params else {}
+        evaluation = record.evaluation
+        machine = evaluation.machine
+        point = (evaluation.point or trial.params) if "family" in trial.params else {}
         schedule = {k: v for k, v in point.items() if k not in machine or k == "family"}
-        values = (tuple(s * objective_value(attrs, name) for s, name in zip(signs, search.objectives))
-                  if attrs.get("feasible") else None)
-        found[key] = Record(trial.number, dict(attrs), dict(trial.user_attrs.get(RUN_ATTR) or {}),
-                            trial.datetime_complete.isoformat() if trial.datetime_complete else None,
-                            canonical_json(machine), canonical_json(schedule) if schedule else "", values)
+        source = evaluation_source(evaluation)
+        values = (tuple(s * objective_value(source, name) for s, name in zip(signs, search.objectives))
+                  if evaluation.feasible else None)
+        found[key] = Ranked(record, canonical_json(dict(machine)),
+                            canonical_json(schedule) if schedule else "", values)
     ranked = rank(list(found.values()))
-    for record in ranked:
-        record.entries = search.entries(record.attrs)
+    for item in ranked:
+        item.entries = search.entries(item.evaluation)
     return ranked
 
 
-def rank(found: list[Record]) -> list[Record]:
-    """The one sort (Record.sort_key) and the one Pareto front of every leaderboard."""
-    ranked = sorted(found, key=Record.sort_key)
+def rank(found: list[Ranked]) -> list[Ranked]:
+    """The one sort (Ranked.sort_key) and the one Pareto front of every leaderboard."""
+    ranked = sorted(found, key=Ranked.sort_key)
     for record, flag in zip(ranked, pareto_flags([r.values for r in ranked])):
         record.pareto = flag
     return ranked
@@ -96,9 +102,10 @@ def pareto_flags(values: Sequence[tuple[float, ...] | None]) -> list[bool]:
     return [v is not None and not any(o != v and all(a <= b for a, b in zip(o, v)) for o in feasible) for v in values]
 
 
-def rows_of(ranked: Sequence[Record], info: RunInfo, families: Iterable[Family]) -> list[dict[str, object]]:
+def rows_of(ranked: Sequence[Ranked], info: RunInfo, families: Iterable[Family]) -> list[dict[str, object]]:
     """One row per entry (one per record; one per GEMM of a co-design machine), in rank order."""
-    param_names = sorted({p.name for f in families for p in f.params(info.shape, info.base_machine.T)}
+    T = info.oracle.tile_edge(info.base_machine)
+    param_names = sorted({p.name for f in families for p in f.params(info.shape, T)}
                          | {k for r in ranked for e in r.entries for k in (e.point or {})})
     metric_names = list(METRICS)
     for record in ranked:
@@ -109,11 +116,10 @@ def rows_of(ranked: Sequence[Record], info: RunInfo, families: Iterable[Family])
     return [_row(entry, record, info, param_names, metric_names) for record in ranked for entry in record.entries]
 
 
-def _row(entry: Entry, record: Record, info: RunInfo, param_names: Sequence[str], metric_names: Sequence[str]) -> dict[str, object]:
+def _row(entry: Entry, ranked: Ranked, info: RunInfo, param_names: Sequence[str], metric_names: Sequence[str]) -> dict[str, object]:
     shape, point = entry.gemm.shape, entry.point or {}
     row: dict[str, object] = {"m": shape.m, "k": shape.k, "n": shape.n, "gemm": entry.gemm.name, "weight": entry.gemm.weight}
-    if entry.machine:
-        row.update({name: entry.machine[name] for name in MACHINE_KEYS})
+    row.update(entry.machine)
     row["family"] = entry.family
     row.update({name: point.get(name) for name in param_names})
     row["params_json"] = canonical_json({"family": entry.family, **point}) if entry.family else None
@@ -125,29 +131,29 @@ def _row(entry: Entry, record: Record, info: RunInfo, param_names: Sequence[str]
     row["ratio_to_bound"] = cycles / bound if cycles is not None and bound else None  # type: ignore[operator]
     row.update(chapter_best_cycles=None, ratio_to_chapter_best=None, chapter_best_schedule=None)
     row.update(entry.extras)
-    row.update(feasible=bool(record.attrs.get("feasible")) and feasible, violation=float(record.attrs.get("violation", 0.0)),  # type: ignore[arg-type]
-               slots_needed=entry.metrics.get("slots_needed"), pareto=record.pareto, verified=None, verification=NONE,
-               verification_detail=None, trial=record.trial, sampler=record.run.get("sampler", info.sampler),
-               seed=record.run.get("seed", info.seed), study=info.study, timestamp=record.completed,
-               autotune_version=record.run.get("autotune_version", __version__))
+    record, run = ranked.record, ranked.record.provenance
+    row.update(feasible=record.feasible and feasible, violation=record.evaluation.violation,
+               slots_needed=entry.metrics.get("slots_needed"), pareto=ranked.pareto, verified=None, verification=NONE,
+               verification_detail=None, timing=record.timing if feasible else None, origin=record.origin,
+               trial=record.number, sampler=run.sampler if run.sampler is not None else info.sampler,
+               seed=run.seed if run.seed is not None else info.seed, study=info.study, timestamp=record.completed,
+               autotune_version=run.autotune_version or __version__)
     return row
 
 
-def family_of(name: str, families: Iterable[Family] = ()) -> Family | None:
-    """The family by name: the run's own first (its budgets), else the registry's."""
+def family_of(name: str, families: Iterable[Family] = (), oracle: Oracle | None = None
+              ) -> tuple[Oracle, Family] | None:
+    """The oracle and family of an entry, by the family's name: the run's own first (its
+    budgets), else any installed oracle's."""
     for family in families:
-        if family.name == name:
-            return family
-    try:
-        return find_family(name)
-    except SpaceError:
-        return None
+        if family.name == name and oracle is not None:
+            return oracle, family
+    return oracles.family_of(name, oracle.name if oracle else None)
 
 
-def machine_of(row: Mapping[str, object], family: Family | None = None) -> Machine:
+def machine_of(row: Mapping[str, object], oracle: Oracle) -> Any:
     """The machine a row's result was measured on."""
-    record = json.loads(str(row.get("machine_json") or "{}"))
-    return family.machine_from_record(record) if family else Machine(**record) if record else Machine()
+    return oracle.machine_from_record(json.loads(str(row.get("machine_json") or "{}")))
 
 
 def schedule_point(row: Mapping[str, object]) -> dict[str, object]:
@@ -156,7 +162,7 @@ def schedule_point(row: Mapping[str, object]) -> dict[str, object]:
     return point
 
 
-def annotate(rows: list[dict[str, object]], ranked: Sequence[Record], info: RunInfo, families: Iterable[Family],
+def annotate(rows: list[dict[str, object]], ranked: Sequence[Ranked], info: RunInfo, families: Iterable[Family],
              verify_top: int) -> list[str]:
     """Verify the entries of the top `verify_top` feasible candidates (and, with several
     objectives, of every Pareto candidate); fill the chapter-best columns of those and of every
@@ -168,18 +174,19 @@ def annotate(rows: list[dict[str, object]], ranked: Sequence[Record], info: RunI
     for rank, row in enumerate(rows, start=1):
         if not row["feasible"]:
             continue
-        family = family_of(str(row["family"]), families)
-        if family is None:
+        found = family_of(str(row["family"]), families, info.oracle)
+        if found is None:
             continue
-        shape, machine = Shape(int(row["m"]), int(row["k"]), int(row["n"])), machine_of(row, family)  # type: ignore[call-overload]
+        oracle, family = found
+        shape, machine = Shape(int(row["m"]), int(row["k"]), int(row["n"])), machine_of(row, oracle)  # type: ignore[call-overload]
         if row["chapter_best_cycles"] is None and (row["trial"] in chosen or machine == info.base_machine):
-            best = family.reference(shape, machine)
+            best = oracle.reference(shape, machine)
             if best is not None:
                 row.update(chapter_best_cycles=best[0], chapter_best_schedule=best[1])
         if row["chapter_best_cycles"] is not None and row["ratio_to_chapter_best"] is None:
             row["ratio_to_chapter_best"] = int(row["cycles"]) / int(row["chapter_best_cycles"])  # type: ignore[call-overload]
         if row["trial"] in chosen:
-            verdict = family.verify(schedule_point(row), shape, machine)
+            verdict = oracle.verify(family, schedule_point(row), shape, machine)
             row.update(verified=False if not verdict.ok else True if verdict.verified else None,
                        verification=verdict.level, verification_detail=verdict.detail)
     return [f"rank {rank} ({row['gemm']}: {row['family']} {row['params_json']}): {row['verification_detail']}"

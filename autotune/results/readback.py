@@ -1,6 +1,6 @@
-"""Results that can always be read back: a study's leaderboard (rebuilt from its storage when
-the file is missing or older than the storage), the list of studies, and one entry exported
-as a schedule file (JSON, which `tune --enqueue` takes back) or as a GA-1 program (text)."""
+"""Results read back: one entry of a leaderboard, the list of studies, and one entry exported as
+a schedule file (JSON, which `tune --enqueue` takes back) or as its oracle's program (text).
+(`autotune.run.load` finds a study's leaderboard, rebuilt from its storage when stale.)"""
 from __future__ import annotations
 
 import json
@@ -12,16 +12,13 @@ from typing import Mapping
 import pandas as pd
 
 from simcore.ga1.asm import to_text
-from simcore.ga1.machine import Machine
 from simcore.shape import Shape, parse_shape
 
-from autotune import __version__
+from autotune import __version__, oracles, record
+from autotune.errors import AutotuneError, ResultsError
 from autotune.results import leaderboard as board
-from autotune.results import tables
-from autotune.errors import UsageError
-from autotune.storage import finished_count, local_storage, local_storages, read_studies, read_study
-from autotune.run.pipeline import rebuild
 from autotune.search.problem import Candidate
+from autotune.storage import local_storages, read_studies
 
 EXPORT_FORMAT = "autotune-schedule"
 EXPORT_VERSION = 1
@@ -34,38 +31,11 @@ class Loaded:
     path: Path
 
 
-def load(path_or_study: str, results: Path = Path("results"), storage: str | None = None) -> Loaded:
-    """A parquet path, a results/<study>/ folder, or a study name. A study's leaderboard is
-    rebuilt from its storage when the file is missing or holds fewer trials than the storage."""
-    given = Path(path_or_study)
-    if given.is_file():
-        return Loaded(*tables.read(given), given)
-    folder = given if given.is_dir() else results / path_or_study
-    name = folder.name
-    url = storage or local_storage(folder.parent, name)
-    path = folder / "leaderboard.parquet"
-    study = read_study(url, name) if url else None
-    if study is not None:
-        metadata = tables.read(path)[1] if path.is_file() else {}
-        if metadata.get("trials") != finished_count(study):
-            try:
-                outcome = rebuild(study, folder.parent)
-            except UsageError:
-                if not path.is_file():
-                    raise
-            else:
-                print(f"rebuilt {outcome.paths[0]} from study {name!r} ({outcome.trials} finished trials)", file=sys.stderr)
-    for candidate in (path, folder / "workload.parquet"):
-        if candidate.is_file():
-            return Loaded(*tables.read(candidate), candidate)
-    raise UsageError(f"no leaderboard at {path_or_study!r} (give a parquet file, a results folder or a study name)")
-
-
 def entry(loaded: Loaded, rank: int) -> dict[str, object]:
     if loaded.frame.empty or loaded.metadata.get("kind") not in ("leaderboard", "pareto", "workload"):
-        raise UsageError(f"{loaded.path} holds no ranked entries")
+        raise ResultsError(f"{loaded.path} holds no ranked entries")
     if rank > len(loaded.frame):
-        raise UsageError(f"rank {rank} is past the end of the leaderboard ({len(loaded.frame)} entries)")
+        raise ResultsError(f"rank {rank} is past the end of the leaderboard ({len(loaded.frame)} entries)")
     return board.json_rows(loaded.frame.iloc[[rank - 1]])[0]
 
 
@@ -80,27 +50,28 @@ def studies(results: Path, storage: str | None) -> list[dict[str, object]]:
 def _summary(study, url: str) -> dict[str, object]:  # type: ignore[no-untyped-def]
     from optuna.trial import TrialState
 
-    ident = dict(study.user_attrs.get("identity") or {})
+    ident = record.study_identity(study) or {}
     done = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-    feasible = [t.values[0] for t in done if t.values and t.user_attrs.get("result", {}).get("feasible")]
+    records = [(t, record.TrialRecord.of_trial(t)) for t in done]
+    feasible = [t.values[0] for t, r in records if t.values and r is not None and r.feasible]
     last = max((t.datetime_complete for t in done if t.datetime_complete), default=None)
     shape = ident.get("shape") or f"{len(ident.get('workload') or [])} GEMMs"
     # The machine's slots and what differs from the chapter's, then any budget the study has.
     budgets = [f"{k}={v}" for k, v in ident.items() if k in ("pe_budget", "max_hbm_words", "max_dma_words_per_cycle") and v is not None]
-    machine = ",".join([_short_machine(str(ident.get("machine") or "")), *budgets]) + (" (searched)" if ident.get("machine_space") else "")
+    machine = ",".join([_short_machine(ident), *budgets]) + (" (searched)" if ident.get("machine_space") else "")
     return {"study": study.study_name, "oracle": ident.get("oracle"), "shape": shape, "machine": machine,
             "trials": len(done), "best_cycles": min(feasible) if feasible else None,
             "last_update": last.isoformat(timespec="seconds") if last else None, "storage": url}
 
 
-def _short_machine(key: str) -> str:
-    """slots and the parameters that differ from the chapter's machine."""
+def _short_machine(ident: dict) -> str:  # type: ignore[type-arg]
+    """The machine as its oracle says it briefly (GA-1: slots and what differs from the chapter's)."""
+    key = str(ident.get("machine") or "")
     try:
-        values = {k: int(v) for k, v in (part.split("=") for part in key.split(",") if part)}
-    except ValueError:
+        oracle = oracles.get(str(ident.get("oracle") or "").removesuffix("-codesign"))
+        return oracle.describe_machine(oracle.parse_machine(key))
+    except (AutotuneError, ValueError):
         return key
-    default = Machine().as_dict()
-    return ",".join(f"{k}={v}" for k, v in values.items() if k == "slots" or default.get(k) != v)
 
 
 def format_studies(rows: list[dict[str, object]]) -> str:
@@ -128,13 +99,14 @@ def export_json(row: Mapping[str, object], metadata: Mapping[str, object], rank:
 
 
 def export_asm(row: Mapping[str, object], metadata: Mapping[str, object], rank: int) -> str:
-    family = board.family_of(str(row["family"]))
-    if family is None:
-        raise UsageError(f"unknown schedule family {row['family']!r}")
-    shape, machine = Shape(int(row["m"]), int(row["k"]), int(row["n"])), board.machine_of(row, family)  # type: ignore[call-overload]
-    program = family.program(board.schedule_point(row), shape, machine)
+    found = board.family_of(str(row["family"]))
+    if found is None:
+        raise ResultsError(f"unknown schedule family {row['family']!r}")
+    oracle, family = found
+    shape, machine = Shape(int(row["m"]), int(row["k"]), int(row["n"])), board.machine_of(row, oracle)  # type: ignore[call-overload]
+    program = oracle.program(family, board.schedule_point(row), shape, machine)
     if program is None:
-        raise UsageError(f"family {family.name!r} has no GA-1 program: export it with --format json")
+        raise ResultsError(f"family {family.name!r} has no GA-1 program: export it as JSON")
     header = [f"# autotune {__version__}: study {metadata.get('study')!r}, rank {rank}, {shape} ({row.get('gemm')})",
               f"# schedule {row['params_json']}",
               f"# machine {','.join(f'{k}={v}' for k, v in machine.as_dict().items())}",
@@ -147,14 +119,14 @@ def schedules(path: Path) -> list[dict[str, object]]:
     try:
         data = json.loads(path.read_text())
     except FileNotFoundError:
-        raise UsageError(f"--enqueue {path}: no such file") from None
+        raise ResultsError(f"schedule file {path}: no such file", setting="enqueue") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UsageError(f"--enqueue {path}: not a JSON schedule file ({exc})") from None
+        raise ResultsError(f"schedule file {path}: not a JSON schedule file ({exc})", setting="enqueue") from None
     found = data if isinstance(data, list) else [data]
     for item in found:
         if not (isinstance(item, dict) and item.get("format") == EXPORT_FORMAT and isinstance(item.get("family"), str)
                 and isinstance(item.get("params"), dict) and isinstance(item.get("machine"), dict)):
-            raise UsageError(f"--enqueue {path}: not an exported schedule (write one with `autotune export STUDY --format json`)")
+            raise ResultsError(f"schedule file {path}: not an exported schedule (write one with `autotune export STUDY --format json`)", setting="enqueue")
         parse_shape(str(item.get("shape", "1x1x1")))
     return found
 
@@ -167,5 +139,5 @@ def starting_point(item: Mapping[str, object], base: Mapping[str, int], searched
         fixed = {k: v for k, v in machine.items() if k not in searched and base.get(k) != v}
         if fixed or set(machine) - set(base):
             differs = ", ".join(f"{k}={v} (this run: {base.get(k)})" for k, v in fixed.items())
-            raise UsageError(f"{source} was exported for another machine: {differs or 'unknown parameters'}")
+            raise ResultsError(f"{source} was exported for another machine: {differs or 'unknown parameters'}")
     return Candidate(str(item["family"]), dict(item["params"]), {k: machine[k] for k in searched if k in machine})  # type: ignore[call-overload]

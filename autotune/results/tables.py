@@ -4,7 +4,9 @@ ranked entries), workload (each GEMM's winner), baseline and sweep (hand-written
 
 Schema history: leaderboard, pareto and workload 2 added gemm, weight, weighted_cycles,
 verification and verification_detail to schema 1 (no column renamed or dropped); `verified`
-is true only for an exact check. baseline and sweep are at 1 (files older than the version
+is true only for an exact check. Schema 3 adds `timing` (how the cycles were timed: full or
+periodic) and `origin` (where the candidate came from: baseline, enqueued, transfer, grid,
+optimum, refine, explore, random). baseline and sweep are at 1 (files older than the version
 key read as 1)."""
 from __future__ import annotations
 
@@ -14,13 +16,13 @@ from typing import Mapping, Sequence
 import pandas as pd
 
 from autotune import __version__
-from autotune.errors import UsageError
+from autotune.errors import ResultsError
 from autotune.results.files import read_parquet, write_parquet
 from autotune.search.problem import objective_value
 
-SCHEMAS: dict[str, int] = {"leaderboard": 2, "pareto": 2, "workload": 2, "baseline": 1, "sweep": 1}
-READABLE: dict[str, frozenset[object]] = {"leaderboard": frozenset({1, 2}), "pareto": frozenset({1, 2}),
-                                          "workload": frozenset({1, 2}), "baseline": frozenset({None, 1}),
+SCHEMAS: dict[str, int] = {"leaderboard": 3, "pareto": 3, "workload": 3, "baseline": 1, "sweep": 1}
+READABLE: dict[str, frozenset[object]] = {"leaderboard": frozenset({1, 2, 3}), "pareto": frozenset({1, 2, 3}),
+                                          "workload": frozenset({1, 2, 3}), "baseline": frozenset({None, 1}),
                                           "sweep": frozenset({None, 1})}
 VERIFIED_LABELS = "verified: yes = exact (the program itself ran: numpy's product and the hazard replay); " \
                   "scaled / model = only a smaller design or the closed form was checked; NO = a check failed; - = not checked"
@@ -35,13 +37,13 @@ def read(path: Path) -> tuple[pd.DataFrame, dict[str, object]]:
     try:
         frame, metadata = read_parquet(path)
     except Exception as exc:
-        raise UsageError(f"cannot read {path}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+        raise ResultsError(f"cannot read {path}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
     kind, schema = metadata.get("kind"), metadata.get("schema")
     if kind == "leaderboard" and metadata.get("variant") == "pareto":  # schema 1 wrote a front as a variant
         kind = metadata["kind"] = "pareto"
     if kind not in READABLE or schema not in READABLE[kind]:  # type: ignore[operator]
         known = ", ".join(f"{k} {'/'.join(str(v) for v in sorted(s, key=str) if v)}" for k, s in READABLE.items())
-        raise UsageError(f"{path} is not an autotune result this version reads (kind {kind!r}, schema {schema!r}; reads {known})")
+        raise ResultsError(f"{path} is not an autotune result this version reads (kind {kind!r}, schema {schema!r}; reads {known})")
     return frame, metadata
 
 

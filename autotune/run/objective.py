@@ -7,19 +7,16 @@ shared storage the objective releases the study lock once the candidate is sampl
 autotune.storage), and a candidate another worker is evaluating is waited for."""
 from __future__ import annotations
 
-from typing import Mapping
+from dataclasses import replace
 
 import optuna
 from optuna.trial import TrialState
 
 from search_spaces.domains import Choice, IntRange, Param, Value
 
-from autotune.storage import SharedStudy
+from autotune.record import Evaluation, Provenance, TrialRecord, record_provenance, record_result
 from autotune.search.problem import Candidate, Search, objective_values
-
-RESULT_ATTR = "result"   # a trial's record: what the oracle found (copied for a repeat)
-RUN_ATTR = "run"         # a trial's provenance: sampler, seed, autotune version, worker
-CONSTRAINT_NAME = "slots_over"
+from autotune.storage import SharedStudy
 
 
 def to_distribution(param: Param) -> optuna.distributions.BaseDistribution:
@@ -38,13 +35,13 @@ def suggest(trial: optuna.Trial, param: Param) -> Value:
 
 
 class Objective:
-    def __init__(self, search: Search, study: optuna.Study, provenance: Mapping[str, object],
+    def __init__(self, search: Search, study: optuna.Study, provenance: Provenance,
                  shared: SharedStudy | None = None) -> None:
         self.search = search
         self.study = study
-        self.provenance = dict(provenance)
+        self.provenance = provenance
         self.shared = shared if shared is not None and shared.shared else None
-        self.cache: dict[str, tuple[dict[str, object], int]] = {}
+        self.cache: dict[str, tuple[Evaluation, int]] = {}
         self._learned: set[int] = set()
         self._settled = 0   # trials before this position are finished and learned
         for trial in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
@@ -53,7 +50,7 @@ class Objective:
 
     def __call__(self, trial: optuna.Trial) -> float | tuple[float, ...]:
         try:
-            trial.set_user_attr(RUN_ATTR, self.provenance)  # who ran it, with what
+            record_provenance(trial, self.provenance)  # who ran it, with what
             candidate = self.search.sample(lambda param: suggest(trial, param))
             key = candidate.key()
             twin = self._refresh(key, trial.number) if self.shared is not None and key not in self.cache else None
@@ -63,27 +60,28 @@ class Objective:
         attrs = self._wait_for(twin) if twin is not None and key not in self.cache else None
         return self.record(trial, attrs if attrs is not None else self.result(candidate, trial.number))
 
-    def result(self, candidate: Candidate, number: int) -> dict[str, object]:
+    def result(self, candidate: Candidate, number: int) -> Evaluation:
         """The cached result of an equal candidate, or a new evaluation (cached)."""
         key = candidate.key()
         if key in self.cache:
-            attrs, source = self.cache[key]
-            return {**attrs, "duplicate_of": source}
-        attrs = self.search.evaluate(candidate)
-        self.cache[key] = (attrs, number)
-        return attrs
+            evaluation, source = self.cache[key]
+            return evaluation.repeat_of(source)
+        evaluation = self.search.evaluate(candidate)
+        self.cache[key] = (evaluation, number)
+        return evaluation
 
-    def record(self, trial: optuna.Trial, attrs: dict[str, object]) -> float | tuple[float, ...]:
+    def record(self, trial: optuna.Trial, evaluation: Evaluation) -> float | tuple[float, ...]:
         # Few storage writes per trial, not one per field: the storage is the slow part.
-        trial.set_user_attr(RESULT_ATTR, attrs)
-        for name, value in self.search.constraints(attrs).items():
+        record_result(trial, evaluation)
+        for name, value in self.search.constraints(evaluation).items():
             trial.set_constraint(name, value)
-        return objective_values(attrs, self.search.objectives)
+        return objective_values(evaluation, self.search.objectives)
 
     def _learn(self, trial: optuna.trial.FrozenTrial) -> str | None:
         key = self.search.key_of(trial.params)
-        if key is not None and RESULT_ATTR in trial.user_attrs:
-            self.cache.setdefault(key, (dict(trial.user_attrs[RESULT_ATTR]), trial.number))
+        found = TrialRecord.of_trial(trial) if key is not None else None
+        if found is not None:
+            self.cache.setdefault(key, (replace(found.evaluation, duplicate_of=None), trial.number))  # type: ignore[arg-type]
         return key
 
     def _refresh(self, key: str, mine: int) -> optuna.trial.FrozenTrial | None:
@@ -104,12 +102,12 @@ class Objective:
                 self._settled = position + 1
         return twin
 
-    def _wait_for(self, twin: optuna.trial.FrozenTrial) -> dict[str, object] | None:
+    def _wait_for(self, twin: optuna.trial.FrozenTrial) -> Evaluation | None:
         """The twin's result once it completes (None if it failed: evaluate it ourselves)."""
         assert self.shared is not None
         found = self.shared.wait_until_finished(self.study, twin.number)
-        if found.state != TrialState.COMPLETE or RESULT_ATTR not in found.user_attrs:
+        if found.state != TrialState.COMPLETE or TrialRecord.of_trial(found) is None:
             return None
         key = self._learn(found)
-        attrs, _ = self.cache[key]  # type: ignore[index]
-        return {**attrs, "duplicate_of": found.number}
+        evaluation, _ = self.cache[key]  # type: ignore[index]
+        return evaluation.repeat_of(found.number)

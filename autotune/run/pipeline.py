@@ -27,10 +27,11 @@ from simcore.shape import parse_shape
 
 from search_spaces.workload import Gemm
 
-from autotune import __version__
+from autotune import __version__, record
+from autotune.errors import PlanError, StudyError
+from autotune.record import Provenance
 from autotune.results import leaderboard as board
 from autotune.results import tables
-from autotune.errors import UsageError
 from autotune.run.interrupt import STOP, graceful_stop
 from autotune.run.objective import Objective
 from autotune.storage import (
@@ -38,15 +39,14 @@ from autotune.storage import (
 )
 from autotune.search.problem import Candidate, GridTooLarge, Search, directions
 from autotune.search.sampling import DEFAULT_SAMPLER, encoding_for, make_sampler
-from autotune.run.plan import RunSpec
+from autotune.run.plan import RunPlan
 from autotune.search.transfer import transfer_seeds
 
 DEFAULT_TRIALS = 1000   # tune --shape
 SHORT_TRIALS = 40       # per GEMM of a workload, per co-design, per machine of sweep --tuned
-SPEC_ATTR, IDENTITY_ATTR, SAMPLER_ATTR, GEMM_ATTR = "spec", "identity", "sampler", "gemm"
 
 
-def verify_top_default(spec: RunSpec) -> int:
+def verify_top_default(spec: RunPlan) -> int:
     """Entries verified by default: ten for one product; a workload uses each GEMM's winner."""
     return 10 if spec.single else 1
 
@@ -111,20 +111,20 @@ class Outcome:
 
 def _check_options(options: RunOptions) -> None:
     if options.trials < 1:
-        raise UsageError(f"--trials must be at least 1, got {options.trials}")
+        raise PlanError(f"trials must be at least 1, got {options.trials}", setting="trials")
     if options.timeout is not None and options.timeout <= 0:
-        raise UsageError("--timeout must be positive")
+        raise PlanError("timeout must be positive", setting="timeout")
     if options.verify_top is not None and options.verify_top < 0:
-        raise UsageError(f"--verify-top must not be negative, got {options.verify_top}")
+        raise PlanError(f"verify_top must not be negative, got {options.verify_top}", setting="verify_top")
     if options.storage is not None and is_memory(options.storage) and options.workers > 1:
-        raise UsageError("an in-memory study lives in one process: --workers needs a storage")
+        raise PlanError("an in-memory study lives in one process: several workers need a storage", setting="workers")
     encoding_for(options.sampler)
 
 
 # --- open, check and seed ----------------------------------------------------------------------
 
 
-def settings_for(spec: RunSpec, options: RunOptions, name: str) -> StudySettings:
+def settings_for(spec: RunPlan, options: RunOptions, name: str) -> StudySettings:
     url = options.storage or default_storage(options.results, name)
     beat = options.heartbeat
     return StudySettings(name, url, options.sampler, options.seed, spec.objectives,
@@ -137,38 +137,38 @@ def open_study(settings: StudySettings, search: Search, seed_offset: int = 0) ->
     return shared, study
 
 
-def check_study(study: optuna.Study, spec: RunSpec, gemm: Gemm | None, options: RunOptions) -> None:
+def check_study(study: optuna.Study, spec: RunPlan, gemm: Gemm | None, options: RunOptions) -> None:
     """A resumed study must be about the same thing, and run by the same sampler and seed
     unless the user allows the change (each trial records its own)."""
     identity, name = spec.identity(gemm), study.study_name
-    recorded = study.user_attrs.get(IDENTITY_ATTR)
+    recorded = record.study_identity(study)
     if recorded is None:
-        study.set_user_attr(IDENTITY_ATTR, identity)
+        study.set_user_attr(record.STUDY_IDENTITY, identity)
     elif recorded != identity:
         differs = sorted(k for k in set(recorded) | set(identity) if recorded.get(k) != identity.get(k))
         if "encoding" in differs:
-            raise UsageError(encoding_refusal(name, recorded, options.sampler))
-        raise UsageError(f"study {name!r} already exists with a different {', '.join(differs)} "
-                         f"({'; '.join(f'{k}: {recorded.get(k)}' for k in differs)}); choose another --study")
-    if SPEC_ATTR not in study.user_attrs:
-        study.set_user_attr(SPEC_ATTR, spec.to_json())
-        study.set_user_attr(GEMM_ATTR, gemm.name if gemm and not spec.single else None)
+            raise StudyError(encoding_refusal(name, recorded, options.sampler))
+        raise StudyError(f"study {name!r} already exists with a different {', '.join(differs)} "
+                         f"({'; '.join(f'{k}: {recorded.get(k)}' for k in differs)}); choose another study name", setting="study")
+    if record.study_plan(study) is None:
+        study.set_user_attr(record.STUDY_PLAN, spec.to_json())
+        study.set_user_attr(record.STUDY_GEMM, gemm.name if gemm and not spec.single else None)
     wanted = {"sampler": options.sampler, "seed": options.seed}
-    before = study.user_attrs.get(SAMPLER_ATTR)
+    before = record.study_sampler(study)
     if before is not None and before != wanted and not options.allow_sampler_change:
-        raise UsageError(f"study {name!r} was run with --sampler {before['sampler']} --seed {before['seed']}; "
-                         f"resuming it with --sampler {options.sampler} --seed {options.seed} needs --allow-sampler-change")
+        raise StudyError(f"study {name!r} was run with sampler {before['sampler']} and seed {before['seed']}; "
+                         f"resuming it with sampler {options.sampler} and seed {options.seed} needs allow_sampler_change=True")
     if before != wanted:
-        study.set_user_attr(SAMPLER_ATTR, wanted)
+        study.set_user_attr(record.STUDY_SAMPLER, wanted)
 
 
 def encoding_refusal(name: str, recorded: dict[str, object], sampler: str) -> str:
     """Why a study cannot be resumed with this sampler's encoding, and how to resume it."""
     if "encoding" not in recorded:
-        return (f"study {name!r} was made with the flat encoding (--sampler tpe, random, grid or nsga2, or autotune before "
-                f"issue 12): resume it with --study {name} --sampler tpe --space {recorded.get('spaces')}, or choose another --study")
-    return (f"study {name!r} was made with the {recorded['encoding']} encoding of --sampler guided, which --sampler {sampler} "
-            f"does not use: resume it with --sampler guided, or choose another --study")
+        return (f"study {name!r} was made with the flat encoding (the samplers tpe, random, grid and nsga2): "
+                f"resume it with sampler=tpe spaces={recorded.get('spaces')} (or choose another study name)")
+    return (f"study {name!r} was made with the {recorded['encoding']} encoding of the guided sampler, which "
+            f"sampler {sampler} does not use: resume it with sampler=guided (or choose another study name)")
 
 
 def seed_study(shared: SharedStudy, study: optuna.Study, search: Search, options: RunOptions,
@@ -176,14 +176,14 @@ def seed_study(shared: SharedStudy, study: optuna.Study, search: Search, options
     """Enqueue the starting points, the transferred schedules, the baseline (and with --sampler
     grid, every feasible point) not yet in the study, each with where it came from, under the
     study's lock: workers starting together would otherwise each enqueue the same baseline."""
-    batches = ([(c, {"source": "enqueued"}) for c in options.starts]
-               + [(c, {"source": "transfer", "transfer": origin}) for c, origin in transfers]
-               + [(c, {"source": "baseline"}) for c in search.seeds()])
+    batches = ([(c, record.origin_attrs("enqueued")) for c in options.starts]
+               + [(c, record.origin_attrs("transfer", origin)) for c, origin in transfers]
+               + [(c, record.origin_attrs("baseline")) for c in search.seeds()])
     if options.sampler == "grid":
         try:
-            batches += [(c, {"source": "grid"}) for c in search.grid()]
+            batches += [(c, record.origin_attrs("grid")) for c in search.grid()]
         except GridTooLarge as exc:
-            raise UsageError(str(exc)) from None
+            raise PlanError(str(exc), setting="sampler") from None
     with shared.locked():
         states = (optuna.trial.TrialState.WAITING, optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.RUNNING)
         # A WAITING trial holds its parameters as fixed_params until it runs; keys are canonical,
@@ -196,17 +196,18 @@ def seed_study(shared: SharedStudy, study: optuna.Study, search: Search, options
                 seen.add(key)
 
 
-def transfers_for(job: Job, spec: RunSpec, options: RunOptions) -> list[tuple[Candidate, dict[str, object]]]:
+def transfers_for(job: Job, spec: RunPlan, options: RunOptions) -> list[tuple[Candidate, dict[str, object]]]:
     """With --transfer, the best schedules of the nearest earlier studies, scaled to this one."""
     ident = spec.identity(job.gemm) if options.transfer else {}
     if "shape" not in ident:
         return []  # not asked for, or a co-design (machines, not schedules)
     urls = [options.storage] if options.storage and not is_memory(options.storage) else local_storages(options.results)
-    return transfer_seeds(job.search, urls, str(ident["oracle"]), parse_shape(str(ident["shape"])), spec.machine, job.settings.name)
+    return transfer_seeds(job.search, urls, spec.the_oracle(), parse_shape(str(ident["shape"])), spec.machine,
+                          job.settings.name)
 
 
-def provenance(settings: StudySettings) -> dict[str, object]:
-    return {"sampler": settings.sampler, "seed": settings.seed, "autotune_version": __version__, "worker": WORKER}
+def provenance(settings: StudySettings) -> Provenance:
+    return Provenance(settings.sampler, settings.seed, __version__, WORKER)
 
 
 # --- optimise ----------------------------------------------------------------------------------
@@ -258,14 +259,15 @@ def _worker(settings: StudySettings, search: Search, target: int, timeout: float
 # --- rank, verify, write -----------------------------------------------------------------------
 
 
-def finish(study: optuna.Study, search: Search, spec: RunSpec, gemm: Gemm | None, verify_top: int,
+def finish(study: optuna.Study, search: Search, spec: RunPlan, gemm: Gemm | None, verify_top: int,
            results: Path | None) -> StudyOutcome:
     """Rank the study's distinct candidates, verify the top ones, and (with `results`) write
     results/<study>/leaderboard.parquet, and pareto.parquet for several objectives."""
     ranked = board.records(study, search)
     first = (gemm or spec.workload.gemms[0]).shape
-    sampler = study.user_attrs.get(SAMPLER_ATTR) or {}
-    info = board.RunInfo(study.study_name, str(sampler.get("sampler", "")), int(sampler.get("seed", 0)), first, spec.machine, spec.objectives)
+    sampler = record.study_sampler(study) or {}
+    info = board.RunInfo(study.study_name, str(sampler.get("sampler", "")), int(sampler.get("seed", 0)), first,
+                         spec.machine, spec.the_oracle(), spec.objectives)
     rows = board.rows_of(ranked, info, search.families)
     failures = board.annotate(rows, ranked, info, search.families, verify_top)
     frame = board.to_frame(rows)
@@ -273,7 +275,7 @@ def finish(study: optuna.Study, search: Search, spec: RunSpec, gemm: Gemm | None
     outcome = StudyOutcome(study.study_name, gemm, frame, done, len(ranked), failures)
     if results is not None:
         metadata = {"study": study.study_name, "shape": str(first), "base_machine": spec.machine.as_dict(),
-                    "objectives": list(spec.objectives), "oracle": spec.target, "trials": done,
+                    "objectives": list(spec.objectives), "oracle": spec.oracle, "trials": done,
                     "workload": None if spec.single else spec.workload.name, "gemm": gemm.name if gemm else None,
                     "variant": "codesign" if spec.codesign else None}
         folder = results / study.study_name
@@ -286,7 +288,7 @@ def finish(study: optuna.Study, search: Search, spec: RunSpec, gemm: Gemm | None
     return outcome
 
 
-def summarise(spec: RunSpec, name: str, outcomes: list[StudyOutcome], results: Path | None) -> tuple[pd.DataFrame, dict[str, object], list[Path]]:
+def summarise(spec: RunPlan, name: str, outcomes: list[StudyOutcome], results: Path | None) -> tuple[pd.DataFrame, dict[str, object], list[Path]]:
     """A workload tuned GEMM by GEMM: each GEMM's winner, weighted (results/<run>/workload.parquet)."""
     rows = []
     for outcome in outcomes:
@@ -320,7 +322,7 @@ class Job:
     starts: tuple[Candidate, ...]
 
 
-def open_jobs(spec: RunSpec, options: RunOptions, name: str) -> list[Job]:
+def open_jobs(spec: RunPlan, options: RunOptions, name: str) -> list[Job]:
     """Every study of the run, opened and checked before any trial runs: a refused resume
     adds nothing anywhere."""
     jobs: list[Job] = []
@@ -329,7 +331,7 @@ def open_jobs(spec: RunSpec, options: RunOptions, name: str) -> list[Job]:
             settings = settings_for(spec, options, spec.study_name(name, gemm))
             reasons = [search.why_not(c) for c in options.starts]
             if options.starts and all(reasons):
-                raise UsageError(f"the starting point does not fit study {settings.name!r}: {reasons[0]}")
+                raise PlanError(f"the starting point does not fit study {settings.name!r}: {reasons[0]}")
             shared, study = open_study(settings, search)
             jobs.append(Job(settings, gemm, search, shared, study, ()))
             check_study(study, spec, gemm, options)
@@ -345,7 +347,7 @@ def close_jobs(jobs: list[Job]) -> None:
         job.shared.close(job.study)
 
 
-def run(spec: RunSpec, options: RunOptions, log: Callable[[str], None] | None = None) -> Outcome:
+def run(spec: RunPlan, options: RunOptions, log: Callable[[str], None] | None = None) -> Outcome:
     """Validate, open every study, then seed, optimise, rank, verify and write each. Ctrl-C
     stops after the trials in flight; what is done is ranked and written."""
     spec.validate()
@@ -359,7 +361,7 @@ def run(spec: RunSpec, options: RunOptions, log: Callable[[str], None] | None = 
         close_jobs(jobs)  # leaves the run record, deletes lock and lease files
 
 
-def _run_jobs(spec: RunSpec, options: RunOptions, name: str, jobs: list[Job], log: Callable[[str], None] | None) -> Outcome:
+def _run_jobs(spec: RunPlan, options: RunOptions, name: str, jobs: list[Job], log: Callable[[str], None] | None) -> Outcome:
     started, interrupted, reached = time.perf_counter(), False, 1
     try:
         with graceful_stop() as stop:
@@ -386,12 +388,12 @@ def _run_jobs(spec: RunSpec, options: RunOptions, name: str, jobs: list[Job], lo
 
 def rebuild(study: optuna.Study, results: Path | None, verify_top: int | None = None) -> StudyOutcome:
     """A study's results from its storage alone (after a kill, or with newer trials)."""
-    data = study.user_attrs.get(SPEC_ATTR)
+    data = record.study_plan(study)
     if data is None:
-        raise UsageError(f"study {study.study_name!r} predates stored run settings: resume it with `tune` to write its leaderboard")
-    spec = RunSpec.from_json(data)
-    gemm_name = study.user_attrs.get(GEMM_ATTR)
+        raise StudyError(f"study {study.study_name!r} predates stored run settings: resume it with `tune` to write its leaderboard")
+    spec = RunPlan.from_json(data)
+    gemm_name = record.study_gemm(study)
     for gemm, search in spec.searches():
         if gemm is None or spec.single or gemm.name == gemm_name:
             return finish(study, search, spec, gemm, verify_top if verify_top is not None else verify_top_default(spec), results)
-    raise UsageError(f"study {study.study_name!r}: GEMM {gemm_name!r} is not in its stored workload")
+    raise StudyError(f"study {study.study_name!r}: GEMM {gemm_name!r} is not in its stored workload")

@@ -17,9 +17,10 @@ from simcore.shape import Shape
 from search_spaces.base import Family, canonical_json
 from search_spaces.domains import Param, grid
 from search_spaces.machine import MachineSpace
-from search_spaces.portfolio import best, evaluate_portfolio
 from search_spaces.workload import Workload
 
+from autotune.oracles.base import Oracle
+from autotune.record import Evaluation
 from autotune.search.problem import Candidate, Entry, Suggest
 
 # Objectives a co-design may name (directions in autotune.search.problem.DIRECTIONS).
@@ -41,6 +42,7 @@ class Codesign:
     families: tuple[Family, ...]
     space: MachineSpace
     objectives: tuple[str, ...]
+    oracle: Oracle
     max_dma_words_per_cycle: int | None = None
     pe_budget: int | None = None   # most MACs per cycle, T^3 / mxu_cycles (see macs_per_cycle)
 
@@ -86,8 +88,8 @@ class Codesign:
     def why_not(self, candidate: Candidate) -> str | None:
         return "a co-design searches machines for a whole workload: a single schedule is no starting point"
 
-    def constraints(self, attrs: Mapping[str, object]) -> dict[str, float]:
-        return {name: float(value) for name, value in dict(attrs["constraints"]).items()}  # type: ignore[call-overload]
+    def constraints(self, evaluation: Evaluation) -> dict[str, float]:
+        return {name: float(value) for name, value in dict(evaluation.metrics["constraints"]).items()}
 
     def limits(self, machine: Machine) -> dict[str, float]:
         """Each budget's overshoot, relative (0 when within it)."""
@@ -98,32 +100,37 @@ class Codesign:
             found["pe_over"] = max(0.0, macs_per_cycle(machine) / self.pe_budget - 1)
         return found
 
-    def evaluate(self, candidate: Candidate) -> dict[str, object]:
+    def evaluate(self, candidate: Candidate) -> Evaluation:
         """A trial's record: the constraints and, for a feasible machine, each GEMM's best."""
         machine = self.machine(candidate.machine_point)
         limits = self.limits(machine)
-        attrs: dict[str, object] = {"machine": machine.as_dict(), "constraints": limits, "violation": sum(limits.values())}
-        if attrs["violation"] > 0:  # type: ignore[operator]
-            return {**attrs, "feasible": False}
+        violation = sum(limits.values())
+        record = machine.as_dict()
+        if violation > 0:
+            return Evaluation(False, violation, candidate.params(), record, {"constraints": limits})
         shapes = []
         for gemm in self.workload.gemms:
-            outcomes = evaluate_portfolio(self.families, gemm.shape, machine)
-            top, chapter = best(outcomes), best(outcomes, chapter_only=True)
+            top, chapter = self.oracle.best_schedules(self.families, gemm.shape, machine)
             if top is None:
-                return {**attrs, "feasible": False, "violation": 1.0, "no_schedule": gemm.name}
-            metrics = {k: v for k, v in top.metrics.items() if k != "slots_needed"}
+                return Evaluation(False, 1.0, candidate.params(), record,
+                                  {"constraints": limits, "no_schedule": gemm.name})
+            family, point, found = top
+            metrics = {k: v for k, v in found.items() if k != "slots_needed"}
             shapes.append({"name": gemm.name, "shape": str(gemm.shape), "weight": gemm.weight,
-                           "family": top.entry.family, "params_json": canonical_json(top.entry.point), **metrics,
-                           "chapter_cycles": chapter.cycles if chapter else None,
-                           "chapter_params_json": canonical_json({"family": chapter.entry.family, **chapter.entry.point}) if chapter else None})
+                           "family": family, "params_json": canonical_json(point), **metrics,
+                           "chapter_cycles": chapter[2]["cycles"] if chapter else None,
+                           "chapter_params_json": canonical_json({"family": chapter[0], **chapter[1]}) if chapter else None})
         total = sum(s["weight"] * s["cycles"] for s in shapes)  # type: ignore[operator]
         chapter_total = (sum(s["weight"] * s["chapter_cycles"] for s in shapes)  # type: ignore[operator]
                          if all(s["chapter_cycles"] is not None for s in shapes) else None)
-        return {**attrs, "feasible": True, "cycles": total, "chapter_cycles": chapter_total, "shapes": shapes}
+        return Evaluation(True, violation, candidate.params(), record,
+                          {"constraints": limits, "cycles": total, "chapter_cycles": chapter_total,
+                           "shapes": shapes}, "full")
 
-    def entries(self, attrs: Mapping[str, object]) -> list[Entry]:
+    def entries(self, evaluation: Evaluation) -> list[Entry]:
         """One entry per GEMM: its best schedule on the trial's machine."""
-        machine = Machine(**attrs["machine"])  # type: ignore[arg-type]
+        attrs = {**evaluation.metrics, "feasible": evaluation.feasible}
+        machine = Machine(**evaluation.machine)
         total, chapter_total = attrs.get("cycles"), attrs.get("chapter_cycles")
         common = {"scratchpad_words": machine.scratchpad_words, "macs_per_cycle": macs_per_cycle(machine),
                   "workload": self.workload.name, "total_cycles": total, "chapter_total_cycles": chapter_total,

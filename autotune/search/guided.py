@@ -33,13 +33,13 @@ from optuna.trial import FrozenTrial, TrialState
 
 from search_spaces.domains import Choice, IntRange, Param, Value
 
+from autotune import record
 from autotune.search.history import History
 from autotune.run.objective import to_distribution
 from autotune.storage import set_trial_user_attr
 from autotune.search.problem import Candidate, Search, Suggest
 from autotune.search.refine import Refiner
 
-SOURCE_ATTR = "source"
 EXPLORE_EVERY = 4        # one proposal in this many explores, even while refinement has moves left
 TRIES = 100              # draws before giving up on a fresh candidate that fits
 STALL = 8                # trials the incumbent must stand before exploration starts
@@ -77,7 +77,7 @@ class GuidedSampler(BaseSampler):
         self._history.update(study.get_trials(deepcopy=False), trial.number)
         candidate, source = self.propose(trial.number)
         self._plans[trial.number] = candidate.params()
-        set_trial_user_attr(study, trial, SOURCE_ATTR, source)
+        set_trial_user_attr(study, trial, record.ORIGIN, source)
 
     def infer_relative_search_space(self, study: Study, trial: FrozenTrial) -> dict[str, BaseDistribution]:
         if trial.number in self._plans:

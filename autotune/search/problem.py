@@ -6,9 +6,8 @@ machines for a whole workload. The run pipeline treats both alike (`Search`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Callable, Mapping, Protocol, Sequence
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
-from simcore.ga1.machine import Machine
 from simcore.ga1.schedules import ScheduleError
 from simcore.shape import Shape
 
@@ -18,11 +17,14 @@ from search_spaces.machine import MachineSpace
 from search_spaces.registry import check_shared_params
 from search_spaces.workload import Gemm
 
+from autotune.oracles.base import Oracle
+from autotune.record import Evaluation
+
 # What an infeasible trial reports as its value: finite, and worse than any schedule.
 INFEASIBLE_VALUE = 1e15
 GRID_LIMIT = 200_000
 # How a trial's parameters are suggested. "flat": every parameter of the family, in declaration
-# order (autotune before issue 12; --sampler tpe, random, grid, nsga2). "conditional": the
+# order (the samplers tpe, random, grid and nsga2). "conditional": the
 # parameters a condition depends on first, and a parameter only where it matters (Param.unless).
 ENCODINGS: tuple[str, ...] = ("flat", "conditional")
 # Every objective a search may name, and its direction. mxu_cycles is maximised: a slower matrix
@@ -74,12 +76,12 @@ class Search(Protocol):
     def neighbours(self, candidate: Candidate) -> list[tuple[int, Candidate]]: ...
     def fits(self, candidate: Candidate) -> bool: ...
     def all_params(self) -> tuple[Param, ...]: ...
-    def adopt(self, params: Mapping[str, object], shape: Shape, machine: Machine) -> Candidate | None: ...
-    def evaluate(self, candidate: Candidate) -> dict[str, object]: ...
+    def adopt(self, params: Mapping[str, object], shape: Shape, machine: Any) -> Candidate | None: ...
+    def evaluate(self, candidate: Candidate) -> Evaluation: ...
     def seeds(self) -> list[Candidate]: ...
     def grid(self) -> list[Candidate]: ...
-    def constraints(self, attrs: Mapping[str, object]) -> dict[str, float]: ...
-    def entries(self, attrs: Mapping[str, object]) -> list[Entry]: ...
+    def constraints(self, evaluation: Evaluation) -> dict[str, float]: ...
+    def entries(self, evaluation: Evaluation) -> list[Entry]: ...
     def canonical(self, candidate: Candidate) -> Candidate: ...
     def why_not(self, candidate: Candidate) -> str | None: ...
 
@@ -105,16 +107,21 @@ def objective_value(source: Mapping[str, object], name: str) -> float:
     return float(machine[name])  # type: ignore[arg-type]
 
 
-def objective_values(attrs: Mapping[str, object], objectives: Sequence[str]) -> float | tuple[float, ...]:
+def evaluation_source(evaluation: Evaluation) -> dict[str, object]:
+    """An evaluation as `objective_value` reads it: the metrics and the machine."""
+    return {**evaluation.metrics, "machine": dict(evaluation.machine)}
+
+
+def objective_values(evaluation: Evaluation, objectives: Sequence[str]) -> float | tuple[float, ...]:
     """Optuna's values; an infeasible candidate gets a finite value worse than any real one."""
-    feasible = bool(attrs.get("feasible"))
-    values = [objective_value(attrs, name) if feasible else worst(name) for name in objectives]
+    source = evaluation_source(evaluation)
+    values = [objective_value(source, name) if evaluation.feasible else worst(name) for name in objectives]
     return values[0] if len(values) == 1 else tuple(values)
 
 
 @dataclass(frozen=True)
 class Assessment:
-    machine: Machine
+    machine: Any
     violation: float  # 0 when feasible; otherwise how far over the limits
 
     @property
@@ -127,8 +134,9 @@ class Problem:
     """Schedules for one GEMM on a base machine, optionally with machine parameters searched."""
 
     shape: Shape
-    machine: Machine                      # the base machine (what --slots/--machine say)
+    machine: Any                          # the oracle's base machine
     families: tuple[Family, ...]
+    oracle: Oracle
     machine_space: MachineSpace | None = None
     objectives: tuple[str, ...] = ("cycles",)
     gemm: Gemm | None = None              # its name and weight in a workload
@@ -138,6 +146,11 @@ class Problem:
         if self.encoding not in ENCODINGS:
             raise ValueError(f"unknown encoding {self.encoding!r} (known: {', '.join(ENCODINGS)})")
         check_shared_params(self.params_by_family())
+
+    @property
+    def T(self) -> int:
+        """The tile edge the families count the shape in."""
+        return self.oracle.tile_edge(self.machine)
 
     def family(self, name: str) -> Family:
         for family in self.families:
@@ -150,10 +163,10 @@ class Problem:
 
     def all_params(self) -> tuple[Param, ...]:
         """Every parameter a candidate may suggest: the family, each family's, the machine's."""
-        return (self.family_param(), *(p for f in self.families for p in f.params(self.shape, self.machine.T)), *self.machine_params())
+        return (self.family_param(), *(p for f in self.families for p in f.params(self.shape, self.T)), *self.machine_params())
 
     def params_by_family(self) -> dict[str, tuple[Param, ...]]:
-        return {f.name: f.params(self.shape, self.machine.T) for f in self.families}
+        return {f.name: f.params(self.shape, self.T) for f in self.families}
 
     def machine_params(self) -> tuple[Param, ...]:
         return self.machine_space.params() if self.machine_space else ()
@@ -167,7 +180,7 @@ class Problem:
         encoding suggests only the parameters that matter (a rotating window never suggests a
         block's tail), the flat one all of them."""
         family = str(suggest(self.family_param()))
-        params = self.family(family).params(self.shape, self.machine.T)
+        params = self.family(family).params(self.shape, self.T)
         point: Point = {}
         if self.encoding == "flat":
             point = {p.name: suggest(p) for p in params}
@@ -182,7 +195,7 @@ class Problem:
         """Rebuild a candidate from a trial's recorded parameters (a parameter the conditional
         encoding did not suggest takes its fixed value)."""
         family = str(params["family"])
-        declared = self.family(family).params(self.shape, self.machine.T)
+        declared = self.family(family).params(self.shape, self.T)
         point: Point = {}
         for p in conditional_order(declared):
             point[p.name] = params[p.name] if p.name in params or p.used(point) else p.unless.fixed  # type: ignore[assignment, union-attr]
@@ -194,7 +207,7 @@ class Problem:
         """The canonical candidates one parameter away, each with its distance class (see
         Domain.nearby), in parameter order; a parameter that does not matter is not moved, and
         a move that builds a schedule already listed (or the candidate itself) is left out."""
-        params = self.family(candidate.family).params(self.shape, self.machine.T)
+        params = self.family(candidate.family).params(self.shape, self.T)
         seen, found = {candidate.key()}, []
         for part, space in (("point", params), ("machine_point", self.machine_params())):
             given: Point = getattr(candidate, part)
@@ -212,7 +225,7 @@ class Problem:
         """Whether the candidate fits its machine, from slot arithmetic alone."""
         return self.assess(candidate).feasible
 
-    def adopt(self, params: Mapping[str, object], shape: Shape, machine: Machine) -> Candidate | None:
+    def adopt(self, params: Mapping[str, object], shape: Shape, machine: Any) -> Candidate | None:
         """A schedule tuned for another product (`shape` on `machine`) as a candidate here, or
         None when its family is not searched or it does not fit: an integer parameter at the top
         of its range there (a block spanning the whole matrix) goes to the top of its range here,
@@ -223,7 +236,7 @@ class Problem:
             return None
         theirs = {p.name: p.domain for p in family.params(shape, machine.T)}
         point: Point = {}
-        for p in family.params(self.shape, self.machine.T):
+        for p in family.params(self.shape, self.T):
             value = params.get(p.name)
             there = theirs.get(p.name)
             if isinstance(p.domain, IntRange) and isinstance(there, IntRange) and isinstance(value, int) and not isinstance(value, bool):
@@ -237,7 +250,7 @@ class Problem:
 
     def canonical(self, candidate: Candidate) -> Candidate:
         """The candidate with its family's unused parameters fixed (see Family.canonical)."""
-        point = self.family(candidate.family).canonical(candidate.point, self.shape, self.machine.T)
+        point = self.family(candidate.family).canonical(candidate.point, self.shape, self.T)
         return Candidate(candidate.family, point, candidate.machine_point)
 
     def key_of(self, params: Mapping[str, object]) -> str | None:
@@ -246,7 +259,7 @@ class Problem:
         except KeyError:  # not all parameters sampled yet (a trial stopped while sampling)
             return None
 
-    def machine_for(self, candidate: Candidate) -> Machine:
+    def machine_for(self, candidate: Candidate) -> Any:
         return self.machine_space.apply(self.machine, candidate.machine_point) if self.machine_space else self.machine
 
     def assess(self, candidate: Candidate) -> Assessment:
@@ -257,26 +270,26 @@ class Problem:
             violation += self.machine_space.violation(machine)
         return Assessment(machine, violation)
 
-    def evaluate(self, candidate: Candidate) -> dict[str, object]:
-        """The attributes a trial records; an infeasible candidate is never simulated. "point" is
-        the canonical candidate: the leaderboard ranks each schedule once."""
+    def evaluate(self, candidate: Candidate) -> Evaluation:
+        """What a trial records; an infeasible candidate is never simulated. The point is the
+        canonical candidate: the leaderboard ranks each schedule once."""
         found = self.assess(candidate)
         family = self.family(candidate.family)
-        attrs: dict[str, object] = {"feasible": found.feasible, "violation": found.violation}
-        machine = family.machine_record(found.machine)
-        if machine:  # other oracles carry their machine in their own parameters
-            attrs["machine"] = machine
-        if found.feasible:
+        machine = self.oracle.machine_record(found.machine)  # {}: the point is the machine
+        feasible, violation, metrics = found.feasible, found.violation, {}
+        if feasible:
             try:
-                attrs.update(family.evaluate(candidate.point, self.shape, found.machine))
+                metrics = self.oracle.evaluate(family, candidate.point, self.shape, found.machine)
             except ScheduleError:
                 # The cheap slot count was optimistic: the compiler found the working set too big.
-                attrs.update(feasible=False, violation=1.0)
-        return {**attrs, "point": candidate.params()}
+                feasible, violation = False, 1.0
+        timing = str(metrics.pop("timing", "full")) if feasible else None
+        return Evaluation(feasible, violation, candidate.params(), machine,
+                          metrics if feasible else {}, timing)
 
-    def constraints(self, attrs: Mapping[str, object]) -> dict[str, float]:
+    def constraints(self, evaluation: Evaluation) -> dict[str, float]:
         # Optuna's constraint API: > 0 is infeasible, graded by how far over the limit.
-        return {"slots_over": float(attrs["violation"])}  # type: ignore[arg-type]
+        return {"slots_over": evaluation.violation}
 
     def seeds(self) -> list[Candidate]:
         """The chapter's sweep (and each family's own defaults), on the base machine."""
@@ -291,7 +304,7 @@ class Problem:
         machine_points = list(grid(self.machine_params())) if self.machine_space else [{}]
         found: list[Candidate] = []
         for family in self.families:
-            for point in grid(family.params(self.shape, self.machine.T)):
+            for point in grid(family.params(self.shape, self.T)):
                 for machine_point in machine_points:
                     candidate = Candidate(family.name, point, machine_point)
                     if self.assess(candidate).feasible:
@@ -304,11 +317,10 @@ class Problem:
         value = self.family(candidate.family).estimate(candidate.point, self.shape, self.assess(candidate).machine)
         return float("inf") if value is None else value
 
-    def entries(self, attrs: Mapping[str, object]) -> list[Entry]:
-        params = dict(attrs["point"])  # type: ignore[call-overload]
-        machine = dict(attrs.get("machine") or {})  # type: ignore[call-overload]
+    def entries(self, evaluation: Evaluation) -> list[Entry]:
+        params, machine = dict(evaluation.point), dict(evaluation.machine)
         point = {k: v for k, v in params.items() if k != "family" and k not in machine}
-        metrics = attrs if attrs.get("feasible") else {}
+        metrics = dict(evaluation.metrics) if evaluation.feasible else {}
         return [Entry(self.the_gemm(), machine, str(params["family"]), point, metrics)]
 
     def why_not(self, candidate: Candidate) -> str | None:
@@ -317,13 +329,13 @@ class Problem:
             family = self.family(candidate.family)
         except KeyError:
             return f"family {candidate.family!r} is not searched here (families: {', '.join(f.name for f in self.families)})"
-        domains = {p.name: p.domain for p in family.params(self.shape, self.machine.T)}
+        domains = {p.name: p.domain for p in family.params(self.shape, self.T)}
         for params, given in ((domains, candidate.point), ({p.name: p.domain for p in self.machine_params()}, candidate.machine_point)):
             if sorted(params) != sorted(given):
                 return f"{family.name} takes parameters {', '.join(sorted(params)) or '(none)'}, got {', '.join(sorted(given)) or '(none)'}"
             bad = [f"{k}={given[k]!r}" for k, domain in params.items() if not domain.contains(given[k])]
             if bad:
-                return f"{', '.join(bad)} outside the space for {self.shape} on T={self.machine.T}"
+                return f"{', '.join(bad)} outside the space for {self.shape} on T={self.T}"
         return None
 
 

@@ -2,7 +2,7 @@
 
 `guided` (the default) refines around the best schedules and explores by redrawing a few
 parameters of one of them, over the conditional encoding (autotune.search.guided; multivariate TPE when
-there are several objectives). `tpe` is the tuner before issue 12, unchanged:
+there are several objectives). `tpe` is
 multivariate TPE with groups over the flat encoding (every parameter of the family on every
 trial), so its studies resume and its figures reproduce. `random`, `grid` and `nsga2` also keep
 the flat encoding."""
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import optuna
 
-from autotune.errors import UsageError
+from autotune.errors import PlanError
 from autotune.search.guided import GuidedSampler
 from autotune.search.problem import Search
 from autotune.search.tpe import history_cached
@@ -19,13 +19,13 @@ DEFAULT_SAMPLER = "guided"
 SAMPLERS: tuple[str, ...] = ("guided", "tpe", "random", "grid", "nsga2")
 ENCODING: dict[str, str] = {"guided": "conditional", "tpe": "flat", "random": "flat", "grid": "flat", "nsga2": "flat"}
 HELP = ("guided (default: refinement around the best schedules, exploration by mutating them, conditional encoding), "
-        "tpe (multivariate TPE over every parameter, the tuner before issue 12), random, "
+        "tpe (multivariate TPE over every parameter of the flat encoding), random, "
         "grid (every feasible point, most promising first) or nsga2")
 
 
 def encoding_for(sampler: str) -> str:
     if sampler not in ENCODING:
-        raise UsageError(f"unknown sampler {sampler!r} (known: {', '.join(SAMPLERS)})")
+        raise PlanError(f"unknown sampler {sampler!r} (known: {', '.join(SAMPLERS)})")
     return ENCODING[sampler]
 
 

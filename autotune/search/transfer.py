@@ -13,18 +13,18 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Any, Mapping
 
 import optuna
 from optuna.trial import TrialState
 
-from simcore.ga1.machine import Machine, parse_overrides
 from simcore.shape import Shape, parse_shape
 
-from autotune.errors import UsageError
-from autotune.run.objective import RESULT_ATTR
-from autotune.storage import read_studies
+from autotune import record
+from autotune.errors import AutotuneError
+from autotune.oracles import Oracle
 from autotune.search.problem import Candidate, Search
+from autotune.storage import read_studies
 
 DONORS = 3            # studies seeds are taken from, nearest first
 PER_DONOR = 3         # best distinct schedules taken from each
@@ -37,14 +37,14 @@ class Donor:
     study: str
     storage: str
     shape: Shape
-    machine: Machine
+    machine: Any
     distance: float
 
 
-def distance(shape: Shape, machine: Machine, other_shape: Shape, other: Machine) -> float:
+def distance(shape: Shape, machine: Any, other_shape: Shape, other: Any, oracle: Oracle) -> float:
     """Doublings between two problems: of each tile count, and of each machine parameter (the
     slots weighted by SLOT_WEIGHT)."""
-    ours, theirs = shape.tiles(machine.T), other_shape.tiles(other.T)
+    ours, theirs = shape.tiles(oracle.tile_edge(machine)), other_shape.tiles(oracle.tile_edge(other))
     total = sum(abs(math.log2(a / b)) for a, b in zip(ours, theirs))
     mine, yours = machine.as_dict(), other.as_dict()
     for name, value in mine.items():
@@ -53,20 +53,21 @@ def distance(shape: Shape, machine: Machine, other_shape: Shape, other: Machine)
     return total
 
 
-def find_donors(urls: list[str], target: str, shape: Shape, machine: Machine, exclude: str) -> list[Donor]:
+def find_donors(urls: list[str], oracle: Oracle, shape: Shape, machine: Any, exclude: str) -> list[Donor]:
     """The nearest studies of the same oracle on one product, nearest first (ties by name)."""
     found = []
     for url in urls:
         for study in _studies(url):
-            ident = study.user_attrs.get("identity") or {}
-            if study.study_name == exclude or ident.get("oracle") != target or "shape" not in ident or ident.get("machine_space"):
+            ident = record.study_identity(study) or {}
+            if (study.study_name == exclude or ident.get("oracle") != oracle.name or "shape" not in ident
+                    or ident.get("machine_space")):
                 continue
             try:
                 their_shape = parse_shape(str(ident["shape"]))
-                their_machine = Machine(**parse_overrides(str(ident["machine"])))  # type: ignore[arg-type]
+                their_machine = oracle.parse_machine(str(ident["machine"]))
             except (ValueError, TypeError, KeyError):
                 continue  # a study this version cannot read is no donor
-            gap = distance(shape, machine, their_shape, their_machine)
+            gap = distance(shape, machine, their_shape, their_machine, oracle)
             if gap <= MAX_DISTANCE:
                 found.append(Donor(study.study_name, url, their_shape, their_machine, gap))
     return sorted(found, key=lambda d: (d.distance, d.study, d.storage))[:DONORS]
@@ -76,20 +77,24 @@ def best_points(study: optuna.Study, count: int) -> list[tuple[dict[str, object]
     """A study's `count` best distinct feasible schedules: (parameters, trial, value)."""
     ranked: dict[str, tuple[dict[str, object], int, float]] = {}
     for trial in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
-        result = trial.user_attrs.get(RESULT_ATTR) or {}
-        if not result.get("feasible") or not isinstance(result.get("point"), Mapping) or not trial.values:
+        try:
+            found = record.TrialRecord.of_trial(trial)
+        except AutotuneError:
+            continue  # a record this version cannot read gives no seed
+        if found is None or not found.feasible or not found.evaluation.point or not trial.values:
             continue
-        key = json.dumps(result["point"], sort_keys=True)
+        point = dict(found.evaluation.point)
+        key = json.dumps(point, sort_keys=True)
         if key not in ranked or trial.values[0] < ranked[key][2]:
-            ranked[key] = (dict(result["point"]), trial.number, float(trial.values[0]))
+            ranked[key] = (point, trial.number, float(trial.values[0]))
     return sorted(ranked.values(), key=lambda item: (item[2], item[1]))[:count]
 
 
-def transfer_seeds(search: Search, urls: list[str], target: str, shape: Shape, machine: Machine,
+def transfer_seeds(search: Search, urls: list[str], oracle: Oracle, shape: Shape, machine: Any,
                    exclude: str) -> list[tuple[Candidate, dict[str, object]]]:
     """Candidates scaled from the donors' best schedules, each with its provenance."""
     seeds: list[tuple[Candidate, dict[str, object]]] = []
-    for donor in find_donors(urls, target, shape, machine, exclude):
+    for donor in find_donors(urls, oracle, shape, machine, exclude):
         study = next(s for s in _studies(donor.storage) if s.study_name == donor.study)
         for params, number, value in best_points(study, PER_DONOR):
             candidate = search.adopt(params, donor.shape, donor.machine)
@@ -104,6 +109,6 @@ def transfer_seeds(search: Search, urls: list[str], target: str, shape: Shape, m
 def _studies(url: str) -> list[optuna.Study]:
     try:
         return read_studies(url)
-    except UsageError:
+    except AutotuneError:
         return []  # an unreadable storage holds no donor
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import optuna
 from optuna.storages import JournalStorage
 
-from autotune.errors import UsageError
+from autotune.errors import StorageError
 from autotune.storage.journal import JournalCorrupt, JournalFile, is_sqlite_file
 from autotune.storage.stores import JournalStore, MemoryStore, RdbStore, SqliteStore, Store, check_integrity, open_rdb
 
@@ -47,7 +47,7 @@ def default_storage(results: Path, name: str) -> str:
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise UsageError(f"cannot create the study folder {folder}: {exc.strerror or exc}") from None
+        raise StorageError(f"cannot create the study folder {folder}: {exc.strerror or exc}") from None
     return str(folder / JOURNAL_FILE)
 
 
@@ -82,30 +82,30 @@ def open_store(address: str, study_name: str, heartbeat_seconds: int, grace_seco
         check_integrity(store.storage)
         return store
     except Exception as exc:  # sqlalchemy, the OS and the journal raise many kinds; all mean one thing here
-        raise UsageError(f"cannot open storage {address!r}: {_reason(exc)}") from None
+        raise StorageError(f"cannot open storage {address!r}: {_reason(exc)}") from None
 
 
 def read_storage(address: str) -> optuna.storages.BaseStorage:
     """An existing storage, for reading back."""
     if is_memory(address):
-        raise UsageError("an in-memory study ends with its run: there is nothing to read back")
+        raise StorageError("an in-memory study ends with its run: there is nothing to read back")
     try:
         url = _rdb_url(address)
         if url is None:
             if not Path(address).is_file():
-                raise UsageError(f"no storage file {address!r}")
+                raise StorageError(f"no storage file {address!r}")
             storage: optuna.storages.BaseStorage = JournalStorage(JournalFile(Path(address), writable=False))
         else:
             if url.startswith("sqlite:///") and not _sqlite_ready(Path(url[len("sqlite:///"):])):
-                raise UsageError(f"no study in {address!r} yet")
+                raise StorageError(f"no study in {address!r} yet")
             storage = open_rdb(url, create=False)
             check_integrity(storage)
         optuna.get_all_study_names(storage)
         return storage
-    except UsageError:
+    except StorageError:
         raise
     except Exception as exc:
-        raise UsageError(f"cannot read storage {address!r}: {_reason(exc)}") from None
+        raise StorageError(f"cannot read storage {address!r}: {_reason(exc)}") from None
 
 
 def _sqlite_ready(path: Path) -> bool:

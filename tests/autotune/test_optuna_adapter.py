@@ -12,7 +12,7 @@ import optuna
 import pytest
 from optuna.trial import TrialState
 
-from autotune.errors import UsageError
+from autotune.errors import AutotuneError
 from autotune.storage import MEMORY, SharedStudy, finished_count, local_storages, read_study, study_names
 
 # The two persistent kinds: the default journal file and an SQLite file (Optuna's RDB storage).
@@ -178,7 +178,7 @@ def test_study_names_and_reading_back(tmp_path: Path, kind: str) -> None:
 @pytest.mark.parametrize("name", ["bad.db", "bad.journal"])
 def test_an_unreadable_storage_is_a_usage_error(tmp_path: Path, name: str) -> None:
     (tmp_path / name).write_bytes(b"not a database\n" * 100)
-    with pytest.raises(UsageError, match="cannot"):
+    with pytest.raises(AutotuneError, match="cannot"):
         study_names(str(tmp_path / name) if name.endswith("journal") else f"sqlite:///{tmp_path / name}")
 
 

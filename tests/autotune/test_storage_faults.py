@@ -15,7 +15,7 @@ import pytest
 from optuna.trial import TrialState
 
 from autotune.cli.main import main
-from autotune.errors import UsageError
+from autotune.errors import AutotuneError
 from autotune.storage import SharedStudy, read_study
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -119,7 +119,7 @@ def test_a_process_started_later_joins_the_run_in_progress(tmp_path: Path) -> No
         try:
             if states(tmp_path, "apart").count(TrialState.COMPLETE) >= 10:
                 break
-        except (UsageError, AssertionError):  # not created yet
+        except (AutotuneError, AssertionError):  # not created yet
             pass
     gate = SharedStudy(address(tmp_path, "apart", "journal"), "apart")
     gate.acquire()

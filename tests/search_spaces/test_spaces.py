@@ -155,4 +155,4 @@ def test_general_canonical_point_builds_the_same_program(m: int, k: int, n: int,
     assert family.canonical(canonical, shape, machine.T) == canonical
     assert family.slots_needed(canonical, shape, machine) == family.slots_needed(point, shape, machine)
     if family.slots_needed(point, shape, machine) <= machine.slots:
-        assert np.array_equal(family.build(canonical, shape, machine).code, family.build(point, shape, machine).code)
+        assert np.array_equal(family.generator(canonical, shape, machine).program().code, family.generator(point, shape, machine).program().code)

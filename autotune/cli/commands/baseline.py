@@ -10,12 +10,13 @@ import pandas as pd
 
 from simcore.ga1.schedules import ScheduleError, chapter_sweep, parse_schedule
 
-from search_spaces.base import padding_note
+from autotune.oracles.ga1 import ORACLE as GA1
+from autotune.oracles.ga1 import padding_note
 
 from autotune.results import tables
 from autotune.cli.args import add_machine, add_shape, build_machine, shape_arg, slots_list
 from autotune.run.baseline import sweep_frame, sweep_rows, format_table
-from autotune.errors import UsageError
+from autotune.cli.errors import UsageError
 from autotune.cli.limits import add_limits, check_work
 
 HELP = "run the chapter's hand-written schedules (blocked, k-outermost) and print its table"
@@ -51,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     shape = shape_arg(args.shape)
     schedules = selected_schedules(args.schedules)
     frames, texts, json_rows = [], [], []
-    machines = [build_machine(args.machine, slots) for slots in args.slots or [None]]
+    machines = [build_machine(GA1, args.machine, slots=slots) for slots in args.slots or [None]]
     for machine in machines:  # every size refused or announced before anything is generated
         check_work(args, shape, machine)
     for index, machine in enumerate(machines):

@@ -14,11 +14,11 @@ from simcore.shape import Shape
 from autotune.run import pipeline
 from autotune.results.leaderboard import json_rows
 from autotune.cli.args import add_json, add_results, positive_int
-from autotune.errors import UsageError
+from autotune.cli.errors import UsageError
 from autotune.results.files import write_text
 from autotune.cli.limits import add_limits, check_work
 from autotune.storage import MEMORY
-from autotune.run.plan import RunSpec
+from autotune.run.plan import RunPlan
 
 HELP = "regression check: tune 128x128x128 at 64 and 16 slots and compare with the chapter and the reference record"
 REFERENCE = Path("reference") / "best.json"   # under --results
@@ -59,7 +59,7 @@ def load_reference(path: Path, update: bool) -> dict[str, dict]:
 def best_of(slots: int, trials: int) -> dict[str, object]:
     """The winner of a short in-memory study at this slot count, verified."""
     machine = Machine(slots=slots)
-    outcome = pipeline.run(RunSpec.of_shape(SHAPE, machine), pipeline.RunOptions(
+    outcome = pipeline.run(RunPlan.of_shape(SHAPE, machine), pipeline.RunOptions(
         trials=trials, seed=SEED, study=f"check-{slots}", storage=MEMORY, verify_top=3, write=False))
     best = json_rows(outcome.studies[0].frame.head(1))[0]
     return {"key": reference_key(SHAPE, machine), "shape": str(SHAPE), "slots": slots, "cycles": int(best["cycles"]),

@@ -7,9 +7,10 @@ import sys
 from pathlib import Path
 
 from autotune.results import readback
+from autotune.run import load
 from autotune.cli.args import positive_int
 from autotune.cli.commands.leaderboard import add_source
-from autotune.errors import UsageError
+from autotune.cli.errors import UsageError
 from autotune.results.files import write_text
 
 HELP = "export a leaderboard entry: its schedule as JSON, or its GA-1 program as text (asm)"
@@ -26,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    loaded = readback.load(args.path_or_study, args.results, args.storage)
+    loaded = load.load(args.path_or_study, args.results, args.storage)
     row = readback.entry(loaded, args.rank)
     write = readback.export_asm if args.format == "asm" else readback.export_json
     if not row.get("feasible"):

@@ -7,6 +7,7 @@ import json
 
 from autotune.results import leaderboard as board
 from autotune.results import readback
+from autotune.run import load
 from autotune.results import tables
 from autotune.cli.args import add_json, add_results, positive_int
 
@@ -30,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    loaded = readback.load(args.path_or_study, args.results, args.storage)
+    loaded = load.load(args.path_or_study, args.results, args.storage)
     if args.json:
         for row in board.json_rows(loaded.frame.head(args.top)):
             print(json.dumps(row))

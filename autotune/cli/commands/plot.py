@@ -8,17 +8,20 @@ from pathlib import Path
 
 import pandas as pd
 
-from simcore.ga1.machine import Machine
 from simcore.ga1.engine import time_program
 from simcore.ga1.engine.spans import busy_spans, first_instructions
 from simcore.shape import Shape
 
+from autotune import oracles
+from autotune.errors import AutotuneError
+from autotune.oracles import Oracle
 from autotune.results import leaderboard as board
 from autotune.results import plots
 from autotune.results import readback
+from autotune.run import load
 from autotune.cli.args import positive_int
 from autotune.cli.commands.leaderboard import add_source
-from autotune.errors import UsageError
+from autotune.cli.errors import UsageError
 from autotune.cli.limits import add_limits, check_work
 from autotune.storage import local_storage, read_study
 from autotune.search.problem import INFEASIBLE_VALUE, objective_value
@@ -37,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    loaded = readback.load(args.path_or_study, args.results, args.storage)
+    loaded = load.load(args.path_or_study, args.results, args.storage)
     frame, metadata, path = loaded.frame, loaded.metadata, loaded.path
     if metadata.get("kind") not in ("leaderboard", "pareto") or frame.empty:
         raise UsageError(f"{path} is not a non-empty autotune leaderboard")
@@ -59,12 +62,20 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _oracle(metadata: dict) -> Oracle | None:
+    try:
+        return oracles.get(str(metadata.get("oracle") or oracles.DEFAULT_ORACLE))
+    except AutotuneError:
+        return None
+
+
 def _title(metadata: dict, frame: pd.DataFrame) -> str:
-    base = Machine(**metadata["base_machine"]) if metadata.get("base_machine") and "slots" in frame else None
+    oracle = _oracle(metadata)
+    record = metadata.get("base_machine")
+    base = oracle.machine_from_record(record) if oracle is not None and record else None
     codesign = metadata.get("variant") == "codesign"
     what = f"workload {metadata['workload']}" if codesign else f"{metadata.get('shape')}"
-    machine = "" if base is None else (f", base machine {base.slots} slots, setup {base.dma_setup}, "
-                                       f"{base.dma_words_per_cycle} words/cycle, mxu {base.mxu_cycles}")
+    machine = "" if base is None or oracle is None else f", base machine {oracle.describe_machine(base)}"
     searched = " (machine searched)" if codesign or len(frame.drop_duplicates("machine_json")) > 1 else ""
     return f"{metadata.get('study')}: {what}{machine}{searched}"
 
@@ -90,14 +101,15 @@ def history(frame: pd.DataFrame, metadata: dict, folder: Path, out: Path, storag
     codesign = metadata.get("variant") == "codesign"
     gemms = frame.drop_duplicates("gemm") if codesign and "gemm" in frame else frame.head(1)
     shapes = [(Shape(int(r.m), int(r.k), int(r.n)), float(getattr(r, "weight", 1.0) if codesign else 1.0)) for r in gemms.itertuples()]
-    base = Machine(**metadata["base_machine"]) if metadata.get("base_machine") else Machine()
-    family = board.family_of(str(frame["family"].dropna().iloc[0])) if frame["family"].notna().any() else None
+    found = board.family_of(str(frame["family"].dropna().iloc[0]), oracle=_oracle(metadata)) if frame["family"].notna().any() else None
+    oracle = found[0] if found else None
+    base = oracle.machine_from_record(metadata.get("base_machine") or {}) if oracle else None
     references = []
-    best = [family.reference(s, base) for s, _ in shapes] if family else []
+    best = [oracle.reference(s, base) for s, _ in shapes] if oracle else []
     if best and all(best):
         label = "chapter's best, base machine" if codesign else f"chapter's best ({best[0][1]})"  # type: ignore[index]
         references.append(plots.Reference(label, sum(w * b[0] for (_, w), b in zip(shapes, best))))  # type: ignore[index]
-    bounds = [family.bound(s, base) for s, _ in shapes] if family else []
+    bounds = [oracle.bound(s, base) for s, _ in shapes] if oracle else []
     if bounds and all(b is not None for b in bounds):
         label = "lower bound, base machine" if codesign else "lower bound"
         references.append(plots.Reference(label, sum(w * b for (_, w), b in zip(shapes, bounds)), ":", "black"))  # type: ignore[misc]
@@ -128,16 +140,17 @@ def timeline(frame: pd.DataFrame, rank: int, out: Path, args: argparse.Namespace
     row = frame.iloc[rank - 1].to_dict()
     if not row["feasible"]:
         return f"rank {rank} is infeasible: it was never simulated"
-    family = board.family_of(str(row["family"]))
-    if family is None:
+    found = board.family_of(str(row["family"]))
+    if found is None:
         return f"unknown schedule family {row['family']!r}"
+    oracle, family = found
     shape = Shape(int(row["m"]), int(row["k"]), int(row["n"]))
-    machine = board.machine_of(row, family)
-    work = family.work(shape, machine)
+    machine = board.machine_of(row, oracle)
+    work = oracle.work(shape, machine)
     if work is None:
-        return f"family {family.name!r} has no GA-1 timeline"
+        return f"the {oracle.name} oracle draws no engine timeline"
     check_work(args, shape, machine, verify=False, program=True, work=work)
-    program = family.program(board.schedule_point(row), shape, machine)
+    program = oracle.program(family, board.schedule_point(row), shape, machine)
     assert program is not None  # a family has a program exactly when it has a work estimate
     timing = time_program(machine, program, record=True)  # starts and finishes, no Python trace
     assert timing.starts is not None and timing.finishes is not None

@@ -9,6 +9,7 @@ from simcore.shape import Shape
 
 from autotune.results import leaderboard as board
 from autotune.results import readback
+from autotune.run import load
 from autotune.cli.args import add_json, positive_int
 from autotune.cli.commands.leaderboard import add_source
 from autotune.cli.limits import add_limits, check_work
@@ -27,17 +28,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    loaded = readback.load(args.path_or_study, args.results, args.storage)
+    loaded = load.load(args.path_or_study, args.results, args.storage)
     row = readback.entry(loaded, args.rank)
     shape = Shape(int(row["m"]), int(row["k"]), int(row["n"]))  # type: ignore[call-overload]
-    family = board.family_of(str(row["family"])) if row.get("feasible") and row.get("family") else None
+    found = board.family_of(str(row["family"])) if row.get("feasible") and row.get("family") else None
     picture = ""
-    if family is not None:
-        machine = board.machine_of(row, family)
-        work = family.work(shape, machine)
+    if found is not None:
+        oracle, family = found
+        machine = board.machine_of(row, oracle)
+        work = oracle.work(shape, machine)
         if work is not None:  # the picture builds the program: refused or announced first
             check_work(args, shape, machine, verify=False, program=True, work=work)
-        picture = family.describe(board.schedule_point(row), shape, machine, per_char=args.per_char)
+        picture = oracle.report(family, board.schedule_point(row), shape, machine, per_char=args.per_char)
     if args.json:
         print(json.dumps({**row, "description": picture or None}))
         return 0

@@ -14,7 +14,8 @@ from simcore.ga1.machine import MACHINE_KEYS, Machine, MachineError
 from simcore.ga1.schedules import ChapterSchedule
 from simcore.shape import Shape
 
-from search_spaces.base import padding_note
+from autotune.oracles.ga1 import ORACLE as GA1
+from autotune.oracles.ga1 import padding_note
 
 from autotune.results import leaderboard as board
 from autotune.run import pipeline
@@ -22,10 +23,10 @@ from autotune.results import tables
 from autotune.cli.args import add_machine, build_machine, positive_int, shape_arg
 from autotune.run.baseline import sweep_frame, sweep_rows
 from autotune.cli.commands.baseline import selected_schedules
-from autotune.errors import UsageError
+from autotune.cli.errors import UsageError
 from autotune.cli.limits import add_limits, check_work
 from autotune.storage import MEMORY
-from autotune.run.plan import RunSpec
+from autotune.run.plan import RunPlan
 
 HELP = "run hand-written schedules over a grid of machines (the chapter's bandwidth sweep by default)"
 CHAPTER_GRID = ("dma_setup=16,4", "dma_words_per_cycle=8,16,32,64")
@@ -83,7 +84,7 @@ def machines(base: Machine, grid: list[tuple[str, tuple[int, ...]]]) -> list[Mac
 
 def tuned_best(shape: Shape, machine: Machine, trials: int) -> dict[str, object]:
     """The best of a short in-memory study (seeded with the chapter's sweep), verified."""
-    outcome = pipeline.run(RunSpec.of_shape(shape, machine), pipeline.RunOptions(
+    outcome = pipeline.run(RunPlan.of_shape(shape, machine), pipeline.RunOptions(
         trials=trials, study="sweep", storage=MEMORY, verify_top=1, write=False))
     return board.json_rows(outcome.studies[0].frame.head(1))[0]
 
@@ -94,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     if not schedules:
         raise UsageError("--schedules names no schedule")
     grid = parse_grid(args.machine_grid or list(CHAPTER_GRID))
-    base = build_machine(args.machine, args.slots)
+    base = build_machine(GA1, args.machine, slots=args.slots)
     points = machines(base, grid)
     for machine in points:  # refused or announced before anything is generated
         check_work(args, shape, machine)

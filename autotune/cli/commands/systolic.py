@@ -23,10 +23,10 @@ from simcore.systolic.schedule import cycles
 from simcore.systolic.tie import parse_array
 
 from search_spaces.base import Verdict
-from search_spaces.systolic import verify_design
+from autotune.oracles.systolic import verify_design
 
 from autotune.cli.args import shape_arg
-from autotune.errors import UsageError
+from autotune.cli.errors import UsageError
 
 HELP = "cycles, MAC utilization and buffer traffic of one GEMM on a systolic array (ws, os, is)"
 # Problems up to this many MACs are checked against the cycle models without asking.

@@ -14,7 +14,7 @@ import re
 from simcore.tile_model import MatmulTile
 
 from autotune.cli.args import positive_int, shape_arg
-from autotune.errors import UsageError
+from autotune.cli.errors import UsageError
 
 HELP = "print every member of the analytic tile model of C = A B"
 _TILE = re.compile(r"^\s*(-?\d+)\s*[xX]\s*(-?\d+)\s*[xX]\s*(-?\d+)\s*$")

@@ -2,32 +2,30 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 from pathlib import Path
 
-from search_spaces.registry import DEFAULT_SPACES
 from search_spaces.workload import WorkloadError, load_workload
 
-from autotune.results import leaderboard as board
-from autotune.run import pipeline
-from autotune.results import readback
-from autotune.results import tables
+from autotune import oracles
 from autotune.cli.args import add_machine, add_results, add_shape, build_machine, positive_int, shape_arg
-from autotune.errors import UsageError
+from autotune.cli.errors import UsageError
 from autotune.cli.limits import add_limits, check_work
+from autotune.results import leaderboard as board
+from autotune.results import readback, tables
+from autotune.run import pipeline
 from autotune.run.pipeline import DEFAULT_TRIALS, SHORT_TRIALS, Outcome, RunOptions
+from autotune.run.plan import RunPlan
 from autotune.search.sampling import DEFAULT_SAMPLER, SAMPLERS
 from autotune.search.sampling import HELP as SAMPLER_HELP
-from autotune.run.plan import TARGETS, RunSpec
 
 HELP = "search schedules (and optionally machine parameters) with Optuna; the default command"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("tune", help=HELP, description=(
-        "Search schedules for one product with Optuna, simcore's GA-1 simulator as the oracle. Every study "
+        "Search schedules for one product with Optuna, an exact simulator as the oracle (GA-1 by default). Every study "
         "starts from the chapter's hand-written sweep, evaluates each distinct point once, persists every trial "
         "(re-running with the same --study resumes it) and ends with a verified leaderboard in "
         "results/<study>/leaderboard.parquet (and pareto.parquet with several objectives)."))
@@ -48,7 +46,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--transfer", action="store_true",
                         help="also start from the best schedules of earlier studies on nearby shapes and machines "
                              "(in --results, or --storage), scaled to this shape; each such trial records its origin")
-    parser.add_argument("--space", default=None, help=f"search spaces to combine (default {','.join(DEFAULT_SPACES)}; --target systolic: systolic)")
+    parser.add_argument("--space", default=None, help="search spaces to combine (default: the oracle's; ga1: chapter,general,strips; "
+                        "systolic: systolic)")
     parser.add_argument("--study", default=None, help="study name (default derived from shape, machine and space)")
     parser.add_argument("--storage", default=None,
                         help="where the study lives: a journal file path, an RDB URL (sqlite:///file.db, postgresql://user@host/db) "
@@ -70,47 +69,66 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--objectives", default=None, metavar="LIST",
                         help="objectives, e.g. cycles,scratchpad_words (default cycles; systolic: cycles,words_per_mac); "
                              "mxu_cycles is maximised (a slower unit is cheaper), the others minimised")
-    parser.add_argument("--target", choices=TARGETS, default="ga1", help="the oracle: ga1 (default) or systolic (a weight-stationary array)")
-    parser.add_argument("--pe-budget", type=positive_int, default=4096, help="systolic, co-design: most processing elements (default 4096)")
-    parser.add_argument("--max-hbm-words", type=positive_int, default=64, help="systolic: most memory words per cycle (default 64)")
+    parser.add_argument("--oracle", default=None, metavar="NAME",
+                        help=f"the cost model: {', '.join(oracles.names())} (default {oracles.DEFAULT_ORACLE}; "
+                             "any package registered in the entry-point group autotune.oracles)")
+    parser.add_argument("--target", default=None, metavar="NAME", help="deprecated: the same as --oracle")
+    parser.add_argument("--pe-budget", type=positive_int, default=None,
+                        help="systolic: most processing elements (--machine pe_budget=N); co-design: most MACs per cycle (default 4096)")
+    parser.add_argument("--max-hbm-words", type=positive_int, default=None,
+                        help="systolic: most memory words per cycle (--machine max_hbm_words=N, default 64)")
     add_limits(parser)
     parser.set_defaults(run=run)
 
 
-def build_spec(args: argparse.Namespace) -> RunSpec:
-    """The run's spec from the arguments; validated by the pipeline before anything is created."""
+def oracle_name(args: argparse.Namespace) -> str:
+    if args.target is not None:
+        print("autotune: warning: --target is deprecated: use --oracle", file=sys.stderr)
+        if args.oracle is not None and args.oracle != args.target:
+            raise UsageError(f"--oracle {args.oracle} and --target {args.target} disagree: give --oracle alone")
+    return str(args.oracle or args.target or oracles.DEFAULT_ORACLE)
+
+
+def build_plan(args: argparse.Namespace) -> RunPlan:
+    """The run's plan, resolved once from the flags; the pipeline validates it."""
     if args.shape is None and args.workload is None:
         raise UsageError("give --shape MxKxN (one product) or --workload FILE (several)")
-    machine = build_machine(args.machine, args.slots)
+    oracle = oracles.get(oracle_name(args))
+    machine = build_machine(oracle, args.machine, slots=args.slots, pe_budget=args.pe_budget,
+                            max_hbm_words=args.max_hbm_words)
     objectives = tuple(n.strip() for n in (args.objectives or "").split(",") if n.strip())
-    settings = dict(target=args.target, spaces=args.space or ",".join(DEFAULT_SPACES), objectives=objectives,
-                    search_machine=args.search_machine, machine_range=args.machine_range, max_scratchpad_words=args.max_scratchpad_words,
-                    max_dma_words_per_cycle=args.max_dma_words_per_cycle, pe_budget=args.pe_budget, max_hbm_words=args.max_hbm_words)
+    if args.objectives is not None and not objectives:
+        raise UsageError("--objectives is empty: name at least cycles")
+    if args.space is not None and not args.space.strip(" ,"):
+        raise UsageError("--space is empty: name a search space, or leave it out")
+    codesign_pes = args.pe_budget if "pe_budget" not in oracle.default_machine().as_dict() else None
+    settings = dict(oracle=oracle.name, spaces=args.space or "", objectives=objectives or oracle.default_objectives,
+                    search_machine=args.search_machine, machine_range=args.machine_range,
+                    max_scratchpad_words=args.max_scratchpad_words, max_dma_words_per_cycle=args.max_dma_words_per_cycle,
+                    pe_budget=codesign_pes or 4096)
     if args.shape is not None:
-        spec = RunSpec.of_shape(shape_arg(args.shape), machine, **settings)  # type: ignore[arg-type]
-    else:
-        try:
-            spec = RunSpec(load_workload(args.workload), machine, False, **settings)  # type: ignore[arg-type]
-        except WorkloadError as exc:
-            raise UsageError(str(exc)) from None
-    # No --objectives: what the family measures by default (cycles; a systolic array adds words_per_mac).
-    return spec if objectives else dataclasses.replace(spec, objectives=spec.families()[0].default_objectives)
+        return RunPlan.of_shape(shape_arg(args.shape), machine, **settings)
+    try:
+        return RunPlan(load_workload(args.workload), machine, False, **settings)  # type: ignore[arg-type]
+    except WorkloadError as exc:
+        raise UsageError(str(exc)) from None
 
 
-def starting_points(args: argparse.Namespace, spec: RunSpec) -> tuple:
+def starting_points(args: argparse.Namespace, plan: RunPlan) -> tuple:
     if args.enqueue is None:
         return ()
-    base = spec.families()[0].machine_record(spec.machine)
-    space = spec.machine_space()
+    base = plan.the_oracle().machine_record(plan.machine)
+    space = plan.machine_space()
     searched = tuple(p.name for p in space.params()) if space else ()
     return tuple(readback.starting_point(item, base, searched, str(args.enqueue)) for item in readback.schedules(args.enqueue))
 
 
 def run(args: argparse.Namespace) -> int:
-    spec = build_spec(args)
-    if spec.target == "ga1":  # every GEMM refused or announced before anything is generated
-        for gemm in spec.workload.gemms:
-            check_work(args, gemm.shape, spec.machine)
+    spec = build_plan(args)
+    for gemm in spec.workload.gemms:  # every GEMM refused or announced before anything is generated
+        work = spec.the_oracle().work(gemm.shape, spec.machine)
+        if work is not None:
+            check_work(args, gemm.shape, spec.machine, work=work)
     trials = args.trials if args.trials is not None else DEFAULT_TRIALS if spec.single else SHORT_TRIALS
     options = RunOptions(trials=trials, sampler=args.sampler, seed=args.seed, study=args.study, storage=args.storage,
                          results=args.results, workers=args.workers, timeout=args.timeout, heartbeat=args.heartbeat,
@@ -127,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
     return 130 if outcome.interrupted else 0
 
 
-def report(outcome: Outcome, spec: RunSpec, args: argparse.Namespace) -> None:
+def report(outcome: Outcome, spec: RunPlan, args: argparse.Namespace) -> None:
     """What the run found: the leaderboard's top (one product), each GEMM's winner (a workload)
     or the Pareto front of machines (a co-design), as a table or JSON lines."""
     study = outcome.studies[0]

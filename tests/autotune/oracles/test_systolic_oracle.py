@@ -1,4 +1,4 @@
-"""The systolic target's family: domains, canonical mapping, graded violation, metrics, verification."""
+"""The systolic oracle and its family: domains, canonical mapping, graded violation, metrics, verification."""
 from __future__ import annotations
 
 import pytest
@@ -10,13 +10,15 @@ from simcore.shape import Shape
 from simcore.systolic import Mapping, SystolicArray, SystolicDesign, cycles, tiles, traffic
 from simcore.systolic.model import ORDERS, HbmLink
 
-import search_spaces.systolic as family_module
+import autotune.oracles.systolic as family_module
 from search_spaces import registry
 from search_spaces.base import EXACT, SCALED
 from search_spaces.domains import Choice, IntRange
-from search_spaces.systolic import SystolicFamily, design_of, systolic_family, verify_design, verify_plan
+from search_spaces.systolic import SystolicFamily, design_of, systolic_family
 
-MACHINE = Machine()
+from autotune.oracles.systolic import ORACLE, verify_design, verify_plan
+
+MACHINE = ORACLE.default_machine()
 FAMILY = systolic_family(64, 16)
 
 
@@ -61,49 +63,49 @@ def test_a_mapping_wider_than_the_array_is_clipped() -> None:
     shape = Shape(8, 8, 8)
     wide = point(4, 4, map_rows=64, map_cols=2)
     assert FAMILY.canonical(wide, shape, 8) == point(4, 4, map_rows=4, map_cols=2)
-    assert FAMILY.evaluate(wide, shape, MACHINE) == FAMILY.evaluate(point(4, 4, map_rows=4, map_cols=2), shape, MACHINE)
+    assert ORACLE.evaluate(FAMILY, wide, shape, MACHINE) == ORACLE.evaluate(FAMILY, point(4, 4, map_rows=4, map_cols=2), shape, MACHINE)
     assert design_of(wide).used == Mapping(4, 2)
 
 
 def test_evaluate_metrics_match_the_model() -> None:
     shape = Shape(6, 6, 6)
-    ws = FAMILY.evaluate(point(3, 3, hbm_words=1, buffers=1), shape, MACHINE)
+    ws = ORACLE.evaluate(FAMILY, point(3, 3, hbm_words=1, buffers=1), shape, MACHINE)
     assert ws["cycles"] == 64 and ws["tiles"] == 4 and ws["pes"] == 9  # the chapter: one buffer, one word per cycle
     assert ws["mac_utilization"] == pytest.approx(216 / (9 * 64))
     assert ws["words_per_mac"] == traffic(SystolicArray(3, 3), 6, 6, 6, "ws").words_per_mac
-    assert FAMILY.evaluate(point(3, 3, hbm_words=1), shape, MACHINE)["cycles"] == 49
-    assert FAMILY.evaluate(point(3, 3, hbm_words=2), shape, MACHINE)["cycles"] == 36
+    assert ORACLE.evaluate(FAMILY, point(3, 3, hbm_words=1), shape, MACHINE)["cycles"] == 49
+    assert ORACLE.evaluate(FAMILY, point(3, 3, hbm_words=2), shape, MACHINE)["cycles"] == 36
     for dataflow in ("os", "is"):
-        metrics = FAMILY.evaluate(point(3, 3, dataflow=dataflow), shape, MACHINE)
+        metrics = ORACLE.evaluate(FAMILY, point(3, 3, dataflow=dataflow), shape, MACHINE)
         assert metrics["words_per_mac"] == traffic(SystolicArray(3, 3), 6, 6, 6, dataflow).words_per_mac
-    small = FAMILY.evaluate(point(3, 3, map_rows=2, map_cols=3), shape, MACHINE)
+    small = ORACLE.evaluate(FAMILY, point(3, 3, map_rows=2, map_cols=3), shape, MACHINE)
     assert small["tiles"] == 3 * 2 and small["pes"] == 9
 
 
 def test_os_is_timed_by_its_own_recurrence() -> None:
     shape = Shape(5, 12, 7)
-    metrics = FAMILY.evaluate(point(4, 4, dataflow="os", hbm_words=3), shape, MACHINE)
+    metrics = ORACLE.evaluate(FAMILY, point(4, 4, dataflow="os", hbm_words=3), shape, MACHINE)
     design = SystolicDesign(SystolicArray(4, 4), "os", Mapping(4, 4), hbm=HbmLink(3, 2))
     assert metrics["cycles"] == cycles(design, shape) and metrics["tiles"] == 2 * 2
 
 
 def test_bigger_array_fewer_cycles_and_words() -> None:
     shape = Shape(64, 64, 64)
-    small, big = FAMILY.evaluate(point(2, 2), shape, MACHINE), FAMILY.evaluate(point(8, 8), shape, MACHINE)
+    small, big = ORACLE.evaluate(FAMILY, point(2, 2), shape, MACHINE), ORACLE.evaluate(FAMILY, point(8, 8), shape, MACHINE)
     assert big["cycles"] < small["cycles"] and big["words_per_mac"] < small["words_per_mac"]
 
 
 @pytest.mark.parametrize("dataflow", ["ws", "os", "is"])
 @pytest.mark.parametrize("shadow", [True, False])
 def test_verify_runs_the_design_itself(dataflow: str, shadow: bool) -> None:
-    verdict = FAMILY.verify(point(3, 4, dataflow, shadow, 1, 2, map_rows=2), Shape(7, 9, 10), MACHINE)
+    verdict = ORACLE.verify(FAMILY, point(3, 4, dataflow, shadow, 1, 2, map_rows=2), Shape(7, 9, 10), MACHINE)
     assert verdict.ok and verdict.verified and verdict.level == EXACT and "full shape" in verdict.detail
 
 
 def test_verify_512x1024x1024_on_128x128_is_exact() -> None:
     family = systolic_family(1 << 16, 64)
     for dataflow in ("ws", "os", "is"):
-        verdict = family.verify(point(128, 128, dataflow, hbm_words=64), Shape(512, 1024, 1024), MACHINE)
+        verdict = ORACLE.verify(family, point(128, 128, dataflow, hbm_words=64), Shape(512, 1024, 1024), MACHINE)
         assert verdict.verified, verdict.detail
 
 
@@ -120,7 +122,7 @@ def test_a_design_over_the_budget_is_checked_scaled_and_says_so(monkeypatch: pyt
 
 def test_describe_and_seeds() -> None:
     shape = Shape(32, 32, 32)
-    text = FAMILY.describe(point(map_rows=2), shape, MACHINE)
+    text = ORACLE.report(FAMILY, point(map_rows=2), shape, MACHINE)
     assert "4x4 array" in text and "mapped on 2x4" in text and "cycles" in text
     seeds = FAMILY.seed_points(shape, MACHINE)
     assert point(8, 8, hbm_words=16) in seeds and {s["dataflow"] for s in seeds} == {"ws", "os", "is"}
@@ -131,11 +133,11 @@ def test_describe_and_seeds() -> None:
 
 def test_bad_point() -> None:
     with pytest.raises(ValueError, match="dataflow"):
-        FAMILY.evaluate(point(dataflow="rs"), Shape(4, 4, 4), MACHINE)
+        ORACLE.evaluate(FAMILY, point(dataflow="rs"), Shape(4, 4, 4), MACHINE)
     with pytest.raises(ValueError, match="lacks"):
-        FAMILY.evaluate({"rows": 2}, Shape(4, 4, 4), MACHINE)
+        ORACLE.evaluate(FAMILY, {"rows": 2}, Shape(4, 4, 4), MACHINE)
     with pytest.raises(ValueError, match="shadow"):
-        FAMILY.evaluate(point(shadow="yes"), Shape(4, 4, 4), MACHINE)  # type: ignore[arg-type]
+        ORACLE.evaluate(FAMILY, point(shadow="yes"), Shape(4, 4, 4), MACHINE)  # type: ignore[arg-type]
 
 
 @settings(max_examples=40, deadline=None)
@@ -148,6 +150,6 @@ def test_evaluate_cycles_are_verified_exactly(rows: int, cols: int, dataflow: st
                                               m: int, k: int, n: int) -> None:
     p = point(rows, cols, dataflow, shadow, buffers, words, map_rows, map_cols, order)
     shape = Shape(m, k, n)
-    verdict = FAMILY.verify(p, shape, MACHINE)
+    verdict = ORACLE.verify(FAMILY, p, shape, MACHINE)
     assert verdict.verified, verdict.detail
-    assert str(FAMILY.evaluate(p, shape, MACHINE)["cycles"]) in verdict.detail
+    assert str(ORACLE.evaluate(FAMILY, p, shape, MACHINE)["cycles"]) in verdict.detail
