@@ -4,6 +4,7 @@ The page `reference/cli.md` holds a marker; at build time it is replaced by the 
 of `autotune` and of every command, exactly as `--help` prints them, so the reference cannot
 drift from the parser.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,7 +25,7 @@ from autotune.cli import build_parser as build_cli_parser  # noqa: E402  (the on
 
 PAGE = "reference/cli.md"
 MARKER = "<!-- cli-reference -->"
-HELP_WIDTH = 88  # columns argparse wraps the help to: the same page on every machine
+HELP_WIDTH = 78  # columns argparse wraps the help to: the same page on every machine
 
 
 def on_config(config):  # type: ignore[no-untyped-def]
@@ -45,12 +46,15 @@ def render(parser: argparse.ArgumentParser) -> str:
     """Markdown: one section per command, its one-line help, then its `--help` verbatim."""
     with _plain_terminal():
         sections = [_section(parser.prog, None, parser)]
-        sections += [_section(sub.prog, summary, sub) for _, summary, sub in commands(parser)]
+        sections += [_section(sub.prog, summary, sub) for summary, sub in commands(parser)]
     return "\n".join(sections)
 
 
-def commands(parser: argparse.ArgumentParser) -> Iterator[tuple[str, str | None, argparse.ArgumentParser]]:
-    """(name, one-line help, parser) of each sub-command, in the order `--help` lists them."""
+Command = tuple[str | None, argparse.ArgumentParser]  # (its one-line help, its parser)
+
+
+def commands(parser: argparse.ArgumentParser) -> Iterator[Command]:
+    """(one-line help, parser) of each sub-command, in the order `--help` lists them."""
     for action in parser._actions:  # argparse keeps sub-commands only in this private list
         if not isinstance(action, argparse._SubParsersAction):
             continue
@@ -59,11 +63,11 @@ def commands(parser: argparse.ArgumentParser) -> Iterator[tuple[str, str | None,
         for name, sub in action.choices.items():
             if id(sub) not in seen:  # an alias names the same parser again
                 seen.add(id(sub))
-                yield name, summaries.get(name), sub
+                yield summaries.get(name), sub
 
 
 def _section(title: str, summary: str | None, parser: argparse.ArgumentParser) -> str:
-    lead = f"{summary[0].upper()}{summary[1:]}.\n\n" if summary else ""
+    lead = f"{summary[0].upper()}{summary[1:].rstrip('.')}.\n\n" if summary else ""
     return f"## `{title}`\n\n{lead}```text\n{parser.format_help().rstrip()}\n```\n"
 
 
