@@ -1,0 +1,120 @@
+"""GA-1's energy and area from the counts its timing already makes.
+
+What each instruction moves, by the chapter's instruction set (T x T words a tile):
+  load   DMA: one tile from DRAM (T^2 DRAM reads) into a slot (T^2 scratchpad writes), one set-up
+  store  DMA: one slot (T^2 scratchpad reads) to DRAM (T^2 DRAM writes), one set-up
+  zero   vector unit: one slot written (T^2 scratchpad writes)
+  mxu    matrix unit: c += a @ b, T^3 MACs; reads slots a, b and c (3 T^2 words), writes c (T^2)
+The scratchpad is `slots` x T^2 words, so its energy per word is the technology's at that size.
+Every GA-1 word is one word of the technology's word_bits (the chapter has one kind of word).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from simcore.energy.cost import Category, Cost, Item
+from simcore.energy.technology import Technology
+from simcore.ga1.machine import Machine
+from simcore.ga1.program import LOAD, MXU, OP, OPCODE_NAMES, STORE, ZERO, Program
+from simcore.ga1.timing import VPU, Timing, vector_duration
+
+
+class CountError(ValueError):
+    """Counts that cannot come from a run (negative, or not whole)."""
+
+
+@dataclass(frozen=True)
+class Ga1Counts:
+    """What one GA-1 run did: cycles and instructions by kind. `other_vector` counts vector
+    instructions other than zero, which are not costed."""
+
+    cycles: int
+    loads: int
+    stores: int
+    products: int
+    zeros: int
+    other_vector: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("cycles", "loads", "stores", "products", "zeros", "other_vector"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise CountError(f"{name} must be a non-negative integer, got {value!r}")
+
+    @property
+    def transfers(self) -> int:
+        return self.loads + self.stores
+
+
+def ga1_counts(timing: Timing, machine: Machine) -> Ga1Counts:
+    """The counts of a timed matrix-product program (load, store, zero and mxu only: every
+    matrix-product family's), from its Timing. Timing has no zero count, but zero is the only
+    vector instruction of such a program and takes vector_duration(ZERO) cycles, so the vector
+    unit's busy time divided by that is the number of zeros."""
+    zero_cycles = vector_duration(machine, ZERO)
+    vpu_busy = int(timing.busy[VPU])
+    if vpu_busy % zero_cycles:
+        raise CountError(f"vector unit busy {vpu_busy} cycles: not a whole number of zeros; "
+                         "the program has other vector instructions (use ga1_counts_of_program)")
+    return Ga1Counts(int(timing.cycles), int(timing.loads), int(timing.stores), int(timing.products),
+                     vpu_busy // zero_cycles)
+
+
+def ga1_counts_of_program(timing: Timing, program: Program) -> Ga1Counts:
+    """Exact counts of any program: the instructions by opcode, the cycles from its Timing."""
+    ops = np.bincount(program.code[:, OP], minlength=len(OPCODE_NAMES)) if len(program) else np.zeros(10, int)
+    other = int(ops.sum() - ops[LOAD] - ops[STORE] - ops[ZERO] - ops[MXU])
+    return Ga1Counts(int(timing.cycles), int(ops[LOAD]), int(ops[STORE]), int(ops[MXU]), int(ops[ZERO]), other)
+
+
+def scratchpad_kib(machine: Machine, tech: Technology) -> float:
+    return machine.scratchpad_words * tech.word_bits / 8 / 1024
+
+
+def ga1_area(machine: Machine, tech: Technology) -> tuple[Item, ...]:
+    """The matrix unit's T x T MACs, the scratchpad, the DMA's lanes (um2 each)."""
+    return (
+        Item("matrix unit PEs (T x T)", machine.T * machine.T, tech.pe_um2),
+        Item(f"scratchpad KiB ({machine.slots} slots x {machine.tile_words} words)",
+             scratchpad_kib(machine, tech), tech.sram_um2_per_kib),
+        Item("DMA lanes (dma_words_per_cycle)", machine.dma_words_per_cycle, tech.dma_lane_um2),
+    )
+
+
+def ga1_cost(machine: Machine, counts: Ga1Counts, tech: Technology) -> Cost:
+    """Energy and area of one GA-1 run from its counts."""
+    words = machine.tile_words
+    kib = scratchpad_kib(machine, tech)
+    read, write = tech.sram_read_pj(kib), tech.sram_write_pj(kib)
+    macs = counts.products * machine.T**3
+    scratchpad = (
+        Item("scratchpad writes: loads", counts.loads * words, write),
+        Item("scratchpad reads: stores", counts.stores * words, read),
+        Item("scratchpad writes: zeros", counts.zeros * words, write),
+        Item("scratchpad reads: products (a, b, c)", 3 * counts.products * words, read),
+        Item("scratchpad writes: products (c)", counts.products * words, write),
+    )
+    off_chip = (
+        Item("DRAM reads: loads", counts.loads * words, tech.dram_read_pj),
+        Item("DRAM writes: stores", counts.stores * words, tech.dram_write_pj),
+        Item("DMA set-ups", counts.transfers, tech.dma_setup_pj),
+    )
+    categories = (
+        Category("compute", (Item("MACs (T^3 per product)", macs, tech.mac_pj),)),
+        Category("register", (), counted=False,
+                 why="GA-1 does not model the matrix unit's internal registers"),
+        Category("on_chip", scratchpad),
+        Category("off_chip", off_chip),
+    )
+    not_counted = ["the vector unit's arithmetic (its zero writes are counted)", "the instruction queues"]
+    if counts.other_vector:
+        not_counted.insert(0, f"{counts.other_vector} vector instructions other than zero")
+    return Cost("ga1", tech.name, macs, counts.cycles, categories, ga1_area(machine, tech), tuple(not_counted))
+
+
+def ga1_cost_of_timing(machine: Machine, timing: Timing, tech: Technology) -> Cost:
+    """ga1_cost over a matrix-product program's Timing (what GA1Family.evaluate holds)."""
+    return ga1_cost(machine, ga1_counts(timing, machine), tech)
+
