@@ -39,8 +39,8 @@ class Technology:
     """Energy per action in pJ, area in um2; words are `word_bits` wide, sums `accumulator_bits`."""
 
     name: str
-    node_nm: float
-    supply_v: float
+    node_nm: float | None
+    supply_v: float | None
     word_bits: int
     accumulator_bits: int
     mac_pj: float
@@ -100,7 +100,8 @@ def _log_log(points: tuple[SramPoint, ...], kib: float, field: str) -> float:
 ENERGY_KEYS = tuple(f.name for f in fields(Technology) if f.name.endswith("_pj"))
 AREA_KEYS = ("pe_um2", "shadow_register_um2", "sram_um2_per_kib", "dma_lane_um2")
 SRAM_KEYS = ("kib", "read_pj", "write_pj")
-TOP_KEYS = ("name", "node_nm", "supply_v", "word_bits", "accumulator_bits", "energy", "sram", "area", "sources")
+TOP_KEYS = ("name", "word_bits", "accumulator_bits", "energy", "sram", "area")
+OPTIONAL_TOP_KEYS = ("node_nm", "supply_v", "sources")
 # Units a value may be written in, by the unit its key is stated in.
 UNITS: dict[str, dict[str, float]] = {
     "pj": {"fj": 1e-3, "pj": 1.0, "nj": 1e3, "uj": 1e6},
@@ -188,9 +189,13 @@ def _sram_points(raw: object) -> tuple[SramPoint, ...]:
     return tuple(points)
 
 
+def _optional(data: Mapping[str, Any], key: str, unit: str) -> float | None:
+    return _quantity(key, data[key], unit) if key in data else None
+
+
 def technology_from_dict(data: Mapping[str, Any]) -> Technology:
     """Validate a parsed table and build the Technology."""
-    _table("", data, TOP_KEYS[:-1], ("sources",))
+    _table("", data, TOP_KEYS, OPTIONAL_TOP_KEYS)
     for section in ("energy", "area"):
         if not isinstance(data[section], dict):
             raise TechnologyError(f"{section}: expected a table, got {type(data[section]).__name__}")
@@ -208,8 +213,7 @@ def technology_from_dict(data: Mapping[str, Any]) -> Technology:
         if key not in citable:
             raise TechnologyError(f"sources.{key}: cites a key the table does not have")
     return Technology(
-        name=data["name"], node_nm=_quantity("node_nm", data["node_nm"], "nm"),
-        supply_v=_quantity("supply_v", data["supply_v"], "v"),
+        name=data["name"], node_nm=_optional(data, "node_nm", "nm"), supply_v=_optional(data, "supply_v", "v"),
         word_bits=_positive_int("word_bits", data["word_bits"]),
         accumulator_bits=_positive_int("accumulator_bits", data["accumulator_bits"]),
         sram=_sram_points(data["sram"]), sources=tuple(sorted(sources.items())), **values,
