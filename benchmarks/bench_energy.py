@@ -15,6 +15,7 @@ Usage:
       [--write-golden tests/simcore/golden/zigzag_energy.json]
   python benchmarks/bench_energy.py --golden tests/simcore/golden/zigzag_energy.json   # no ZigZag
 """
+
 from __future__ import annotations
 
 import argparse
@@ -54,16 +55,30 @@ def cases() -> list[dict]:
 
 def _case(m: int, k: int, n: int, dataflow: str, hbm: bool, side: int, order: str) -> dict:
     name = f"{m}x{k}x{n} {dataflow} {'hbm' if hbm else 'on-chip'} {side}x{side} {order}"
-    return {"id": name, "dataflow": dataflow, "m": m, "k": k, "n": n, "rows": side, "cols": side, "hbm": hbm,
-            "order": order}
+    return {
+        "id": name,
+        "dataflow": dataflow,
+        "m": m,
+        "k": k,
+        "n": n,
+        "rows": side,
+        "cols": side,
+        "hbm": hbm,
+        "order": order,
+    }
 
 
 def design_of(case: dict) -> SystolicDesign:
     """Our design for a case: no shadow registers (ZigZag has none), the whole array mapped."""
     link = HbmLink(HBM_WORDS_PER_CYCLE if case["hbm"] else None, 2)
     mapping = Mapping(case["rows"], case["cols"], case["order"])
-    return SystolicDesign(SystolicArray(case["rows"], case["cols"]), case["dataflow"], mapping,
-                          Assumptions(shadow=False), link)
+    return SystolicDesign(
+        SystolicArray(case["rows"], case["cols"]),
+        case["dataflow"],
+        mapping,
+        Assumptions(shadow=False),
+        link,
+    )
 
 
 def compare(case: dict, peer: dict, tech: Technology) -> dict:
@@ -71,20 +86,36 @@ def compare(case: dict, peer: dict, tech: Technology) -> dict:
     design = design_of(case)
     counts = systolic_counts(design, Shape(case["m"], case["k"], case["n"]), 0, tech)
     ours = systolic_cost(design, counts, tech).energy_pj
-    theirs = {(op, level["memory"], d): v for op, levels in peer["levels"].items() for level in levels
-              for d, v in level["elements"].items()}
-    counted = [(key, mine, theirs.get(key)) for key, mine in sorted(zigzag_pairs(counts, case["hbm"]).items())]
+    theirs = {
+        (op, level["memory"], d): v
+        for op, levels in peer["levels"].items()
+        for level in levels
+        for d, v in level["elements"].items()
+    }
+    counted = [
+        (key, mine, theirs.get(key))
+        for key, mine in sorted(zigzag_pairs(counts, case["hbm"]).items())
+    ]
     terms = zigzag_gap_terms(counts, tech)
     gap = peer["energy_pj"] - ours
-    return {"case": case["id"], "macs_equal": counts.macs == peer["macs"], "counts": counted,
-            "counts_equal": all(mine == other for _key, mine, other in counted),
-            "zigzag_pj": peer["energy_pj"], "ours_pj": ours, "difference": gap / peer["energy_pj"],
-            "terms": terms, "unexplained": (gap - sum(terms.values())) / peer["energy_pj"]}
+    return {
+        "case": case["id"],
+        "macs_equal": counts.macs == peer["macs"],
+        "counts": counted,
+        "counts_equal": all(mine == other for _key, mine, other in counted),
+        "zigzag_pj": peer["energy_pj"],
+        "ours_pj": ours,
+        "difference": gap / peer["energy_pj"],
+        "terms": terms,
+        "unexplained": (gap - sum(terms.values())) / peer["energy_pj"],
+    }
 
 
 def run_zigzag(python: str, chosen: list[dict]) -> dict:
     runner = ROOT / "benchmarks" / "zigzag_runner.py"
-    done = subprocess.run([python, str(runner)], input=json.dumps(chosen), capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [python, str(runner)], input=json.dumps(chosen), capture_output=True, text=True, check=False
+    )
     if done.returncode:
         raise SystemExit(f"ZigZag failed:\n{done.stderr[-2000:]}")
     return json.loads(done.stdout)
@@ -94,10 +125,11 @@ def golden_record(peer: dict, chosen: list[dict]) -> dict:
     results = {r["id"]: r for r in peer["results"]}
     return {
         "provenance": {
-            "peer": "ZigZag", "zigzag_version": peer["zigzag_version"],
+            "peer": "ZigZag",
+            "zigzag_version": peer["zigzag_version"],
             "produced_by": "python benchmarks/bench_energy.py --zigzag-python PYTHON --write-golden FILE",
             "each_case": "benchmarks/zigzag_runner.py: zigzag.api.get_hardware_performance_zigzag on tpu_like.yaml's "
-                         "costs, cut to the case's array, with the case's spatial and full temporal mapping",
+            "costs, cut to the case's array, with the case's spatial and full temporal mapping",
             "zigzag_python": peer["python"],
             "technology_file": f"simcore/energy/data/{TECH_FILE}",
         },
@@ -106,15 +138,21 @@ def golden_record(peer: dict, chosen: list[dict]) -> dict:
 
 
 def report(rows: list[dict]) -> str:
-    lines = [f"{'case':<40} {'counts':>7} {'ZigZag pJ':>14} {'ours pJ':>14} {'diff':>8} {'unexplained':>12}"]
+    lines = [
+        f"{'case':<40} {'counts':>7} {'ZigZag pJ':>14} {'ours pJ':>14} {'diff':>8} {'unexplained':>12}"
+    ]
     for row in rows:
-        lines.append(f"{row['case']:<40} {'equal' if row['counts_equal'] and row['macs_equal'] else 'DIFFER':>7} "
-                     f"{row['zigzag_pj']:>14,.0f} {row['ours_pj']:>14,.0f} {row['difference']:>+8.2%} "
-                     f"{row['unexplained']:>+12.5%}")
+        lines.append(
+            f"{row['case']:<40} {'equal' if row['counts_equal'] and row['macs_equal'] else 'DIFFER':>7} "
+            f"{row['zigzag_pj']:>14,.0f} {row['ours_pj']:>14,.0f} {row['difference']:>+8.2%} "
+            f"{row['unexplained']:>+12.5%}"
+        )
     within = sum(abs(r["difference"]) <= 0.05 for r in rows)
-    lines.append(f"energy within 5%: {within} of {len(rows)} cases ({within / len(rows):.0%}); "
-                 f"counts equal: {sum(r['counts_equal'] for r in rows)} of {len(rows)}; "
-                 f"largest unexplained: {max(abs(r['unexplained']) for r in rows):.2e}")
+    lines.append(
+        f"energy within 5%: {within} of {len(rows)} cases ({within / len(rows):.0%}); "
+        f"counts equal: {sum(r['counts_equal'] for r in rows)} of {len(rows)}; "
+        f"largest unexplained: {max(abs(r['unexplained']) for r in rows):.2e}"
+    )
     lines.append("difference by cause, pJ (ZigZag minus ours):")
     for row in rows:
         if any(row["terms"].values()):
@@ -124,11 +162,17 @@ def report(rows: list[dict]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--zigzag-python", help="the Python of a virtualenv with zigzag-dse 3.9.1")
-    source.add_argument("--golden", type=Path, help="compare against a golden file instead of running ZigZag")
-    parser.add_argument("--write-golden", type=Path, help="write ZigZag's results with their provenance here")
+    source.add_argument(
+        "--golden", type=Path, help="compare against a golden file instead of running ZigZag"
+    )
+    parser.add_argument(
+        "--write-golden", type=Path, help="write ZigZag's results with their provenance here"
+    )
     parser.add_argument("--counts", action="store_true", help="print every compared count")
     args = parser.parse_args()
     tech = load_technology(shipped_table(TECH_FILE))

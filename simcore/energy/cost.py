@@ -1,6 +1,7 @@
 """What a GEMM costs: energy in pJ by category (compute, register, on-chip memory, off-chip), each
 category's line items (a count times an energy per action), what the oracle does not count,
 energy per MAC, the energy-delay product and the area in mm2 with its own line items."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -8,7 +9,9 @@ from dataclasses import dataclass
 CATEGORIES: tuple[str, ...] = ("compute", "register", "on_chip", "off_chip")
 # Never costed by either oracle; every Cost lists them.
 NEVER_COSTED: tuple[str, ...] = (
-    "leakage (static power)", "control and instruction issue", "clock tree",
+    "leakage (static power)",
+    "control and instruction issue",
+    "clock tree",
     "interconnect wires between blocks",
 )
 
@@ -82,8 +85,12 @@ class Cost:
 
     def metrics(self) -> dict[str, float]:
         """The flat figures a trial record carries."""
-        out = {"energy_pj": self.energy_pj, "energy_per_mac_pj": self.energy_per_mac_pj, "edp": self.edp,
-               "area_mm2": self.area_mm2}
+        out = {
+            "energy_pj": self.energy_pj,
+            "energy_per_mac_pj": self.energy_per_mac_pj,
+            "edp": self.edp,
+            "area_mm2": self.area_mm2,
+        }
         out.update({f"energy_{c.name}_pj": c.pj for c in self.categories if c.counted})
         return out
 
@@ -94,14 +101,22 @@ class Cost:
             if not category.counted:
                 lines.append(f"  {category.name:<9} not counted: {category.why}")
                 continue
-            lines.append(f"  {category.name:<9} {category.pj:>16,.1f} pJ  {_share(category.pj, self.energy_pj)}")
+            lines.append(
+                f"  {category.name:<9} {category.pj:>16,.1f} pJ  {_share(category.pj, self.energy_pj)}"
+            )
             for item in category.items:
-                lines.append(f"    {item.name:<40} {item.count:>14,.0f} x {item.each:>9.4g} pJ = {item.total:>14,.1f}")
-        lines.append(f"  total     {self.energy_pj:>16,.1f} pJ  ({self.energy_per_mac_pj:.4g} pJ/MAC, "
-                     f"EDP {self.edp:.4g} pJ x cycles)")
+                lines.append(
+                    f"    {item.name:<40} {item.count:>14,.0f} x {item.each:>9.4g} pJ = {item.total:>14,.1f}"
+                )
+        lines.append(
+            f"  total     {self.energy_pj:>16,.1f} pJ  ({self.energy_per_mac_pj:.4g} pJ/MAC, "
+            f"EDP {self.edp:.4g} pJ x cycles)"
+        )
         lines.append(f"  area      {self.area_mm2:>16.4f} mm2")
         for item in self.area:
-            lines.append(f"    {item.name:<40} {item.count:>14,.6g} x {item.each:>9.4g} um2 = {item.total / 1e6:>10.4f} mm2")
+            lines.append(
+                f"    {item.name:<40} {item.count:>14,.6g} x {item.each:>9.4g} um2 = {item.total / 1e6:>10.4f} mm2"
+            )
         lines.append("  not counted: " + "; ".join((*self.not_counted, *NEVER_COSTED)))
         return "\n".join(lines)
 

@@ -8,6 +8,7 @@ What each instruction moves, by the chapter's instruction set (T x T words a til
 The scratchpad is `slots` x T^2 words, so its energy per word is the technology's at that size.
 Every GA-1 word is one word of the technology's word_bits (the chapter has one kind of word).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -56,17 +57,30 @@ def ga1_counts(timing: Timing, machine: Machine) -> Ga1Counts:
     zero_cycles = vector_duration(machine, ZERO)
     vpu_busy = int(timing.busy[VPU])
     if vpu_busy % zero_cycles:
-        raise CountError(f"vector unit busy {vpu_busy} cycles: not a whole number of zeros; "
-                         "the program has other vector instructions (use ga1_counts_of_program)")
-    return Ga1Counts(int(timing.cycles), int(timing.loads), int(timing.stores), int(timing.products),
-                     vpu_busy // zero_cycles)
+        raise CountError(
+            f"vector unit busy {vpu_busy} cycles: not a whole number of zeros; "
+            "the program has other vector instructions (use ga1_counts_of_program)"
+        )
+    return Ga1Counts(
+        int(timing.cycles),
+        int(timing.loads),
+        int(timing.stores),
+        int(timing.products),
+        vpu_busy // zero_cycles,
+    )
 
 
 def ga1_counts_of_program(timing: Timing, program: Program) -> Ga1Counts:
     """Exact counts of any program: the instructions by opcode, the cycles from its Timing."""
-    ops = np.bincount(program.code[:, OP], minlength=len(OPCODE_NAMES)) if len(program) else np.zeros(10, int)
+    ops = (
+        np.bincount(program.code[:, OP], minlength=len(OPCODE_NAMES))
+        if len(program)
+        else np.zeros(10, int)
+    )
     other = int(ops.sum() - ops[LOAD] - ops[STORE] - ops[ZERO] - ops[MXU])
-    return Ga1Counts(int(timing.cycles), int(ops[LOAD]), int(ops[STORE]), int(ops[MXU]), int(ops[ZERO]), other)
+    return Ga1Counts(
+        int(timing.cycles), int(ops[LOAD]), int(ops[STORE]), int(ops[MXU]), int(ops[ZERO]), other
+    )
 
 
 def scratchpad_kib(machine: Machine, tech: Technology) -> float:
@@ -77,8 +91,11 @@ def ga1_area(machine: Machine, tech: Technology) -> tuple[Item, ...]:
     """The matrix unit's T x T MACs, the scratchpad, the DMA's lanes (um2 each)."""
     return (
         Item("matrix unit PEs (T x T)", machine.T * machine.T, tech.pe_um2),
-        Item(f"scratchpad KiB ({machine.slots} slots x {machine.tile_words} words)",
-             scratchpad_kib(machine, tech), tech.sram_um2_per_kib),
+        Item(
+            f"scratchpad KiB ({machine.slots} slots x {machine.tile_words} words)",
+            scratchpad_kib(machine, tech),
+            tech.sram_um2_per_kib,
+        ),
         Item("DMA lanes (dma_words_per_cycle)", machine.dma_words_per_cycle, tech.dma_lane_um2),
     )
 
@@ -103,18 +120,32 @@ def ga1_cost(machine: Machine, counts: Ga1Counts, tech: Technology) -> Cost:
     )
     categories = (
         Category("compute", (Item("MACs (T^3 per product)", macs, tech.mac_pj),)),
-        Category("register", (), counted=False,
-                 why="GA-1 does not model the matrix unit's internal registers"),
+        Category(
+            "register",
+            (),
+            counted=False,
+            why="GA-1 does not model the matrix unit's internal registers",
+        ),
         Category("on_chip", scratchpad),
         Category("off_chip", off_chip),
     )
-    not_counted = ["the vector unit's arithmetic (its zero writes are counted)", "the instruction queues"]
+    not_counted = [
+        "the vector unit's arithmetic (its zero writes are counted)",
+        "the instruction queues",
+    ]
     if counts.other_vector:
         not_counted.insert(0, f"{counts.other_vector} vector instructions other than zero")
-    return Cost("ga1", tech.name, macs, counts.cycles, categories, ga1_area(machine, tech), tuple(not_counted))
+    return Cost(
+        "ga1",
+        tech.name,
+        macs,
+        counts.cycles,
+        categories,
+        ga1_area(machine, tech),
+        tuple(not_counted),
+    )
 
 
 def ga1_cost_of_timing(machine: Machine, timing: Timing, tech: Technology) -> Cost:
     """ga1_cost over a matrix-product program's Timing (what GA1Family.evaluate holds)."""
     return ga1_cost(machine, ga1_counts(timing, machine), tech)
-

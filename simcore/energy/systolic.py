@@ -20,6 +20,7 @@ The buffers are costed as one SRAM of their total capacity (`buffer_words`): the
 operand and the results whole (partial sums at accumulator width), and the stationary matrix
 whole, or `hbm.buffers` tiles of the mapped sub-array when it comes over the HBM link.
 """
+
 from __future__ import annotations
 
 import math
@@ -28,7 +29,14 @@ from dataclasses import dataclass
 from simcore.energy.cost import Category, Cost, Item
 from simcore.energy.technology import Technology
 from simcore.shape import Shape
-from simcore.systolic.model import SystolicDesign, Traffic, design_traffic, hbm_words, roles, tile_count
+from simcore.systolic.model import (
+    SystolicDesign,
+    Traffic,
+    design_traffic,
+    hbm_words,
+    roles,
+    tile_count,
+)
 
 
 @dataclass(frozen=True)
@@ -65,8 +73,13 @@ def buffer_words(design: SystolicDesign, shape: Shape, accumulator_words: float)
     return m * k + k * n + (m * n if staged is None else staged)
 
 
-def systolic_counts(design: SystolicDesign, shape: Shape, cycles: int, tech: Technology,
-                    traffic: Traffic | None = None) -> SystolicCounts:
+def systolic_counts(
+    design: SystolicDesign,
+    shape: Shape,
+    cycles: int,
+    tech: Technology,
+    traffic: Traffic | None = None,
+) -> SystolicCounts:
     """The counts of one GEMM. `traffic` defaults to the model's formula (design_traffic), which
     the cycle model's moved words are held equal to; pass SystolicResult.traffic to use those."""
     t = design_traffic(design, shape) if traffic is None else traffic
@@ -86,8 +99,21 @@ def systolic_counts(design: SystolicDesign, shape: Shape, cycles: int, tech: Tec
         acc_reads = acc_writes = forwarded = t.macs
         fetch, writeback, reads, writes = link, 0, link, 0
     return SystolicCounts(
-        design.dataflow, t.macs, cycles, t, fetch, writeback, reads, writes, transfers,
-        held[0], held[1], acc_reads, acc_writes, forwarded, forwarded,
+        design.dataflow,
+        t.macs,
+        cycles,
+        t,
+        fetch,
+        writeback,
+        reads,
+        writes,
+        transfers,
+        held[0],
+        held[1],
+        acc_reads,
+        acc_writes,
+        forwarded,
+        forwarded,
         buffer_words(design, shape, tech.accumulator_words),
     )
 
@@ -96,7 +122,9 @@ def buffer_kib(counts: SystolicCounts, tech: Technology) -> float:
     return counts.buffer_words * tech.word_bits / 8 / 1024
 
 
-def systolic_area(design: SystolicDesign, counts: SystolicCounts, tech: Technology) -> tuple[Item, ...]:
+def systolic_area(
+    design: SystolicDesign, counts: SystolicCounts, tech: Technology
+) -> tuple[Item, ...]:
     """The R x C PEs, their shadow registers (results are accumulator words in os), the buffers
     and the HBM link's lanes (um2 each)."""
     pes = design.array.pes
@@ -114,12 +142,30 @@ def systolic_area(design: SystolicDesign, counts: SystolicCounts, tech: Technolo
 def _register_items(counts: SystolicCounts, tech: Technology) -> tuple[Item, ...]:
     items = []
     if counts.stationary_writes:
-        items += [Item("stationary register writes", counts.stationary_writes, tech.operand_register_write_pj),
-                  Item("stationary register reads", counts.stationary_reads, tech.operand_register_read_pj)]
-    items += [Item("accumulator register writes", counts.accumulator_writes, tech.accumulator_register_write_pj),
-              Item("accumulator register reads", counts.accumulator_reads, tech.accumulator_register_read_pj),
-              Item("forwarding register writes", counts.forward_writes, tech.forward_register_write_pj),
-              Item("forwarding register reads", counts.forward_reads, tech.forward_register_read_pj)]
+        items += [
+            Item(
+                "stationary register writes",
+                counts.stationary_writes,
+                tech.operand_register_write_pj,
+            ),
+            Item(
+                "stationary register reads", counts.stationary_reads, tech.operand_register_read_pj
+            ),
+        ]
+    items += [
+        Item(
+            "accumulator register writes",
+            counts.accumulator_writes,
+            tech.accumulator_register_write_pj,
+        ),
+        Item(
+            "accumulator register reads",
+            counts.accumulator_reads,
+            tech.accumulator_register_read_pj,
+        ),
+        Item("forwarding register writes", counts.forward_writes, tech.forward_register_write_pj),
+        Item("forwarding register reads", counts.forward_reads, tech.forward_register_read_pj),
+    ]
     return tuple(items)
 
 
@@ -127,10 +173,13 @@ def _buffer_items(counts: SystolicCounts, tech: Technology) -> tuple[Item, ...]:
     kib = buffer_kib(counts, tech)
     read, write, wide = tech.sram_read_pj(kib), tech.sram_write_pj(kib), tech.accumulator_words
     t = counts.traffic
-    items = [Item("A reads", t.a_reads, read), Item("B reads", t.b_reads, read),
-             Item("partial-sum writes (accumulator words)", t.psum_writes, write * wide),
-             Item("partial-sum read-backs (accumulator words)", t.psum_readbacks, read * wide),
-             Item("C writes", t.c_writes, write)]
+    items = [
+        Item("A reads", t.a_reads, read),
+        Item("B reads", t.b_reads, read),
+        Item("partial-sum writes (accumulator words)", t.psum_writes, write * wide),
+        Item("partial-sum read-backs (accumulator words)", t.psum_readbacks, read * wide),
+        Item("C writes", t.c_writes, write),
+    ]
     if counts.fetch_writes:
         items.append(Item("stationary tiles written from HBM", counts.fetch_writes, write))
     if counts.writeback_reads:
@@ -146,23 +195,40 @@ def systolic_cost(design: SystolicDesign, counts: SystolicCounts, tech: Technolo
     if counts.hbm_writes:
         off_chip.append(Item("HBM writes (result tiles)", counts.hbm_writes, tech.dram_write_pj))
     if counts.transfers:
-        off_chip.append(Item("DMA set-ups (one per tile over HBM)", counts.transfers, tech.dma_setup_pj))
+        off_chip.append(
+            Item("DMA set-ups (one per tile over HBM)", counts.transfers, tech.dma_setup_pj)
+        )
     categories = (
         Category("compute", (Item("MACs", counts.macs, tech.mac_pj),)),
         Category("register", _register_items(counts, tech)),
         Category("on_chip", _buffer_items(counts, tech)),
         Category("off_chip", tuple(off_chip)),
     )
-    kept = "A and B" if design.dataflow == "os" else ("A and C" if design.dataflow == "ws" else "B and C")
+    kept = (
+        "A and B"
+        if design.dataflow == "os"
+        else ("A and C" if design.dataflow == "ws" else "B and C")
+    )
     if design.hbm.on_chip:
         kept = "A, B and C"
-    not_counted = (f"off-chip traffic of {kept}: the model keeps them in the on-chip buffers",
-                   "the stationary words' shifts down the array while loading (interconnect)")
-    return Cost("systolic", tech.name, counts.macs, counts.cycles, categories, systolic_area(design, counts, tech),
-                not_counted)
+    not_counted = (
+        f"off-chip traffic of {kept}: the model keeps them in the on-chip buffers",
+        "the stationary words' shifts down the array while loading (interconnect)",
+    )
+    return Cost(
+        "systolic",
+        tech.name,
+        counts.macs,
+        counts.cycles,
+        categories,
+        systolic_area(design, counts, tech),
+        not_counted,
+    )
 
 
-def systolic_cost_of(design: SystolicDesign, shape: Shape, tech: Technology, cycles: int | None = None) -> Cost:
+def systolic_cost_of(
+    design: SystolicDesign, shape: Shape, tech: Technology, cycles: int | None = None
+) -> Cost:
     """systolic_cost of a GEMM, its cycles from the closed form unless given."""
     if cycles is None:
         from simcore.systolic.schedule import cycles as closed_form

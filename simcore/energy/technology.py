@@ -2,6 +2,7 @@
 read from a TOML file and validated (`load_technology`). The default table ships with the
 package (data/default_45nm.toml); its header and [sources] say where every value comes from.
 """
+
 from __future__ import annotations
 
 import math
@@ -126,14 +127,20 @@ def _quantity(where: str, value: object, unit: str) -> float:
     if isinstance(value, str):
         match = _QUANTITY.match(value)
         if not match:
-            raise TechnologyError(f"{where}: expected a number or a quantity such as '1.5 {unit}', got {value!r}")
+            raise TechnologyError(
+                f"{where}: expected a number or a quantity such as '1.5 {unit}', got {value!r}"
+            )
         number, given = float(match.group(1)), match.group(2).lower()
         if given not in UNITS[unit]:
             kinds = ", ".join(UNITS[unit])
-            raise TechnologyError(f"{where}: wrong unit {match.group(2)!r}, expected one of {kinds}")
+            raise TechnologyError(
+                f"{where}: wrong unit {match.group(2)!r}, expected one of {kinds}"
+            )
         value = number * UNITS[unit][given]
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TechnologyError(f"{where}: expected a number in {unit}, got {type(value).__name__} {value!r}")
+        raise TechnologyError(
+            f"{where}: expected a number in {unit}, got {type(value).__name__} {value!r}"
+        )
     if not math.isfinite(value):
         raise TechnologyError(f"{where}: must be finite, got {value}")
     if value < 0:
@@ -150,12 +157,16 @@ def _wrong_unit_hint(key: str, known: tuple[str, ...]) -> str:
     return ""
 
 
-def _table(where: str, data: Mapping[str, Any], required: tuple[str, ...], optional: tuple[str, ...] = ()) -> None:
+def _table(
+    where: str, data: Mapping[str, Any], required: tuple[str, ...], optional: tuple[str, ...] = ()
+) -> None:
     """Every required key present, no unknown key."""
     for key in data:
         if key not in required and key not in optional:
             known = ", ".join((*required, *optional))
-            raise TechnologyError(f"{where}{key}: unknown key{_wrong_unit_hint(key, required)} (known: {known})")
+            raise TechnologyError(
+                f"{where}{key}: unknown key{_wrong_unit_hint(key, required)} (known: {known})"
+            )
     for key in required:
         if key not in data:
             raise TechnologyError(f"{where}{key}: missing key")
@@ -198,38 +209,52 @@ def technology_from_dict(data: Mapping[str, Any]) -> Technology:
     _table("", data, TOP_KEYS, OPTIONAL_TOP_KEYS)
     for section in ("energy", "area"):
         if not isinstance(data[section], dict):
-            raise TechnologyError(f"{section}: expected a table, got {type(data[section]).__name__}")
+            raise TechnologyError(
+                f"{section}: expected a table, got {type(data[section]).__name__}"
+            )
     _table("energy.", data["energy"], ENERGY_KEYS)
     _table("area.", data["area"], AREA_KEYS)
     if not isinstance(data["name"], str) or not data["name"].strip():
         raise TechnologyError(f"name: expected a non-empty string, got {data['name']!r}")
-    values: dict[str, Any] = {key: _quantity(f"energy.{key}", data["energy"][key], "pj") for key in ENERGY_KEYS}
+    values: dict[str, Any] = {
+        key: _quantity(f"energy.{key}", data["energy"][key], "pj") for key in ENERGY_KEYS
+    }
     values.update({key: _quantity(f"area.{key}", data["area"][key], "um2") for key in AREA_KEYS})
     sources = data.get("sources", {})
     if not isinstance(sources, dict) or not all(isinstance(v, str) for v in sources.values()):
-        raise TechnologyError("sources: expected a table of key = \"citation\" strings")
+        raise TechnologyError('sources: expected a table of key = "citation" strings')
     citable = (*ENERGY_KEYS, *AREA_KEYS, "sram")
     for key in sources:
         if key not in citable:
             raise TechnologyError(f"sources.{key}: cites a key the table does not have")
     return Technology(
-        name=data["name"], node_nm=_optional(data, "node_nm", "nm"), supply_v=_optional(data, "supply_v", "v"),
+        name=data["name"],
+        node_nm=_optional(data, "node_nm", "nm"),
+        supply_v=_optional(data, "supply_v", "v"),
         word_bits=_positive_int("word_bits", data["word_bits"]),
         accumulator_bits=_positive_int("accumulator_bits", data["accumulator_bits"]),
-        sram=_sram_points(data["sram"]), sources=tuple(sorted(sources.items())), **values,
+        sram=_sram_points(data["sram"]),
+        sources=tuple(sorted(sources.items())),
+        **values,
     )
 
 
 def load_technology(path: str | Path | None = None) -> Technology:
     """The technology table at `path`, or the shipped default (45 nm) when None."""
     if path is None:
-        text = resources.files("simcore.energy").joinpath("data", DEFAULT_TABLE).read_text(encoding="utf-8")
+        text = (
+            resources.files("simcore.energy")
+            .joinpath("data", DEFAULT_TABLE)
+            .read_text(encoding="utf-8")
+        )
         where = DEFAULT_TABLE
     else:
         try:
             text = Path(path).read_text(encoding="utf-8")
         except OSError as exc:
-            raise TechnologyError(f"cannot read technology file {path}: {exc.strerror or exc}") from None
+            raise TechnologyError(
+                f"cannot read technology file {path}: {exc.strerror or exc}"
+            ) from None
         where = str(path)
     try:
         data = tomllib.loads(text)
