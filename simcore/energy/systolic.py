@@ -141,7 +141,7 @@ def systolic_area(
 
 def _register_items(counts: SystolicCounts, tech: Technology) -> tuple[Item, ...]:
     items = []
-    if counts.stationary_writes:
+    if counts.stationary_writes or counts.stationary_reads:
         items += [
             Item(
                 "stationary register writes",

@@ -111,6 +111,7 @@ UNITS: dict[str, dict[str, float]] = {
     "nm": {"nm": 1.0},
     "v": {"v": 1.0, "mv": 1e-3},
 }
+SHOWN = {"pj": "pJ", "um2": "um2", "kib": "KiB", "nm": "nm", "v": "V"}
 _QUANTITY = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z0-9]+)\s*$")
 
 
@@ -128,7 +129,7 @@ def _quantity(where: str, value: object, unit: str) -> float:
         match = _QUANTITY.match(value)
         if not match:
             raise TechnologyError(
-                f"{where}: expected a number or a quantity such as '1.5 {unit}', got {value!r}"
+                f"{where}: expected a number or a quantity such as '1.5 {SHOWN[unit]}', got {value!r}"
             )
         number, given = float(match.group(1)), match.group(2).lower()
         if given not in UNITS[unit]:
@@ -139,7 +140,7 @@ def _quantity(where: str, value: object, unit: str) -> float:
         value = number * UNITS[unit][given]
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TechnologyError(
-            f"{where}: expected a number in {unit}, got {type(value).__name__} {value!r}"
+            f"{where}: expected a number in {SHOWN[unit]}, got {type(value).__name__} {value!r}"
         )
     if not math.isfinite(value):
         raise TechnologyError(f"{where}: must be finite, got {value}")
@@ -153,7 +154,7 @@ def _wrong_unit_hint(key: str, known: tuple[str, ...]) -> str:
     stem = re.sub(r"_[a-z0-9]+$", "", key)
     for name in known:
         if re.sub(r"_[a-z0-9]+$", "", name) == stem:
-            return f" (wrong unit: this table states it as {name}, in {_unit_of(name)})"
+            return f" (wrong unit: this table states it as {name}, in {SHOWN[_unit_of(name)]})"
     return ""
 
 
