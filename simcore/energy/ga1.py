@@ -95,50 +95,50 @@ def ga1_area(machine: Machine, tech: Technology) -> tuple[Item, ...]:
     )
 
 
+# What depends on the machine and the technology only, kept for the last few pairs by identity
+# (hashing a Technology costs more than costing a run); the objects are kept, so an id is theirs.
+_FIXED: dict[tuple[int, int], tuple[Machine, Technology, float, float, tuple[Item, ...]]] = {}
+_REGISTER = Category("register", (), False, "GA-1 does not model the matrix unit's internal registers")
+_NOT_COUNTED = ("the vector unit's arithmetic (its zero writes are counted)", "the instruction queues")
+
+
+def _fixed(machine: Machine, tech: Technology) -> tuple[float, float, tuple[Item, ...]]:
+    kept = _FIXED.get((id(machine), id(tech)))
+    if kept is None or kept[0] is not machine or kept[1] is not tech:
+        if len(_FIXED) >= 64:
+            _FIXED.clear()
+        kib = scratchpad_kib(machine, tech)
+        kept = (machine, tech, tech.sram_read_pj(kib), tech.sram_write_pj(kib), ga1_area(machine, tech))
+        _FIXED[(id(machine), id(tech))] = kept
+    return kept[2], kept[3], kept[4]
+
+
 def ga1_cost(machine: Machine, counts: Ga1Counts, tech: Technology) -> Cost:
     """Energy and area of one GA-1 run from its counts."""
-    words = machine.tile_words
-    kib = scratchpad_kib(machine, tech)
-    read, write = tech.sram_read_pj(kib), tech.sram_write_pj(kib)
-    macs = counts.products * machine.T**3
-    scratchpad = (
-        Item("scratchpad writes: loads", counts.loads * words, write),
-        Item("scratchpad reads: stores", counts.stores * words, read),
-        Item("scratchpad writes: zeros", counts.zeros * words, write),
-        Item("scratchpad reads: products (a, b, c)", 3 * counts.products * words, read),
-        Item("scratchpad writes: products (c)", counts.products * words, write),
-    )
-    off_chip = (
-        Item("DRAM reads: loads", counts.loads * words, tech.dram_read_pj),
-        Item("DRAM writes: stores", counts.stores * words, tech.dram_write_pj),
-        Item("DMA set-ups", counts.transfers, tech.dma_setup_pj),
-    )
+    read, write, area = _fixed(machine, tech)
+    words = machine.T * machine.T
+    loads, stores, products = counts.loads * words, counts.stores * words, counts.products * words
+    macs = products * machine.T
     categories = (
         Category("compute", (Item("MACs (T^3 per product)", macs, tech.mac_pj),)),
-        Category(
-            "register",
-            (),
-            counted=False,
-            why="GA-1 does not model the matrix unit's internal registers",
-        ),
-        Category("on_chip", scratchpad),
-        Category("off_chip", off_chip),
+        _REGISTER,
+        Category("on_chip", (
+            Item("scratchpad writes: loads", loads, write),
+            Item("scratchpad reads: stores", stores, read),
+            Item("scratchpad writes: zeros", counts.zeros * words, write),
+            Item("scratchpad reads: products (a, b, c)", 3 * products, read),
+            Item("scratchpad writes: products (c)", products, write),
+        )),
+        Category("off_chip", (
+            Item("DRAM reads: loads", loads, tech.dram_read_pj),
+            Item("DRAM writes: stores", stores, tech.dram_write_pj),
+            Item("DMA set-ups", counts.loads + counts.stores, tech.dma_setup_pj),
+        )),
     )
-    not_counted = [
-        "the vector unit's arithmetic (its zero writes are counted)",
-        "the instruction queues",
-    ]
+    not_counted = _NOT_COUNTED
     if counts.other_vector:
-        not_counted.insert(0, f"{counts.other_vector} vector instructions other than zero")
-    return Cost(
-        "ga1",
-        tech.name,
-        macs,
-        counts.cycles,
-        categories,
-        ga1_area(machine, tech),
-        tuple(not_counted),
-    )
+        not_counted = (f"{counts.other_vector} vector instructions other than zero", *_NOT_COUNTED)
+    return Cost("ga1", tech.name, macs, counts.cycles, categories, area, not_counted)
 
 
 def ga1_cost_of_timing(machine: Machine, timing: Timing, tech: Technology) -> Cost:
