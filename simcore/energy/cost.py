@@ -19,16 +19,16 @@ NEVER_COSTED: tuple[str, ...] = (
 
 
 class Item(NamedTuple):
-    """`count` actions of `each` picojoules (or um2 each, for area). A named tuple, not a
+    """`amount` actions of `each` picojoules (or um2 each, for area). A named tuple, not a
     dataclass: a trial makes a dozen, and a tuple is made several times faster."""
 
     name: str
-    count: float
+    amount: float
     each: float
 
     @property
     def total(self) -> float:
-        return self.count * self.each
+        return self.amount * self.each
 
 
 class Category(NamedTuple):
@@ -107,7 +107,7 @@ class Cost:
             )
             for item in category.items:
                 lines.append(
-                    f"    {item.name:<40} {item.count:>14,.0f} x {item.each:>9.4g} pJ = {item.total:>14,.1f}"
+                    f"    {item.name:<40} {item.amount:>14,.0f} x {item.each:>9.4g} pJ = {item.total:>14,.1f}"
                 )
         lines.append(
             f"  total     {self.energy_pj:>16,.1f} pJ  ({self.energy_per_mac_pj:.4g} pJ/MAC, "
@@ -116,7 +116,7 @@ class Cost:
         lines.append(f"  area      {self.area_mm2:>16.4f} mm2")
         for item in self.area:
             lines.append(
-                f"    {item.name:<40} {item.count:>14,.6g} x {item.each:>9.4g} um2 = {item.total / 1e6:>10.4f} mm2"
+                f"    {item.name:<40} {item.amount:>14,.6g} x {item.each:>9.4g} um2 = {item.total / 1e6:>10.4f} mm2"
             )
         lines.append("  not counted: " + "; ".join((*self.not_counted, *NEVER_COSTED)))
         return "\n".join(lines)

@@ -135,7 +135,7 @@ def ga1_cost(machine: Machine, counts: Ga1Counts, tech: Technology) -> Cost:
             Item("DMA set-ups", counts.loads + counts.stores, tech.dma_setup_pj),
         )),
     )
-    not_counted = _NOT_COUNTED
+    not_counted: tuple[str, ...] = _NOT_COUNTED
     if counts.other_vector:
         not_counted = (f"{counts.other_vector} vector instructions other than zero", *_NOT_COUNTED)
     return Cost("ga1", tech.name, macs, counts.cycles, categories, area, not_counted)

@@ -32,7 +32,7 @@ def _total_matches_breakdown(cost) -> None:  # type: ignore[no-untyped-def]
     assert [c.name for c in cost.categories] == list(CATEGORIES)
     parts = sum(c.pj for c in cost.categories)
     assert cost.energy_pj == pytest.approx(parts) and cost.energy_pj >= 0
-    assert all(item.count >= 0 and item.each >= 0 for c in cost.categories for item in c.items)
+    assert all(item.amount >= 0 and item.each >= 0 for c in cost.categories for item in c.items)
     assert cost.area_mm2 >= 0
 
 
