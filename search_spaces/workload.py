@@ -21,6 +21,9 @@ from simcore.shape import Shape, ShapeError, parse_shape
 
 FORMATS: tuple[str, ...] = (".toml", ".csv")
 CSV_HEADER: tuple[str, ...] = ("name", "shape", "weight")
+# Occurrences per step: more than any model has, few enough that weight x cycles stays finite.
+MAX_WEIGHT = 1e9
+_NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?", re.ASCII)
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # becomes part of a study name and a file path
 
 
@@ -54,10 +57,12 @@ def load_workload(path: str | Path) -> Workload:
     path = Path(path)
     if path.suffix.lower() not in FORMATS:
         raise WorkloadError(f"workload {path}: unknown format {path.suffix or '(no suffix)'!r} (use .toml or .csv)")
+    if path.is_dir():
+        raise WorkloadError(f"workload {path} is a directory, not a file")
     if not path.is_file():
         raise WorkloadError(f"workload file {path} not found")
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark (spreadsheet exports) is dropped
     except (OSError, UnicodeDecodeError) as exc:
         raise WorkloadError(f"cannot read workload {path}: {exc}") from None
     entries = _toml_entries(text, path) if path.suffix.lower() == ".toml" else _csv_entries(text, path)
@@ -101,14 +106,16 @@ def _weight(raw: object, where: str) -> float:
     if isinstance(raw, bool):
         raise WorkloadError(f"{where}: weight must be a positive number, got {raw!r}")
     if isinstance(raw, str):
-        try:
-            raw = float(raw.strip())
-        except ValueError:
-            raise WorkloadError(f"{where}: weight must be a positive number, got {raw!r}") from None
+        if not _NUMBER.fullmatch(raw.strip()):  # float() would take 'inf', '1_0' and other scripts' digits
+            raise WorkloadError(f"{where}: weight must be a positive number, got {raw!r}")
+        raw = float(raw.strip())
     if not isinstance(raw, (int, float)) or raw != raw or raw in (float("inf"), float("-inf")):
         raise WorkloadError(f"{where}: weight must be a positive number, got {raw!r}")
     if raw <= 0:
         raise WorkloadError(f"{where}: weight must be positive, got {raw:g}")
+    if raw > MAX_WEIGHT:
+        raise WorkloadError(f"{where}: weight {raw:g} is too large (at most {MAX_WEIGHT:g} occurrences per step, so that "
+                            f"weighted cycles stay finite)")
     return float(raw)
 
 
@@ -141,7 +148,8 @@ def _csv_entries(text: str, path: Path) -> list[dict[str, object]]:
     reader = csv.reader(io.StringIO("\n".join(lines)))
     header = tuple(cell.strip().lower() for cell in next(reader))
     if header != CSV_HEADER:
-        raise WorkloadError(f"workload {path}: the CSV header must be {','.join(CSV_HEADER)}, got {','.join(header)}")
+        raise WorkloadError(f"workload {path}: the CSV header must be {','.join(CSV_HEADER)}, got "
+                            f"{','.join(repr(cell) for cell in header)}")
     entries: list[dict[str, object]] = []
     for number, cells in enumerate(reader, start=2):
         if len(cells) != len(CSV_HEADER):

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-
 from typing import Any
 
 from simcore.shape import Shape, ShapeError, parse_shape
 
 from autotune.cli.errors import UsageError
+from autotune.cli.strict import strict_int
 from autotune.oracles import Oracle
 
 
@@ -16,14 +16,11 @@ def shape_arg(text: str) -> Shape:
     try:
         return parse_shape(text)
     except ShapeError as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(f"--shape: {exc}") from None
 
 
 def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    value = strict_int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
@@ -32,8 +29,8 @@ def positive_int(text: str) -> int:
 def slots_list(text: str) -> list[int]:
     """'64' or '16,32,64'."""
     try:
-        values = [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
+        values = [strict_int(part) for part in text.split(",") if part.strip()]
+    except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(f"slots must be integers, got {text!r}") from None
     if not values or any(v < 1 for v in values):
         raise argparse.ArgumentTypeError(f"slots must be positive integers, got {text!r}")
@@ -91,6 +88,10 @@ def machine_text(overrides_text: str | None, extra: dict[str, int | None]) -> st
 def build_machine(oracle: Oracle, overrides_text: str | None, **extra: int | None) -> Any:
     """The oracle's machine of --machine and the flags that name one of its keys."""
     keys = set(oracle.default_machine().as_dict())
+    for key, value in extra.items():
+        if value is not None and key not in keys:  # a flag the oracle would ignore
+            raise UsageError(f"--{key.replace('_', '-')} {value}: the {oracle.name} oracle's machine has no {key} "
+                             f"(its parameters: {', '.join(sorted(keys))})")
     text = machine_text(overrides_text, {k: v for k, v in extra.items() if k in keys})
     try:
         return oracle.parse_machine(text)

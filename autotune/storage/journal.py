@@ -130,6 +130,9 @@ class JournalFile(BaseJournalBackend):
         if os.pread(self._fd, 1, size - 1) == b"\n":
             return size
         keep = _last_newline_end(self._fd, size)
+        if os.pread(self._fd, 1, keep) != b"{":  # a record cut short starts like one; anything else is not ours
+            raise JournalCorrupt(f"the file ends with {size - keep} bytes that are not a journal record: "
+                                 f"it is not a journal, or was damaged (nothing was cut)")
         os.ftruncate(self._fd, keep)
         return keep
 

@@ -2,19 +2,24 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
 from pathlib import Path
+from typing import Mapping, Sequence
 
 import pandas as pd
 
+from simcore.ga1.machine import Machine
 from simcore.ga1.schedules import ScheduleError, chapter_sweep, parse_schedule
+from simcore.shape import Shape
 
 from autotune.oracles.ga1 import ORACLE as GA1
 from autotune.oracles.ga1 import padding_note
 
 from autotune.results import tables
-from autotune.cli.args import add_machine, add_shape, build_machine, shape_arg, slots_list
+from autotune.cli.args import add_machine, add_results, add_shape, build_machine, shape_arg, slots_list
+from autotune.results.files import check_output
 from autotune.run.baseline import sweep_frame, sweep_rows, format_table
 from autotune.cli.errors import UsageError
 from autotune.cli.limits import add_limits, check_work
@@ -33,7 +38,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--schedules", default=None, metavar="LIST",
                         help="subset of the sweep, e.g. 1x1:2,2x4:2,4x8:2 (BIxBJ:BUFFERS, BIxrow:BUFFERS, kouter:BUFFERS)")
     parser.add_argument("--out", type=Path, default=None,
-                        help="parquet output (default results/baseline/<shape>.parquet)")
+                        help="parquet output (default <results>/baseline/<shape>-s<slots>-<digest of the machines and "
+                             "schedules>.parquet)")
+    parser.add_argument("--force", action="store_true", help="replace the --out file if it exists")
+    add_results(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object per row instead of the table")
     add_limits(parser)
     parser.set_defaults(run=run)
@@ -43,9 +51,26 @@ def selected_schedules(text: str | None) -> list:
     if text is None:
         return chapter_sweep()
     try:
-        return [parse_schedule(part) for part in text.split(",") if part.strip()]
+        found = [parse_schedule(part) for part in text.split(",") if part.strip()]
     except ScheduleError as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(f"--schedules: {exc}") from None
+    if not found:
+        raise UsageError(f"--schedules {text!r} names no schedule")
+    labels = [repr(s) for s in found]
+    if len(set(labels)) < len(labels):
+        raise UsageError(f"--schedules {text!r} names a schedule twice")
+    return found
+
+
+def default_out(folder: Path, shape: Shape, machines: Sequence[Machine], schedules: Sequence[object],
+                extra: Mapping[str, object] | None = None) -> Path:
+    """A table's default file, named by everything it depends on: the shape and scratchpad
+    sizes in words, the rest (machines, schedules, ...) as a digest, so that runs on other
+    machines never replace each other's tables."""
+    identity = {"machines": [m.key() for m in machines], "schedules": [repr(s) for s in schedules], **(extra or {})}
+    digest = hashlib.sha1(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:8]
+    slots = "-".join(f"s{s}" for s in dict.fromkeys(m.slots for m in machines))
+    return folder / f"{shape}-{slots}-{digest}.parquet"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,6 +78,10 @@ def run(args: argparse.Namespace) -> int:
     schedules = selected_schedules(args.schedules)
     frames, texts, json_rows = [], [], []
     machines = [build_machine(GA1, args.machine, slots=slots) for slots in args.slots or [None]]
+    if len({m.key() for m in machines}) < len(machines):
+        raise UsageError(f"--slots {','.join(str(m.slots) for m in machines)} names a scratchpad size twice")
+    if args.out is not None:
+        check_output(args.out, args.force)
     for machine in machines:  # every size refused or announced before anything is generated
         check_work(args, shape, machine)
     for index, machine in enumerate(machines):
@@ -63,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
         frames.append(sweep_frame(shape, machine, rows))
         texts.append(format_table(shape, machine, rows))
         json_rows += [dict(row, slots=machine.slots) for row in rows]
-    out = args.out or Path("results") / "baseline" / f"{shape}.parquet"
+    out = args.out or default_out(args.results / "baseline", shape, machines, schedules)
     tables.write("baseline", pd.concat(frames, ignore_index=True), out, {"shape": str(shape)})
     if args.json:
         for row in json_rows:

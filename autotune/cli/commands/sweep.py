@@ -20,9 +20,10 @@ from autotune.oracles.ga1 import padding_note
 from autotune.results import leaderboard as board
 from autotune.run import pipeline
 from autotune.results import tables
-from autotune.cli.args import add_machine, build_machine, positive_int, shape_arg
+from autotune.cli.args import add_machine, add_results, build_machine, positive_int, shape_arg
 from autotune.run.baseline import sweep_frame, sweep_rows
-from autotune.cli.commands.baseline import selected_schedules
+from autotune.cli.commands.baseline import default_out, selected_schedules
+from autotune.results.files import check_output
 from autotune.cli.errors import UsageError
 from autotune.cli.limits import add_limits, check_work
 from autotune.storage import MEMORY
@@ -42,10 +43,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help=f"a machine parameter and its values; repeat for a cartesian product (default: {' '.join(CHAPTER_GRID)})")
     parser.add_argument("--schedules", default=CHAPTER_SCHEDULES, metavar="LIST",
                         help=f"hand-written schedules, BIxBJ:BUFFERS,... (default {CHAPTER_SCHEDULES}, the chapter's)")
-    parser.add_argument("--out", type=Path, default=None, help="parquet output (default results/sweep/<shape>.parquet)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="parquet output (default <results>/sweep/<shape>-s<slots>-<digest of the grid, machine and "
+                             "schedules>.parquet)")
+    parser.add_argument("--force", action="store_true", help="replace the --out file if it exists")
+    add_results(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object per row instead of the table")
     parser.add_argument("--tuned", action="store_true", help="also run a short in-memory tuning study per machine")
-    parser.add_argument("--trials", type=positive_int, default=pipeline.SHORT_TRIALS,
+    parser.add_argument("--trials", type=positive_int, default=None,
                         help=f"--tuned: trials per machine, the chapter's sweep included (default {pipeline.SHORT_TRIALS})")
     add_limits(parser)
     parser.set_defaults(run=run)
@@ -95,6 +100,11 @@ def run(args: argparse.Namespace) -> int:
     if not schedules:
         raise UsageError("--schedules names no schedule")
     grid = parse_grid(args.machine_grid or list(CHAPTER_GRID))
+    if args.trials is not None and not args.tuned:
+        raise UsageError("--trials counts the trials of --tuned: give --tuned, or leave --trials out")
+    args.trials = args.trials or pipeline.SHORT_TRIALS
+    if args.out is not None:
+        check_output(args.out, args.force)
     base = build_machine(GA1, args.machine, slots=args.slots)
     points = machines(base, grid)
     for machine in points:  # refused or announced before anything is generated
@@ -113,7 +123,8 @@ def run(args: argparse.Namespace) -> int:
         frames.append(sweep_frame(shape, machine, rows).assign(params_json=[r["params_json"] for r in rows]))
         groups.append((machine, rows))
     frame = pd.concat(frames, ignore_index=True)
-    out = args.out or Path("results") / "sweep" / f"{shape}.parquet"
+    out = args.out or default_out(args.results / "sweep", shape, points, schedules,
+                                  {"grid": grid, "tuned_trials": args.trials if args.tuned else None})
     tables.write("sweep", frame, out, {"shape": str(shape), "grid": [[k, list(v)] for k, v in grid],
                                        "schedules": args.schedules, "tuned_trials": args.trials if args.tuned else None})
     if args.json:

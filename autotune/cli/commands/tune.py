@@ -94,7 +94,11 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
     if args.shape is None and args.workload is None:
         raise UsageError("give --shape MxKxN (one product) or --workload FILE (several)")
     oracle = oracles.get(oracle_name(args))
-    machine = build_machine(oracle, args.machine, slots=args.slots, pe_budget=args.pe_budget,
+    machine_pes = "pe_budget" in oracle.default_machine().as_dict()
+    if args.pe_budget is not None and not machine_pes and not (args.workload and args.search_machine):
+        raise UsageError(f"--pe-budget {args.pe_budget}: the {oracle.name} machine has no PE budget; "
+                         f"it bounds a co-design (--workload with --search-machine)")
+    machine = build_machine(oracle, args.machine, slots=args.slots, pe_budget=args.pe_budget if machine_pes else None,
                             max_hbm_words=args.max_hbm_words)
     objectives = tuple(n.strip() for n in (args.objectives or "").split(",") if n.strip())
     if args.objectives is not None and not objectives:
