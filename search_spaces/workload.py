@@ -24,6 +24,7 @@ CSV_HEADER: tuple[str, ...] = ("name", "shape", "weight")
 # Occurrences per step: more than any model has, few enough that weight x cycles stays finite.
 MAX_WEIGHT = 1e9
 _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?", re.ASCII)
+MAX_NAME = 64
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # becomes part of a study name and a file path
 
 
@@ -94,6 +95,8 @@ def _gemm(entry: dict[str, object], where: str) -> Gemm:
     name = str(entry["name"]).strip()
     if not _NAME.match(name):
         raise WorkloadError(f"{where}: name {name!r} must be letters, digits, '_', '-' or '.'")
+    if len(name) > MAX_NAME:  # it becomes part of a study's folder name
+        raise WorkloadError(f"{where}: name {name[:20]!r}... is longer than {MAX_NAME} characters")
     try:
         shape = parse_shape(str(entry["shape"]))
     except ShapeError as exc:

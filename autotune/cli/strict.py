@@ -37,8 +37,6 @@ class StoreOnce(argparse._StoreAction):
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
                  option_string: str | None = None) -> None:
-        if isinstance(values, str) and not values.strip():
-            raise argparse.ArgumentError(self, "is empty: give a value, or leave the option out")
         given = namespace.__dict__.setdefault("_given_once", {})
         if option_string is not None and self.dest in given:
             raise argparse.ArgumentError(self, f"given twice ({given[self.dest]!r} and {values!r}): give it once")
@@ -47,7 +45,19 @@ class StoreOnce(argparse._StoreAction):
 
 
 def strict(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """Make `parser` strict: every option at most once, integers and numbers in ASCII digits."""
+    """Make `parser` strict: every option at most once, no empty values, integers and numbers in
+    ASCII digits."""
+    convert = parser._get_value
+
+    def get_value(action: argparse.Action, text: str) -> Any:
+        # An empty value is a mistake (--study "" would name no study, --results "" the working
+        # folder), except where the default itself is empty.
+        if (isinstance(text, str) and not text.strip() and action.default != ""
+                and action.nargs not in (argparse.PARSER, argparse.REMAINDER)):  # a command's own arguments
+            raise argparse.ArgumentError(action, "is empty: give a value, or leave the option out")
+        return convert(action, text)
+
+    parser._get_value = get_value  # type: ignore[method-assign]
     parser.register("action", None, StoreOnce)
     parser.register("action", "store", StoreOnce)
     parser.register("type", int, strict_int)

@@ -5,6 +5,7 @@ disk) is a one-line error. And where a command may write at all (`check_output`)
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import tempfile
@@ -17,6 +18,8 @@ import pyarrow.parquet as pq
 
 from autotune.errors import ResultsError
 from autotune.storage.names import blocking_file, ensure_folder
+
+_CHECKSUM = b"autotune.sha256"   # of the autotune metadata: a damaged footer shows on reading
 
 
 @contextlib.contextmanager
@@ -58,16 +61,20 @@ def write_parquet(frame: pd.DataFrame, path: Path, metadata: Mapping[str, object
     if metadata:
         merged = dict(table.schema.metadata or {})
         merged[b"autotune"] = json.dumps(metadata, sort_keys=True).encode()
+        merged[_CHECKSUM] = hashlib.sha256(merged[b"autotune"]).hexdigest().encode()
         table = table.replace_schema_metadata(merged)
     with atomically(path) as temporary:
-        pq.write_table(table, temporary)
+        pq.write_table(table, temporary, write_page_checksum=True)  # damage shows on reading, not as wrong numbers
     return path
 
 
 def read_parquet(path: Path) -> tuple[pd.DataFrame, dict[str, object]]:
     """Read a parquet file and its autotune metadata (empty when there is none)."""
-    table = pq.read_table(path)
-    raw = (table.schema.metadata or {}).get(b"autotune")
+    table = pq.read_table(path, page_checksum_verification=True)
+    found = table.schema.metadata or {}
+    raw = found.get(b"autotune")
+    if raw and _CHECKSUM in found and hashlib.sha256(raw).hexdigest().encode() != found[_CHECKSUM]:
+        raise ValueError("its metadata does not match its checksum")
     metadata = json.loads(raw) if raw else {}
     return table.to_pandas(), metadata
 

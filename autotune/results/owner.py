@@ -53,6 +53,7 @@ class Written:
     storage: str | None
     trials: int | None
     damage: str | None = None   # why the file cannot be read
+    newer: bool = False         # written by a newer autotune: never replaced
 
 
 def written(path: Path) -> Written | None:
@@ -67,10 +68,21 @@ def written(path: Path) -> Written | None:
     except Exception as exc:  # pyarrow and the OS raise many kinds; all mean: damaged
         text = str(exc).strip().splitlines()
         return Written(path, None, None, text[0][:200] if text else type(exc).__name__)
+    if not isinstance(metadata, dict):
+        return Written(path, None, None, "its metadata is not autotune's")
     trials = metadata.get("trials")
     storage = metadata.get("storage")
     return Written(path, storage if isinstance(storage, str) else None,
-                   trials if isinstance(trials, int) and not isinstance(trials, bool) else None)
+                   trials if isinstance(trials, int) and not isinstance(trials, bool) else None,
+                   newer=_newer(metadata))
+
+
+def _newer(metadata: dict[str, object]) -> bool:
+    """Whether a results file is of a schema newer than this autotune writes."""
+    from autotune.results.tables import SCHEMAS
+
+    schema, newest = metadata.get("schema"), SCHEMAS.get(str(metadata.get("kind")))
+    return isinstance(schema, int) and newest is not None and schema > newest
 
 
 def default_storage_in(folder: Path) -> Path | None:
@@ -106,6 +118,8 @@ def shown_storage(key: str, root: Path | None = None) -> str:
 
 def _check(found: Written, url: str, key: str, root: Path, stored_trials: Callable[[], int]) -> None:
     other = "give another study name or results folder"
+    if found.newer:
+        raise StudyError(f"{found.path} was written by a newer autotune: upgrade autotune, or {other}")
     if found.storage is not None and found.storage != key:
         raise StudyError(f"{found.path} was ranked from the storage {shown_storage(found.storage, root)}, "
                          f"not from this study's {shown_storage(url)}: {other}")

@@ -111,7 +111,7 @@ def format_studies(rows: list[dict[str, object]]) -> str:
     cells = [[_cell(r["study"]), _cell(r["oracle"]), _cell(r["shape"]), _cell(r["machine"]), str(r["trials"]),
               f"{r['best_cycles']:.0f}" if r["best_cycles"] is not None else "-", str(r["last_update"] or "-")] for r in good]
     damaged = [(_cell(r["study"]), f"damaged: {_cell(r['damaged'])}") for r in rows if r.get("damaged")]
-    widths = [max(len(t), *(len(c[i]) for c in cells)) for i, t in enumerate(titles)]
+    widths = [max([len(t), *(len(c[i]) for c in cells)]) for i, t in enumerate(titles)]
     widths[0] = max([widths[0], *(len(name) for name, _ in damaged)])
     right = {4, 5}  # numbers
     line = lambda values: "  ".join(v.rjust(w) if i in right else v.ljust(w) for i, (v, w) in enumerate(zip(values, widths))).rstrip()  # noqa: E731

@@ -314,6 +314,7 @@ def open_jobs(spec: RunPlan, options: RunOptions, name: str) -> list[Job]:
             first = settings_for(spec, options, spec.study_name(name, searches[0][0]))
             claim(study_folder(options.results, name), first.storage_url, lambda: 0)
         for gemm, search in searches:
+            check_name(spec.study_name(name, gemm), setting="study" if options.study else None)
             settings = settings_for(spec, options, spec.study_name(name, gemm))
             if options.write:
                 url = settings.storage_url
@@ -344,8 +345,11 @@ def run(spec: RunPlan, options: RunOptions, log: Callable[[str], None] | None = 
     _check_options(options)
     if options.study is not None:
         check_name(options.study)
+    if options.transfer and spec.codesign:
+        raise PlanError("transfer starts from earlier studies' schedules; a co-design searches machines",
+                        setting="transfer")
     spec = replace(spec, encoding=encoding_for(options.sampler))
-    name = check_name(spec.run_name(options.study))
+    name = check_name(spec.run_name(options.study), setting="study" if options.study else None)
     with graceful_stop() as stop:
         jobs = open_jobs(spec, options, name)
         try:

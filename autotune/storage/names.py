@@ -68,7 +68,8 @@ def blocking_file(path: Path) -> Path | None:
 
 
 def ensure_folder(path: Path, what: str = "folder", setting: str | None = None) -> Path:
-    """Create `path` (and its parents) as a folder; one line when a file stands in the way."""
+    """Create `path` (and its parents) as a folder; one line when a file stands in the way (naming
+    `setting`, the flag that chose it) or the folder cannot be made (a read-only disk)."""
     blocked = blocking_file(path)
     if blocked is not None:
         where = "" if blocked == path else f" (in the way of {path})"
@@ -76,7 +77,7 @@ def ensure_folder(path: Path, what: str = "folder", setting: str | None = None) 
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise AutotuneError(f"cannot create the {what} {path}: {_reason(exc)}", setting=setting) from None
+        raise AutotuneError(f"cannot create the {what} {path}: {_reason(exc)}") from None  # the folder, not the flag
     return path
 
 

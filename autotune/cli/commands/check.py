@@ -79,6 +79,8 @@ def best_of(slots: int, trials: int) -> dict[str, object]:
     machine = Machine(slots=slots)
     outcome = pipeline.run(RunPlan.of_shape(SHAPE, machine), pipeline.RunOptions(
         trials=trials, seed=SEED, study=f"check-{slots}", storage=MEMORY, verify_top=3, write=False))
+    if outcome.interrupted:  # a shortened run proves nothing either way
+        raise KeyboardInterrupt
     best = json_rows(outcome.studies[0].frame.head(1))[0]
     return {"key": reference_key(SHAPE, machine), "shape": str(SHAPE), "slots": slots, "cycles": int(best["cycles"]),
             "family": best["family"], "params": best["params_json"], "verified": best["verified"] is True,

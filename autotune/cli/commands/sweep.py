@@ -25,6 +25,7 @@ from autotune.run.baseline import sweep_frame, sweep_rows
 from autotune.cli.commands.baseline import default_out, selected_schedules
 from autotune.results.files import check_output
 from autotune.cli.errors import UsageError
+from autotune.cli.strict import strict_int
 from autotune.cli.limits import add_limits, check_work
 from autotune.storage import MEMORY
 from autotune.run.plan import RunPlan
@@ -67,11 +68,13 @@ def parse_grid(items: list[str]) -> list[tuple[str, tuple[int, ...]]]:
         if any(key == k for k, _ in grid):
             raise UsageError(f"--machine-grid gives {key} twice")
         try:
-            values = tuple(int(v) for v in raw.split(",") if v.strip())
-        except ValueError:
+            values = tuple(strict_int(v) for v in raw.split(",") if v.strip())
+        except argparse.ArgumentTypeError:
             raise UsageError(f"--machine-grid {item!r}: values must be integers") from None
         if not values:
             raise UsageError(f"--machine-grid {item!r}: no values")
+        if len(set(values)) < len(values):
+            raise UsageError(f"--machine-grid {item!r} gives a value twice")
         grid.append((key, values))
     return grid
 
@@ -91,6 +94,8 @@ def tuned_best(shape: Shape, machine: Machine, trials: int) -> dict[str, object]
     """The best of a short in-memory study (seeded with the chapter's sweep), verified."""
     outcome = pipeline.run(RunPlan.of_shape(shape, machine), pipeline.RunOptions(
         trials=trials, study="sweep", storage=MEMORY, verify_top=1, write=False))
+    if outcome.interrupted:  # the table is written whole or not at all
+        raise KeyboardInterrupt
     return board.json_rows(outcome.studies[0].frame.head(1))[0]
 
 

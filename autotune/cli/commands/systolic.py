@@ -27,6 +27,7 @@ from autotune.oracles.systolic import verify_design
 
 from autotune.cli.args import shape_arg
 from autotune.cli.errors import UsageError
+from autotune.cli.strict import strict_float
 
 HELP = "cycles, MAC utilization and buffer traffic of one GEMM on a systolic array (ws, os, is)"
 # Problems up to this many MACs are checked against the cycle models without asking.
@@ -87,8 +88,8 @@ def _hbm(words: str | None, buffers: str) -> HbmLink:
     if words is None:
         return HbmLink(None, int(buffers))
     try:
-        rate = float(words)
-    except ValueError:
+        rate = strict_float(words)
+    except argparse.ArgumentTypeError:
         raise UsageError(f"--hbm-words needs a number of words per cycle, got {words!r}") from None
     if not math.isfinite(rate) or rate <= 0:
         raise UsageError(f"--hbm-words must be positive and finite, got {words!r}")
