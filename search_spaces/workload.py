@@ -39,10 +39,10 @@ class WorkloadError(ValueError):
 class DynamicShapeError(WorkloadError):
     """A model input has a dimension that is not fixed, and no shape was given for it."""
 
-    def __init__(self, message: str, input_name: str, rank: int) -> None:
+    def __init__(self, message: str, input_name: str, dims: tuple[int | None, ...]) -> None:
         super().__init__(message)
         self.input_name = input_name
-        self.rank = rank
+        self.dims = dims  # None where the dimension is dynamic
 
 
 @dataclass(frozen=True)

@@ -85,7 +85,7 @@ def _fix_inputs(graph: Any, given: dict[str, tuple[int, ...]], path: Path) -> No
             continue
         if value.name not in given and not value.type.tensor_type.HasField("shape"):
             raise DynamicShapeError(f"ONNX model {path}: input '{value.name}' has no shape; its shape must be given",
-                                    value.name, 0)
+                                    value.name, ())
         dims = value.type.tensor_type.shape.dim
         if value.name in given:
             shape = given[value.name]
@@ -99,8 +99,9 @@ def _fix_inputs(graph: Any, given: dict[str, tuple[int, ...]], path: Path) -> No
         for index, dim in enumerate(dims):
             if not dim.HasField("dim_value") or dim.dim_value <= 0:
                 label = f" ({dim.dim_param!r})" if dim.dim_param else ""
+                known = tuple(d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None for d in dims)
                 raise DynamicShapeError(f"ONNX model {path}: input '{value.name}' has a dynamic dimension "
-                                        f"{index}{label}; its shape must be given", value.name, len(dims))
+                                        f"{index}{label}; its shape must be given", value.name, known)
 
 
 def _infer(onnx: Any, model: Any, path: Path) -> Any:
