@@ -30,9 +30,13 @@ from pathlib import Path
 from search_spaces.formats.layers import LayerGemm, merge
 from search_spaces.workload import Workload, WorkloadError
 
-CONV_COLUMNS: tuple[str, ...] = ("layer name", "ifmap height", "ifmap width", "filter height",
-                                 "filter width", "channels", "num filter", "strides")
-GEMM_COLUMNS: tuple[str, ...] = ("layer", "m", "n", "k")
+CONV_COLUMNS: tuple[str, ...] = ("Layer name", "IFMAP Height", "IFMAP Width", "Filter Height",
+                                 "Filter Width", "Channels", "Num Filter", "Strides")
+GEMM_COLUMNS: tuple[str, ...] = ("Layer", "M", "N", "K")
+
+
+def _lower(columns: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(c.lower() for c in columns)
 
 
 def _rows(text: str) -> list[tuple[int, list[str]]]:
@@ -53,9 +57,9 @@ def topology_kind(text: str) -> str | None:
     if not rows:
         return None
     header = [" ".join(cell.split()).lower() for cell in rows[0][1]]
-    if tuple(header[:len(CONV_COLUMNS)]) == CONV_COLUMNS:
+    if tuple(header[:len(CONV_COLUMNS)]) == _lower(CONV_COLUMNS):
         return "conv"
-    if tuple(header[:len(GEMM_COLUMNS)]) == GEMM_COLUMNS:
+    if tuple(header[:len(GEMM_COLUMNS)]) == _lower(GEMM_COLUMNS):
         return "gemm"
     return None
 
