@@ -92,7 +92,8 @@ def resolve_workload(path: str | Path) -> Path:
     return path
 
 
-def load_workload(path: str | Path, input_shapes: dict[str, tuple[int, ...]] | None = None) -> Workload:
+def load_workload(path: str | Path,
+                  input_shapes: dict[str, tuple[int, ...]] | None = None) -> Workload:
     """Read and validate a workload: .toml, .csv (autotune's or a SCALE-Sim topology), .onnx, or a
     bundled network's name; WorkloadError with a one-line reason. `input_shapes` fixes an ONNX
     model's input shapes by input name."""
@@ -110,7 +111,7 @@ def load_workload(path: str | Path, input_shapes: dict[str, tuple[int, ...]] | N
 
         return read_onnx(path, input_shapes)
     try:
-        text = path.read_text(encoding="utf-8-sig")  # -sig: a spreadsheet's byte-order mark is not data
+        text = path.read_text(encoding="utf-8-sig")  # a spreadsheet's byte-order mark is not data
     except (OSError, UnicodeDecodeError) as exc:
         raise WorkloadError(f"cannot read workload {path}: {exc}") from None
     if suffix == ".toml":

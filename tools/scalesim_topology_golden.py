@@ -20,6 +20,7 @@ The JSON records every layer as SCALE-Sim read it (its topo_arrays row), so the 
 copy of the topology files. Each case is one subprocess running `probe` in the SCALE-Sim
 environment; finished cases are kept in --cache, so an interrupted run resumes.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -60,7 +61,11 @@ def scalesim_rows(text: str) -> str:
 def _report(path: Path) -> list[dict[str, str]]:
     lines = path.read_text().splitlines()
     header = [h.strip() for h in lines[0].split(",")]
-    return [{h: v.strip() for h, v in zip(header, line.split(",")) if h} for line in lines[1:] if line.strip()]
+    return [
+        {h: v.strip() for h, v in zip(header, line.split(",")) if h}
+        for line in lines[1:]
+        if line.strip()
+    ]
 
 
 def probe(topology: Path, rows: int, cols: int, dataflow: str) -> dict[str, object]:
@@ -78,9 +83,14 @@ def probe(topology: Path, rows: int, cols: int, dataflow: str) -> dict[str, obje
         (work / "topology.csv").write_text(scalesim_rows(topology.read_text()))
         (work / "layout.csv").write_text("Layer,\n")
         with contextlib.redirect_stdout(io.StringIO()):
-            sim = scalesim(save_disk_space=True, verbose=False, config=str(work / "scale.cfg"),
-                           topology=str(work / "topology.csv"), layout=str(work / "layout.csv"),
-                           input_type_gemm=False)
+            sim = scalesim(
+                save_disk_space=True,
+                verbose=False,
+                config=str(work / "scale.cfg"),
+                topology=str(work / "topology.csv"),
+                layout=str(work / "layout.csv"),
+                input_type_gemm=False,
+            )
             sim.run_scale(top_path=str(work / "out"))
         compute = _report(work / "out" / "golden" / "COMPUTE_REPORT.csv")
         access = _report(work / "out" / "golden" / "DETAILED_ACCESS_REPORT.csv")
@@ -88,15 +98,24 @@ def probe(topology: Path, rows: int, cols: int, dataflow: str) -> dict[str, obje
         for index, (row, comp, acc) in enumerate(zip(sim.topo.topo_arrays, compute, access)):
             system = sim.runner.single_layer_sim_object_list[index].compute_system
             demand = [mat.shape[0] for mat in system.get_demand_matrices()]
-            layers.append({
-                "name": str(row[0]), "row": [int(v) for v in row[1:9]],
-                "total_cycles": int(comp["Total Cycles"]), "stall_cycles": int(comp["Stall Cycles"]),
-                "demand_rows": demand[0], "demand_rows_all": demand,
-                "ifmap_sram_reads": int(float(acc["SRAM IFMAP Reads"])),
-                "filter_sram_reads": int(float(acc["SRAM Filter Reads"])),
-                "ofmap_sram_writes": int(float(acc["SRAM OFMAP Writes"])),
-            })
-    return {"scalesim": importlib.metadata.version("scalesim"), "numpy": numpy.__version__, "layers": layers}
+            layers.append(
+                {
+                    "name": str(row[0]),
+                    "row": [int(v) for v in row[1:9]],
+                    "total_cycles": int(comp["Total Cycles"]),
+                    "stall_cycles": int(comp["Stall Cycles"]),
+                    "demand_rows": demand[0],
+                    "demand_rows_all": demand,
+                    "ifmap_sram_reads": int(float(acc["SRAM IFMAP Reads"])),
+                    "filter_sram_reads": int(float(acc["SRAM Filter Reads"])),
+                    "ofmap_sram_writes": int(float(acc["SRAM OFMAP Writes"])),
+                }
+            )
+    return {
+        "scalesim": importlib.metadata.version("scalesim"),
+        "numpy": numpy.__version__,
+        "layers": layers,
+    }
 
 
 def _case(python: Path, topology: Path, rows: int, cols: int, dataflow: str, cache: Path) -> dict:
@@ -105,7 +124,15 @@ def _case(python: Path, topology: Path, rows: int, cols: int, dataflow: str, cac
     if done.is_file():
         return json.loads(done.read_text())
     start = time.monotonic()
-    argv = [str(python), str(Path(__file__).resolve()), "probe", str(topology), str(rows), str(cols), dataflow]
+    argv = [
+        str(python),
+        str(Path(__file__).resolve()),
+        "probe",
+        str(topology),
+        str(rows),
+        str(cols),
+        dataflow,
+    ]
     figures = json.loads(subprocess.run(argv, check=True, capture_output=True, text=True).stdout)
     figures["seconds"] = round(time.monotonic() - start, 1)
     done.write_text(json.dumps(figures))
@@ -119,30 +146,43 @@ def generate(venv: Path, topologies: list[Path], cache: Path) -> dict[str, objec
     cases, version, files = [], {}, {}
     for topology in topologies:
         data = topology.read_bytes()
-        files[topology.name] = {"source": SOURCE + topology.name, "sha256": hashlib.sha256(data).hexdigest(),
-                                "bytes": len(data)}
+        files[topology.name] = {
+            "source": SOURCE + topology.name,
+            "sha256": hashlib.sha256(data).hexdigest(),
+            "bytes": len(data),
+        }
         for rows, cols in ARRAYS[topology.stem]:
             for dataflow in DATAFLOWS:
                 figures = _case(python, topology, rows, cols, dataflow, cache)
                 version = {"scalesim": figures["scalesim"], "numpy": figures["numpy"]}
-                cases.append({"topology": topology.name, "rows": rows, "cols": cols, "dataflow": dataflow,
-                              "seconds": figures["seconds"], "layers": figures["layers"]})
+                cases.append(
+                    {
+                        "topology": topology.name,
+                        "rows": rows,
+                        "cols": cols,
+                        "dataflow": dataflow,
+                        "seconds": figures["seconds"],
+                        "layers": figures["layers"],
+                    }
+                )
     return {
         "provenance": {
-            "tool": "SCALE-Sim (PyPI package scalesim)", **version,
+            "tool": "SCALE-Sim (PyPI package scalesim)",
+            **version,
             "produced_by": "python tools/scalesim_topology_golden.py --venv /work/scalesim-venv "
-                           "--topology .../Resnet50.csv --topology .../alexnet.csv",
+            "--topology .../Resnet50.csv --topology .../alexnet.csv",
             "topologies": files,
             "each_case": "scalesim.scale_sim.scalesim(config=scale.cfg, topology=topology.csv, "
-                         "input_type_gemm=False).run_scale(), the same as python -m scalesim.scale -c scale.cfg "
-                         "-t topology.csv -p out (scale.cfg: tools/scalesim_golden.py's, with the case's "
-                         "ArrayHeight, ArrayWidth and Dataflow, 64 MiB SRAMs, InterfaceBandwidth CALC)",
+            "input_type_gemm=False).run_scale(), the same as python -m scalesim.scale -c scale.cfg "
+            "-t topology.csv -p out (scale.cfg: tools/scalesim_golden.py's, with the case's "
+            "ArrayHeight, ArrayWidth and Dataflow, 64 MiB SRAMs, InterfaceBandwidth CALC)",
             "notes": [
-                "topology.csv is the published file reduced to its first eight columns per non-empty row "
-                "(SCALE-Sim's reader fails on Resnet50.csv as published); 'row' is each layer as SCALE-Sim "
-                "read it: IFMAP height, width, filter height, width, channels, filters, stride h, stride w.",
-                "total_cycles is the report's Total Cycles: the last 0-based cycle index, one less than "
-                "the demand rows when nothing stalls.",
+                "topology.csv is the published file reduced to its first eight columns per "
+                "non-empty row (SCALE-Sim's reader fails on Resnet50.csv as published); 'row' is "
+                "each layer as SCALE-Sim read it: IFMAP height, width, filter height, width, "
+                "channels, filters, stride h, stride w.",
+                "total_cycles is the report's Total Cycles: the last 0-based cycle index, one "
+                "less than the demand rows when nothing stalls.",
                 "ofmap_sram_writes for os adds folds x (R + C) to M N (systolic_compute_os.py).",
                 "ifmap = A (M x K, im2col of the input), filter = B (K x N), ofmap = C.",
             ],
@@ -154,23 +194,42 @@ def generate(venv: Path, topologies: list[Path], cache: Path) -> dict[str, objec
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command")
-    run = sub.add_parser("probe", help="(inside the SCALE-Sim environment) run one case, print JSON")
+    run = sub.add_parser(
+        "probe", help="(inside the SCALE-Sim environment) run one case, print JSON"
+    )
     run.add_argument("topology", type=Path)
     run.add_argument("rows", type=int)
     run.add_argument("cols", type=int)
     run.add_argument("dataflow", choices=DATAFLOWS)
-    parser.add_argument("--venv", type=Path, default=Path("/work/scalesim-venv"), help="SCALE-Sim's virtual environment")
-    parser.add_argument("--topology", type=Path, action="append", default=[],
-                        help="a SCALE-Sim topology file (repeatable): Resnet50.csv, alexnet.csv")
-    parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "scalesim-topology-golden",
-                        help="where finished cases are kept")
+    parser.add_argument(
+        "--venv",
+        type=Path,
+        default=Path("/work/scalesim-venv"),
+        help="SCALE-Sim's virtual environment",
+    )
+    parser.add_argument(
+        "--topology",
+        type=Path,
+        action="append",
+        default=[],
+        help="a SCALE-Sim topology file (repeatable): Resnet50.csv, alexnet.csv",
+    )
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "scalesim-topology-golden",
+        help="where finished cases are kept",
+    )
     parser.add_argument("--out", type=Path, default=OUT, help="where to write the golden data")
     args = parser.parse_args(argv)
     if args.command == "probe":
         print(json.dumps(probe(args.topology, args.rows, args.cols, args.dataflow)))
         return 0
     if not (args.venv / "bin" / "python").exists():
-        print(f"skipping: no SCALE-Sim environment at {args.venv} (see this script's docstring)", file=sys.stderr)
+        print(
+            f"skipping: no SCALE-Sim environment at {args.venv} (see this script's docstring)",
+            file=sys.stderr,
+        )
         return 0
     unknown = [t.name for t in args.topology if t.stem not in ARRAYS]
     if not args.topology or unknown:

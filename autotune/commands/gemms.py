@@ -1,6 +1,7 @@
 """`autotune gemms FILE`: the GEMMs a workload file becomes, whatever its format (TOML, CSV, an
 ONNX model, a SCALE-Sim topology, or a bundled network's name): one line per GEMM and the totals.
 Also the workload loading that the other commands share: `--input-shape` and the warnings."""
+
 from __future__ import annotations
 
 import argparse
@@ -13,15 +14,24 @@ from search_spaces.workload import DynamicShapeError, Workload, WorkloadError, l
 
 from autotune.errors import UsageError
 
-HELP = "list the GEMMs a workload becomes (TOML, CSV, ONNX, SCALE-Sim topology or a bundled network)"
-INPUT_SHAPE_HELP = ("an ONNX input's shape, NAME=1x3x224x224 (repeatable): needed for inputs with "
-                    "dynamic dimensions")
+HELP = (
+    "list the GEMMs a workload becomes (TOML, CSV, ONNX, SCALE-Sim topology or a bundled network)"
+)
+INPUT_SHAPE_HELP = (
+    "an ONNX input's shape, NAME=1x3x224x224 (repeatable): needed for inputs with "
+    "dynamic dimensions"
+)
 _INPUT_SHAPE = re.compile(r"^(?P<name>.+)=(?P<dims>\d+(?:[xX]\d+)*)$")
 
 
 def add_input_shape(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--input-shape", action="append", default=[], metavar="NAME=1x3x224x224",
-                        help=INPUT_SHAPE_HELP)
+    parser.add_argument(
+        "--input-shape",
+        action="append",
+        default=[],
+        metavar="NAME=1x3x224x224",
+        help=INPUT_SHAPE_HELP,
+    )
 
 
 def parse_input_shapes(values: list[str]) -> dict[str, tuple[int, ...]]:
@@ -55,7 +65,9 @@ def load(path: str, input_shape: list[str]) -> Workload:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("gemms", help=HELP, description=HELP + ".")
-    parser.add_argument("workload", metavar="FILE", help="a .toml, .csv or .onnx file, or a bundled workload's name")
+    parser.add_argument(
+        "workload", metavar="FILE", help="a .toml, .csv or .onnx file, or a bundled workload's name"
+    )
     add_input_shape(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(run=run)

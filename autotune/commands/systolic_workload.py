@@ -9,13 +9,20 @@ and B), and its SRAM OFMAP writes (every fold's partial sums for ws and is; for 
 R + C per fold to M N). A convolution is the GEMM of its im2col operand matrices, as SCALE-Sim
 maps it (search_spaces/formats/scalesim.py).
 """
+
 from __future__ import annotations
 
 import argparse
 import json
 
 from simcore.systolic.model import (
-    DATAFLOWS, SCALESIM, Mapping, SystolicArray, SystolicDesign, design_traffic, tile_count,
+    DATAFLOWS,
+    SCALESIM,
+    Mapping,
+    SystolicArray,
+    SystolicDesign,
+    design_traffic,
+    tile_count,
 )
 from simcore.systolic.schedule import cycles
 
@@ -34,9 +41,15 @@ def scalesim_figures(design: SystolicDesign, gemm: Gemm, run_cycles: int) -> dic
     t = design_traffic(design, gemm.shape)
     writes = t.psum_writes + t.c_writes
     if design.dataflow == "os":
-        writes = t.c_writes + tile_count(design, gemm.shape) * (design.array.rows + design.array.cols)
-    return {"total_cycles": run_cycles - 1, "ifmap_sram_reads": t.a_reads, "filter_sram_reads": t.b_reads,
-            "ofmap_sram_writes": writes}
+        writes = t.c_writes + tile_count(design, gemm.shape) * (
+            design.array.rows + design.array.cols
+        )
+    return {
+        "total_cycles": run_cycles - 1,
+        "ifmap_sram_reads": t.a_reads,
+        "filter_sram_reads": t.b_reads,
+        "ofmap_sram_writes": writes,
+    }
 
 
 def is_scalesim(design: SystolicDesign) -> bool:
@@ -51,35 +64,59 @@ def layer_figures(design: SystolicDesign, gemm: Gemm) -> dict[str, object]:
     t = design_traffic(design, gemm.shape)
     used = design.used
     out: dict[str, object] = {
-        "name": gemm.name, "layers": list(gemm.layers), "source": gemm.source,
-        "m": gemm.shape.m, "k": gemm.shape.k, "n": gemm.shape.n, "weight": int(gemm.weight) if gemm.weight.is_integer() else gemm.weight,
-        "dataflow": design.dataflow, "mapping": f"{used.rows}x{used.cols} {used.order}",
-        "cycles": run_cycles, "mac_utilization": gemm.macs / (design.array.pes * run_cycles),
-        "a_reads": t.a_reads, "b_reads": t.b_reads, "psum_writes": t.psum_writes,
-        "psum_readbacks": t.psum_readbacks, "c_writes": t.c_writes,
+        "name": gemm.name,
+        "layers": list(gemm.layers),
+        "source": gemm.source,
+        "m": gemm.shape.m,
+        "k": gemm.shape.k,
+        "n": gemm.shape.n,
+        "weight": int(gemm.weight) if gemm.weight.is_integer() else gemm.weight,
+        "dataflow": design.dataflow,
+        "mapping": f"{used.rows}x{used.cols} {used.order}",
+        "cycles": run_cycles,
+        "mac_utilization": gemm.macs / (design.array.pes * run_cycles),
+        "a_reads": t.a_reads,
+        "b_reads": t.b_reads,
+        "psum_writes": t.psum_writes,
+        "psum_readbacks": t.psum_readbacks,
+        "c_writes": t.c_writes,
     }
     if is_scalesim(design):
         out["scalesim"] = scalesim_figures(design, gemm, run_cycles)
     return out
 
 
-def total(workload: Workload, rows: list[dict[str, object]], array: SystolicArray, dataflow: str) -> dict[str, object]:
+def total(
+    workload: Workload, rows: list[dict[str, object]], array: SystolicArray, dataflow: str
+) -> dict[str, object]:
     """The weighted sums over the layers."""
+
     def weighted(get) -> float | int:  # type: ignore[no-untyped-def]
         value = sum(row["weight"] * get(row) for row in rows)  # type: ignore[operator]
         return int(value) if float(value).is_integer() else value
 
     t = totals(workload)
-    out: dict[str, object] = {"total": True, "workload": workload.name, "array": str(array), "dataflow": dataflow,
-                              "entries": t["entries"], "gemms": t["gemms"], "macs": t["macs"]}
+    out: dict[str, object] = {
+        "total": True,
+        "workload": workload.name,
+        "array": str(array),
+        "dataflow": dataflow,
+        "entries": t["entries"],
+        "gemms": t["gemms"],
+        "macs": t["macs"],
+    }
     out.update({key: weighted(lambda row, key=key: row[key]) for key in FIGURES})
     out["mac_utilization"] = t["macs"] / (array.pes * out["cycles"])  # type: ignore[operator]
     if rows and all("scalesim" in row for row in rows):
-        out["scalesim"] = {key: weighted(lambda row, key=key: row["scalesim"][key]) for key in SCALESIM_FIGURES}
+        out["scalesim"] = {
+            key: weighted(lambda row, key=key: row["scalesim"][key]) for key in SCALESIM_FIGURES
+        }
     return out
 
 
-def report(args: argparse.Namespace, workload: Workload, base: SystolicDesign) -> list[dict[str, object]]:
+def report(
+    args: argparse.Namespace, workload: Workload, base: SystolicDesign
+) -> list[dict[str, object]]:
     """Per dataflow: one object per GEMM, then the total."""
     from autotune.commands.systolic import _mapping
 
@@ -87,27 +124,36 @@ def report(args: argparse.Namespace, workload: Workload, base: SystolicDesign) -
     out: list[dict[str, object]] = []
     for flow in flows:
         design = SystolicDesign(base.array, flow, None, base.assumptions, base.hbm)
-        rows = [layer_figures(design.with_mapping(_mapping(args, design, g.shape)[0]), g) for g in workload.gemms]
+        rows = [
+            layer_figures(design.with_mapping(_mapping(args, design, g.shape)[0]), g)
+            for g in workload.gemms
+        ]
         out += rows + [total(workload, rows, base.array, flow)]
     return out
 
 
 def format_text(objects: list[dict[str, object]]) -> str:
     lines = []
-    header = (f"{'name':28} {'m':>7} {'k':>7} {'n':>7} {'weight':>7} {'cycles':>12} {'util':>6} "
-              f"{'A reads':>13} {'B reads':>13} {'C writes':>12}")
+    header = (
+        f"{'name':28} {'m':>7} {'k':>7} {'n':>7} {'weight':>7} {'cycles':>12} {'util':>6} "
+        f"{'A reads':>13} {'B reads':>13} {'C writes':>12}"
+    )
     for row in objects:
         if row.get("total"):
-            lines.append(f"{'total (weighted)':28} {'':>7} {'':>7} {'':>7} {row['gemms']:>7g} {row['cycles']:>12,} "
-                         f"{row['mac_utilization']:>6.1%} {row['a_reads']:>13,} {row['b_reads']:>13,} "
-                         f"{row['psum_writes'] + row['c_writes']:>12,}")  # type: ignore[operator]
+            lines.append(
+                f"{'total (weighted)':52} {row['gemms']:>7g} {row['cycles']:>12,} "
+                f"{row['mac_utilization']:>6.1%} {row['a_reads']:>13,} {row['b_reads']:>13,} "
+                f"{row['psum_writes'] + row['c_writes']:>12,}"
+            )  # type: ignore[operator]
             lines.append("")
             continue
         if not lines or not lines[-1]:
             lines += [f"dataflow {row['dataflow']}", header]
-        lines.append(f"{row['name'][:28]:28} {row['m']:>7} {row['k']:>7} {row['n']:>7} {row['weight']:>7g} "  # type: ignore[index]
-                     f"{row['cycles']:>12,} {row['mac_utilization']:>6.1%} {row['a_reads']:>13,} "
-                     f"{row['b_reads']:>13,} {row['psum_writes'] + row['c_writes']:>12,}")  # type: ignore[operator]
+        lines.append(
+            f"{row['name'][:28]:28} {row['m']:>7} {row['k']:>7} {row['n']:>7} {row['weight']:>7g} "  # type: ignore[index]
+            f"{row['cycles']:>12,} {row['mac_utilization']:>6.1%} {row['a_reads']:>13,} "
+            f"{row['b_reads']:>13,} {row['psum_writes'] + row['c_writes']:>12,}"
+        )  # type: ignore[operator]
     return "\n".join(lines).rstrip()
 
 
@@ -115,14 +161,18 @@ def run_workload(args: argparse.Namespace, base: SystolicDesign) -> int:
     if args.shape is not None:
         raise UsageError("give --shape MxKxN (one GEMM) or --workload FILE, not both")
     if args.check:
-        raise UsageError("--check runs one GEMM (--shape); with --workload the closed form is reported")
+        raise UsageError(
+            "--check runs one GEMM (--shape); with --workload the closed form is reported"
+        )
     workload = gemms.load(args.workload, args.input_shape)
     objects = report(args, workload, base)
     if args.json:
         for obj in objects:
             print(json.dumps(obj))
     else:
-        print(f"{workload.name} on a {base.array} array: {len(workload.gemms)} GEMMs, "
-              f"assumptions {args.assume} ({base.assumptions.describe()})")
+        print(
+            f"{workload.name} on a {base.array} array: {len(workload.gemms)} GEMMs, "
+            f"assumptions {args.assume} ({base.assumptions.describe()})"
+        )
         print(format_text(objects))
     return 0

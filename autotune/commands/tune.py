@@ -8,11 +8,11 @@ import sys
 from pathlib import Path
 
 from search_spaces.registry import DEFAULT_SPACES
-from search_spaces.workload import WorkloadError, load_workload
 
 from autotune import leaderboard as board
 from autotune import pipeline, readback, tables
 from autotune.args import add_machine, add_results, add_shape, build_machine, positive_int, shape_arg
+from autotune.commands.gemms import add_input_shape, load
 from autotune.errors import UsageError
 from autotune.limits import add_limits, check_work
 from autotune.pipeline import DEFAULT_TRIALS, SHORT_TRIALS, Outcome, RunOptions
@@ -32,7 +32,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     given = parser.add_mutually_exclusive_group()
     add_shape(given, required=False)  # type: ignore[arg-type]
     given.add_argument("--workload", default=None, metavar="FILE",
-                       help="a .toml or .csv list of weighted GEMMs (see search_spaces/workloads/): tune each, or co-design with --search-machine")
+                       help="a .toml or .csv list of weighted GEMMs, an ONNX model, a SCALE-Sim topology, or a bundled "
+                            "network's name (see search_spaces/workloads/, `autotune gemms FILE`): tune each, or co-design "
+                            "with --search-machine")
+    add_input_shape(parser)
     add_machine(parser)
     parser.add_argument("--trials", type=int, default=None, help=f"trials to run now, the seeded baseline included (default {DEFAULT_TRIALS}; "
                         f"--workload: per GEMM, or machines with --search-machine, default {SHORT_TRIALS})")
@@ -87,10 +90,7 @@ def build_spec(args: argparse.Namespace) -> RunSpec:
     if args.shape is not None:
         spec = RunSpec.of_shape(shape_arg(args.shape), machine, **settings)  # type: ignore[arg-type]
     else:
-        try:
-            spec = RunSpec(load_workload(args.workload), machine, False, **settings)  # type: ignore[arg-type]
-        except WorkloadError as exc:
-            raise UsageError(str(exc)) from None
+        spec = RunSpec(load(args.workload, args.input_shape), machine, False, **settings)  # type: ignore[arg-type]
     # No --objectives: what the family measures by default (cycles; a systolic array adds words_per_mac).
     return spec if objectives else dataclasses.replace(spec, objectives=spec.families()[0].default_objectives)
 

@@ -1,5 +1,6 @@
 """What the readers share: one matrix product found in a model (`LayerGemm`), the merge of
 same-shape products into one weighted `Gemm`, safe GEMM names, and the one-line op summary."""
+
 from __future__ import annotations
 
 import re
@@ -49,13 +50,22 @@ def merge(found: list[LayerGemm], where: str) -> tuple[Gemm, ...]:
             name = f"{name}_{index}"
         taken.add(name)
         sources = tuple(dict.fromkeys(item.source for item in items))
-        gemms.append(Gemm(name, shape, float(sum(item.weight for item in items)), "+".join(sources),
-                          tuple(item.layer for item in items)))
+        gemms.append(
+            Gemm(
+                name,
+                shape,
+                float(sum(item.weight for item in items)),
+                "+".join(sources),
+                tuple(item.layer for item in items),
+            )
+        )
     return tuple(gemms)
 
 
 def count_line(counts: Counter[str]) -> str:
     """'12 ops: 6 Relu, 4 Add, 2 MaxPool' (most frequent first)."""
     total = sum(counts.values())
-    kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+    kinds = ", ".join(
+        f"{n} {kind}" for kind, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    )
     return f"{total} op{'s' if total != 1 else ''}: {kinds}"

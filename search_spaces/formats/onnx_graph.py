@@ -12,6 +12,7 @@ convolutions, fused attention, control flow whose bodies hold products) and ops 
 are named, with their counts, in the workload's warnings: their work is not in the GEMMs.
 Same-shape products merge into one GEMM with the summed weight, keeping every layer's name.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -23,10 +24,16 @@ from search_spaces.formats.layers import LayerGemm, count_line, merge
 from search_spaces.workload import DynamicShapeError, Workload, WorkloadError
 
 # op -> positions of the two operands among the node's inputs
-MATMULS: dict[str, tuple[int, int]] = {"MatMul": (0, 1), "MatMulInteger": (0, 1), "QLinearMatMul": (0, 3)}
+MATMULS: dict[str, tuple[int, int]] = {
+    "MatMul": (0, 1),
+    "MatMulInteger": (0, 1),
+    "QLinearMatMul": (0, 3),
+}
 CONVS: dict[str, tuple[int, int]] = {"Conv": (0, 1), "ConvInteger": (0, 1), "QLinearConv": (0, 3)}
 PRODUCTS = frozenset({*MATMULS, *CONVS, "Gemm", "Einsum"})
-HEAVY = frozenset({"LSTM", "GRU", "RNN", "ConvTranspose", "DeformConv", "Attention", "RotaryEmbedding"})
+HEAVY = frozenset(
+    {"LSTM", "GRU", "RNN", "ConvTranspose", "DeformConv", "Attention", "RotaryEmbedding"}
+)
 DEFAULT_DOMAINS = ("", "ai.onnx")
 Shapes = dict[str, "tuple[int | str | None, ...] | None"]
 
@@ -36,7 +43,9 @@ def _onnx() -> Any:
         import onnx
         import onnx.shape_inference  # noqa: F401
     except ModuleNotFoundError:
-        raise WorkloadError("reading ONNX models needs the onnx package: pip install 'autotune[onnx]'") from None
+        raise WorkloadError(
+            "reading ONNX models needs the onnx package: pip install 'autotune[onnx]'"
+        ) from None
     return onnx
 
 
@@ -49,8 +58,10 @@ def _load(onnx: Any, path: Path) -> Any:
     try:
         model = onnx.load(str(path), load_external_data=False)
     except Exception as exc:  # protobuf's DecodeError and whatever onnx raises on a bad file
-        raise WorkloadError(f"ONNX model {path}: not a readable ONNX file (corrupt or truncated?): "
-                            f"{_first_line(exc)}") from None
+        raise WorkloadError(
+            f"ONNX model {path}: not a readable ONNX file (corrupt or truncated?): "
+            f"{_first_line(exc)}"
+        ) from None
     if model.ir_version == 0 or not model.HasField("graph"):
         raise WorkloadError(f"ONNX model {path}: not an ONNX model (no IR version or no graph)")
     return model
@@ -58,8 +69,10 @@ def _load(onnx: Any, path: Path) -> Any:
 
 def _check_versions(onnx: Any, model: Any, path: Path) -> None:
     if model.ir_version > onnx.IR_VERSION:
-        raise WorkloadError(f"ONNX model {path}: IR version {model.ir_version} is newer than this onnx package "
-                            f"reads ({onnx.IR_VERSION}); upgrade onnx")
+        raise WorkloadError(
+            f"ONNX model {path}: IR version {model.ir_version} is newer than this onnx package "
+            f"reads ({onnx.IR_VERSION}); upgrade onnx"
+        )
     opsets = {imp.domain or "ai.onnx": imp.version for imp in model.opset_import}
     if "ai.onnx" not in opsets:
         if any(node.domain in DEFAULT_DOMAINS for node in model.graph.node):
@@ -67,8 +80,10 @@ def _check_versions(onnx: Any, model: Any, path: Path) -> None:
         return
     newest = onnx.defs.onnx_opset_version()
     if not 1 <= opsets["ai.onnx"] <= newest:
-        raise WorkloadError(f"ONNX model {path}: opset {opsets['ai.onnx']} is not supported by this onnx "
-                            f"package (opsets 1 to {newest}); upgrade onnx")
+        raise WorkloadError(
+            f"ONNX model {path}: opset {opsets['ai.onnx']} is not supported by this onnx "
+            f"package (opsets 1 to {newest}); upgrade onnx"
+        )
 
 
 def _fix_inputs(graph: Any, given: dict[str, tuple[int, ...]], path: Path) -> None:
@@ -78,20 +93,27 @@ def _fix_inputs(graph: Any, given: dict[str, tuple[int, ...]], path: Path) -> No
     names = {i.name for i in inputs}
     unknown = sorted(set(given) - names)
     if unknown:
-        raise WorkloadError(f"ONNX model {path}: no input named {', '.join(map(repr, unknown))} "
-                            f"(its inputs: {', '.join(i.name for i in inputs) or 'none'})")
+        raise WorkloadError(
+            f"ONNX model {path}: no input named {', '.join(map(repr, unknown))} "
+            f"(its inputs: {', '.join(i.name for i in inputs) or 'none'})"
+        )
     for value in inputs:
         if not value.type.HasField("tensor_type"):
             continue
         if value.name not in given and not value.type.tensor_type.HasField("shape"):
-            raise DynamicShapeError(f"ONNX model {path}: input '{value.name}' has no shape; its shape must be given",
-                                    value.name, ())
+            raise DynamicShapeError(
+                f"ONNX model {path}: input '{value.name}' has no shape; its shape must be given",
+                value.name,
+                (),
+            )
         dims = value.type.tensor_type.shape.dim
         if value.name in given:
             shape = given[value.name]
             if value.type.tensor_type.HasField("shape") and len(dims) != len(shape):
-                raise WorkloadError(f"ONNX model {path}: input '{value.name}' has {len(dims)} dimensions, "
-                                    f"{len(shape)} given ({'x'.join(map(str, shape))})")
+                raise WorkloadError(
+                    f"ONNX model {path}: input '{value.name}' has {len(dims)} dimensions, "
+                    f"{len(shape)} given ({'x'.join(map(str, shape))})"
+                )
             del dims[:]
             for size in shape:
                 dims.add().dim_value = size
@@ -99,16 +121,27 @@ def _fix_inputs(graph: Any, given: dict[str, tuple[int, ...]], path: Path) -> No
         for index, dim in enumerate(dims):
             if not dim.HasField("dim_value") or dim.dim_value <= 0:
                 label = f" ({dim.dim_param!r})" if dim.dim_param else ""
-                known = tuple(d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None for d in dims)
-                raise DynamicShapeError(f"ONNX model {path}: input '{value.name}' has a dynamic dimension "
-                                        f"{index}{label}; its shape must be given", value.name, known)
+                known = tuple(
+                    d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None
+                    for d in dims
+                )
+                raise DynamicShapeError(
+                    f"ONNX model {path}: input '{value.name}' has a dynamic dimension "
+                    f"{index}{label}; its shape must be given",
+                    value.name,
+                    known,
+                )
 
 
 def _infer(onnx: Any, model: Any, path: Path) -> Any:
     try:
-        return onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False, data_prop=True)
+        return onnx.shape_inference.infer_shapes(
+            model, check_type=False, strict_mode=False, data_prop=True
+        )
     except Exception as exc:
-        raise WorkloadError(f"ONNX model {path}: shape inference failed: {_first_line(exc)}") from None
+        raise WorkloadError(
+            f"ONNX model {path}: shape inference failed: {_first_line(exc)}"
+        ) from None
 
 
 def _shapes(graph: Any) -> Shapes:
@@ -118,8 +151,10 @@ def _shapes(graph: Any) -> Shapes:
         if not value.type.HasField("tensor_type") or not tensor.HasField("shape"):
             shapes.setdefault(value.name, None)
             continue
-        shapes[value.name] = tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or None)
-                                   for d in tensor.shape.dim)
+        shapes[value.name] = tuple(
+            d.dim_value if d.HasField("dim_value") else (d.dim_param or None)
+            for d in tensor.shape.dim
+        )
     return shapes
 
 
@@ -143,7 +178,9 @@ class _Walk:
             elif op in HEAVY:
                 self.unlowered[op] += 1
             elif _inner_products(node):
-                self.unlowered[f"{op} (with {_inner_products(node)} matrix products in its body)"] += 1
+                self.unlowered[
+                    f"{op} (with {_inner_products(node)} matrix products in its body)"
+                ] += 1
             else:
                 self.other[op] += 1
 
@@ -152,12 +189,16 @@ class _Walk:
         dims = self.shapes.get(tensor) if tensor else None
         where = f"ONNX model {self.path}: {node.op_type} node '{name}'"
         if dims is None:
-            raise WorkloadError(f"{where}: the shape of its input '{tensor}' is not known (shape inference "
-                                f"could not infer it)")
+            raise WorkloadError(
+                f"{where}: the shape of its input '{tensor}' is not known (shape inference "
+                f"could not infer it)"
+            )
         dynamic = [d for d in dims if not isinstance(d, int) or d <= 0]
         if dynamic:
-            raise WorkloadError(f"{where}: its input '{tensor}' has a dynamic dimension "
-                                f"{dynamic[0]!r} (shape {tuple(dims)})")
+            raise WorkloadError(
+                f"{where}: its input '{tensor}' has a dynamic dimension "
+                f"{dynamic[0]!r} (shape {tuple(dims)})"
+            )
         return tuple(int(d) for d in dims)  # type: ignore[arg-type]
 
     def _product(self, node: Any, name: str) -> None:
@@ -179,8 +220,12 @@ class _Walk:
             i, j = MATMULS[op]
             return onnx_ops.matmul(self._dims(node, i, name), self._dims(node, j, name))
         if op == "Gemm":
-            return onnx_ops.gemm(self._dims(node, 0, name), self._dims(node, 1, name),
-                                 int(attrs.get("transA", 0)), int(attrs.get("transB", 0)))
+            return onnx_ops.gemm(
+                self._dims(node, 0, name),
+                self._dims(node, 1, name),
+                int(attrs.get("transA", 0)),
+                int(attrs.get("transB", 0)),
+            )
         if op == "Einsum":
             equation = attrs["equation"]
             equation = equation.decode() if isinstance(equation, bytes) else str(equation)
@@ -190,14 +235,21 @@ class _Walk:
         i, j = CONVS[op]
         auto_pad = attrs.get("auto_pad", b"NOTSET")
         conv_attrs = onnx_ops.ConvAttributes(
-            group=int(attrs.get("group", 1)), strides=tuple(attrs.get("strides", ())),
-            dilations=tuple(attrs.get("dilations", ())), pads=tuple(attrs.get("pads", ())),
+            group=int(attrs.get("group", 1)),
+            strides=tuple(attrs.get("strides", ())),
+            dilations=tuple(attrs.get("dilations", ())),
+            pads=tuple(attrs.get("pads", ())),
             auto_pad=auto_pad.decode() if isinstance(auto_pad, bytes) else str(auto_pad),
-            kernel_shape=tuple(attrs.get("kernel_shape", ())))
+            kernel_shape=tuple(attrs.get("kernel_shape", ())),
+        )
         out = self.shapes.get(node.output[0])
         known = out is not None and len(out) > 2 and all(isinstance(d, int) and d > 0 for d in out)
-        return onnx_ops.conv(self._dims(node, i, name), self._dims(node, j, name), conv_attrs,
-                             tuple(out[2:]) if known else None)  # type: ignore[index, arg-type]
+        return onnx_ops.conv(
+            self._dims(node, i, name),
+            self._dims(node, j, name),
+            conv_attrs,
+            tuple(out[2:]) if known else None,
+        )  # type: ignore[index, arg-type]
 
 
 def _inner_products(node: Any) -> int:
@@ -206,7 +258,9 @@ def _inner_products(node: Any) -> int:
     for attr in node.attribute:
         for graph in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
             for inner in graph.node:
-                count += (inner.op_type in PRODUCTS or inner.op_type in HEAVY) + _inner_products(inner)
+                count += (inner.op_type in PRODUCTS or inner.op_type in HEAVY) + _inner_products(
+                    inner
+                )
     return count
 
 
@@ -225,12 +279,19 @@ def read_onnx(path: Path, input_shapes: dict[str, tuple[int, ...]] | None = None
     walk.run(inferred.graph)
     warnings = []
     if walk.unlowered:
-        warnings.append(f"not lowered to GEMMs (their work is not in the workload): {count_line(walk.unlowered)}")
+        lost = count_line(walk.unlowered)
+        warnings.append(f"not lowered to GEMMs (their work is not in the workload): {lost}")
     if walk.foreign:
         warnings.append(f"ops of other domains, not read: {count_line(walk.foreign)}")
     if not walk.found:
-        kinds = count_line(walk.other + walk.unlowered + walk.foreign) if len(inferred.graph.node) else "no ops"
+        kinds = (
+            count_line(walk.other + walk.unlowered + walk.foreign)
+            if len(inferred.graph.node)
+            else "no ops"
+        )
         raise WorkloadError(f"ONNX model {path}: no matrix products to tune ({kinds})")
-    summary = (f"{len(walk.found)} matrix products; other ops (not matrix products): "
-               f"{count_line(walk.other) if walk.other else 'none'}",)
+    summary = (
+        f"{len(walk.found)} matrix products; other ops (not matrix products): "
+        f"{count_line(walk.other) if walk.other else 'none'}",
+    )
     return Workload(path.stem, merge(walk.found, f"ONNX model {path}"), summary, tuple(warnings))

@@ -9,11 +9,13 @@
   N = C_out / groups, weight = groups (depthwise: groups = C_in, so K is the kernel size and
   N the channel multiplier). Output sizes follow the ONNX operator definition: explicit pads,
   or auto_pad SAME_UPPER / SAME_LOWER (ceil(in / stride)) or VALID, with strides and dilations.
-* Einsum with two operands (explicit or implicit output): indices in both operands and the output are batch (the weight),
+* Einsum with two operands (explicit or implicit output): indices in both operands and the
+  output are batch (the weight),
   in both operands only are contracted (K), in one operand and the output are M (first operand)
   or N (second operand). Other forms (one operand, a diagonal, an index summed within one
   operand) are not matrix products.
 """
+
 from __future__ import annotations
 
 import math
@@ -68,11 +70,15 @@ def gemm(a: Dims, b: Dims, trans_a: int, trans_b: int) -> Product:
     m, k = (a[1], a[0]) if trans_a else a
     kb, n = (b[1], b[0]) if trans_b else b
     if k != kb:
-        raise ValueError(f"Gemm operands {a} and {b} (transA={trans_a}, transB={trans_b}) do not agree on K")
+        raise ValueError(
+            f"Gemm operands {a} and {b} (transA={trans_a}, transB={trans_b}) do not agree on K"
+        )
     return Product(m, k, n, 1)
 
 
-def conv_output(size: int, kernel: int, stride: int, dilation: int, pads: tuple[int, int], auto_pad: str) -> int:
+def conv_output(
+    size: int, kernel: int, stride: int, dilation: int, pads: tuple[int, int], auto_pad: str
+) -> int:
     """One output dimension of Conv (the ONNX operator's definition)."""
     reach = dilation * (kernel - 1) + 1
     if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
@@ -82,7 +88,9 @@ def conv_output(size: int, kernel: int, stride: int, dilation: int, pads: tuple[
     else:
         out = (size + pads[0] + pads[1] - reach) // stride + 1
     if out < 1:
-        raise ValueError(f"a kernel of {kernel} (dilation {dilation}) does not fit an input of {size}")
+        raise ValueError(
+            f"a kernel of {kernel} (dilation {dilation}) does not fit an input of {size}"
+        )
     return out
 
 
@@ -110,8 +118,17 @@ def conv(x: Dims, w: Dims, attrs: ConvAttributes, out_spatial: Dims | None = Non
         strides = attrs.strides or (1,) * spatial
         dilations = attrs.dilations or (1,) * spatial
         pads = attrs.pads or (0,) * (2 * spatial)
-        out_spatial = tuple(conv_output(x[2 + i], kernel[i], strides[i], dilations[i],
-                                        (pads[i], pads[i + spatial]), attrs.auto_pad) for i in range(spatial))
+        out_spatial = tuple(
+            conv_output(
+                x[2 + i],
+                kernel[i],
+                strides[i],
+                dilations[i],
+                (pads[i], pads[i + spatial]),
+                attrs.auto_pad,
+            )
+            for i in range(spatial)
+        )
     return Product(x[0] * _prod(out_spatial), w[1] * _prod(kernel), w[0] // group, group)
 
 
@@ -127,20 +144,30 @@ def _ellipsis_dims(term: str, rank: int) -> int:
 def _expand(term: str, count: int, placeholders: str) -> str:
     """The indices with '...' replaced by the last `count` placeholders (numpy broadcasting
     aligns the ellipsis dimensions from the right)."""
-    return term.replace("...", placeholders[len(placeholders) - count:]) if count else term.replace("...", "")
+    return (
+        term.replace("...", placeholders[len(placeholders) - count :])
+        if count
+        else term.replace("...", "")
+    )
 
 
 def einsum(equation: str, a: Dims, b: Dims) -> Product:
     eq = equation.replace(" ", "")
     if "->" not in eq:  # implicit output: the ellipsis, then the indices used once, sorted
         letters = eq.replace("...", "").replace(",", "")
-        eq += "->" + ("..." if "..." in eq else "") + "".join(sorted(i for i in set(letters) if letters.count(i) == 1))
+        eq += (
+            "->"
+            + ("..." if "..." in eq else "")
+            + "".join(sorted(i for i in set(letters) if letters.count(i) == 1))
+        )
     lhs, out = eq.split("->")
     terms = lhs.split(",")
     if len(terms) != 2:
         raise NotAProduct(f"Einsum {equation!r} does not have two operands")
     count_a, count_b = _ellipsis_dims(terms[0], len(a)), _ellipsis_dims(terms[1], len(b))
-    placeholders = "".join(chr(0x100 + i) for i in range(max(count_a, count_b)))  # never an index letter
+    placeholders = "".join(
+        chr(0x100 + i) for i in range(max(count_a, count_b))
+    )  # never an index letter
     ta, tb = _expand(terms[0], count_a, placeholders), _expand(terms[1], count_b, placeholders)
     to = _expand(out, max(count_a, count_b), placeholders)
     if any(len(set(t)) != len(t) for t in (ta, tb, to)):

@@ -21,6 +21,7 @@ Files as SCALE-Sim's repository publishes them are read: columns past the eighth
 a sparsity ratio) are ignored, and so are blank rows, rows of empty cells, a missing trailing
 comma, a byte-order mark and CRLF line ends. Same-shape layers merge into one weighted GEMM.
 """
+
 from __future__ import annotations
 
 import csv
@@ -30,8 +31,16 @@ from pathlib import Path
 from search_spaces.formats.layers import LayerGemm, merge
 from search_spaces.workload import Workload, WorkloadError
 
-CONV_COLUMNS: tuple[str, ...] = ("Layer name", "IFMAP Height", "IFMAP Width", "Filter Height",
-                                 "Filter Width", "Channels", "Num Filter", "Strides")
+CONV_COLUMNS: tuple[str, ...] = (
+    "Layer name",
+    "IFMAP Height",
+    "IFMAP Width",
+    "Filter Height",
+    "Filter Width",
+    "Channels",
+    "Num Filter",
+    "Strides",
+)
 GEMM_COLUMNS: tuple[str, ...] = ("Layer", "M", "N", "K")
 
 
@@ -57,9 +66,9 @@ def topology_kind(text: str) -> str | None:
     if not rows:
         return None
     header = [" ".join(cell.split()).lower() for cell in rows[0][1]]
-    if tuple(header[:len(CONV_COLUMNS)]) == _lower(CONV_COLUMNS):
+    if tuple(header[: len(CONV_COLUMNS)]) == _lower(CONV_COLUMNS):
         return "conv"
-    if tuple(header[:len(GEMM_COLUMNS)]) == _lower(GEMM_COLUMNS):
+    if tuple(header[: len(GEMM_COLUMNS)]) == _lower(GEMM_COLUMNS):
         return "gemm"
     return None
 
@@ -90,8 +99,9 @@ def conv_layer(name: str, values: list[int], where: str) -> LayerGemm:
     """One convolution row (IFMAP h, w, filter h, w, channels, filters, stride) as its GEMM."""
     ifmap_h, ifmap_w, filt_h, filt_w, channels, filters, stride = values
     if filt_h > ifmap_h or filt_w > ifmap_w:
-        raise WorkloadError(f"{where}: the {filt_h}x{filt_w} filter is larger than the "
-                            f"{ifmap_h}x{ifmap_w} IFMAP")
+        raise WorkloadError(
+            f"{where}: the {filt_h}x{filt_w} filter is larger than the {ifmap_h}x{ifmap_w} IFMAP"
+        )
     pixels = output_size(ifmap_h, filt_h, stride) * output_size(ifmap_w, filt_w, stride)
     if "DP" in name:  # SCALE-Sim: one single-channel layer per channel
         return LayerGemm(name, pixels, filt_h * filt_w, filters, channels, "Conv-DP")
@@ -103,10 +113,12 @@ def _layers(rows: list[tuple[int, list[str]]], kind: str, path: Path) -> list[La
     found = []
     for number, cells in rows[1:]:
         where = f"topology {path}, line {number}"
-        if len(cells) < len(columns) or not all(cells[:len(columns)]):
-            raise WorkloadError(f"{where}: expected {len(columns)} columns "
-                                f"({', '.join(columns)}), got {sum(1 for c in cells if c)}")
-        name, values = cells[0], _ints(cells[1:len(columns)], columns[1:], where)
+        if len(cells) < len(columns) or not all(cells[: len(columns)]):
+            raise WorkloadError(
+                f"{where}: expected {len(columns)} columns "
+                f"({', '.join(columns)}), got {sum(1 for c in cells if c)}"
+            )
+        name, values = cells[0], _ints(cells[1 : len(columns)], columns[1:], where)
         if kind == "conv":
             found.append(conv_layer(name, values, where))
         else:
@@ -119,8 +131,10 @@ def read_topology(text: str, path: Path) -> Workload:
     """A SCALE-Sim topology (either format) as a workload; WorkloadError with a one-line reason."""
     kind = topology_kind(text)
     if kind is None:
-        raise WorkloadError(f"topology {path}: the header is neither SCALE-Sim's convolution format "
-                            f"({', '.join(CONV_COLUMNS)}) nor its GEMM format ({', '.join(GEMM_COLUMNS)})")
+        raise WorkloadError(
+            f"topology {path}: the header is neither SCALE-Sim's convolution format "
+            f"({', '.join(CONV_COLUMNS)}) nor its GEMM format ({', '.join(GEMM_COLUMNS)})"
+        )
     rows = _rows(text)
     found = _layers(rows, kind, path)
     if not found:

@@ -1,6 +1,7 @@
 """SCALE-Sim topology CSVs: its column meaning and output-size formula (scalesim/topology_utils.py
 in SCALE-Sim 3.0), both formats, the irregular files its repository publishes, and the header
 that tells them from autotune's own CSV."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -13,11 +14,13 @@ from search_spaces.formats.scalesim import output_size, topology_kind
 from search_spaces.workload import WorkloadError, load_workload
 from simcore.shape import Shape
 
-CONV_HEADER = "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides,"
+CONV_HEADER = ("Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, "
+               "Num Filter, Strides,")
 # Rows as SCALE-Sim's topologies/conv_nets/Resnet50.csv writes them: an annotated header, a row
 # of empty cells, trailing annotation columns, and a last row without a trailing comma.
 RESNET_LIKE = (
-    "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides,,,Eh,Ew,e2\n"
+    "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, "
+    "Strides,,,Eh,Ew,e2\n"
     ",,,,,,,,,,,,\n"
     "Conv1,224,224,7,7,3,64,2,,,110,110,12100\n"
     "CB2a_1,56,56,1,1,64,64,1,,,,,\n"
@@ -34,8 +37,12 @@ def _write(tmp_path: Path, text: str, name: str = "topo.csv", encoding: str = "u
 
 
 def test_scalesim_output_size_counts_a_window_past_the_edge() -> None:
-    assert output_size(224, 7, 2) == 110  # ceil((224 - 7 + 2) / 2), not floor((224 - 7) / 2) + 1 = 109
-    assert output_size(224, 11, 4) == 55 and output_size(13, 3, 1) == 11 and output_size(1, 1, 1) == 1
+    assert (
+        output_size(224, 7, 2) == 110
+    )  # ceil((224 - 7 + 2) / 2), not floor((224 - 7) / 2) + 1 = 109
+    assert (
+        output_size(224, 11, 4) == 55 and output_size(13, 3, 1) == 11 and output_size(1, 1, 1) == 1
+    )
 
 
 @given(ifmap=st.integers(1, 300), filt=st.integers(1, 11), stride=st.integers(1, 5))
@@ -57,10 +64,13 @@ def test_the_resnet_file_as_published(tmp_path: Path) -> None:
     assert workload.summary == ("SCALE-Sim convolution topology: 5 layers",)
 
 
-@pytest.mark.parametrize("newline, bom", [("\n", False), ("\r\n", False), ("\r\n", True), ("\n", True)])
+@pytest.mark.parametrize(
+    "newline, bom", [("\n", False), ("\r\n", False), ("\r\n", True), ("\n", True)]
+)
 def test_line_ends_and_byte_order_mark(tmp_path: Path, newline: str, bom: bool) -> None:
-    text = ("\ufeff" if bom else "") + newline.join([CONV_HEADER, "Conv1 ,224 ,224 ,11 ,11 ,3 ,96 ,4 ,", "",
-                                                     "Conv2,27,27,5,5,96,256,1", ""])
+    text = ("\ufeff" if bom else "") + newline.join(
+        [CONV_HEADER, "Conv1 ,224 ,224 ,11 ,11 ,3 ,96 ,4 ,", "", "Conv2,27,27,5,5,96,256,1", ""]
+    )
     gemms = load_workload(_write(tmp_path, text)).gemms
     assert [g.shape for g in gemms] == [Shape(55 * 55, 363, 96), Shape(23 * 23, 2400, 256)]
 
@@ -69,8 +79,10 @@ def test_gemm_format_columns_are_m_n_k(tmp_path: Path) -> None:
     text = "Layer,M,N,K,\r\nQKT,1024,1024,64,\r\nLinear1,1024,4800,1600,\r\nPW-FF-L2,1024,1600,3072"
     workload = load_workload(_write(tmp_path, text))
     assert [(g.name, g.shape, g.source) for g in workload.gemms] == [
-        ("QKT", Shape(1024, 64, 1024), "GEMM"), ("Linear1", Shape(1024, 1600, 4800), "GEMM"),
-        ("PW-FF-L2", Shape(1024, 3072, 1600), "GEMM")]
+        ("QKT", Shape(1024, 64, 1024), "GEMM"),
+        ("Linear1", Shape(1024, 1600, 4800), "GEMM"),
+        ("PW-FF-L2", Shape(1024, 3072, 1600), "GEMM"),
+    ]
 
 
 def test_gemm_format_with_a_sparsity_column(tmp_path: Path) -> None:
@@ -97,12 +109,15 @@ def test_autotune_csv_still_reads(tmp_path: Path) -> None:
     assert [(g.name, g.shape, g.weight) for g in gemms] == [("a", Shape(8, 16, 32), 2.0)]
 
 
-@pytest.mark.parametrize("row, message", [
-    ("Conv1,224,224,7,7,3,64", "expected 8 columns"),
-    ("Conv1,224,224,7,x,3,64,2,", "Filter Width must be a whole number"),
-    ("Conv1,224,224,7,7,0,64,2,", "Channels must be positive"),
-    ("Conv1,5,5,7,7,3,64,1,", "filter is larger than"),
-])
+@pytest.mark.parametrize(
+    "row, message",
+    [
+        ("Conv1,224,224,7,7,3,64", "expected 8 columns"),
+        ("Conv1,224,224,7,x,3,64,2,", "Filter Width must be a whole number"),
+        ("Conv1,224,224,7,7,0,64,2,", "Channels must be positive"),
+        ("Conv1,5,5,7,7,3,64,1,", "filter is larger than"),
+    ],
+)
 def test_bad_rows(tmp_path: Path, row: str, message: str) -> None:
     with pytest.raises(WorkloadError, match=message) as err:
         load_workload(_write(tmp_path, f"{CONV_HEADER}\n{row}\n"))
