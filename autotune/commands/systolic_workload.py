@@ -3,27 +3,20 @@ model, a TOML or CSV list, a bundled network) on one systolic array: per layer i
 utilization and buffer traffic, and the weighted total.
 
 Under `--assume scalesim` (SCALE-Sim 3.0's assumptions, the whole array, column folds outer) each
-layer also carries the figures SCALE-Sim 3.0 reports for it, as it counts them: its Total Cycles
-(the last 0-based cycle index, so one less than the cycles), its SRAM IFMAP and Filter reads (A
-and B), and its SRAM OFMAP writes (every fold's partial sums for ws and is; for os SCALE-Sim adds
-R + C per fold to M N). A convolution is the GEMM of its im2col operand matrices, as SCALE-Sim
-maps it (search_spaces/formats/scalesim.py).
+layer also carries, under "scalesim", the figures SCALE-Sim 3.0 reports for it, counted its way
+(simcore/systolic/scalesim.py): Total Cycles, SRAM IFMAP, Filter reads and OFMAP writes. A
+convolution is the GEMM of its im2col operand matrices, as SCALE-Sim maps it
+(search_spaces/formats/scalesim.py).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 
-from simcore.systolic.model import (
-    DATAFLOWS,
-    SCALESIM,
-    Mapping,
-    SystolicArray,
-    SystolicDesign,
-    design_traffic,
-    tile_count,
-)
+from simcore.systolic.model import DATAFLOWS, SystolicArray, SystolicDesign, design_traffic
+from simcore.systolic.scalesim import is_scalesim, scalesim_report
 from simcore.systolic.schedule import cycles
 
 from search_spaces.gemm_list import totals
@@ -34,28 +27,6 @@ from autotune.errors import UsageError
 
 FIGURES = ("cycles", "a_reads", "b_reads", "psum_writes", "psum_readbacks", "c_writes")
 SCALESIM_FIGURES = ("total_cycles", "ifmap_sram_reads", "filter_sram_reads", "ofmap_sram_writes")
-
-
-def scalesim_figures(design: SystolicDesign, gemm: Gemm, run_cycles: int) -> dict[str, int]:
-    """What SCALE-Sim 3.0 reports for the GEMM, counted its way."""
-    t = design_traffic(design, gemm.shape)
-    writes = t.psum_writes + t.c_writes
-    if design.dataflow == "os":
-        writes = t.c_writes + tile_count(design, gemm.shape) * (
-            design.array.rows + design.array.cols
-        )
-    return {
-        "total_cycles": run_cycles - 1,
-        "ifmap_sram_reads": t.a_reads,
-        "filter_sram_reads": t.b_reads,
-        "ofmap_sram_writes": writes,
-    }
-
-
-def is_scalesim(design: SystolicDesign) -> bool:
-    """SCALE-Sim's assumptions and mapping: its figures apply."""
-    whole = Mapping(design.array.rows, design.array.cols, "col-outer")
-    return design.assumptions == SCALESIM and design.used == whole and design.hbm.on_chip
 
 
 def layer_figures(design: SystolicDesign, gemm: Gemm) -> dict[str, object]:
@@ -82,7 +53,7 @@ def layer_figures(design: SystolicDesign, gemm: Gemm) -> dict[str, object]:
         "c_writes": t.c_writes,
     }
     if is_scalesim(design):
-        out["scalesim"] = scalesim_figures(design, gemm, run_cycles)
+        out["scalesim"] = dataclasses.asdict(scalesim_report(design, gemm.shape))
     return out
 
 
