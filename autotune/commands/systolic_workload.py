@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+from typing import Any
 
 from simcore.systolic.model import DATAFLOWS, SystolicArray, SystolicDesign, design_traffic
 from simcore.systolic.scalesim import is_scalesim, scalesim_report
@@ -103,28 +104,25 @@ def report(
     return out
 
 
-def format_text(objects: list[dict[str, object]]) -> str:
-    lines = []
+def format_text(objects: list[dict[str, Any]]) -> str:
+    lines: list[str] = []
     header = (
         f"{'name':28} {'m':>7} {'k':>7} {'n':>7} {'weight':>7} {'cycles':>12} {'util':>6} "
         f"{'A reads':>13} {'B reads':>13} {'C writes':>12}"
     )
     for row in objects:
+        writes = row["psum_writes"] + row["c_writes"]  # every word written to the output buffer
+        reads = f"{row['a_reads']:>13,} {row['b_reads']:>13,} {writes:>12,}"
         if row.get("total"):
-            lines.append(
-                f"{'total (weighted)':52} {row['gemms']:>7g} {row['cycles']:>12,} "
-                f"{row['mac_utilization']:>6.1%} {row['a_reads']:>13,} {row['b_reads']:>13,} "
-                f"{row['psum_writes'] + row['c_writes']:>12,}"
-            )  # type: ignore[operator]
+            lines.append(f"{'total (weighted)':52} {row['gemms']:>7g} {row['cycles']:>12,} "
+                         f"{row['mac_utilization']:>6.1%} {reads}")
             lines.append("")
             continue
         if not lines or not lines[-1]:
             lines += [f"dataflow {row['dataflow']}", header]
-        lines.append(
-            f"{row['name'][:28]:28} {row['m']:>7} {row['k']:>7} {row['n']:>7} {row['weight']:>7g} "  # type: ignore[index]
-            f"{row['cycles']:>12,} {row['mac_utilization']:>6.1%} {row['a_reads']:>13,} "
-            f"{row['b_reads']:>13,} {row['psum_writes'] + row['c_writes']:>12,}"
-        )  # type: ignore[operator]
+        lines.append(f"{row['name'][:28]:28} {row['m']:>7} {row['k']:>7} {row['n']:>7} "
+                     f"{row['weight']:>7g} {row['cycles']:>12,} {row['mac_utilization']:>6.1%} "
+                     f"{reads}")
     return "\n".join(lines).rstrip()
 
 

@@ -242,14 +242,11 @@ class _Walk:
             auto_pad=auto_pad.decode() if isinstance(auto_pad, bytes) else str(auto_pad),
             kernel_shape=tuple(attrs.get("kernel_shape", ())),
         )
-        out = self.shapes.get(node.output[0])
-        known = out is not None and len(out) > 2 and all(isinstance(d, int) and d > 0 for d in out)
-        return onnx_ops.conv(
-            self._dims(node, i, name),
-            self._dims(node, j, name),
-            conv_attrs,
-            tuple(out[2:]) if known else None,
-        )  # type: ignore[index, arg-type]
+        out = self.shapes.get(node.output[0]) or ()
+        known = len(out) > 2 and all(isinstance(d, int) and d > 0 for d in out)
+        spatial = tuple(int(d) for d in out[2:]) if known else None  # type: ignore[arg-type]
+        x, w = self._dims(node, i, name), self._dims(node, j, name)
+        return onnx_ops.conv(x, w, conv_attrs, spatial)
 
 
 def _inner_products(node: Any) -> int:
