@@ -40,8 +40,8 @@ OUT = ROOT / "tests" / "search_spaces" / "golden" / "scalesim_topologies.json"
 DATAFLOWS = ("ws", "os", "is")
 # topology file stem -> arrays (rows, cols); square and rectangular, small and large.
 ARRAYS: dict[str, tuple[tuple[int, int], ...]] = {
-    "alexnet": ((128, 128), (32, 32), (16, 64)),
-    "Resnet50": ((128, 128), (64, 64)),
+    "alexnet": ((128, 128), (32, 32), (64, 256)),
+    "Resnet50": ((128, 128), (256, 256)),
 }
 SOURCE = "github.com/scalesim-project/scale-sim-v3, topologies/conv_nets/"
 

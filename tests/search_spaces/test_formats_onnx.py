@@ -348,3 +348,17 @@ def test_operands_that_do_not_agree_are_an_error(tmp_path: Path) -> None:
     node = helper.make_node("Gemm", ["a", "b"], ["y"], name="g")
     with pytest.raises(WorkloadError, match="Gemm node 'g': .* do not agree on K"):
         _load(tmp_path, model([node], {"a": (2, 3)}, ["y"], {"b": (4, 5)}))
+
+
+def test_quantized_products(tmp_path: Path) -> None:
+    """QLinearMatMul and QLinearConv take their second operand fourth (after scale, zero point)."""
+    scales = {f"s{i}": () for i in range(6)}
+    nodes = [helper.make_node("QLinearMatMul", ["a", "s0", "s1", "b", "s2", "s3", "s4", "s5"], ["y"],
+                              name="qmm"),
+             helper.make_node("QLinearConv", ["x", "s0", "s1", "w", "s2", "s3", "s4", "s5"], ["z"],
+                              name="qconv", pads=[1, 1, 1, 1]),
+             helper.make_node("MatMulInteger", ["a", "b2"], ["u"], name="mmi")]
+    proto = model(nodes, {"a": (4, 16), "x": (1, 8, 6, 6)}, ["y", "z", "u"],
+                  {"b": (16, 32), "w": (12, 8, 3, 3), "b2": (16, 5), **scales})
+    shapes = {g.name: (g.shape.m, g.shape.k, g.shape.n) for g in _load(tmp_path, proto).gemms}
+    assert shapes == {"qmm": (4, 16, 32), "qconv": (36, 72, 12), "mmi": (4, 16, 5)}
