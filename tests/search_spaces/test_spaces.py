@@ -15,7 +15,7 @@ from search_spaces.machine import SEARCHABLE, MachineSpace, default_ranges, pars
 from search_spaces.registry import (DEFAULT_SPACES, SPACE_MODULES, SpaceError, available, check_shared_params,
                                     families, find_family, get)
 
-from autotune.run.objective import to_distribution
+from autotune.search.distributions import to_distribution
 
 SHAPES = [Shape(8, 8, 8), Shape(32, 32, 32), Shape(64, 64, 64), Shape(128, 128, 128), Shape(100, 40, 72)]
 
