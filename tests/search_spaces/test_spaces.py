@@ -143,9 +143,9 @@ def test_general_canonical_point_builds_the_same_program(m: int, k: int, n: int,
     the canonical point compiles to the very same program and needs the same slots."""
     import numpy as np
 
-    from search_spaces.general import General
+    from search_spaces.general import GeneralFamily
 
-    family, shape, machine = General(), Shape(m, k, n), Machine(slots=64)
+    family, shape, machine = GeneralFamily(), Shape(m, k, n), Machine(slots=64)
     point = {}
     for param in family.params(shape, machine.T):
         domain = param.domain
