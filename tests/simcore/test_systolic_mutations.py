@@ -2,48 +2,51 @@
 put into a closed form, an engine, the traffic or the mapping search, and a fixed battery of the
 model's own checks (the chapter's figures, SCALE-Sim's, closed form == both engines, the event
 engine == the reference engine on perturbed schedules, the fast cycle count, the pruned mapping
-search) must catch it."""
+search) must catch it. A mistake is a Rewrite of one function's syntax tree
+(tests/helpers/ast_mutation.py), never an edit of its text."""
 from __future__ import annotations
 
 import itertools
 import json
 import random
+from functools import partial
 from pathlib import Path
 from types import ModuleType
 
 import numpy as np
 import pytest
 
-from checks import load_simcore_copy
+from tests.helpers.ast_mutation import Rewrite
+from tests.helpers.simcore_copies import load_simcore_copy
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "scalesim.json").read_text())["cases"]
 
-MUTANTS: dict[str, dict[str, list[tuple[str, str]]]] = {
-    "a swap does not check that the next load spared the shadow register": {
-        "systolic.events_stationary": [("bad = late | (first_use > overwritten)", "bad = late")]},
-    "a stationary value counts as in place one cycle before it settles": {
-        "systolic.events_stationary": [("settled = loads[j] + q + k  #", "settled = loads[j] + q + k - 1  #")]},
-    "the os drain may read a result one cycle before it is complete": {
-        "systolic.events_output": [("np.maximum(0, drains - late - big_k + 1)", "np.maximum(0, drains - late - big_k + 2)")]},
-    "os does not check that A and B meet in step": {
-        "systolic.events_output": [("odd = np.flatnonzero(a_start != b_start)", "odd = np.flatnonzero(a_start != a_start)")]},
-    "the os closed form lets a result into a shadow register a cycle early": {
-        "systolic.schedule": [("reuse, next_drain = (drain - k + 1 if p.shadow", "reuse, next_drain = (drain - k if p.shadow")]},
-    "the closed form loads over weights in use without shadow registers": {
-        "systolic.schedule": [("else s + p.ls - 1", "else s + p.ls - 2")]},
-    "the closed form frees a weight buffer before its last read": {
-        "systolic.schedule": [("q = load + n + kt - 1", "q = load + n + kt - 2")]},
-    "is traffic reads B once per row fold instead of per column fold": {
-        "systolic.model": [('"is", macs, m * k, k * n * ceil_div(m, c)', '"is", macs, m * k, k * n * ceil_div(m, r)')]},
-    "the reference engine loads the top row's value first": {
-        "systolic.reference_stationary": [("w_row = kt[w_tile] - 1 - step_in[t, loading]",
-                                           "w_row = step_in[t, loading]")]},
-    "the mapping search prunes with a bound that is too high": {
-        "systolic.mapping": [("np.maximum(row_folds * col_folds * role.stream, lane)",
-                              "np.maximum(row_folds * col_folds * (role.stream + 1), lane)")]},
-    "the fast cycle count jumps before the state repeats": {
-        "systolic.schedule": [("if prev is not None and norm == prev[0] and delta == prev[1]:\n            return",
-                               "if prev is not None and delta == prev[1]:\n            return")]},
+stationary_events = partial(Rewrite, "systolic.events_stationary", "_operands")
+closed_form = partial(Rewrite, "systolic.schedule")
+
+MUTANTS: dict[str, tuple[Rewrite, ...]] = {
+    "a swap does not check that the next load spared the shadow register": (
+        stationary_events("late | $overwritten", "late"),),
+    "a stationary value counts as in place one cycle before it settles": (
+        stationary_events("settled = $cycle", "settled = $cycle - 1"),),
+    "the os drain may read a result one cycle before it is complete": (
+        Rewrite("systolic.events_output", "_drains", "drains - late - big_k + 1", "drains - late - big_k + 2"),),
+    "os does not check that A and B meet in step": (
+        Rewrite("systolic.events_output", "run_output_events", "a_start != b_start", "a_start != a_start"),),
+    "the os closed form lets a result into a shadow register a cycle early": (
+        closed_form("output_step", "drain - k + 1", "drain - k"),),
+    "the closed form loads over weights in use without shadow registers": (
+        closed_form("stationary_step", "s + p.ls - 1", "s + p.ls - 2"),),
+    "the closed form frees a weight buffer before its last read": (
+        closed_form("stationary_step", "q = $last - 1", "q = $last - 2"),),
+    "is traffic reads B once per row fold instead of per column fold": (
+        Rewrite("systolic.model", "traffic", "ceil_div(m, c)", "ceil_div(m, r)", branch='dataflow == "is"'),),
+    "the reference engine loads the top row's value first": (
+        Rewrite("systolic.reference_stationary", "_StationaryRun.load", "kt[w_tile] - 1 - $step", "$step"),),
+    "the mapping search prunes with a bound that is too high": (
+        Rewrite("systolic.mapping", "lower_bounds", "role.stream", "role.stream + 1"),),
+    "the fast cycle count jumps before the state repeats": (
+        closed_form("_run", "norm == prev[0]", "True"),),
 }
 
 

@@ -1,53 +1,64 @@
 """Fresh, optionally mutated, copies of the simcore package for the mutation tests, and the
-namespace that puts a copy's compiled engine behind the chapter's checker (checks.py)."""
+namespace that puts a copy's compiled engine behind the chapter's checker.
+
+A copy is imported from simcore's own files through a finder of its own: every module is parsed,
+the rewrites aimed at it (ast_mutation.Rewrite) are applied to its syntax tree, and the tree is
+compiled into a fresh module object. The real simcore in sys.modules is left untouched.
+"""
 from __future__ import annotations
 
+import ast
 import importlib
 import importlib.abc
 import importlib.machinery
 import sys
+from collections import defaultdict
 from pathlib import Path
-from types import ModuleType, SimpleNamespace
-from typing import Any, Mapping, Sequence
+from types import CodeType, ModuleType, SimpleNamespace
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-class MutationError(AssertionError):
-    """A mutation's original text was not found exactly once: the source changed under it."""
+from tests.helpers.ast_mutation import MutationError, Rewrite, mutated_tree
+
+JIT = "ga1.engine.jit"
+# A copy's engine never reads or writes numba's on-disk cache (keyed by file, it would hand a
+# mutated copy the real kernels, or the real package the mutant's): a copy runs the engine's
+# source as Python, or (compiled=True) compiles it without the cache.
+PURE_PYTHON_ENGINE = Rewrite(JIT, "", "PURE_PYTHON = $value", "PURE_PYTHON = True", count=1)
+UNCACHED_ENGINE = Rewrite(JIT, "", "CACHE = $value", "CACHE = False", count=1)
+M_SEED = 7  # operands of the streamed verifications
+
+_UNMUTATED: dict[tuple[Path, int], CodeType] = {}  # (file, mtime) -> code: compiled once per session
 
 
-def apply_mutations(source: str, replacements: Sequence[tuple[str, str]], where: str) -> str:
-    for old, new in replacements:
-        found = source.count(old)
-        if found != 1:
-            raise MutationError(f"mutation target found {found} times (expected once) in {where}: {old!r}")
-        source = source.replace(old, new)
-    return source
+def _code(path: Path, rewrites: Sequence[Rewrite]) -> CodeType:
+    if rewrites:
+        return compile(mutated_tree(path.read_text(), rewrites, str(path)), str(path), "exec")
+    key = (path, path.stat().st_mtime_ns)
+    if key not in _UNMUTATED:
+        _UNMUTATED[key] = compile(ast.parse(path.read_text(), str(path)), str(path), "exec")
+    return _UNMUTATED[key]
 
 
 class _MutatingLoader(importlib.abc.Loader):
-    """Executes a simcore module's source with the mutations applied (never from bytecode)."""
+    """Executes a simcore module from its syntax tree, rewritten (never from bytecode on disk)."""
 
-    def __init__(self, path: Path, replacements: Sequence[tuple[str, str]], applied: set[str], short: str) -> None:
-        self.path = path
-        self.replacements = replacements
-        self.applied = applied
-        self.short = short
+    def __init__(self, path: Path, rewrites: Sequence[Rewrite], loaded: set[str], short: str) -> None:
+        self.path, self.rewrites, self.loaded, self.short = path, rewrites, loaded, short
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
         return None
 
     def exec_module(self, module: ModuleType) -> None:
-        source = apply_mutations(self.path.read_text(), self.replacements, str(self.path))
-        self.applied.add(self.short)
-        exec(compile(source, str(self.path), "exec"), module.__dict__)
+        code = _code(self.path, self.rewrites)
+        self.loaded.add(self.short)
+        exec(code, module.__dict__)
 
 
 class _MutatingFinder(importlib.abc.MetaPathFinder):
-    def __init__(self, root: Path, mutations: Mapping[str, Sequence[tuple[str, str]]], applied: set[str]) -> None:
-        self.root = root
-        self.mutations = mutations
-        self.applied = applied
+    def __init__(self, root: Path, rewrites: dict[str, list[Rewrite]], loaded: set[str]) -> None:
+        self.root, self.rewrites, self.loaded = root, rewrites, loaded
 
     def find_spec(self, fullname: str, path: object = None, target: object = None) -> importlib.machinery.ModuleSpec | None:
         parts = fullname.split(".")
@@ -59,7 +70,7 @@ class _MutatingFinder(importlib.abc.MetaPathFinder):
         file = folder / "__init__.py" if package else self.root.joinpath(*parts[1:-1], parts[-1] + ".py")
         if not file.is_file():
             return None
-        loader = _MutatingLoader(file, self.mutations.get(short, ()), self.applied, short)
+        loader = _MutatingLoader(file, self.rewrites.get(short, []), self.loaded, short)
         spec = importlib.machinery.ModuleSpec(fullname, loader, origin=str(file), is_package=package)
         if package:
             spec.submodule_search_locations = [str(folder)]
@@ -67,35 +78,25 @@ class _MutatingFinder(importlib.abc.MetaPathFinder):
         return spec
 
 
-JIT = "ga1.engine.jit"
-# A copy's compiled engine must never read or write numba's on-disk cache (keyed by file, it
-# would hand a mutated copy the real kernels, or the real package the mutant's): a copy runs the
-# engine's source as Python, or (compiled=True) compiles it without the cache.
-PURE_PYTHON_ENGINE = [("PURE_PYTHON = False", "PURE_PYTHON = True")]
-UNCACHED_ENGINE = [("CACHE = True", "CACHE = False")]
-
-
-def load_simcore_copy(mutations: Mapping[str, Sequence[tuple[str, str]]] | None = None, compiled: bool = False) -> ModuleType:
-    """A fresh copy of the simcore package, each module's source mutated by its (old, new)
-    replacements (keyed by the module's path below simcore, e.g. "ga1.timing"). Every old text must occur exactly once,
-    and every named module must exist, so a refactor fails loudly instead of testing nothing.
-    The real simcore in sys.modules is left untouched. The copy's engine runs as Python, or
-    compiled (slow to load: every kernel it uses compiles)."""
+def load_simcore_copy(rewrites: Iterable[Rewrite] = (), compiled: bool = False) -> ModuleType:
+    """A fresh copy of the simcore package with the rewrites applied to its modules' syntax
+    trees. Every rewrite must find its target (MutationError otherwise) and every module named
+    must exist and load, so a refactor fails loudly instead of testing nothing. The copy's engine
+    runs as Python, or compiled (slow to load: every kernel it uses compiles)."""
     import simcore
 
-    mutations = dict(mutations or {})
-    mutations[JIT] = [*mutations.get(JIT, ()), *(UNCACHED_ENGINE if compiled else PURE_PYTHON_ENGINE)]
+    by_module: dict[str, list[Rewrite]] = defaultdict(list)
+    for rewrite in (*rewrites, UNCACHED_ENGINE if compiled else PURE_PYTHON_ENGINE):
+        by_module[rewrite.module].append(rewrite)
     root = Path(simcore.__file__).resolve().parent
-    unknown = [name for name in mutations if not root.joinpath(*name.split(".")).with_suffix(".py").is_file()]
+    unknown = [name for name in by_module if not _module_file(root, name).is_file()]
     if unknown:
         raise MutationError(f"no such simcore module(s): {unknown}")
-    applied: set[str] = set()
-    finder = _MutatingFinder(root, mutations, applied)
-    # Import the copy with no simcore modules visible, so its imports bind to each other; the
-    # patch restores sys.modules (the real package) afterwards.
-    # Import the copy with no simcore modules visible, so its imports bind to each other; then
-    # put the real package back. Only simcore's entries are swapped: other modules imported
-    # meanwhile (numba loads parts of itself on first compile) must stay, or they load twice.
+    loaded: set[str] = set()
+    finder = _MutatingFinder(root, dict(by_module), loaded)
+    # Import the copy with no simcore modules visible, so its imports bind to each other; then put
+    # the real package back. Only simcore's entries are swapped: other modules imported meanwhile
+    # (numba loads parts of itself on first compile) must stay, or they load twice.
     real = {name: module for name, module in sys.modules.items() if _is_simcore(name)}
     for name in real:
         del sys.modules[name]
@@ -109,7 +110,7 @@ def load_simcore_copy(mutations: Mapping[str, Sequence[tuple[str, str]]] | None 
         for name in [n for n in sys.modules if _is_simcore(n)]:
             del sys.modules[name]
         sys.modules.update(real)
-    missing = set(mutations) - applied
+    missing = set(by_module) - loaded
     if missing:
         raise MutationError(f"mutated module(s) never loaded: {sorted(missing)}")
     return copy
@@ -123,16 +124,19 @@ def engine_namespace(copy: ModuleType) -> SimpleNamespace:
     names = {name: getattr(copy, name) for name in dir(copy) if not name.startswith("_")}
 
     def generator(shape: Any, machine: Any, bi: int | None, bj: int | None, buffers: int) -> Any:
-        return engine.KOuter(shape, machine, buffers) if bi is None else engine.Blocked(shape, machine, bi, bj, buffers)
+        if bi is None:
+            return engine.KOuter(shape, machine, buffers)
+        return engine.Blocked(shape, machine, bi, bj, buffers)
 
     def streamed(shape: Any, machine: Any, bi: int | None, bj: int | None, buffers: int) -> tuple[Any, Any]:
-        return generator(shape, machine, bi, bj, buffers).timing(), generator(shape, machine, bi, bj, buffers).verify(seed=M_SEED)
+        timing = generator(shape, machine, bi, bj, buffers).timing()
+        return timing, generator(shape, machine, bi, bj, buffers).verify(seed=M_SEED)
 
     def replay_program(machine: Any, program: Any, starts: Sequence[int], finishes: Sequence[int]) -> list[Any]:
         found, count = np.zeros((4 * len(program) + 1, 5), dtype=np.int64), np.zeros(1, dtype=np.int64)
         times = np.array([starts, finishes], dtype=np.int64).T.copy()
         engine.hazards.replay_rows(engine.hazards.new_history(machine.slots), found, count, program.code, times,
-                                  len(program), 0, machine.mxu_fill, np.zeros(4, dtype=np.int64))
+                                   len(program), 0, machine.mxu_fill, np.zeros(4, dtype=np.int64))
         return list(engine.generators.hazards_found(found, int(count[0])))
 
     names.update(
@@ -143,7 +147,9 @@ def engine_namespace(copy: ModuleType) -> SimpleNamespace:
     return SimpleNamespace(**names)
 
 
-M_SEED = 7  # operands of the streamed verifications
+def _module_file(root: Path, name: str) -> Path:
+    folder = root.joinpath(*name.split("."))
+    return folder / "__init__.py" if (folder / "__init__.py").is_file() else folder.with_suffix(".py")
 
 
 def _is_simcore(name: str) -> bool:
