@@ -13,14 +13,16 @@ matches an assignment to it (`x[i] = ...`). A rewrite that matches nothing, or n
 times it expects, raises MutationError, so a refactor that removes a mutant's target fails
 loudly instead of testing an unmutated copy.
 """
+
 from __future__ import annotations
 
 import ast
 import copy
 import re
 import textwrap
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Literal
+from typing import Literal
 
 META = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 META_PREFIX = "__meta_"  # `$x` is parsed as this name; no real code names a variable so
@@ -81,7 +83,7 @@ def matches(pattern: ast.AST, node: ast.AST, bound: dict[str, ast.AST]) -> bool:
         if isinstance(want, list):
             if not isinstance(got, list) or len(want) != len(got):
                 return False
-            if not all(_same_value(w, g, bound) for w, g in zip(want, got)):
+            if not all(_same_value(w, g, bound) for w, g in zip(want, got, strict=True)):
                 return False
         elif not _same_value(want, got, bound):
             return False
@@ -107,7 +109,9 @@ def _filled(template: ast.AST, bound: dict[str, ast.AST], at: ast.AST, where: st
             if not node.id.startswith(META_PREFIX):
                 return node
             if node.id not in bound:
-                raise MutationError(f"${node.id[len(META_PREFIX):]} is not in the pattern: {where}")
+                raise MutationError(
+                    f"${node.id[len(META_PREFIX) :]} is not in the pattern: {where}"
+                )
             return copy.deepcopy(bound[node.id])
 
     return Fill().visit(made)
@@ -116,19 +120,30 @@ def _filled(template: ast.AST, bound: dict[str, ast.AST], at: ast.AST, where: st
 class _Replace(ast.NodeTransformer):
     """Replaces, outermost first, every node of one scope that matches the pattern."""
 
-    def __init__(self, find: ast.expr | list[ast.stmt], by: ast.expr | list[ast.stmt], where: str) -> None:
+    def __init__(
+        self, find: ast.expr | list[ast.stmt], by: ast.expr | list[ast.stmt], where: str
+    ) -> None:
         self.find, self.by, self.where, self.count = find, by, where, 0
 
     def visit(self, node: ast.AST) -> ast.AST | list[ast.stmt]:
         if isinstance(node, DEFINITIONS):
             return node  # a nested definition has a qualified name of its own
         bound: dict[str, ast.AST] = {}
-        if isinstance(self.find, ast.expr) and isinstance(node, ast.expr) and matches(self.find, node, bound):
+        if (
+            isinstance(self.find, ast.expr)
+            and isinstance(node, ast.expr)
+            and matches(self.find, node, bound)
+        ):
             self.count += 1
             return _filled(self.by, bound, node, self.where)  # type: ignore[arg-type]
-        if isinstance(self.find, list) and isinstance(node, ast.stmt) and matches(self.find[0], node, bound):
+        if (
+            isinstance(self.find, list)
+            and isinstance(node, ast.stmt)
+            and matches(self.find[0], node, bound)
+        ):
             self.count += 1
-            return [_filled(s, bound, node, self.where) for s in self.by]  # type: ignore[misc, union-attr]
+            by: list[ast.stmt] = self.by  # type: ignore[assignment]
+            return [_filled(s, bound, node, self.where) for s in by]  # type: ignore[misc]
         return self.generic_visit(node)
 
     def statements(self, body: list[ast.stmt]) -> list[ast.stmt]:
@@ -153,13 +168,15 @@ def _scope_owner(tree: ast.Module, rewrite: Rewrite) -> ast.AST:
         return tree
     found = [node for name, node in definitions(tree) if name == rewrite.function]
     if len(found) != 1:
-        raise MutationError(f"function defined {len(found)} times (expected once): {rewrite.where()}")
+        raise MutationError(
+            f"function defined {len(found)} times (expected once): {rewrite.where()}"
+        )
     return found[0]
 
 
 def _own_nodes(owner: ast.AST) -> Iterator[ast.AST]:
     """The nodes of a function's body (or a module's statements), nested definitions left out."""
-    stack = list(getattr(owner, "body"))
+    stack = list(owner.body)  # type: ignore[attr-defined]
     while stack:
         node = stack.pop()
         if isinstance(node, DEFINITIONS):
@@ -175,7 +192,11 @@ def _arm(owner: ast.AST, rewrite: Rewrite) -> tuple[ast.AST, str]:
     test = parse_pattern(rewrite.branch)
     if not isinstance(test, ast.expr):
         raise MutationError(f"a branch is an `if` test, an expression: {rewrite.where()}")
-    ifs = [node for node in _own_nodes(owner) if isinstance(node, ast.If) and matches(test, node.test, {})]
+    ifs = [
+        node
+        for node in _own_nodes(owner)
+        if isinstance(node, ast.If) and matches(test, node.test, {})
+    ]
     if len(ifs) != 1:
         raise MutationError(f"branch found {len(ifs)} times (expected once): {rewrite.where()}")
     return ifs[0], "body" if rewrite.arm == "body" else "orelse"
@@ -195,11 +216,15 @@ def apply_rewrite(tree: ast.Module, rewrite: Rewrite) -> int:
     setattr(holder, field, replace.statements(getattr(holder, field)))
     if replace.count == 0 or (rewrite.count is not None and replace.count != rewrite.count):
         expected = "at least once" if rewrite.count is None else f"{rewrite.count} times"
-        raise MutationError(f"pattern found {replace.count} times (expected {expected}): {rewrite.where()}")
+        raise MutationError(
+            f"pattern found {replace.count} times (expected {expected}): {rewrite.where()}"
+        )
     return replace.count
 
 
-def mutated_tree(source: str, rewrites: Iterable[Rewrite], filename: str = "<source>") -> ast.Module:
+def mutated_tree(
+    source: str, rewrites: Iterable[Rewrite], filename: str = "<source>"
+) -> ast.Module:
     """The module's syntax tree with every rewrite applied, in order, ready to compile."""
     tree = ast.parse(source, filename)
     for rewrite in rewrites:

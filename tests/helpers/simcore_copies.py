@@ -5,6 +5,7 @@ A copy is imported from simcore's own files through a finder of its own: every m
 the rewrites aimed at it (ast_mutation.Rewrite) are applied to its syntax tree, and the tree is
 compiled into a fresh module object. The real simcore in sys.modules is left untouched.
 """
+
 from __future__ import annotations
 
 import ast
@@ -13,9 +14,10 @@ import importlib.abc
 import importlib.machinery
 import sys
 from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import CodeType, ModuleType, SimpleNamespace
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -29,7 +31,9 @@ PURE_PYTHON_ENGINE = Rewrite(JIT, "", "PURE_PYTHON = $value", "PURE_PYTHON = Tru
 UNCACHED_ENGINE = Rewrite(JIT, "", "CACHE = $value", "CACHE = False", count=1)
 M_SEED = 7  # operands of the streamed verifications
 
-_UNMUTATED: dict[tuple[Path, int], CodeType] = {}  # (file, mtime) -> code: compiled once per session
+_UNMUTATED: dict[
+    tuple[Path, int], CodeType
+] = {}  # (file, mtime) -> code: compiled once per session
 
 
 def _code(path: Path, rewrites: Sequence[Rewrite]) -> CodeType:
@@ -44,7 +48,9 @@ def _code(path: Path, rewrites: Sequence[Rewrite]) -> CodeType:
 class _MutatingLoader(importlib.abc.Loader):
     """Executes a simcore module from its syntax tree, rewritten (never from bytecode on disk)."""
 
-    def __init__(self, path: Path, rewrites: Sequence[Rewrite], loaded: set[str], short: str) -> None:
+    def __init__(
+        self, path: Path, rewrites: Sequence[Rewrite], loaded: set[str], short: str
+    ) -> None:
         self.path, self.rewrites, self.loaded, self.short = path, rewrites, loaded, short
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
@@ -60,18 +66,28 @@ class _MutatingFinder(importlib.abc.MetaPathFinder):
     def __init__(self, root: Path, rewrites: dict[str, list[Rewrite]], loaded: set[str]) -> None:
         self.root, self.rewrites, self.loaded = root, rewrites, loaded
 
-    def find_spec(self, fullname: str, path: object = None, target: object = None) -> importlib.machinery.ModuleSpec | None:
+    def find_spec(
+        self, fullname: str, path: object = None, target: object = None
+    ) -> importlib.machinery.ModuleSpec | None:
         parts = fullname.split(".")
         if parts[0] != "simcore":
             return None
-        short = ".".join(parts[1:]) or "__init__"  # the module's path below simcore, e.g. "ga1.timing"
+        short = (
+            ".".join(parts[1:]) or "__init__"
+        )  # the module's path below simcore, e.g. "ga1.timing"
         folder = self.root.joinpath(*parts[1:])
         package = (folder / "__init__.py").is_file()
-        file = folder / "__init__.py" if package else self.root.joinpath(*parts[1:-1], parts[-1] + ".py")
+        file = (
+            folder / "__init__.py"
+            if package
+            else self.root.joinpath(*parts[1:-1], parts[-1] + ".py")
+        )
         if not file.is_file():
             return None
         loader = _MutatingLoader(file, self.rewrites.get(short, []), self.loaded, short)
-        spec = importlib.machinery.ModuleSpec(fullname, loader, origin=str(file), is_package=package)
+        spec = importlib.machinery.ModuleSpec(
+            fullname, loader, origin=str(file), is_package=package
+        )
         if package:
             spec.submodule_search_locations = [str(folder)]
         spec.has_location = True
@@ -128,28 +144,53 @@ def engine_namespace(copy: ModuleType) -> SimpleNamespace:
             return engine.KOuter(shape, machine, buffers)
         return engine.Blocked(shape, machine, bi, bj, buffers)
 
-    def streamed(shape: Any, machine: Any, bi: int | None, bj: int | None, buffers: int) -> tuple[Any, Any]:
+    def streamed(
+        shape: Any, machine: Any, bi: int | None, bj: int | None, buffers: int
+    ) -> tuple[Any, Any]:
         timing = generator(shape, machine, bi, bj, buffers).timing()
         return timing, generator(shape, machine, bi, bj, buffers).verify(seed=M_SEED)
 
-    def replay_program(machine: Any, program: Any, starts: Sequence[int], finishes: Sequence[int]) -> list[Any]:
-        found, count = np.zeros((4 * len(program) + 1, 5), dtype=np.int64), np.zeros(1, dtype=np.int64)
+    def replay_program(
+        machine: Any, program: Any, starts: Sequence[int], finishes: Sequence[int]
+    ) -> list[Any]:
+        found, count = (
+            np.zeros((4 * len(program) + 1, 5), dtype=np.int64),
+            np.zeros(1, dtype=np.int64),
+        )
         times = np.array([starts, finishes], dtype=np.int64).T.copy()
-        engine.hazards.replay_rows(engine.hazards.new_history(machine.slots), found, count, program.code, times,
-                                   len(program), 0, machine.mxu_fill, np.zeros(4, dtype=np.int64))
+        engine.hazards.replay_rows(
+            engine.hazards.new_history(machine.slots),
+            found,
+            count,
+            program.code,
+            times,
+            len(program),
+            0,
+            machine.mxu_fill,
+            np.zeros(4, dtype=np.int64),
+        )
         return list(engine.generators.hazards_found(found, int(count[0])))
 
     names.update(
-        simulate=engine.simulate, replay=engine.replay, streamed=streamed, replay_program=replay_program,
-        blocked=lambda shape, machine, bi, bj, buffers=2: generator(shape, machine, bi, bj, buffers).program(),
-        kouter=lambda shape, machine, buffers=2: generator(shape, machine, None, None, buffers).program(),
+        simulate=engine.simulate,
+        replay=engine.replay,
+        streamed=streamed,
+        replay_program=replay_program,
+        blocked=lambda shape, machine, bi, bj, buffers=2: generator(
+            shape, machine, bi, bj, buffers
+        ).program(),
+        kouter=lambda shape, machine, buffers=2: generator(
+            shape, machine, None, None, buffers
+        ).program(),
     )
     return SimpleNamespace(**names)
 
 
 def _module_file(root: Path, name: str) -> Path:
     folder = root.joinpath(*name.split("."))
-    return folder / "__init__.py" if (folder / "__init__.py").is_file() else folder.with_suffix(".py")
+    return (
+        folder / "__init__.py" if (folder / "__init__.py").is_file() else folder.with_suffix(".py")
+    )
 
 
 def _is_simcore(name: str) -> bool:

@@ -1,11 +1,18 @@
-"""The chapter's checker (tests/helpers/ga1_chapter_checker.py) passes on our simulator, check by check."""
+"""The chapter's checker (tests/helpers/ga1_chapter_checker.py) passes on our simulator, check
+by check."""
+
 from __future__ import annotations
 
 import pytest
 
 import simcore
 from tests.helpers.ga1_chapter_checker import (
-    ALL_CHECKS, CHAPTER_SCHEDULES, CHAPTER_SHAPES, ENGINE_CHECKS, CheckReport, run_chapter_checks,
+    ALL_CHECKS,
+    CHAPTER_SCHEDULES,
+    CHAPTER_SHAPES,
+    ENGINE_CHECKS,
+    CheckReport,
+    run_chapter_checks,
 )
 from tests.helpers.simcore_copies import engine_namespace, load_simcore_copy
 
@@ -19,11 +26,23 @@ def test_every_check_ran(report: CheckReport) -> None:
     assert tuple(sorted(report)) == tuple(sorted(ALL_CHECKS))
 
 
-@pytest.mark.parametrize("name", [
-    "results", "traffic", "hand_timed_84", "dma_bound_4x4", "bounds", "reuse_fewer_tiles",
-    "double_buffering_helps", "model_within_12pct", "hazards",
-    "replay_detects_planted", "hazard_programs", "vector_program",
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "results",
+        "traffic",
+        "hand_timed_84",
+        "dma_bound_4x4",
+        "bounds",
+        "reuse_fewer_tiles",
+        "double_buffering_helps",
+        "model_within_12pct",
+        "hazards",
+        "replay_detects_planted",
+        "hazard_programs",
+        "vector_program",
+    ],
+)
 def test_check_passes(report: CheckReport, name: str) -> None:
     assert report[name], report.details.get(name)
 

@@ -12,18 +12,15 @@ A mistake is a Rewrite (tests/helpers/ast_mutation.py): a function named in a mo
 expression or statement pattern inside it, matched as a syntax tree. A rewrite whose target is
 gone fails loudly (MutationError) instead of testing an unmutated copy.
 """
+
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass
 from functools import partial
 
-import numpy as np
 import pytest
 
-from simcore import Machine, Shape
-from simcore.ga1.generator import GeneralParams, StripParams, general, strips
-from tests.helpers.ast_mutation import MutationError, Rewrite, apply_rewrite, mutated_tree
+from tests.helpers.ast_mutation import Rewrite
 from tests.helpers.ga1_chapter_checker import CheckReport, run_chapter_checks
 from tests.helpers.simcore_copies import engine_namespace, load_simcore_copy
 
@@ -31,11 +28,13 @@ from tests.helpers.simcore_copies import engine_namespace, load_simcore_copy
 # and column, and multi-tile blocks. The timing checks always run the chapter's 64x64x64 set.
 QUICK_SHAPES = ((24, 16, 32), (20, 13, 30), (1, 17, 9), (9, 17, 1))
 
-# The functions mutated most: the reference's timing rule and the engine's.
+# The functions mutated most: the reference's timing rule; the engine's for loads, stores,
+# products and zeros (_hot_loop), for the other vector-unit instructions (_vector), and where it
+# reads the machine's cycle counts (_clock_at_zero); the reference's arithmetic.
 timing = partial(Rewrite, "ga1.timing", "run_timing")
-hot_loop = partial(Rewrite, "ga1.engine.timing", "_hot_loop")  # loads, stores, products, zeros
-vector = partial(Rewrite, "ga1.engine.timing", "_vector")  # the other vector-unit instructions
-clock_at_zero = partial(Rewrite, "ga1.engine.timing", "_clock_at_zero")  # the machine's cycle counts
+hot_loop = partial(Rewrite, "ga1.engine.timing", "_hot_loop")
+vector = partial(Rewrite, "ga1.engine.timing", "_vector")
+clock_at_zero = partial(Rewrite, "ga1.engine.timing", "_clock_at_zero")
 functional = partial(Rewrite, "ga1.functional", "execute")
 VECTOR_ARM = {"branch": "op == STORE", "arm": "else"}  # the reference's vector-unit instructions
 LOCK_STEP = "start = max($start, dma_free, mxu_free, vpu_free)"
@@ -45,9 +44,9 @@ LOCK_STEP = "start = max($start, dma_free, mxu_free, vpu_free)"
 class Mutant:
     name: str
     reference: tuple[Rewrite, ...]
-    caught_by: tuple[str, ...]  # checks that must fail (the chapter's attribution, where it applies)
+    caught_by: tuple[str, ...]  # checks that must fail (the chapter's, where it applies)
     extra: bool = False  # one of this project's, beyond the chapter's eleven
-    engine: tuple[Rewrite, ...] | None = None  # the same mistake in the compiled engine (None: shared code)
+    engine: tuple[Rewrite, ...] | None = None  # the mistake in the engine (None: shared code)
 
     def rewrites(self, implementation: str) -> tuple[Rewrite, ...]:
         if implementation == "reference" or self.engine is None:
@@ -58,20 +57,31 @@ class Mutant:
 MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "a write does not wait for the earlier reads of its slot (write-after-read dropped)",
-        (timing("last_read[s0]", "0", branch="op == LOAD"), timing("last_read[s0]", "0", **VECTOR_ARM)),
+        (
+            timing("last_read[s0]", "0", branch="op == LOAD"),
+            timing("last_read[s0]", "0", **VECTOR_ARM),
+        ),
         ("hazards",),
-        engine=(hot_loop("slot[c + BY_MXU]", "0", branch="op == LOAD"),
-                hot_loop("slot[c + BY_OTHERS]", "0", branch="op == LOAD"),
-                hot_loop("slot[c + BY_MXU]", "0", branch="op == ZERO"),
-                hot_loop("slot[c + BY_OTHERS]", "0", branch="op == ZERO"),
-                vector("clock[c + BY_MXU]", "0"), vector("clock[c + BY_OTHERS]", "0")),
+        engine=(
+            hot_loop("slot[c + BY_MXU]", "0", branch="op == LOAD"),
+            hot_loop("slot[c + BY_OTHERS]", "0", branch="op == LOAD"),
+            hot_loop("slot[c + BY_MXU]", "0", branch="op == ZERO"),
+            hot_loop("slot[c + BY_OTHERS]", "0", branch="op == ZERO"),
+            vector("clock[c + BY_MXU]", "0"),
+            vector("clock[c + BY_OTHERS]", "0"),
+        ),
     ),
     Mutant(
         "an instruction waits only for its first source slot",
-        (timing("ready[s2]", "0", branch="op == MXU"),
-         timing("ready[s]", "(ready[s] if s == reads[0] else 0)", **VECTOR_ARM)),
+        (
+            timing("ready[s2]", "0", branch="op == MXU"),
+            timing("ready[s]", "(ready[s] if s == reads[0] else 0)", **VECTOR_ARM),
+        ),
         ("hazards",),
-        engine=(hot_loop("slot[b + READY]", "0", branch="op == MXU"), vector("clock[b + READY]", "0")),
+        engine=(
+            hot_loop("slot[b + READY]", "0", branch="op == MXU"),
+            vector("clock[b + READY]", "0"),
+        ),
     ),
     Mutant(
         "a DMA transfer has no setup cost",
@@ -83,15 +93,26 @@ MUTANTS: tuple[Mutant, ...] = (
         "chained accumulating products wait for the fill as well",
         (timing("acc_ready[s0] = finish", "acc_ready[s0] = finish + fill", branch="op == MXU"),),
         ("hand_timed_84",),
-        engine=(hot_loop("slot[c + ACC_READY] = finish", "slot[c + ACC_READY] = finish + fill", branch="op == MXU"),),
+        engine=(
+            hot_loop(
+                "slot[c + ACC_READY] = finish",
+                "slot[c + ACC_READY] = finish + fill",
+                branch="op == MXU",
+            ),
+        ),
     ),
     Mutant(
         "the product's fill time is zero",
-        # In the timing rule and in the trace alike, as the chapter's mutant (its replay sees 0 too).
-        (timing("machine.mxu_fill", "0"), Rewrite("ga1.simulate", "trace_records", "machine.mxu_fill", "0")),
+        # In the timing rule and in the trace alike, as the chapter's (its replay sees 0 too).
+        (
+            timing("machine.mxu_fill", "0"),
+            Rewrite("ga1.simulate", "trace_records", "machine.mxu_fill", "0"),
+        ),
         ("hand_timed_84",),
-        engine=(clock_at_zero("machine.mxu_fill", "0"),
-                Rewrite("ga1.simulate", "trace_records", "machine.mxu_fill", "0")),
+        engine=(
+            clock_at_zero("machine.mxu_fill", "0"),
+            Rewrite("ga1.simulate", "trace_records", "machine.mxu_fill", "0"),
+        ),
     ),
     Mutant(
         "each store is counted as two tile transfers",
@@ -101,14 +122,25 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "a tile that sticks out of the matrix wraps around instead of being padded with zeros",
-        (functional("matrix[$x0:$x1, $y0:$y1]",
-                    "matrix[np.ix_(np.arange($x0, $x1) % matrix.shape[0], np.arange($y0, $y1) % matrix.shape[1])]",
-                    branch="op == LOAD"),),
+        (
+            functional(
+                "matrix[$x0:$x1, $y0:$y1]",
+                "matrix[np.ix_(np.arange($x0, $x1) % matrix.shape[0],"
+                " np.arange($y0, $y1) % matrix.shape[1])]",
+                branch="op == LOAD",
+            ),
+        ),
         ("results",),
-        engine=(Rewrite("ga1.engine.functional", "_load", "range(rows)", "range(T)"),
-                Rewrite("ga1.engine.functional", "_load", "range(cols)", "range(T)"),
-                Rewrite("ga1.engine.functional", "_load", "matrix[$r, $c]",
-                        "matrix[$r % matrix.shape[0], $c % matrix.shape[1]]")),
+        engine=(
+            Rewrite("ga1.engine.functional", "_load", "range(rows)", "range(T)"),
+            Rewrite("ga1.engine.functional", "_load", "range(cols)", "range(T)"),
+            Rewrite(
+                "ga1.engine.functional",
+                "_load",
+                "matrix[$r, $c]",
+                "matrix[$r % matrix.shape[0], $c % matrix.shape[1]]",
+            ),
+        ),
     ),
     Mutant(
         "a store writes the padding too (past the edge)",
@@ -116,14 +148,18 @@ MUTANTS: tuple[Mutant, ...] = (
         # list assignment did ("the checker did not finish"), which fails the checks.
         (functional("spad[s0][$inside]", "spad[s0]", branch="op == STORE"),),
         ("results",),
-        engine=(Rewrite("ga1.engine.functional", "_store", "range(rows)", "range(T)"),
-                Rewrite("ga1.engine.functional", "_store", "range(cols)", "range(T)")),
+        engine=(
+            Rewrite("ga1.engine.functional", "_store", "range(rows)", "range(T)"),
+            Rewrite("ga1.engine.functional", "_store", "range(cols)", "range(T)"),
+        ),
     ),
     Mutant(
         "the matrix unit multiplies with A transposed",
         (functional("spad[s1]", "spad[s1].T", branch="op == MXU"),),
         ("results",),
-        engine=(Rewrite("ga1.engine.functional", "_product", "spad[a, $r, $q]", "spad[a, $q, $r]"),),
+        engine=(
+            Rewrite("ga1.engine.functional", "_product", "spad[a, $r, $q]", "spad[a, $q, $r]"),
+        ),
     ),
     Mutant(
         "all engines run in lock step (an instruction waits for every engine to be free)",
@@ -132,7 +168,8 @@ MUTANTS: tuple[Mutant, ...] = (
         engine=(hot_loop("start = $start", LOCK_STEP),),
     ),
     Mutant(
-        "a load does not wait for the slot to become free (no write-after-read, no write-after-write)",
+        "a load does not wait for the slot to become free (no write-after-read, no "
+        "write-after-write)",
         (timing("start = $start", "start = dma_free", branch="op == LOAD"),),
         ("hazards",),
         engine=(hot_loop("start = $start", "start = dma_free", branch="op == LOAD"),),
@@ -141,32 +178,48 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "the hazard replay ignores the fill (a product read right at its finish passes)",
         (Rewrite("ga1.hazards", "replay", "h.written_fill", "0"),),
-        ("replay_detects_planted",), extra=True,
+        ("replay_detects_planted",),
+        extra=True,
         engine=(Rewrite("ga1.engine.hazards", "_check", "history[slot, WRITTEN_FILL]", "0"),),
     ),
     Mutant(
         "double-buffered blocked schedules multiply the buffer being loaded (k + 1's)",
         (Rewrite("ga1.schedules", "blocked", "operand_base($k)", "operand_base($k + 1)"),),
-        ("results",), extra=True,
-        engine=(Rewrite("ga1.engine.chapter", "_block_unit", "_operand_base(st, $k)", "_operand_base(st, $k + 1)"),),
+        ("results",),
+        extra=True,
+        engine=(
+            Rewrite(
+                "ga1.engine.chapter",
+                "_block_unit",
+                "_operand_base(st, $k)",
+                "_operand_base(st, $k + 1)",
+            ),
+        ),
     ),
     Mutant(
         "a product does not wait for earlier readers of its accumulator (a store still reading it)",
         (timing("last_read[s0]", "0", branch="op == MXU"),),
-        ("hazards", "hazard_programs"), extra=True,
-        engine=(hot_loop("slot[c + BY_MXU]", "0", branch="op == MXU"),
-                hot_loop("slot[c + BY_OTHERS]", "0", branch="op == MXU")),
+        ("hazards", "hazard_programs"),
+        extra=True,
+        engine=(
+            hot_loop("slot[c + BY_MXU]", "0", branch="op == MXU"),
+            hot_loop("slot[c + BY_OTHERS]", "0", branch="op == MXU"),
+        ),
     ),
     Mutant(
         "exp runs at the vector lanes' rate, not the special-function path's",
         (Rewrite("ga1.timing", "vector_duration", "machine.sfu_lanes", "machine.vpu_lanes"),),
-        ("vector_program",), extra=True,
+        ("vector_program",),
+        extra=True,
     ),
     Mutant(
         "a row max reduces the columns instead of the rows",
-        (Rewrite("ga1.functional", "_row_max", "source[:, $j]", "source[$j, :]"),
-         Rewrite("ga1.functional", "_row_max", "source.shape[1]", "source.shape[0]")),
-        ("vector_program",), extra=True,
+        (
+            Rewrite("ga1.functional", "_row_max", "source[:, $j]", "source[$j, :]"),
+            Rewrite("ga1.functional", "_row_max", "source.shape[1]", "source.shape[0]"),
+        ),
+        ("vector_program",),
+        extra=True,
     ),
 )
 
@@ -175,58 +228,39 @@ MUTANTS: tuple[Mutant, ...] = (
 ENGINE_MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "the streamed replay does not count a product's accumulator as read",
-        (), ("streamed_replay",), extra=True,
-        engine=(Rewrite("ga1.engine.hazards", "_trace_slots", "return $reads, $writes", "return $reads - 1, $writes",
-                        branch="op == MXU"),),
+        (),
+        ("streamed_replay",),
+        extra=True,
+        engine=(
+            Rewrite(
+                "ga1.engine.hazards",
+                "_trace_slots",
+                "return $reads, $writes",
+                "return $reads - 1, $writes",
+                branch="op == MXU",
+            ),
+        ),
     ),
     Mutant(
         "the streamed replay forgets the fill of products",
-        (), ("streamed_replay",), extra=True,
+        (),
+        ("streamed_replay",),
+        extra=True,
         engine=(Rewrite("ga1.engine.hazards", "replay_rows", "fill", "0"),),
     ),
     Mutant(
         "the timing loses its state between chunks (a chunk's free times are not kept)",
-        (), ("streamed",), extra=True,
-        engine=(hot_loop("clock[DMA_FREE]", "0"), hot_loop("clock[MXU_FREE]", "0"), hot_loop("clock[VPU_FREE]", "0")),
+        (),
+        ("streamed",),
+        extra=True,
+        engine=(
+            hot_loop("clock[DMA_FREE]", "0"),
+            hot_loop("clock[MXU_FREE]", "0"),
+            hot_loop("clock[VPU_FREE]", "0"),
+        ),
     ),
 )
 IMPLEMENTATIONS = ("reference", "engine")
-
-# The generators' compiled twins make the reference's decisions; a mistake in one yields another
-# valid schedule, which the chapter's checks cannot see. The reference program can: each of these
-# mutants changes the program of at least one of GENERATOR_CASES.
-GENERATOR_MUTANTS: dict[str, tuple[Rewrite, ...]] = {
-    "a load takes a slot freed by a product before one freed by a store": (
-        Rewrite("ga1.engine.compile", "_take_slot", "$loads if for_load else $others", "$others"),),
-    "eviction ties go to the largest slot": (
-        Rewrite("ga1.engine.evict", "add", "((1 << bits) - 1) - $s", "$s"),
-        Rewrite("ga1.engine.evict", "farthest", "((1 << bits) - 1) - $s", "$s")),
-    "the rotating window's next unit always waits a period": (
-        Rewrite("ga1.engine.order", "unit_product", "st[pos + POS_NEXT_ENTRY] <= $t", "st[pos + POS_NEXT_ENTRY] < $t"),),
-    "a block's row operands are not reused by the row band's next block": (
-        Rewrite("ga1.engine.order", "general_next_row", "$b % st[N_CB] == 0", "True"),),
-    "the tail's products run step by step": (
-        Rewrite("ga1.engine.blocks", "block_products", "s < plain", "s < kt"),),
-    "a strip's row operands are not reused by the next strip": (
-        Rewrite("ga1.engine.strip_order", "strip_next_row", "strip + 1 >= st[N_STRIPS]", "True"),),
-    "the next strip's blocks are looked up top to bottom even when it runs bottom to top": (
-        Rewrite("ga1.engine.strip_order", "strip_next_row", "strip_block(st, $strip, $flipped if $reversed else $band)",
-                "strip_block(st, $strip, $band)"),),
-    "a prefetch evicts protected tiles": (
-        Rewrite("ga1.engine.compile", "_advance", "horizon = $spared", "horizon = key"),),
-}
-GENERATOR_CASES = (
-    ("general", (40, 48, 56), 14, dict(bi=2, bj=3, lookahead=8, store_first=True)),
-    ("general", (48, 40, 64), 24, dict(bi=3, bj=3, block_order="col", tail=2, k_direction="up", inner="zigzag",
-                                       lookahead=3)),
-    ("general", (56, 32, 48), 12, dict(bi=2, bj=3, structure="rotate", ramp=2, lookahead=10)),
-    ("general", (64, 40, 40), 20, dict(bi=3, bj=2, structure="rotate", block_order="col", serpentine=False,
-                                       lookahead=6)),
-    ("general", (36, 33, 28), 11, dict(bi=2, bj=3, tail=0, lookahead=0, structure="rotate")),  # a search found it: eviction ties
-    ("strips", (64, 48, 72), 16, dict(split=2, tail=2, protect=8)),
-    ("strips", (72, 40, 64), 12, dict(axis="row", reserve=3, first_reverse=True, split=0, protect=24, lookahead=20)),
-    ("strips", (80, 24, 56), 20, dict(strip_order="wide", partition="uniform", flip=False, tail=1, store_first=True)),
-)
 
 
 def test_the_chapters_eleven_are_all_here() -> None:
@@ -234,7 +268,9 @@ def test_the_chapters_eleven_are_all_here() -> None:
     assert sum(m.extra for m in MUTANTS) >= 2
 
 
-def _check(implementation: str, rewrites: tuple[Rewrite, ...], compiled: bool = False) -> CheckReport:
+def _check(
+    implementation: str, rewrites: tuple[Rewrite, ...], compiled: bool = False
+) -> CheckReport:
     copy = load_simcore_copy(rewrites, compiled=compiled)
     sim = copy if implementation == "reference" else engine_namespace(copy)
     return run_chapter_checks(sim, shapes=QUICK_SHAPES)
@@ -247,36 +283,19 @@ def test_baseline_copy_passes(implementation: str) -> None:
     assert all(report.values()), report.summary()
 
 
-CASES = [(m, impl) for m in MUTANTS for impl in IMPLEMENTATIONS] + [(m, "engine") for m in ENGINE_MUTANTS]
+CASES = [(m, impl) for m in MUTANTS for impl in IMPLEMENTATIONS] + [
+    (m, "engine") for m in ENGINE_MUTANTS
+]
 
 
-@pytest.mark.parametrize("mutant, implementation", CASES, ids=[f"{impl}: {m.name}" for m, impl in CASES])
+@pytest.mark.parametrize(
+    "mutant, implementation", CASES, ids=[f"{impl}: {m.name}" for m, impl in CASES]
+)
 def test_mutant_is_caught(mutant: Mutant, implementation: str) -> None:
     report = _check(implementation, mutant.rewrites(implementation))
     assert report.failed, f"NOT CAUGHT: {mutant.name}"
     missed = [name for name in mutant.caught_by if name not in report.failed]
     assert not missed, f"{mutant.name}: expected {missed} to fail, failed: {report.summary()}"
-
-
-@pytest.mark.parametrize("name", GENERATOR_MUTANTS)
-def test_generator_mutant_is_caught_by_the_reference_program(name: str) -> None:
-    copy = load_simcore_copy(GENERATOR_MUTANTS[name])
-    reference = {"general": (general, GeneralParams), "strips": (strips, StripParams)}
-    ours = {"general": (copy.ga1.engine.General, copy.ga1.generator.GeneralParams),
-            "strips": (copy.ga1.engine.Strips, copy.ga1.generator.StripParams)}
-    differs = []
-    for family, dims, slots, params in GENERATOR_CASES:
-        build, params_type = reference[family]
-        expected = build(Shape(*dims), Machine(slots=slots), params_type(**params)).code
-        generator, copy_params = ours[family]
-        try:
-            got = generator(copy.Shape(*dims), copy.Machine(slots=slots), copy_params(**params)).program().code
-        except Exception:  # noqa: BLE001 - a crash is caught too
-            differs.append(dims)
-            continue
-        if not np.array_equal(got, expected):
-            differs.append(dims)
-    assert differs, f"NOT CAUGHT: {name}"
 
 
 def test_a_compiled_mutant_is_caught_too() -> None:
@@ -287,47 +306,3 @@ def test_a_compiled_mutant_is_caught_too() -> None:
     as_python = _check("engine", mutant.rewrites("engine"))
     compiled = _check("engine", mutant.rewrites("engine"), compiled=True)
     assert "hazards" in compiled.failed and compiled.failed == as_python.failed, compiled.summary()
-
-
-@pytest.mark.parametrize("rewrite, message", [
-    (Rewrite("ga1.timing", "run_timing", "this_name_is_not_there", "0"), "found 0 times"),
-    (Rewrite("ga1.timing", "run_timming", "stores", "0"), "defined 0 times"),
-    (Rewrite("ga1.timing", "run_timing", "stores += 1", "stores += 2", count=2), r"found 1 times \(expected 2"),
-    (Rewrite("ga1.timing", "run_timing", "last_read[s0]", "0", branch="op == LAOD"), "branch found 0 times"),
-    (Rewrite("timming", "run_timing", "stores", "0"), "no such simcore module"),
-])
-def test_a_missing_mutation_target_fails_loudly(rewrite: Rewrite, message: str) -> None:
-    with pytest.raises(MutationError, match=message):
-        load_simcore_copy((rewrite,))
-
-
-SAMPLE = '''
-def f(xs, i):
-    total = xs[i] + 1  # a comment
-    xs[i] = total
-    if i > 0:
-        total = max(total,
-                    xs[i])
-    def inner():
-        return xs[i]
-    return total
-'''
-
-
-def _applied(source: str, rewrite: Rewrite) -> str:
-    return ast.unparse(mutated_tree(source, (rewrite,)))
-
-
-def test_a_pattern_matches_syntax_not_text() -> None:
-    # Reads only (never the assignment to xs[i]); across line breaks; not in the nested function.
-    read = Rewrite("m", "f", "xs[i]", "0")
-    assert _applied(SAMPLE, read) == _applied(ast.unparse(ast.parse(SAMPLE)), read)  # any formatting
-    assert apply_rewrite(ast.parse(SAMPLE), read) == 2
-    assert "return xs[i]" in _applied(SAMPLE, read) and "xs[i] = total" in _applied(SAMPLE, read)
-    assert apply_rewrite(ast.parse(SAMPLE), Rewrite("m", "f.inner", "xs[i]", "0")) == 1
-    assert apply_rewrite(ast.parse(SAMPLE), Rewrite("m", "f", "xs[i]", "0", branch="i > 0")) == 1
-    # $names bind any expression and are put back; the same $name must match the same expression.
-    assert "max(total, xs[i], 7)" in _applied(SAMPLE, Rewrite("m", "f", "max($a, $b)", "max($a, $b, 7)"))
-    with pytest.raises(MutationError, match="found 0 times"):
-        apply_rewrite(ast.parse(SAMPLE), Rewrite("m", "f", "max($a, $a)", "0"))
-    assert "if i > 0:\n        pass" in _applied(SAMPLE, Rewrite("m", "f", "total = max($a, $b)", ""))
