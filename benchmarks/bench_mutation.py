@@ -33,6 +33,7 @@ Usage: python benchmarks/bench_mutation.py [--module simcore/ga1/timing.py ...] 
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import resource
 import shutil
@@ -71,14 +72,14 @@ def prepare(workdir: Path, modules: tuple[str, ...]) -> Path:
             "",
             "[tool.mutmut]",
             'source_paths = ["simcore"]',
-            f"only_mutate = {list(modules)!r}",
-            f"pytest_add_cli_args_test_selection = {list(TESTS)!r}",
+            f"only_mutate = {json.dumps(list(modules))}",
+            f"pytest_add_cli_args_test_selection = {json.dumps(list(TESTS))}",
             'pytest_add_cli_args = ["-x", "-q", "-p", "no:cacheprovider"]',
             "",
         ]
     )
     text = (ROOT / "pyproject.toml").read_text()
-    (project / "pyproject.toml").write_text(text + table.replace("'", '"'))
+    (project / "pyproject.toml").write_text(text + table)
     return project
 
 
