@@ -36,7 +36,8 @@ hot_loop = partial(Rewrite, "ga1.engine.timing", "_hot_loop")
 vector = partial(Rewrite, "ga1.engine.timing", "_vector")
 clock_at_zero = partial(Rewrite, "ga1.engine.timing", "_clock_at_zero")
 functional = partial(Rewrite, "ga1.functional", "execute")
-VECTOR_ARM = {"branch": "op == STORE", "arm": "else"}  # the reference's vector-unit instructions
+# the reference's vector-unit instructions: the else arm after its loads, stores and products
+vector_arm = partial(timing, branch="op == STORE", arm="else")
 LOCK_STEP = "start = max($start, dma_free, mxu_free, vpu_free)"
 
 
@@ -59,7 +60,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "a write does not wait for the earlier reads of its slot (write-after-read dropped)",
         (
             timing("last_read[s0]", "0", branch="op == LOAD"),
-            timing("last_read[s0]", "0", **VECTOR_ARM),
+            vector_arm("last_read[s0]", "0"),
         ),
         ("hazards",),
         engine=(
@@ -75,7 +76,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "an instruction waits only for its first source slot",
         (
             timing("ready[s2]", "0", branch="op == MXU"),
-            timing("ready[s]", "(ready[s] if s == reads[0] else 0)", **VECTOR_ARM),
+            vector_arm("ready[s]", "(ready[s] if s == reads[0] else 0)"),
         ),
         ("hazards",),
         engine=(
