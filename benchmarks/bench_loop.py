@@ -97,13 +97,13 @@ def _instrument(clock: PartClock) -> None:
     for cls in (RDBStorage, _CachedStorage, JournalStorage, optuna.storages.InMemoryStorage):
         clock.patch("storage", cls, storage_methods)
     try:
-        from autotune.optuna_adapter.journal import JournalFile  # this code only
+        from autotune.storage.journal import JournalFile  # this code only
     except ImportError:
         pass
     else:
         clock.patch("storage", JournalFile, ("append_logs", "acquire", "release"))
     try:
-        import autotune.guided  # noqa: F401  (this code only: its sampler is timed as `sampler` too)
+        import autotune.search.guided  # noqa: F401  (this code only: its sampler is timed as `sampler` too)
     except ImportError:
         pass
     samplers = [optuna.samplers.BaseSampler]
@@ -114,18 +114,23 @@ def _instrument(clock: PartClock) -> None:
         samplers.extend(cls.__subclasses__())
     if hasattr(base, "simulate"):   # the Python engine; the compiled one times as it generates: all `generation`
         base.simulate = clock.wrap("timing", base.simulate)
-    families = [base.GA1Family]
-    while families:
-        cls = families.pop()
-        clock.patch("generation", cls, ("evaluate",))
-        families.extend(cls.__subclasses__())
+    try:  # the oracle evaluates; a family evaluated itself in trees before oracles were plug-ins
+        from autotune.oracles.ga1 import GA1Oracle
+        clock.patch("generation", GA1Oracle, ("evaluate",))
+    except ImportError:
+        families = [base.GA1Family]
+        while families:
+            cls = families.pop()
+            clock.patch("generation", cls, ("evaluate",))
+            families.extend(cls.__subclasses__())
 
 
 def child(args: argparse.Namespace) -> None:
     started, wall = time.process_time(), time.perf_counter()
-    from autotune import objective, pipeline
-    from autotune.cli import _quiet_libraries
-    from autotune.spec import RunSpec
+    from autotune.run import objective
+    from autotune.run import pipeline
+    from autotune.run.quiet import quiet_libraries as _quiet_libraries
+    from autotune.run.plan import RunPlan
     from simcore.ga1.machine import Machine
     from simcore.shape import Shape
 
@@ -163,7 +168,7 @@ def child(args: argparse.Namespace) -> None:
     storage = f"sqlite:///{results / 'bench.db'}" if args.storage == "sqlite" else None
     chosen = {"sampler": args.sampler} if args.sampler else {}   # older code: its own default (TPE)
     spaces = {"spaces": args.spaces} if args.spaces else {}   # older code: its own default
-    outcome = pipeline.run(RunSpec.of_shape(Shape(128, 128, 128), Machine(slots=64), **spaces),
+    outcome = pipeline.run(RunPlan.of_shape(Shape(128, 128, 128), Machine(slots=64), **spaces),
                            pipeline.RunOptions(trials=args.trials, seed=0, study="bench", storage=storage, results=results,
                                                progress=False, **chosen))
     total, wall = time.process_time() - started, time.perf_counter() - wall

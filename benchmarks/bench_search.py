@@ -42,14 +42,14 @@ from simcore.ga1.lower_bounds import lower_bound  # noqa: E402
 from simcore.ga1.machine import machine_from, parse_overrides  # noqa: E402
 from simcore.shape import Shape, parse_shape  # noqa: E402
 
-from search_spaces.general import General  # noqa: E402
+from search_spaces.general import GeneralFamily  # noqa: E402
 from search_spaces.registry import DEFAULT_SPACES, LEGACY_SPACES  # noqa: E402
 
-from autotune import pipeline  # noqa: E402
-from autotune.guided import GuidedSampler  # noqa: E402
-from autotune.leaderboard import json_rows  # noqa: E402
-from autotune.optuna_adapter import MEMORY, local_storage, read_study  # noqa: E402
-from autotune.spec import RunSpec  # noqa: E402
+from autotune.run import pipeline  # noqa: E402
+from autotune.search.guided import GuidedSampler  # noqa: E402
+from autotune.results.leaderboard import json_rows  # noqa: E402
+from autotune.storage import MEMORY, local_storage, read_study  # noqa: E402
+from autotune.run.plan import RunPlan  # noqa: E402
 
 RATIOS = (1.05, 1.02, 1.01)
 BUDGETS = (100, 300, 1000)
@@ -160,12 +160,12 @@ def seeded_as_before(config: str) -> Iterator[None]:
     if config not in TODAY:
         yield
         return
-    own = General.seed_points
-    General.seed_points = lambda self, shape, machine: own(self, shape, machine)[:1]  # type: ignore[method-assign]
+    own = GeneralFamily.seed_points
+    GeneralFamily.seed_points = lambda self, shape, machine: own(self, shape, machine)[:1]  # type: ignore[method-assign]
     try:
         yield
     finally:
-        General.seed_points = own  # type: ignore[method-assign]
+        GeneralFamily.seed_points = own  # type: ignore[method-assign]
 
 
 def run_once(config: str, shape: Shape, overrides: str, seed: int, trials: int, results: Path | None = None,
@@ -179,7 +179,7 @@ def _run_once(config: str, shape: Shape, overrides: str, seed: int, trials: int,
               transfer: bool) -> Run:
     sampler, spaces, _factory[0] = CONFIGS[config]
     machine = machine_from(parse_overrides(overrides), None)
-    spec = RunSpec.of_shape(shape, machine, spaces=spaces)
+    spec = RunPlan.of_shape(shape, machine, spaces=spaces)
     name = f"bench-{config}-{seed}-{shape}-{overrides}".replace(",", "-").replace("=", "")
     options = pipeline.RunOptions(trials=trials, sampler=sampler, seed=seed, storage=None if results else MEMORY, verify_top=1,
                                   write=False, study=name + ("-transfer" if transfer else ""), results=results or Path("results"),

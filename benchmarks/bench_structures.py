@@ -32,8 +32,9 @@ from simcore.shape import Shape, parse_shape  # noqa: E402
 
 from search_spaces.base import GA1Family, canonical_json  # noqa: E402
 from search_spaces.domains import Choice, IntRange, Point  # noqa: E402
-from search_spaces.general import General  # noqa: E402
-from search_spaces.strips import Strips  # noqa: E402
+from search_spaces.general import GeneralFamily  # noqa: E402
+from search_spaces.strips import StripsFamily  # noqa: E402
+from autotune.oracles.ga1 import ORACLE as GA1  # noqa: E402
 
 # (shape, machine parameters): 128^3 at the three scratchpads, then cases of our choosing.
 CASES: tuple[tuple[str, dict[str, int]], ...] = (
@@ -72,7 +73,7 @@ class Search:
             self.cache[key] = None
             if self.family.violation(point, self.shape, self.machine) == 0:
                 try:
-                    metrics = self.family.evaluate(point, self.shape, self.machine)
+                    metrics = GA1.evaluate(self.family, point, self.shape, self.machine)
                 except ScheduleError:
                     return None
                 self.metrics[key] = metrics
@@ -130,7 +131,7 @@ class Search:
 
 
 def verdict_text(family: GA1Family, point: Point, shape: Shape, machine: Machine) -> str:
-    verdict = family.verify(point, shape, machine)
+    verdict = GA1.verify(family, point, shape, machine)
     return "exact, ok" if verdict.verified else verdict.detail
 
 
@@ -163,7 +164,7 @@ def main() -> int:
         print("| family | cycles | tiles | DMA busy | MXU busy | / bound | evaluations | CPU s | verification |")
         print("|---|---|---|---|---|---|---|---|---|")
         witnesses = []
-        for family in (General(), Strips()):
+        for family in (GeneralFamily(), StripsFamily()):
             start = time.process_time()
             search = Search(family, shape, machine, args.seed)
             found = search.run(args.random, args.starts)
@@ -173,7 +174,7 @@ def main() -> int:
             witnesses.append((family, search.fewest_tiles()))
         # No bound on tiles moved alone can exceed what a verified program moves.
         family, point = min(witnesses, key=lambda w: w[0].evaluate(w[1], shape, machine)["tiles_moved"])  # type: ignore[arg-type, return-value]
-        metrics = family.evaluate(point, shape, machine)
+        metrics = GA1.evaluate(family, point, shape, machine)
         print(f"\nFewest tiles among the evaluated points: {metrics['tiles_moved']:,} ({family.name}, "
               f"{metrics['cycles']:,} cycles, {verdict_text(family, point, shape, machine)}); the I/O bound is "
               f"{io_bound_tiles(shape, machine):,} tiles, so no bound on tiles alone can exceed "

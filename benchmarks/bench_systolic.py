@@ -24,8 +24,8 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from autotune.cli import main  # noqa: E402
-from search_spaces.systolic import verify_design  # noqa: E402
+from autotune.cli.main import main  # noqa: E402
+from autotune.oracles.systolic import verify_design  # noqa: E402
 from simcore.shape import Shape  # noqa: E402
 from simcore.systolic import SystolicArray, SystolicDesign, simulate_systolic, simulate_systolic_reference  # noqa: E402
 

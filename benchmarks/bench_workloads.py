@@ -27,10 +27,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
+import make_workloads  # noqa: E402
 import onnx  # noqa: E402
 from onnx import helper  # noqa: E402
 
-import make_workloads  # noqa: E402
 from autotune.cli import main  # noqa: E402
 from search_spaces.gemm_list import totals  # noqa: E402
 from search_spaces.workload import load_workload  # noqa: E402

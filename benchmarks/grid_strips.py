@@ -25,7 +25,8 @@ from simcore.ga1.generator.strips import strip_blocks  # noqa: E402
 from simcore.ga1.machine import machine_from, parse_overrides  # noqa: E402
 from simcore.shape import parse_shape  # noqa: E402
 
-from search_spaces.strips import Strips  # noqa: E402
+from search_spaces.strips import StripsFamily  # noqa: E402
+from autotune.oracles.ga1 import ORACLE as GA1  # noqa: E402
 
 AXES = ("col", "row")
 RESERVES = (1, 2, 3)
@@ -50,12 +51,12 @@ def main() -> int:
     parser.add_argument("--machine", default="slots=16", help="machine overrides (default slots=16)")
     args = parser.parse_args()
     shape, machine = parse_shape(args.shape), machine_from(parse_overrides(args.machine), None)
-    family = Strips()
+    family = StripsFamily()
     started = time.process_time()
     found = []
     for point in grid():
         if family.violation(point, shape, machine) == 0:
-            metrics = family.evaluate(point, shape, machine)
+            metrics = GA1.evaluate(family, point, shape, machine)
             found.append((int(metrics["cycles"]), int(metrics["tiles_moved"]), len(found), point))
     found.sort(key=lambda row: row[:3])  # ties: grid order
     print(f"{args.shape} {args.machine}: {len(found):,} strip points simulated in {time.process_time() - started:.1f} s CPU")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from simcore.ga1.analytic import output_stationary_estimate
 from simcore.ga1.machine import Machine
-from simcore.ga1.program import Program
 from simcore.ga1 import engine
 from simcore.ga1.engine import Generator
 from simcore.ga1.schedules import blocked_slots, chapter_sweep, kouter_slots
@@ -16,7 +15,7 @@ from search_spaces.domains import Choice, IntRange, Param, Point
 BUFFERS = (1, 2, 3)
 
 
-class Blocked(GA1Family):
+class BlockedFamily(GA1Family):
     name = "blocked"
     description = "a bi x bj block of C stays on chip while K streams through it"
 
@@ -35,9 +34,6 @@ class Blocked(GA1Family):
     def slots_needed(self, point: Point, shape: Shape, machine: Machine) -> int:
         return blocked_slots(int(point["bi"]), int(point["bj"]), int(point["buffers"]))
 
-    def build(self, point: Point, shape: Shape, machine: Machine) -> Program:
-        return self.generator(point, shape, machine).program()
-
     def generator(self, point: Point, shape: Shape, machine: Machine) -> Generator:
         return engine.Blocked(shape, machine, int(point["bi"]), int(point["bj"]), int(point["buffers"]), str(point["order"]))
 
@@ -53,7 +49,7 @@ class Blocked(GA1Family):
         return points
 
 
-class KOuter(GA1Family):
+class KOuterFamily(GA1Family):
     name = "kouter"
     description = "the (k, i, j) order: every partial sum goes to DRAM and back for every k"
 
@@ -63,9 +59,6 @@ class KOuter(GA1Family):
     def slots_needed(self, point: Point, shape: Shape, machine: Machine) -> int:
         return kouter_slots(int(point["buffers"]))
 
-    def build(self, point: Point, shape: Shape, machine: Machine) -> Program:
-        return self.generator(point, shape, machine).program()
-
     def generator(self, point: Point, shape: Shape, machine: Machine) -> Generator:
         return engine.KOuter(shape, machine, int(point["buffers"]))
 
@@ -73,4 +66,4 @@ class KOuter(GA1Family):
         return [{"buffers": 1}, {"buffers": 2}]
 
 
-SPACE = Space("chapter", "the chapter's hand-written families, with any block shape and 1-3 buffers", (Blocked(), KOuter()))
+SPACE = Space("chapter", "the chapter's hand-written families, with any block shape and 1-3 buffers", (BlockedFamily(), KOuterFamily()))

@@ -49,15 +49,21 @@ def _layers(names: tuple[str, ...], limit: int = 2) -> str:
 def format_listing(workload: Workload) -> str:
     """The listing as a table: one line per GEMM, then the totals and the importer's summary."""
     width = max([4, *(len(g.name) for g in workload.gemms)])
-    header = (f"{'name':{width}} {'m':>8} {'k':>8} {'n':>8} {'weight':>8} {'MACs':>18}  "
-              f"{'source':8} layers")
+    header = (
+        f"{'name':{width}} {'m':>8} {'k':>8} {'n':>8} {'weight':>8} {'MACs':>18}  "
+        f"{'source':8} layers"
+    )
     lines = [f"{workload.name}: the GEMMs of one workload step", header]
     for g in workload.gemms:
         layers = _layers(g.layers) if g.layers != (g.name,) else ""
-        lines.append(f"{g.name:{width}} {g.shape.m:>8} {g.shape.k:>8} {g.shape.n:>8} {g.weight:>8g} "
-                     f"{g.macs * g.weight:>18,.0f}  {g.source or '-':8} {layers}".rstrip())
+        lines.append(
+            f"{g.name:{width}} {g.shape.m:>8} {g.shape.k:>8} {g.shape.n:>8} {g.weight:>8g} "
+            f"{g.macs * g.weight:>18,.0f}  {g.source or '-':8} {layers}".rstrip()
+        )
     t = totals(workload)
-    lines.append(f"total: {t['entries']} distinct shapes, {t['gemms']:,} GEMMs (the sum of the "
-                 f"weights), {t['macs']:,} MACs")
+    lines.append(
+        f"total: {t['entries']} distinct shapes, {t['gemms']:,} GEMMs (the sum of the "
+        f"weights), {t['macs']:,} MACs"
+    )
     lines.extend(workload.summary)
     return "\n".join(lines)

@@ -13,7 +13,6 @@ from simcore.ga1.generator import GeneralParams, default_params, overlap_params,
 from simcore.ga1.generator.order import BLOCK_ORDERS, INNER_ORDERS, K_DIRECTIONS, PARTITIONS, STRUCTURES, largest_band
 from simcore.ga1.analytic import output_stationary_estimate
 from simcore.ga1.machine import Machine
-from simcore.ga1.program import Program
 from simcore.shape import Shape
 
 from search_spaces.base import GA1Family, Space
@@ -27,7 +26,7 @@ BLOCKS_ONLY = {name: Unless("structure", ("rotate",), fixed) for name, fixed in 
 ROTATE_ONLY = Unless("structure", ("blocks",), 0)  # ramp
 
 
-class General(GA1Family):
+class GeneralFamily(GA1Family):
     name = "general"
     description = "product orders compiled with slot reuse, next-use eviction, prefetch and early stores"
 
@@ -75,9 +74,6 @@ class General(GA1Family):
     def slots_needed(self, point: Point, shape: Shape, machine: Machine) -> int:
         return slots_needed(shape, machine, self.to_params(point))
 
-    def build(self, point: Point, shape: Shape, machine: Machine) -> Program:
-        return self.generator(point, shape, machine).program()
-
     def generator(self, point: Point, shape: Shape, machine: Machine) -> Generator:
         return engine.General(shape, machine, self.to_params(point))
 
@@ -94,4 +90,4 @@ class General(GA1Family):
                  for k, v in dataclasses.asdict(params).items() if k in domains} for params in chosen if params is not None]
 
 
-SPACE = Space("general", "the general generator: blocks, orders, tails, prefetch and store overlap", (General(),))
+SPACE = Space("general", "the general generator: blocks, orders, tails, prefetch and store overlap", (GeneralFamily(),))

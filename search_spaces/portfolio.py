@@ -8,10 +8,9 @@ from dataclasses import dataclass
 
 from simcore.ga1.generator.order import INNER_ORDERS
 from simcore.ga1.machine import Machine
-from simcore.ga1.schedules import ScheduleError
 from simcore.shape import Shape
 
-from search_spaces.base import Family, Metrics, canonical_json
+from search_spaces.base import Family, canonical_json
 from search_spaces.domains import IntRange, Point
 
 CHAPTER_FAMILIES = frozenset({"blocked", "kouter"})
@@ -24,16 +23,6 @@ class Entry:
 
     def key(self) -> str:
         return canonical_json({"family": self.family, **self.point})
-
-
-@dataclass(frozen=True)
-class Outcome:
-    entry: Entry
-    metrics: Metrics
-
-    @property
-    def cycles(self) -> int:
-        return int(self.metrics["cycles"])  # type: ignore[call-overload]
 
 
 def _neighbours(seed: Point, family: Family, shape: Shape, machine: Machine) -> list[Point]:
@@ -85,24 +74,3 @@ def portfolio(families: tuple[Family, ...], shape: Shape, machine: Machine) -> l
             entry = Entry(family.name, point)
             entries.setdefault(entry.key(), entry)
     return list(entries.values())
-
-
-def evaluate_portfolio(families: tuple[Family, ...], shape: Shape, machine: Machine) -> list[Outcome]:
-    """Every feasible entry, simulated (infeasible ones are skipped, never simulated)."""
-    by_name = {f.name: f for f in families}
-    found: list[Outcome] = []
-    for entry in portfolio(families, shape, machine):
-        family = by_name[entry.family]
-        if family.violation(entry.point, shape, machine) > 0:
-            continue
-        try:
-            found.append(Outcome(entry, family.evaluate(entry.point, shape, machine)))
-        except ScheduleError:  # the slot count was optimistic: does not fit after all
-            continue
-    return found
-
-
-def best(outcomes: list[Outcome], chapter_only: bool = False) -> Outcome | None:
-    """Fewest cycles; ties by the canonical key (so equal runs pick the same schedule)."""
-    pool = [o for o in outcomes if not chapter_only or o.entry.family in CHAPTER_FAMILIES]
-    return min(pool, key=lambda o: (o.cycles, o.entry.key()), default=None)

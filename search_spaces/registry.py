@@ -14,7 +14,7 @@ SPACE_MODULES: dict[str, str] = {
     "systolic": "search_spaces.systolic",
 }
 DEFAULT_SPACES: tuple[str, ...] = ("chapter", "general", "strips")
-LEGACY_SPACES: tuple[str, ...] = ("chapter", "general")  # the default before issue 12
+LEGACY_SPACES: tuple[str, ...] = ("chapter", "general")  # the flat TPE's spaces: their studies keep their names
 
 
 class SpaceError(ValueError):

@@ -20,7 +20,6 @@ from simcore.ga1.generator.strips import (
     STRIP_AXES, STRIP_ORDERS, StripParams, strip_blocks, strip_loads_estimate,
 )
 from simcore.ga1.machine import Machine
-from simcore.ga1.program import Program
 from simcore.shape import Shape
 
 from search_spaces.base import GA1Family, Space
@@ -42,7 +41,7 @@ SEEDS: tuple[StripParams, ...] = (
 )
 
 
-class Strips(GA1Family):
+class StripsFamily(GA1Family):
     name = "strips"
     description = "blocks sized by the scratchpad in strips of several widths, with streaming k steps"
 
@@ -95,9 +94,6 @@ class Strips(GA1Family):
     def slots_needed(self, point: Point, shape: Shape, machine: Machine) -> int:
         return strip_slots(shape, machine, self.to_params(point))  # strips.py's strip_slots_needed, without the list of blocks
 
-    def build(self, point: Point, shape: Shape, machine: Machine) -> Program:
-        return self.generator(point, shape, machine).program()
-
     def generator(self, point: Point, shape: Shape, machine: Machine) -> Generator:
         """The compiled engine's strip generator: the reference's program (strips.py), streamed."""
         return engine.Strips(shape, machine, self.to_params(point))
@@ -115,4 +111,4 @@ class Strips(GA1Family):
         return seeds
 
 
-SPACE = Space("strips", "strip schedules for small scratchpads: slot-sized blocks, streaming steps, protected prefetch", (Strips(),))
+SPACE = Space("strips", "strip schedules for small scratchpads: slot-sized blocks, streaming steps, protected prefetch", (StripsFamily(),))

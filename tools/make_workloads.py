@@ -139,9 +139,15 @@ def toml_text(network: Network, workload: Workload) -> str:
         f"{workload.summary[0]}. Written by python tools/make_workloads.py from the ONNX graph "
         "tools/onnx_nets.py builds; do not edit."
     )
-    lines = [f"# {network.title}.", *(f"# {line}" for line in textwrap.wrap(facts, 94, break_on_hyphens=False))]
+    lines = [
+        f"# {network.title}.",
+        *(f"# {line}" for line in textwrap.wrap(facts, 94, break_on_hyphens=False)),
+    ]
     for warning in workload.warnings:
-        lines += [f"# {line}" for line in textwrap.wrap(f"Not in the GEMMs: {warning}.", 94, break_on_hyphens=False)]
+        lines += [
+            f"# {line}"
+            for line in textwrap.wrap(f"Not in the GEMMs: {warning}.", 94, break_on_hyphens=False)
+        ]
     for g in workload.gemms:
         weight = int(g.weight) if g.weight.is_integer() else g.weight
         lines += [

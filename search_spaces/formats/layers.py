@@ -7,9 +7,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from simcore.shape import Shape, ShapeError
-
 from search_spaces.workload import Gemm, WorkloadError
+from simcore.shape import Shape, ShapeError
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 

@@ -31,9 +31,7 @@ MATMULS: dict[str, tuple[int, int]] = {
 }
 CONVS: dict[str, tuple[int, int]] = {"Conv": (0, 1), "ConvInteger": (0, 1), "QLinearConv": (0, 3)}
 PRODUCTS = frozenset({*MATMULS, *CONVS, "Gemm", "Einsum"})
-HEAVY = frozenset(
-    {"LSTM", "GRU", "RNN", "ConvTranspose", "DeformConv", "Attention"}
-)
+HEAVY = frozenset({"LSTM", "GRU", "RNN", "ConvTranspose", "DeformConv", "Attention"})
 DEFAULT_DOMAINS = ("", "ai.onnx")
 Shapes = dict[str, "tuple[int | str | None, ...] | None"]
 

@@ -10,8 +10,8 @@ import pytest
 from simcore.ga1.machine import Machine
 from simcore.shape import Shape
 
-from autotune.cli import main
-from autotune.commands.check import CHAPTER_BEST, reference_key
+from autotune.cli.main import main
+from autotune.cli.commands.check import CHAPTER_BEST, reference_key
 
 
 def test_check_passes_updates_and_catches_a_regression(capsys: pytest.CaptureFixture[str], tmp_path: Path,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from autotune.cli import main
+from autotune.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -86,7 +86,7 @@ def test_existing_study_with_another_shape_or_machine(capsys: pytest.CaptureFixt
     capsys.readouterr()
     import optuna
 
-    from autotune.optuna_adapter.locations import read_storage
+    from autotune.storage.locations import read_storage
 
     storage = str(in_tmp / "results" / "shared" / "study.journal")
     before = len(optuna.load_study(study_name="shared", storage=read_storage(storage)).trials)
@@ -139,7 +139,7 @@ def test_machine_slots_works_wherever_slots_does(capsys: pytest.CaptureFixture[s
 
 @pytest.mark.parametrize("argv", [["--shape", "32x32x32"], ["baseline", "--shape", "32x32x32"], ["sweep"]])
 def test_a_repeated_machine_key_is_an_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
-    assert "machine parameter dma_setup is given twice" in run_error(capsys, [*argv, "--machine", "dma_setup=4,dma_setup=8"])
+    assert "--machine gives dma_setup twice" in run_error(capsys, [*argv, "--machine", "dma_setup=4,dma_setup=8"])
 
 
 def test_a_padded_shape_says_how_and_what_it_costs(capsys: pytest.CaptureFixture[str]) -> None:

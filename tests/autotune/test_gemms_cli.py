@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers.onnx_models import model, save, small_cnn
 from onnx import helper
 
 from autotune.cli import main
-from helpers.onnx_models import model, save, small_cnn
 
 TOPOLOGY = (
     "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, "
@@ -88,8 +88,7 @@ def test_heavy_ops_warn_on_stderr(tmp_path: Path, capsys: pytest.CaptureFixture[
     code, out, err = _run(capsys, "gemms", str(save(proto, tmp_path / "gru.onnx")))
     assert code == 0 and "mm" in out
     assert (
-        err
-        == "autotune: warning: not lowered to GEMMs (their work is not in the workload): "
+        err == "autotune: warning: not lowered to GEMMs (their work is not in the workload): "
         "1 op: 1 GRU\n"
     )
 

@@ -18,20 +18,23 @@ from simcore.shape import Shape
 from search_spaces.domains import Choice, IntRange, Param, Point
 from search_spaces.registry import families
 
-from autotune.cli import main
-from autotune.guided import GuidedSampler, suggest_from
-from autotune.objective import Objective, suggest
-from autotune.optuna_adapter import MEMORY, SharedStudy, local_storage, read_study
-from autotune.pipeline import RunOptions, provenance, seed_study, settings_for
-from autotune.problem import Candidate, Problem, directions
-from autotune.spec import RunSpec
+from autotune.cli.main import main
+from autotune.search.guided import GuidedSampler, suggest_from
+from autotune.run.objective import Objective
+from autotune.search.distributions import suggest
+from autotune.storage import MEMORY, SharedStudy, local_storage, read_study
+from autotune.run.pipeline import RunOptions, provenance, seed_study, settings_for
+from autotune.search.problem import Candidate, Problem, directions
+from autotune.oracles.ga1 import ORACLE as GA1
+from autotune.record import Provenance
+from autotune.run.plan import RunPlan
 
 SHAPE = Shape(64, 96, 80)
 SPACES = ("chapter", "general", "strips")
 
 
 def problem(encoding: str = "conditional", slots: int = 24, shape: Shape = SHAPE) -> Problem:
-    return Problem(shape, Machine(slots=slots), families(list(SPACES)), encoding=encoding)
+    return Problem(shape, Machine(slots=slots), families(list(SPACES)), GA1, encoding=encoding)
 
 
 def recorder(draws: st.DataObject) -> tuple[list[str], object]:
@@ -107,7 +110,7 @@ def test_a_study_of_the_flat_encoding_resumes_with_tpe_and_is_refused_otherwise(
     assert local_storage(tmp_path / "results", name) is not None
     assert main(["--shape", "32x32x32", "--slots", "16", "--study", name, "--trials", "3"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.count("\n") == 0 and "flat encoding" in err and f"--study {name} --sampler tpe --space chapter,general" in err
+    assert err.count("\n") == 0 and "flat encoding" in err and "resume it with --sampler tpe --space chapter,general" in err
     assert main([*legacy, "--trials", "3"]) == 0  # resumed under its old name
     study = stored(tmp_path, name)
     assert len(study.get_trials(states=(TrialState.COMPLETE,))) == 25
@@ -152,7 +155,7 @@ def test_nearby_values_double_their_reach() -> None:
 
 
 def run_guided(trials: int, seed: int = 0, study: optuna.Study | None = None, slots: int = 24) -> optuna.Study:
-    spec = RunSpec.of_shape(SHAPE, Machine(slots=slots))
+    spec = RunPlan.of_shape(SHAPE, Machine(slots=slots))
     options = RunOptions(trials=trials, seed=seed, storage=MEMORY, write=False)
     (_, search), = spec.searches()
     shared = SharedStudy(MEMORY, "g")
@@ -181,12 +184,12 @@ def test_a_small_space_is_refined_to_exhaustion_without_a_repeat(seed: int) -> N
     """On 16x24x16 (2 x 3 x 2 tiles) moves run into the ends of every range and the
     neighbourhoods run out: every proposal still fits, and none repeats while fresh ones remain."""
     shape = Shape(16, 24, 16)
-    spec = RunSpec.of_shape(shape, Machine(slots=12))
+    spec = RunPlan.of_shape(shape, Machine(slots=12))
     (_, search), = spec.searches()
     shared = SharedStudy(MEMORY, "small")
     study = shared.open(GuidedSampler(search, seed), directions(spec.objectives))
     seed_study(shared, study, search, RunOptions(trials=1, seed=seed, storage=MEMORY, write=False))
-    shared.optimize(study, Objective(search, study, {}, shared), 150, None, False)
+    shared.optimize(study, Objective(search, study, Provenance(), shared), 150, None, False)
     proposed = [t for t in study.trials if t.user_attrs.get("source") != "baseline"]
     assert proposed and all(t.user_attrs["result"]["feasible"] for t in proposed)
     keys = [search.key_of(t.params) for t in study.trials]
@@ -260,10 +263,10 @@ def test_transfer_seeds_from_a_nearby_study_and_records_where_from(capsys: pytes
 
 def test_adopt_keeps_a_whole_dimension_whole_and_refuses_what_does_not_fit() -> None:
     small, large = Shape(64, 64, 64), Shape(128, 64, 96)
-    here = Problem(large, Machine(slots=128), families(["chapter"]))
+    here = Problem(large, Machine(slots=128), families(["chapter"]), GA1)
     adopted = here.adopt({"family": "blocked", "bi": 8, "bj": 3, "buffers": 2, "order": "row"}, small, Machine(slots=64))
     assert adopted is not None and adopted.point["bi"] == 16 and adopted.point["bj"] == 3
-    tight = Problem(large, Machine(slots=8), families(["chapter"]))
+    tight = Problem(large, Machine(slots=8), families(["chapter"]), GA1)
     assert tight.adopt({"family": "blocked", "bi": 4, "bj": 4, "buffers": 2, "order": "row"}, small, Machine(slots=64)) is None
     assert here.adopt({"family": "strips", "reserve": 2}, small, Machine(slots=64)) is None  # not searched here
 

@@ -1,4 +1,4 @@
-"""The journal backend and the locks of autotune.optuna_adapter: Optuna's own journal format
+"""The journal backend and the locks of autotune.storage: Optuna's own journal format
 (Optuna and optuna-dashboard read what we write, we read what they write), torn and damaged
 records, the one flock that is both the append lock and the study lock, worker leases that die
 with their process, and lock files that go away."""
@@ -17,8 +17,8 @@ import pytest
 from optuna.storages import JournalStorage
 from optuna.storages.journal import JournalFileBackend
 
-from autotune.optuna_adapter import locks
-from autotune.optuna_adapter.journal import JournalCorrupt, JournalFile
+from autotune.storage import locks
+from autotune.storage.journal import JournalCorrupt, JournalFile
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -130,7 +130,7 @@ def test_a_lease_lives_with_its_process(tmp_path: Path) -> None:
     mine.close()
     assert not locks.alive(storage, mine.token) and not mine.path.exists()
     # Another process holds a lease, then dies by SIGKILL: its lease is free at once.
-    code = ("import sys, time; from pathlib import Path; from autotune.optuna_adapter import locks; "
+    code = ("import sys, time; from pathlib import Path; from autotune.storage import locks; "
             f"lease = locks.Lease(Path({str(storage)!r})); print(lease.token, flush=True); time.sleep(60)")
     holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
                               env={**os.environ, "PYTHONPATH": str(ROOT)})
@@ -198,7 +198,7 @@ def test_a_writer_killed_mid_record_loses_only_that_record(tmp_path: Path) -> No
     records, and the journal stays readable and writable."""
     path = tmp_path / "k.journal"
     fill(study_on(path), 2)
-    code = ("import os, sys; from pathlib import Path; from autotune.optuna_adapter.journal import JournalFile; "
+    code = ("import os, sys; from pathlib import Path; from autotune.storage.journal import JournalFile; "
             f"j = JournalFile(Path({str(path)!r})); os.write(j._fd, b'{{\"op_code\":2,' + b'x' * 100000); os.kill(os.getpid(), 9)")
     subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(ROOT)}, check=False)
     study = study_on(path)

@@ -15,9 +15,14 @@ from hypothesis import strategies as st
 
 from simcore.ga1.machine import Machine
 
-from autotune import __version__, files, readback, tables
-from autotune import leaderboard as board
-from autotune.errors import UsageError
+from autotune import __version__
+from autotune.results import files
+from autotune.record import Evaluation, Provenance, TrialRecord
+from autotune.results import readback
+from autotune.run import load
+from autotune.results import tables
+from autotune.results import leaderboard as board
+from autotune.errors import AutotuneError
 
 
 def make_row(cycles: int | None, params: str, trial: int, machine: str = "{}", violation: float = 0.0) -> dict[str, object]:
@@ -26,9 +31,10 @@ def make_row(cycles: int | None, params: str, trial: int, machine: str = "{}", v
             "feasible": feasible, "violation": violation if not feasible else 0.0, "trial": trial}
 
 
-def make_record(cycles: int | None, params: str, trial: int, machine: str = "m", violation: float = 0.0) -> board.Record:
-    attrs = {"feasible": cycles is not None, "violation": 0.0 if cycles is not None else violation}
-    return board.Record(trial, attrs, {}, None, machine, params, None if cycles is None else (float(cycles),))
+def make_record(cycles: int | None, params: str, trial: int, machine: str = "m", violation: float = 0.0) -> board.Ranked:
+    evaluation = Evaluation(cycles is not None, 0.0 if cycles is not None else violation, {})
+    record = TrialRecord(trial, {}, evaluation, Provenance())
+    return board.Ranked(record, machine, params, None if cycles is None else (float(cycles),))
 
 
 records_strategy = st.lists(
@@ -50,7 +56,7 @@ def test_sort_is_deterministic_and_follows_the_documented_key(specs: list[tuple]
     assert ranked[:len(feasible)] == feasible  # feasible first
     keys = [(r.values, r.machine_json, r.params_json, r.trial) for r in feasible]
     assert keys == sorted(keys)
-    infeasible = [(r.attrs["violation"], r.machine_json, r.params_json, r.trial) for r in ranked[len(feasible):]]
+    infeasible = [(r.evaluation.violation, r.machine_json, r.params_json, r.trial) for r in ranked[len(feasible):]]
     assert infeasible == sorted(infeasible)  # least over the limit first
     # One objective: the front is every feasible record with the best value.
     best = min((r.values for r in feasible), default=None)
@@ -98,10 +104,10 @@ def test_write_and_load_round_trip(tmp_path: Path) -> None:
     frame = board.to_frame([dict(make_row(10, "a", 1), m=8, k=8, n=8)])
     metadata = {"study": "s", "shape": "8x8x8", "base_machine": Machine().as_dict(), "objectives": ["cycles"]}
     path = tables.write("leaderboard", frame, tmp_path / "deep" / "leaderboard.parquet", metadata)
-    loaded = readback.load(str(path))
+    loaded = load.load(str(path))
     assert loaded.metadata == {**metadata, "kind": "leaderboard", "schema": tables.SCHEMAS["leaderboard"], "autotune_version": __version__}
     pd.testing.assert_frame_equal(loaded.frame, frame)
-    assert readback.load(str(path.parent)).frame.equals(loaded.frame)  # a results folder works too
+    assert load.load(str(path.parent)).frame.equals(loaded.frame)  # a results folder works too
 
 
 @pytest.mark.parametrize("kind", sorted(tables.SCHEMAS))
@@ -115,18 +121,18 @@ def test_every_kind_is_readable_with_its_own_schema(tmp_path: Path, kind: str) -
 def test_load_rejects_other_files(tmp_path: Path) -> None:
     other = tmp_path / "other.parquet"
     files.write_parquet(pd.DataFrame({"x": [1]}), other, {"kind": "something", "schema": 1})
-    with pytest.raises(UsageError, match="not an autotune result this version reads"):
-        readback.load(str(other))
+    with pytest.raises(AutotuneError, match="not an autotune result this version reads"):
+        load.load(str(other))
     future = tmp_path / "future.parquet"
     files.write_parquet(pd.DataFrame({"x": [1]}), future, {"kind": "leaderboard", "schema": tables.SCHEMAS["leaderboard"] + 1})
-    with pytest.raises(UsageError, match="schema 3"):
-        readback.load(str(future))
+    with pytest.raises(AutotuneError, match=f"schema {tables.SCHEMAS['leaderboard'] + 1}"):
+        load.load(str(future))
     garbage = tmp_path / "garbage.parquet"
     garbage.write_bytes(b"not parquet at all")
-    with pytest.raises(UsageError, match="cannot read"):
-        readback.load(str(garbage))
-    with pytest.raises(UsageError, match="no leaderboard"):
-        readback.load(str(tmp_path / "missing"))
+    with pytest.raises(AutotuneError, match="cannot read"):
+        load.load(str(garbage))
+    with pytest.raises(AutotuneError, match="no leaderboard"):
+        load.load(str(tmp_path / "missing"))
 
 
 def test_parquet_write_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -141,7 +147,7 @@ def test_parquet_write_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         raise OSError("disk full")
 
     monkeypatch.setattr(pq, "write_table", broken)
-    with pytest.raises(UsageError, match="cannot write .*board.parquet: disk full"):  # one line, not a traceback
+    with pytest.raises(AutotuneError, match="cannot write .*board.parquet: disk full"):  # one line, not a traceback
         files.write_parquet(pd.DataFrame({"cycles": [3]}), path, {"kind": "test", "version": 2})
     assert path.read_bytes() == before  # the old file is intact
     assert sorted(p.name for p in tmp_path.iterdir()) == ["board.parquet"]
@@ -154,7 +160,7 @@ def test_text_write_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     path = tmp_path / "best.json"
     files.write_text("old\n", path)
     monkeypatch.setattr(os, "replace", lambda *_: (_ for _ in ()).throw(OSError("no rename")))
-    with pytest.raises(UsageError, match="cannot write .*best.json: no rename"):
+    with pytest.raises(AutotuneError, match="cannot write .*best.json: no rename"):
         files.write_text("new\n", path)
     assert path.read_text() == "old\n"
     assert [p.name for p in tmp_path.iterdir()] == ["best.json"]

@@ -10,9 +10,9 @@ import pytest
 from simcore import Machine, Shape
 from simcore.ga1.estimate import estimate
 
-from autotune.cli import main
-from autotune.errors import UsageError
-from autotune.limits import DEFAULT_MAX_PRODUCTS, add_limits, check_work
+from autotune.cli.main import main
+from autotune.cli.errors import UsageError
+from autotune.cli.limits import DEFAULT_MAX_PRODUCTS, add_limits, check_work
 
 from test_cli_errors import run_error
 

@@ -1,4 +1,4 @@
-"""One test per Optuna behaviour that autotune.optuna_adapter (and the pipeline) rely on. When an
+"""One test per Optuna behaviour that autotune.storage (and the pipeline) rely on. When an
 Optuna release changes one of these, the failing test names what to adapt; pyproject pins the
 major version these passed with."""
 from __future__ import annotations
@@ -12,8 +12,8 @@ import optuna
 import pytest
 from optuna.trial import TrialState
 
-from autotune.errors import UsageError
-from autotune.optuna_adapter import MEMORY, SharedStudy, finished_count, local_storages, read_study, study_names
+from autotune.errors import AutotuneError
+from autotune.storage import MEMORY, SharedStudy, finished_count, local_storages, read_study, study_names
 
 # The two persistent kinds: the default journal file and an SQLite file (Optuna's RDB storage).
 KINDS = ("journal", "sqlite")
@@ -178,7 +178,7 @@ def test_study_names_and_reading_back(tmp_path: Path, kind: str) -> None:
 @pytest.mark.parametrize("name", ["bad.db", "bad.journal"])
 def test_an_unreadable_storage_is_a_usage_error(tmp_path: Path, name: str) -> None:
     (tmp_path / name).write_bytes(b"not a database\n" * 100)
-    with pytest.raises(UsageError, match="cannot"):
+    with pytest.raises(AutotuneError, match="cannot"):
         study_names(str(tmp_path / name) if name.endswith("journal") else f"sqlite:///{tmp_path / name}")
 
 
@@ -201,7 +201,7 @@ def test_a_process_starting_on_a_run_in_progress_joins_its_target(tmp_path: Path
 def test_a_dead_workers_trial_on_the_journal_is_failed_and_retried(tmp_path: Path) -> None:
     """The journal has no heartbeat: a RUNNING trial belongs to a dead worker when its owner's
     lease is free (the kernel frees it when the process dies, however it dies)."""
-    from autotune.optuna_adapter.stores import OWNER_ATTR
+    from autotune.storage.stores import OWNER_ATTR
 
     owner, study = shared(tmp_path, kind="journal")
     trial = study.ask({"x": optuna.distributions.IntDistribution(0, 9)})

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from autotune.cli import main
+from autotune.cli.main import main
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -53,7 +53,7 @@ def test_merged_spans_draw_the_same_timeline(tmp_path: Path) -> None:
     from simcore.ga1.engine.spans import ROWS, busy_spans, first_instructions
     from simcore.ga1.generator import default_params
 
-    from autotune import plots
+    from autotune.results import plots
 
     shape, machine = Shape(64, 48, 56), Machine(slots=24)
     program = engine.General(shape, machine, default_params(shape, machine)).program()

@@ -23,9 +23,11 @@ from simcore.ga1.asm import from_text, tuples
 
 from search_spaces.registry import find_family
 
-from autotune.cli import main
-from autotune.errors import UsageError
-from autotune.optuna_adapter import read_study
+from autotune.oracles.ga1 import ORACLE as GA1
+
+from autotune.cli.main import main
+from autotune.errors import AutotuneError
+from autotune.storage import read_study
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ["--shape", "64x64x64", "--space", "chapter"]
@@ -55,7 +57,7 @@ def test_a_killed_study_is_read_back_from_its_storage(capsys: pytest.CaptureFixt
         time.sleep(0.5)
         try:
             done = len(read_study(storage, "killed").get_trials(states=(optuna.trial.TrialState.COMPLETE,)))  # type: ignore[union-attr]
-        except (UsageError, AttributeError):  # not created yet
+        except (AutotuneError, AttributeError):  # not created yet
             done = 0
         if done >= 20:
             break
@@ -156,7 +158,7 @@ def test_export_json_is_a_starting_point_and_asm_runs_on_the_listing(capsys: pyt
     row = frame.iloc[0]
     point = {k: v for k, v in json.loads(row["params_json"]).items() if k != "family"}
     shape, machine = Shape(64, 64, 64), Machine(slots=64)
-    program = find_family(row["family"]).program(point, shape, machine)
+    program = GA1.program(find_family(row["family"]), point, shape, machine)
     assert program is not None and np.array_equal(from_text(text).code, program.code)
     assert simulate(machine, from_text(text)).cycles == int(row["cycles"])
     ga = reference_ga1.ga
@@ -167,7 +169,7 @@ def test_export_json_is_a_starting_point_and_asm_runs_on_the_listing(capsys: pyt
 def test_a_resume_with_another_sampler_is_refused_or_recorded(capsys: pytest.CaptureFixture[str], in_tmp: Path, stored) -> None:  # type: ignore[no-untyped-def]
     run(capsys, [*SMALL, "--trials", "20", "--study", "prov"])
     _, err = run(capsys, [*SMALL, "--trials", "5", "--study", "prov", "--sampler", "random", "--seed", "4"], expect=2)
-    assert "was run with --sampler guided --seed 0" in err and "--allow-sampler-change" in err
+    assert "was run with sampler guided and seed 0" in err and "--allow-sampler-change" in err
     run(capsys, [*SMALL, "--trials", "5", "--study", "prov", "--sampler", "random", "--seed", "4", "--allow-sampler-change"])
     study = stored(in_tmp, "prov")
     runs = [(t.user_attrs["run"]["sampler"], t.user_attrs["run"]["seed"]) for t in study.trials]
@@ -188,7 +190,7 @@ def test_verification_says_how_each_entry_was_checked(capsys: pytest.CaptureFixt
     assert "hazard replay clean" in frame["verification_detail"].iloc[0]
     # A systolic design too large to run in full is checked on a scaled-down one: not verified.
     # (512^3 runs in full within the real budget; a tiny budget stands in for a bigger design.)
-    import search_spaces.systolic as systolic_family
+    import autotune.oracles.systolic as systolic_family
 
     monkeypatch.setattr(systolic_family, "VERIFY_SECONDS", 1e-9)
     run(capsys, ["--shape", "512x512x512", "--target", "systolic", "--pe-budget", "4096", "--trials", "6", "--study", "big",

@@ -14,9 +14,9 @@ import pandas as pd
 import pytest
 from optuna.trial import TrialState
 
-from autotune.cli import main
-from autotune.errors import UsageError
-from autotune.optuna_adapter import SharedStudy, read_study
+from autotune.cli.main import main
+from autotune.errors import AutotuneError
+from autotune.storage import SharedStudy, read_study
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ["--shape", "64x64x64", "--space", "chapter"]
@@ -96,7 +96,7 @@ def test_tables_created_by_several_processes_at_once(tmp_path: Path) -> None:
     """Optuna's RDB storage creates its tables and version rows on first use; our processes doing
     it at once, with a plain Optuna process (optuna-dashboard, say: no lock of ours) among them,
     must not fail (the plain one may: that race is Optuna's)."""
-    ours = ("import sys; from autotune.optuna_adapter.locations import open_store; "
+    ours = ("import sys; from autotune.storage.locations import open_store; "
             "open_store(sys.argv[1], 'x', 5, 20).close()")
     foreign = "import sys, optuna; optuna.storages.RDBStorage(sys.argv[1])"  # no lock of ours
     for attempt in range(3):
@@ -119,7 +119,7 @@ def test_a_process_started_later_joins_the_run_in_progress(tmp_path: Path) -> No
         try:
             if states(tmp_path, "apart").count(TrialState.COMPLETE) >= 10:
                 break
-        except (UsageError, AssertionError):  # not created yet
+        except (AutotuneError, AssertionError):  # not created yet
             pass
     gate = SharedStudy(address(tmp_path, "apart", "journal"), "apart")
     gate.acquire()

@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from autotune.cli import main
+from autotune.cli.main import main
 
 CHAPTER_64 = {"blocked 1x1 (i,j,k), 2 buf": 173056, "blocked 2x4, 2 buf": 66560, "blocked 4x8, 2 buf": 37440}
 

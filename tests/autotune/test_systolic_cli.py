@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from autotune.cli import main
+from autotune.cli.main import main
 from simcore.tile_model import DERIVED_MEMBERS
 
 

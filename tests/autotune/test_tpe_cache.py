@@ -11,8 +11,8 @@ import optuna
 import pytest
 from optuna.samplers import TPESampler
 
-from autotune.optuna_adapter.journal import JournalFile
-from autotune.optuna_adapter.tpe import HistoryCachedTPE, history_cached
+from autotune.storage.journal import JournalFile
+from autotune.search.tpe import HistoryCachedTPE, history_cached
 
 TRIALS = 160
 

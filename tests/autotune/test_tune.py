@@ -1,4 +1,4 @@
-"""The tuner end to end through `autotune.cli.main`: every command's smoke test, then what a
+"""The tuner end to end through `autotune.cli.main.main`: every command's smoke test, then what a
 study must guarantee (the seeded baseline, ranking, one simulation per distinct candidate,
 infeasible points recorded but never simulated, determinism, samplers, the leaderboard schema)."""
 from __future__ import annotations
@@ -19,14 +19,21 @@ from optuna.trial import TrialState
 from simcore.ga1.machine import MACHINE_KEYS, Machine
 from simcore.shape import Shape
 
-from search_spaces.base import GA1Family, canonical_json
+from search_spaces.base import canonical_json
+
+from autotune.oracles.ga1 import ORACLE as GA1
+from autotune.oracles.ga1 import GA1Oracle
 from search_spaces.registry import families
 
-from autotune import readback, tables
-from autotune.cli import build_parser, main
-from autotune.objective import CONSTRAINT_NAME, RESULT_ATTR
-from autotune.optuna_adapter import read_study
-from autotune.problem import INFEASIBLE_VALUE, Candidate, Problem
+from autotune.results import readback
+from autotune.run import load
+from autotune.results import tables
+from autotune.cli.main import build_parser, main
+from autotune.record import RESULT as RESULT_ATTR
+
+CONSTRAINT_NAME = "slots_over"
+from autotune.storage import read_study
+from autotune.search.problem import INFEASIBLE_VALUE, Candidate, Problem
 
 CHAPTER_BEST_64 = 37_440  # blocked 4x8, 2 buffers, on 128x128x128 with 64 slots
 REQUIRED_COLUMNS = (
@@ -52,7 +59,7 @@ def load_study(root: Path, study: str) -> optuna.Study:
 
 
 def leaderboard(root: Path, study: str) -> pd.DataFrame:
-    loaded = readback.load(str(root / "results" / study / "leaderboard.parquet"))
+    loaded = load.load(str(root / "results" / study / "leaderboard.parquet"))
     frame, metadata = loaded.frame, loaded.metadata
     assert metadata["study"] == study
     return frame
@@ -189,7 +196,7 @@ def test_leaderboard_schema_and_verification(chapter128: tuple[Path, str]) -> No
     root, _ = chapter128
     path = root / "results" / "c128" / "leaderboard.parquet"
     metadata = json.loads(pq.read_schema(path).metadata[b"autotune"])
-    assert metadata["schema"] == tables.SCHEMAS["leaderboard"] == 2 and metadata["kind"] == "leaderboard"
+    assert metadata["schema"] == tables.SCHEMAS["leaderboard"] == 3 and metadata["kind"] == "leaderboard"
     assert metadata["shape"] == "128x128x128" and metadata["base_machine"] == Machine(slots=64).as_dict()
     frame = leaderboard(root, "c128")
     missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
@@ -208,18 +215,18 @@ def test_leaderboard_schema_and_verification(chapter128: tuple[Path, str]) -> No
 def test_cache_simulates_each_distinct_candidate_once_and_never_an_infeasible_one(
         capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    problem = Problem(Shape(32, 32, 32), Machine(slots=16), families(["chapter"]))
+    problem = Problem(Shape(32, 32, 32), Machine(slots=16), families(["chapter"]), GA1)
     queued = {c.key() for c in problem.seeds()} | {c.key() for c in problem.grid()}
     evaluated: list[str] = []
-    original = GA1Family.evaluate
+    original = GA1Oracle.evaluate
 
-    def counting(self, point, shape, machine):  # type: ignore[no-untyped-def]
-        key = canonical_json({"family": self.name, **point})
-        assert problem.assess(Candidate(self.name, point, {})).feasible
+    def counting(self, family, point, shape, machine):  # type: ignore[no-untyped-def]
+        key = canonical_json({"family": family.name, **point})
+        assert problem.assess(Candidate(family.name, point, {})).feasible
         evaluated.append(key)
-        return original(self, point, shape, machine)
+        return original(self, family, point, shape, machine)
 
-    monkeypatch.setattr(GA1Family, "evaluate", counting)
+    monkeypatch.setattr(GA1Oracle, "evaluate", counting)
     trials = len(queued) + 25  # the grid is exhausted, then the random sampler repeats points
     run(capsys, ["--shape", "32x32x32", "--slots", "16", "--space", "chapter", "--sampler", "grid",
                  "--trials", str(trials), "--study", "grid"])

@@ -13,9 +13,9 @@ import optuna
 import pytest
 from optuna.trial import TrialState
 
-from autotune.cli import main
-from autotune.errors import UsageError
-from autotune.optuna_adapter import read_study
+from autotune.cli.main import main
+from autotune.errors import AutotuneError
+from autotune.storage import read_study
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ["--shape", "64x64x64", "--space", "chapter"]
@@ -68,7 +68,7 @@ def count_complete(root: Path, study: str, kind: str) -> int:
     own creation of it)."""
     try:
         found = read_study(address_of(root, study, kind), study)
-    except UsageError:  # not created yet
+    except AutotuneError:  # not created yet
         return 0
     return 0 if found is None else len(found.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
 

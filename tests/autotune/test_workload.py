@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from autotune.cli import main
+from autotune.cli.main import main
 from search_spaces.workload import WorkloadError, load_workload
 from simcore.shape import Shape
 

@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from helpers.onnx_models import model, save, small_cnn
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import helper
 
-from helpers.onnx_models import model, save, small_cnn
 from search_spaces.formats import onnx_ops
 from search_spaces.workload import DynamicShapeError, WorkloadError, load_workload
 from simcore.shape import Shape
@@ -353,12 +353,24 @@ def test_operands_that_do_not_agree_are_an_error(tmp_path: Path) -> None:
 def test_quantized_products(tmp_path: Path) -> None:
     """QLinearMatMul and QLinearConv take their second operand fourth (after scale, zero point)."""
     scales = {f"s{i}": () for i in range(6)}
-    nodes = [helper.make_node("QLinearMatMul", ["a", "s0", "s1", "b", "s2", "s3", "s4", "s5"], ["y"],
-                              name="qmm"),
-             helper.make_node("QLinearConv", ["x", "s0", "s1", "w", "s2", "s3", "s4", "s5"], ["z"],
-                              name="qconv", pads=[1, 1, 1, 1]),
-             helper.make_node("MatMulInteger", ["a", "b2"], ["u"], name="mmi")]
-    proto = model(nodes, {"a": (4, 16), "x": (1, 8, 6, 6)}, ["y", "z", "u"],
-                  {"b": (16, 32), "w": (12, 8, 3, 3), "b2": (16, 5), **scales})
+    nodes = [
+        helper.make_node(
+            "QLinearMatMul", ["a", "s0", "s1", "b", "s2", "s3", "s4", "s5"], ["y"], name="qmm"
+        ),
+        helper.make_node(
+            "QLinearConv",
+            ["x", "s0", "s1", "w", "s2", "s3", "s4", "s5"],
+            ["z"],
+            name="qconv",
+            pads=[1, 1, 1, 1],
+        ),
+        helper.make_node("MatMulInteger", ["a", "b2"], ["u"], name="mmi"),
+    ]
+    proto = model(
+        nodes,
+        {"a": (4, 16), "x": (1, 8, 6, 6)},
+        ["y", "z", "u"],
+        {"b": (16, 32), "w": (12, 8, 3, 3), "b2": (16, 5), **scales},
+    )
     shapes = {g.name: (g.shape.m, g.shape.k, g.shape.n) for g in _load(tmp_path, proto).gemms}
     assert shapes == {"qmm": (4, 16, 32), "qconv": (36, 72, 12), "mmi": (4, 16, 5)}

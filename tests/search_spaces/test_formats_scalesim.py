@@ -14,8 +14,10 @@ from search_spaces.formats.scalesim import output_size, topology_kind
 from search_spaces.workload import WorkloadError, load_workload
 from simcore.shape import Shape
 
-CONV_HEADER = ("Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, "
-               "Num Filter, Strides,")
+CONV_HEADER = (
+    "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, "
+    "Num Filter, Strides,"
+)
 # Rows as SCALE-Sim's topologies/conv_nets/Resnet50.csv writes them: an annotated header, a row
 # of empty cells, trailing annotation columns, and a last row without a trailing comma.
 RESNET_LIKE = (

@@ -1,0 +1,98 @@
+"""Argument types shared by the commands: shapes, slot lists, machine overrides."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from typing import Any
+
+from simcore.shape import Shape, ShapeError, parse_shape
+
+from autotune.cli.errors import UsageError
+from autotune.oracles import Oracle
+
+
+def shape_arg(text: str) -> Shape:
+    try:
+        return parse_shape(text)
+    except ShapeError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def slots_list(text: str) -> list[int]:
+    """'64' or '16,32,64'."""
+    try:
+        values = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"slots must be integers, got {text!r}") from None
+    if not values or any(v < 1 for v in values):
+        raise argparse.ArgumentTypeError(f"slots must be positive integers, got {text!r}")
+    return values
+
+
+def add_shape(parser: argparse.ArgumentParser, required: bool = True) -> None:
+    parser.add_argument("--shape", required=required, metavar="MxKxN",
+                        help="product shape: A is M x K, B is K x N (for example 128x128x128)")
+
+
+def add_machine(parser: argparse.ArgumentParser, slots: bool = True) -> None:
+    if slots:
+        parser.add_argument("--slots", type=positive_int, default=None,
+                            help="GA-1 scratchpad tile slots (default 64; the same as --machine slots=N)")
+    parser.add_argument("--machine", default=None, metavar="KEY=VALUE[,KEY=VALUE...]",
+                        help="the oracle's machine parameters. GA-1, by the chapter's names: T, slots, dma_setup, "
+                             "dma_words_per_cycle, mxu_cycles, mxu_fill, vpu_lanes, sfu_lanes; or mxu_array=RxC to derive "
+                             "mxu_cycles and mxu_fill from a systolic array. systolic: pe_budget, max_hbm_words")
+
+
+def add_results(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--results", type=Path, default=Path("results"), metavar="DIR",
+                        help="the results folder (default ./results)")
+
+
+def add_json(parser: argparse.ArgumentParser, what: str = "one JSON object per row instead of the table") -> None:
+    parser.add_argument("--json", action="store_true", help=f"print {what}")
+
+
+def machine_text(overrides_text: str | None, extra: dict[str, int | None]) -> str:
+    """--machine with the flags that say the same (--slots N is slots=N): each key given once;
+    a flag that repeats a --machine key with another value is an error."""
+    text = overrides_text if overrides_text is not None else ""
+    if overrides_text is not None and not text.strip(" ,"):
+        raise UsageError("--machine is empty: give KEY=VALUE pairs, or leave it out")
+    items = [part.strip() for part in text.split(",") if part.strip()]
+    given: dict[str, str] = {}
+    for item in items:
+        key, _, value = item.partition("=")
+        if key.strip() in given:
+            raise UsageError(f"--machine gives {key.strip()} twice")
+        given[key.strip()] = value.strip()
+    for key, value in extra.items():
+        if value is None:
+            continue
+        if key in given and given[key] != str(value):
+            flag = "--" + key.replace("_", "-")
+            raise UsageError(f"{flag} {value} and --machine {key}={given[key]} disagree: give it once")
+        if key not in given:
+            items.append(f"{key}={value}")
+    return ",".join(items)
+
+
+def build_machine(oracle: Oracle, overrides_text: str | None, **extra: int | None) -> Any:
+    """The oracle's machine of --machine and the flags that name one of its keys."""
+    keys = set(oracle.default_machine().as_dict())
+    text = machine_text(overrides_text, {k: v for k, v in extra.items() if k in keys})
+    try:
+        return oracle.parse_machine(text)
+    except ValueError as exc:
+        raise UsageError(f"--machine: {exc}") from None

@@ -1,0 +1,165 @@
+"""`autotune plot`: PNG pictures of a study: optimisation history, Pareto front(s), and the
+engine timeline of one leaderboard entry (for families that have one)."""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from simcore.ga1.engine import time_program
+from simcore.ga1.engine.spans import busy_spans, first_instructions
+from simcore.shape import Shape
+
+from autotune import oracles
+from autotune.errors import AutotuneError
+from autotune.oracles import Oracle
+from autotune.results import leaderboard as board
+from autotune.results import plots
+from autotune.results import readback
+from autotune.run import load
+from autotune.cli.args import positive_int
+from autotune.cli.commands.leaderboard import add_source
+from autotune.cli.errors import UsageError
+from autotune.cli.limits import add_limits, check_work
+from autotune.storage import local_storage, read_study
+from autotune.search.problem import INFEASIBLE_VALUE, objective_value
+
+HELP = "draw a study's optimisation history, Pareto front and an entry's engine timeline as PNG files"
+ZOOM_CYCLES = 1500
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("plot", help=HELP, description=HELP + " (history.png, pareto.png, timeline_rank<N>.png).")
+    add_source(parser)
+    parser.add_argument("--out", type=Path, default=None, help="output folder (default results/<study>/plots/)")
+    parser.add_argument("--rank", type=positive_int, default=1, help="leaderboard entry whose timeline to draw (default 1)")
+    add_limits(parser)
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    loaded = load.load(args.path_or_study, args.results, args.storage)
+    frame, metadata, path = loaded.frame, loaded.metadata, loaded.path
+    if metadata.get("kind") not in ("leaderboard", "pareto") or frame.empty:
+        raise UsageError(f"{path} is not a non-empty autotune leaderboard")
+    if args.rank > len(frame):
+        raise UsageError(f"rank {args.rank} is past the end of the leaderboard ({len(frame)} entries)")
+    out = args.out or path.parent / "plots"
+    written = [history(frame, metadata, path.parent, out, args.storage)]
+    front = pareto(frame, metadata, out)
+    if front is not None:
+        written.append(front)
+    drawn = timeline(frame, args.rank, out, args)
+    written += [drawn] if isinstance(drawn, Path) else []
+    for item in written:
+        print(f"wrote {item}")
+    if len(metadata.get("objectives", [])) > 1 and front is None:  # type: ignore[arg-type]
+        print("skipped pareto.png: no feasible point to draw")
+    if not isinstance(drawn, Path):
+        print(f"skipped timeline_rank{args.rank}.png: {drawn}")
+    return 0
+
+
+def _oracle(metadata: dict) -> Oracle | None:
+    try:
+        return oracles.get(str(metadata.get("oracle") or oracles.DEFAULT_ORACLE))
+    except AutotuneError:
+        return None
+
+
+def _title(metadata: dict, frame: pd.DataFrame) -> str:
+    oracle = _oracle(metadata)
+    record = metadata.get("base_machine")
+    base = oracle.machine_from_record(record) if oracle is not None and record else None
+    codesign = metadata.get("variant") == "codesign"
+    what = f"workload {metadata['workload']}" if codesign else f"{metadata.get('shape')}"
+    machine = "" if base is None or oracle is None else f", base machine {oracle.describe_machine(base)}"
+    searched = " (machine searched)" if codesign or len(frame.drop_duplicates("machine_json")) > 1 else ""
+    return f"{metadata.get('study')}: {what}{machine}{searched}"
+
+
+def _trial_values(frame: pd.DataFrame, metadata: dict, folder: Path, storage: str | None) -> tuple[list[int], list[float]]:
+    """(trial, cycles) of every feasible trial: from the study storage when it is there (every
+    trial, duplicates included), else from the leaderboard (one row per distinct candidate)."""
+    url = storage or local_storage(folder.parent, folder.name)
+    study = read_study(url, str(metadata.get("study"))) if url and metadata.get("study") else None
+    if study is not None:
+        pairs = [(t.number, float(t.values[0])) for t in study.get_trials(deepcopy=False) if t.values and t.values[0] < INFEASIBLE_VALUE]
+        if pairs:
+            return [p[0] for p in pairs], [p[1] for p in pairs]
+    column = "total_cycles" if "total_cycles" in frame else "cycles"
+    rows = frame[frame["feasible"] == True].drop_duplicates("trial").sort_values("trial")  # noqa: E712
+    return [int(t) for t in rows["trial"]], [float(v) for v in rows[column]]
+
+
+def history(frame: pd.DataFrame, metadata: dict, folder: Path, out: Path, storage: str | None = None) -> Path:
+    trials, values = _trial_values(frame, metadata, folder, storage)
+    if not trials:
+        raise UsageError("the leaderboard has no feasible trial to plot")
+    codesign = metadata.get("variant") == "codesign"
+    gemms = frame.drop_duplicates("gemm") if codesign and "gemm" in frame else frame.head(1)
+    shapes = [(Shape(int(r.m), int(r.k), int(r.n)), float(getattr(r, "weight", 1.0) if codesign else 1.0)) for r in gemms.itertuples()]
+    found = board.family_of(str(frame["family"].dropna().iloc[0]), oracle=_oracle(metadata)) if frame["family"].notna().any() else None
+    oracle = found[0] if found else None
+    base = oracle.machine_from_record(metadata.get("base_machine") or {}) if oracle else None
+    references = []
+    best = [oracle.reference(s, base) for s, _ in shapes] if oracle else []
+    if best and all(best):
+        label = "chapter's best, base machine" if codesign else f"chapter's best ({best[0][1]})"  # type: ignore[index]
+        references.append(plots.Reference(label, sum(w * b[0] for (_, w), b in zip(shapes, best))))  # type: ignore[index]
+    bounds = [oracle.bound(s, base) for s, _ in shapes] if oracle else []
+    if bounds and all(b is not None for b in bounds):
+        label = "lower bound, base machine" if codesign else "lower bound"
+        references.append(plots.Reference(label, sum(w * b for (_, w), b in zip(shapes, bounds)), ":", "black"))  # type: ignore[misc]
+    return plots.history_png(trials, values, references, _title(metadata, frame), out / "history.png",
+                             y_label="weighted cycles" if codesign else "cycles")
+
+
+def pareto(frame: pd.DataFrame, metadata: dict, out: Path) -> Path | None:
+    objectives = list(metadata.get("objectives", ["cycles"]))
+    if len(objectives) < 2:
+        return None
+    feasible = frame[frame["feasible"] == True]  # noqa: E712
+    if metadata.get("variant") == "codesign":  # one point per machine
+        feasible = feasible.drop_duplicates("trial")
+    if feasible.empty:
+        return None
+    y_column = "total_cycles" if "total_cycles" in frame else "cycles"
+    fronts = []
+    for name in objectives[1:]:
+        x = [objective_value(r, name) for r in feasible.to_dict(orient="records")]
+        fronts.append(plots.Front(name.replace("_", " "), "weighted cycles" if y_column == "total_cycles" else "cycles",
+                                  tuple(x), tuple(float(v) for v in feasible[y_column]), tuple(bool(p) for p in feasible["pareto"])))
+    return plots.pareto_png(fronts, _title(metadata, frame), out / "pareto.png")
+
+
+def timeline(frame: pd.DataFrame, rank: int, out: Path, args: argparse.Namespace) -> Path | str:
+    """The entry's engine timeline, or why there is none (an infeasible entry, an oracle without one)."""
+    row = frame.iloc[rank - 1].to_dict()
+    if not row["feasible"]:
+        return f"rank {rank} is infeasible: it was never simulated"
+    found = board.family_of(str(row["family"]))
+    if found is None:
+        return f"unknown schedule family {row['family']!r}"
+    oracle, family = found
+    shape = Shape(int(row["m"]), int(row["k"]), int(row["n"]))
+    machine = board.machine_of(row, oracle)
+    work = oracle.work(shape, machine)
+    if work is None:
+        return f"the {oracle.name} oracle draws no engine timeline"
+    check_work(args, shape, machine, verify=False, program=True, work=work)
+    program = oracle.program(family, board.schedule_point(row), shape, machine)
+    assert program is not None  # a family has a program exactly when it has a work estimate
+    timing = time_program(machine, program, record=True)  # starts and finishes, no Python trace
+    assert timing.starts is not None and timing.finishes is not None
+    utilization = timing.mxu_util(machine)
+    drawn = plots.Timeline(timing.cycles, tuple(busy_spans(program, timing.starts, timing.finishes)),
+                           tuple(first_instructions(program, timing.starts, timing.finishes, ZOOM_CYCLES)), ZOOM_CYCLES)
+    del program, timing  # the picture needs only the spans
+    params = {k: v for k, v in json.loads(str(row["params_json"])).items() if k != "family"}
+    block = f" {params['bi']}x{params['bj']}" if "bi" in params else ""
+    title = (f"rank {rank}: {row['family']}{block} on {shape}, {machine.slots} slots, setup {machine.dma_setup}, "
+             f"{machine.dma_words_per_cycle} words/cycle: {drawn.cycles:,} cycles, MXU {utilization:.0%}")
+    return plots.timeline_png(drawn, title, out / f"timeline_rank{rank}.png")

@@ -1,0 +1,149 @@
+"""Where studies live: the storage addresses `--storage` takes, the default storage of a study
+under results/, and opening a storage to run or to read back, every failure a one-line usage
+error.
+
+An address is `:memory:` (also `sqlite://` and `sqlite:///:memory:`, SQLite's in-memory
+names: one process, one study object shared by the run and its leaderboard), an RDB URL
+(`sqlite:///file.db`, `postgresql://...`), or the path of a journal file (an SQLite file given
+by path is opened as `sqlite:///path`, as optuna-dashboard does)."""
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+import optuna
+from optuna.storages import JournalStorage
+
+from autotune.errors import StorageError
+from autotune.storage.journal import JournalCorrupt, JournalFile, is_sqlite_file
+from autotune.storage.stores import JournalStore, MemoryStore, RdbStore, SqliteStore, Store, check_integrity, open_rdb
+
+MEMORY = ":memory:"
+MEMORY_NAMES = (MEMORY, "sqlite://", "sqlite:///:memory:")
+JOURNAL_FILE = "study.journal"   # the default storage, one file per study under results/<study>/
+SQLITE_FILE = "study.db"         # the default before the journal: such studies keep their file
+
+
+def is_memory(address: str) -> bool:
+    return address in MEMORY_NAMES
+
+
+def _rdb_url(address: str) -> str | None:
+    """The RDB URL an address names (None for a journal file)."""
+    if "://" in address:
+        return address
+    return f"sqlite:///{address}" if is_sqlite_file(Path(address)) else None
+
+
+# --- the default storage under results/ ------------------------------------------------------
+
+
+def default_storage(results: Path, name: str) -> str:
+    """results/<name>/study.journal; a study begun before the journal keeps its study.db."""
+    folder = results / name
+    older = folder / SQLITE_FILE
+    if older.is_file() and not (folder / JOURNAL_FILE).exists():
+        return f"sqlite:///{older}"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StorageError(f"cannot create the study folder {folder}: {exc.strerror or exc}") from None
+    return str(folder / JOURNAL_FILE)
+
+
+def local_storage(results: Path, name: str) -> str | None:
+    """The default storage of study `name` if it exists (never creates one)."""
+    folder = results / name
+    if (folder / JOURNAL_FILE).is_file():
+        return str(folder / JOURNAL_FILE)
+    return f"sqlite:///{folder / SQLITE_FILE}" if (folder / SQLITE_FILE).is_file() else None
+
+
+def local_storages(results: Path) -> list[str]:
+    """Every default storage under results/, in folder order."""
+    found = [(p.parent.name, str(p)) for p in results.glob(f"*/{JOURNAL_FILE}")]
+    found += [(p.parent.name, f"sqlite:///{p}") for p in results.glob(f"*/{SQLITE_FILE}")]
+    return [address for _, address in sorted(found)]
+
+
+# --- opening -----------------------------------------------------------------------------------
+
+
+def open_store(address: str, study_name: str, heartbeat_seconds: int, grace_seconds: int) -> Store:
+    """A storage to run trials in (created if needed)."""
+    try:
+        if is_memory(address):
+            return MemoryStore()
+        url = _rdb_url(address)
+        if url is None:
+            return JournalStore(Path(address))
+        kind = SqliteStore if url.startswith("sqlite:///") else RdbStore
+        store = kind(url, study_name, heartbeat_seconds, grace_seconds)
+        check_integrity(store.storage)
+        return store
+    except Exception as exc:  # sqlalchemy, the OS and the journal raise many kinds; all mean one thing here
+        raise StorageError(f"cannot open storage {address!r}: {_reason(exc)}") from None
+
+
+def read_storage(address: str) -> optuna.storages.BaseStorage:
+    """An existing storage, for reading back."""
+    if is_memory(address):
+        raise StorageError("an in-memory study ends with its run: there is nothing to read back")
+    try:
+        url = _rdb_url(address)
+        if url is None:
+            if not Path(address).is_file():
+                raise StorageError(f"no storage file {address!r}")
+            storage: optuna.storages.BaseStorage = JournalStorage(JournalFile(Path(address), writable=False))
+        else:
+            if url.startswith("sqlite:///") and not _sqlite_ready(Path(url[len("sqlite:///"):])):
+                raise StorageError(f"no study in {address!r} yet")
+            storage = open_rdb(url, create=False)
+            check_integrity(storage)
+        optuna.get_all_study_names(storage)
+        return storage
+    except StorageError:
+        raise
+    except Exception as exc:
+        raise StorageError(f"cannot read storage {address!r}: {_reason(exc)}") from None
+
+
+def _sqlite_ready(path: Path) -> bool:
+    """Whether an SQLite file holds Optuna's tables, asked read-only: opening an RDBStorage on a
+    file still being set up writes Optuna's version rows, racing the tuner that creates it."""
+    import sqlite3
+
+    if not path.is_file():
+        return False
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)) as db:
+            return db.execute("SELECT COUNT(*) FROM alembic_version").fetchone()[0] > 0
+    except sqlite3.DatabaseError as exc:
+        return "no such table" not in str(exc)  # a damaged file: let the integrity check say so
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, JournalCorrupt):
+        return str(exc)
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{exc.strerror} ({exc.filename})" if exc.filename else exc.strerror
+    text = str(exc).strip()
+    return text.splitlines()[0][:200] if text else type(exc).__name__
+
+
+def study_names(address: str) -> list[str]:
+    """The studies in a storage."""
+    return sorted(optuna.get_all_study_names(read_storage(address)))
+
+
+def read_studies(address: str, names: list[str] | None = None) -> list[optuna.Study]:
+    """Existing studies (all of the storage's, or those of `names` it holds), for reading back."""
+    storage = read_storage(address)
+    held = optuna.get_all_study_names(storage)
+    return [optuna.load_study(study_name=name, storage=storage) for name in sorted(held) if names is None or name in names]
+
+
+def read_study(address: str, name: str) -> optuna.Study | None:
+    """An existing study, for reading back (None when the storage has no such study)."""
+    found = read_studies(address, [name])
+    return found[0] if found else None
