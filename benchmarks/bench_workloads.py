@@ -52,14 +52,14 @@ def best_cpu(function, repeats: int) -> float:  # type: ignore[no-untyped-def]
 
 
 def imports(tmp: Path, repeats: int) -> None:
-    print("| network | shapes | GEMMs | MACs | import CPU s |\n|---|---|---|---|---|")
+    print("| network | shapes | GEMMs | MACs | import CPU ms |\n|---|---|---|---|---|")
     for network in make_workloads.NETWORKS:
         path = tmp / f"{network.name}.onnx"
         onnx.save(network.build(), str(path))
         seconds = best_cpu(lambda: load_workload(path), repeats)
         t = totals(load_workload(path))
         print(
-            f"| {network.name} | {t['entries']} | {t['gemms']:,} | {t['macs']:,} | {seconds:.2f} |"
+            f"| {network.name} | {t['entries']} | {t['gemms']:,} | {t['macs']:,} | {seconds * 1000:.1f} |"
         )
 
 
@@ -74,7 +74,7 @@ def topologies(tmp: Path, repeats: int) -> None:
     if not GOLDEN.is_file():
         print("no golden data: run tools/scalesim_topology_golden.py")
         return
-    print("\n| topology | array | dataflow | layers equal | autotune CPU s | SCALE-Sim s |")
+    print("\n| topology | array | dataflow | layers equal | autotune CPU ms | SCALE-Sim s |")
     print("|---|---|---|---|---|---|")
     for case in json.loads(GOLDEN.read_text())["cases"]:
         path = tmp / case["topology"]
@@ -107,7 +107,7 @@ def topologies(tmp: Path, repeats: int) -> None:
         equal = sum(figures[lay["name"]] == {k: lay[k] for k in keys} for lay in case["layers"])
         print(
             f"| {case['topology']} | {case['rows']}x{case['cols']} | {case['dataflow']} | "
-            f"{equal}/{len(case['layers'])} | {seconds:.2f} | {case['seconds']:.0f} |"
+            f"{equal}/{len(case['layers'])} | {seconds * 1000:.1f} | {case['seconds']:.0f} |"
         )
 
 
