@@ -128,13 +128,15 @@ class SystolicOracle(Oracle):
         design = _systolic(family).design(point)
         run_cycles = cycles(design, shape)
         t = design_traffic(design, shape)
-        cost = self._cost(design, shape, run_cycles, t)
         return {
             "cycles": run_cycles, "words_per_mac": t.words_per_mac,
             "mac_utilization": t.macs / (design.array.pes * run_cycles),
             "tiles": tile_count(design, shape), "pes": design.array.pes, "macs": t.macs,
-            "buffer_words": t.total, **{k: float(v) for k, v in cost.metrics().items()},
+            "buffer_words": t.total, **self._energy(design, shape, run_cycles, t),
         }
+
+    def _energy(self, design: SystolicDesign, shape: Shape, run_cycles: int, traffic: Traffic) -> Metrics:
+        return {k: float(v) for k, v in self._cost(design, shape, run_cycles, traffic).metrics().items()}
 
     def _cost(self, design: SystolicDesign, shape: Shape, run_cycles: int, traffic: Traffic) -> Cost:
         """Energy and area from the model's exact counts (simcore.energy.systolic)."""
