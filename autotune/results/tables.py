@@ -13,6 +13,7 @@ co-design adds total_energy_pj and total_edp (its workload's). baseline and swee
 (files older than the version key read as 1)."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -131,7 +132,7 @@ def format_rows(frame: pd.DataFrame, top: int, objectives: Sequence[str] = ("cyc
     lines = [" ".join(f"{title:>{width}}" for title, width, _ in columns) + "  schedule"]
     for _, row in frame.head(top).iterrows():
         if not row["feasible"]:
-            lines.append(f"{row['rank']:>4}  infeasible (over the limit by {row['violation']:g})  {row['family']} {row['params_json']}")
+            lines.append(f"{row['rank']:>4}  infeasible (over {_over(row)} by {row['violation']:g})  {row['family']} {row['params_json']}")
             continue
         lines.append(" ".join(f"{str(get(row)):>{width}}" for _, width, get in columns) + f"  {row['params_json']}")  # type: ignore[operator]
     return "\n".join(lines)
@@ -186,6 +187,13 @@ def format_front(frame: pd.DataFrame, metadata: Mapping[str, object]) -> str:
 
 def _text(value: object) -> str:
     return "-" if value is None or pd.isna(value) else f"{float(value):.0f}"  # type: ignore[arg-type]
+
+
+def _over(row: Mapping[str, object]) -> str:
+    """The limits a row is over, by their constraint names, or "the limit" when not recorded."""
+    text = row.get("constraints_json")
+    over = [k.removesuffix("_over") for k, v in json.loads(str(text)).items() if v > 0] if isinstance(text, str) else []
+    return f"the {' and '.join(over)} limit" if over else "the limit"
 
 
 def _float(value: object, spec: str) -> str:

@@ -5,6 +5,7 @@ its oracle, and names the candidates every study starts from. `Problem` searches
 machines for a whole workload. The run pipeline treats both alike (`Search`)."""
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
@@ -357,7 +358,9 @@ class Problem:
         params, machine = dict(evaluation.point), dict(evaluation.machine)
         point = {k: v for k, v in params.items() if k != "family" and k not in machine}
         metrics = dict(evaluation.metrics) if evaluation.feasible else {}
-        return [Entry(self.the_gemm(), machine, str(params["family"]), point, metrics)]
+        limits = evaluation.metrics.get("constraints")
+        extras = {"constraints_json": json.dumps(limits, sort_keys=True)} if isinstance(limits, Mapping) else {}
+        return [Entry(self.the_gemm(), machine, str(params["family"]), point, metrics, extras)]
 
     def why_not(self, candidate: Candidate) -> str | None:
         """Why `candidate` is not a point of this search (None when it is): for starting points."""

@@ -9,9 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from simcore.energy import shipped_table
-
 from autotune.cli.main import main
+from simcore.energy import shipped_table
 
 ROOT = Path(__file__).resolve().parents[2]
 TRANSFORMER = ROOT / "search_spaces" / "workloads" / "transformer_b1.toml"
@@ -105,3 +104,14 @@ def test_codesign_under_an_area_budget_plots_a_verified_front(tmp_path: Path, mo
     again = board(tmp_path, "again", "pareto")
     columns = ["machine_json", "gemm", "params_json", "total_cycles", "total_energy_pj", "area_mm2"]
     assert again[columns].equals(front[columns])
+
+
+def test_an_energy_budget_refuses_what_costs_more(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["--shape", "32x32x32", "--trials", "4", "--study", "e", "--search-machine",
+                 "--energy-budget", "1", "--verify-top", "0"]) == 0  # 1 pJ: nothing fits
+    assert "over the energy limit by" in capsys.readouterr().out
+    frame = board(tmp_path, "e")
+    assert not frame["feasible"].any()
+    assert all(json.loads(c)["energy_over"] > 0 for c in frame["constraints_json"])

@@ -7,22 +7,30 @@ from pathlib import Path
 
 import pytest
 
-from simcore.energy import (
-    default_technology, ga1_cost_of_timing, load_technology, shipped_table, systolic_cost_of,
-)
-from simcore.ga1.machine import Machine
-from simcore.shape import Shape
-
-from search_spaces.machine import MachineSpace
-from search_spaces.workload import Gemm, Workload
-
 from autotune import oracles
 from autotune.cli.commands.tune import build_plan
 from autotune.cli.main import build_parser
 from autotune.errors import PlanError
 from autotune.run.plan import RunPlan
 from autotune.search.codesign import Codesign, machine_value
-from autotune.search.problem import DIRECTIONS, Candidate, Problem, directions, objective_value
+from autotune.search.problem import (
+    DIRECTIONS,
+    Candidate,
+    Problem,
+    directions,
+    objective_value,
+)
+from search_spaces.machine import MachineSpace
+from search_spaces.workload import Gemm, Workload
+from simcore.energy import (
+    default_technology,
+    ga1_cost_of_timing,
+    load_technology,
+    shipped_table,
+    systolic_cost_of,
+)
+from simcore.ga1.machine import Machine
+from simcore.shape import Shape
 
 SHAPE = Shape(32, 24, 40)
 WORKLOADS = Path(__file__).resolve().parents[2] / "search_spaces" / "workloads"
@@ -178,3 +186,18 @@ def test_the_plan_carries_its_table() -> None:
     assert plain.run_name(None) != other.run_name(None)
     assert RunPlan.from_json(other.to_json()) == other
     assert other.the_oracle().tech() == ZIGZAG and plain.the_oracle().tech() == default_technology()
+
+
+def test_codesign_energy_budget_is_graded_on_the_workloads_total() -> None:
+    oracle = oracles.get("ga1")
+    base = Machine(slots=16)
+    workload = Workload("w", (Gemm("a", Shape(16, 32, 24), 2.0),))
+    space = MachineSpace.create(base, None, None)
+    families = oracle.families(("chapter",), base)
+    free = Codesign(workload, base, families, space, ("cycles", "energy"), oracle)
+    energy = float(free.evaluate(free.seeds()[0]).metrics["energy_pj"])
+    over = Codesign(workload, base, families, space, ("cycles", "energy"), oracle, energy_budget=energy / 4)
+    refused = over.evaluate(over.seeds()[0])
+    assert not refused.feasible and refused.violation == pytest.approx(3.0)  # four times the budget
+    assert over.constraints(refused) == {"scratchpad_over": 0.0, "energy_over": pytest.approx(3.0)}
+    assert over.fits(over.seeds()[0])  # known only once the machine has run
