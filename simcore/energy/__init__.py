@@ -11,11 +11,12 @@ category's line items, what the oracle does not count, energy per MAC, EDP and a
 
 from __future__ import annotations
 
-from simcore.energy.cost import CATEGORIES, NEVER_COSTED, Category, Cost, Item
+from simcore.energy.cost import CATEGORIES, NEVER_COSTED, Category, Cost, Item, area_mm2
 from simcore.energy.ga1 import (
     CountError,
     Ga1Counts,
     ga1_area,
+    ga1_area_mm2,
     ga1_cost,
     ga1_cost_of_timing,
     ga1_counts,
@@ -24,6 +25,7 @@ from simcore.energy.ga1 import (
 from simcore.energy.systolic import (
     SystolicCounts,
     systolic_area,
+    systolic_area_mm2,
     systolic_cost,
     systolic_cost_of,
     systolic_counts,
@@ -32,9 +34,11 @@ from simcore.energy.technology import (
     SramPoint,
     Technology,
     TechnologyError,
+    default_technology,
     load_technology,
     shipped_table,
     technology_from_dict,
+    technology_to_dict,
 )
 
 __all__ = [
@@ -43,22 +47,27 @@ __all__ = [
     "Category",
     "Cost",
     "Item",
+    "area_mm2",
     "CountError",
     "Ga1Counts",
     "ga1_area",
+    "ga1_area_mm2",
     "ga1_cost",
     "ga1_cost_of_timing",
     "ga1_counts",
     "ga1_counts_of_program",
     "SystolicCounts",
     "systolic_area",
+    "systolic_area_mm2",
     "systolic_cost",
     "systolic_cost_of",
     "systolic_counts",
     "SramPoint",
     "Technology",
     "TechnologyError",
+    "default_technology",
     "load_technology",
     "shipped_table",
     "technology_from_dict",
+    "technology_to_dict",
 ]

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from simcore.energy.cost import Category, Cost, Item
+from simcore.energy.cost import Category, Cost, Item, area_mm2
 from simcore.energy.technology import Technology
 from simcore.shape import Shape
 from simcore.systolic.model import (
@@ -127,12 +127,23 @@ def systolic_area(
 ) -> tuple[Item, ...]:
     """The R x C PEs, their shadow registers (results are accumulator words in os), the buffers
     and the HBM link's lanes (um2 each)."""
+    return _area_items(design, buffer_kib(counts, tech), tech)
+
+
+def systolic_area_mm2(design: SystolicDesign, shape: Shape, tech: Technology) -> float:
+    """The design's area in mm2 for `shape` (its buffers hold the shape's operands), known
+    before the GEMM is timed."""
+    kib = buffer_words(design, shape, tech.accumulator_words) * tech.word_bits / 8 / 1024
+    return area_mm2(_area_items(design, kib, tech))
+
+
+def _area_items(design: SystolicDesign, kib: float, tech: Technology) -> tuple[Item, ...]:
     pes = design.array.pes
     items = [Item(f"PEs ({design.array})", pes, tech.pe_um2)]
     if design.assumptions.shadow:
         width = tech.accumulator_words if design.dataflow == "os" else 1.0
         items.append(Item("shadow registers (one per PE)", pes, tech.shadow_register_um2 * width))
-    items.append(Item("buffer SRAM KiB", buffer_kib(counts, tech), tech.sram_um2_per_kib))
+    items.append(Item("buffer SRAM KiB", kib, tech.sram_um2_per_kib))
     if not design.hbm.on_chip:
         lanes = math.ceil(float(design.hbm.hbm_words_per_cycle or 0))
         items.append(Item("HBM link lanes (words per cycle)", lanes, tech.dma_lane_um2))
