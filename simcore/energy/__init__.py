@@ -4,6 +4,7 @@ technology table (energy per action, area per block) read from a TOML file.
   tech = load_technology()                    # or load_technology("my_node.toml")
   ga1_cost(machine, ga1_counts(timing, machine), tech)       -> Cost
   systolic_cost(design, systolic_counts(design, shape, cycles, tech), tech) -> Cost
+  systolic_cost(design, counts, tech, ZIGZAG)  # the same counts charged by ZigZag's conventions
 
 A Cost has the energy in pJ by category (compute, register, on-chip, off-chip) with each
 category's line items, what the oracle does not count, energy per MAC, EDP and area in mm2.
@@ -11,6 +12,14 @@ category's line items, what the oracle does not count, energy per MAC, EDP and a
 
 from __future__ import annotations
 
+from simcore.energy.accounting import (
+    ACCOUNTINGS,
+    PHYSICAL,
+    ZIGZAG,
+    Accounting,
+    AccountingError,
+    accounting,
+)
 from simcore.energy.cost import CATEGORIES, NEVER_COSTED, Category, Cost, Item, area_mm2
 from simcore.energy.ga1 import (
     CountError,
@@ -42,6 +51,12 @@ from simcore.energy.technology import (
 )
 
 __all__ = [
+    "ACCOUNTINGS",
+    "PHYSICAL",
+    "ZIGZAG",
+    "Accounting",
+    "AccountingError",
+    "accounting",
     "CATEGORIES",
     "NEVER_COSTED",
     "Category",
