@@ -58,5 +58,7 @@ def zigzag_gap_terms(counts: SystolicCounts, tech: Technology) -> dict[str, floa
     (simcore.energy.accounting.ZIGZAG; 0 where a convention does not apply, as for os): what
     systolic_cost charges under ZIGZAG beyond PHYSICAL for the same counts."""
     register, on_chip = convention_items(counts, tech, ZIGZAG)
-    charged = {item.name.removesuffix(f" ({ZIGZAG.name})"): item.total for item in register + on_chip}
+    charged = {
+        item.name.removesuffix(f" ({ZIGZAG.name})"): item.total for item in register + on_chip
+    }
     return {name: charged.get(name, 0.0) for name in CONVENTIONS}

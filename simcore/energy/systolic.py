@@ -211,25 +211,37 @@ def convention_items(
     register, on_chip = [], []
     if accounting.transfer_read:
         register.append(
-            Item(f"output register reads to pass sums up ({tag})", macs,
-                 tech.accumulator_register_read_pj)
+            Item(
+                f"output register reads to pass sums up ({tag})",
+                macs,
+                tech.accumulator_register_read_pj,
+            )
         )
     if accounting.readback_register_write and read_back:
         register.append(
-            Item(f"output register writes from read-backs ({tag})", macs,
-                 tech.accumulator_register_write_pj)
+            Item(
+                f"output register writes from read-backs ({tag})",
+                macs,
+                tech.accumulator_register_write_pj,
+            )
         )
     kib = buffer_kib(counts, tech)
     wide = tech.accumulator_words
     if accounting.first_readback_charged and read_back:
         on_chip.append(
-            Item(f"first-pass partial-sum read-backs ({tag})", t.c_writes,
-                 tech.sram_read_pj(kib) * wide)
+            Item(
+                f"first-pass partial-sum read-backs ({tag})",
+                t.c_writes,
+                tech.sram_read_pj(kib) * wide,
+            )
         )
     if accounting.finals_at_accumulator_width and read_back:
         on_chip.append(
-            Item(f"C writes' extra partial-sum width ({tag})", t.c_writes,
-                 tech.sram_write_pj(kib) * (wide - 1))
+            Item(
+                f"C writes' extra partial-sum width ({tag})",
+                t.c_writes,
+                tech.sram_write_pj(kib) * (wide - 1),
+            )
         )
     return tuple(register), tuple(on_chip)
 
