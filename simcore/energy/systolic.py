@@ -15,6 +15,8 @@ Registers, per PE, from the dataflow (every count follows from the design and th
   forward     each streamed operand value is latched in every PE that multiplies it and read
               there: once per MAC for ws and is (one operand streams), twice for os (both do)
 Padding zeros of padded edge tiles are made in the array and not costed.
+These are the physical counts; systolic_cost charges them by an accounting (PHYSICAL by default,
+or ZIGZAG's conventions, which add tagged line items: simcore.energy.accounting).
 
 The buffers are costed as one SRAM of their total capacity (`buffer_words`): the streamed
 operand and the results whole (partial sums at accumulator width), and the stationary matrix
