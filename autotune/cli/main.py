@@ -16,7 +16,7 @@ DEFAULT_COMMAND = "tune"
 
 class _Parser(argparse.ArgumentParser):
     """argparse, but errors are one line and exit status 2, without the usage dump; every
-    option at most once, numbers in ASCII digits (autotune.cli.args.strict)."""
+    option at most once, no empty value, numbers in ASCII digits (autotune.cli.strict)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -42,7 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _command_modules() -> list:
     import importlib
 
-    names = ["baseline", "tune", "studies", "leaderboard", "show", "export", "check", "sweep", "systolic", "tile_model", "plot"]
+    names = ["baseline", "tune", "studies", "leaderboard", "show", "export", "check", "sweep", "systolic", "tile_model", "plot",
+             "gemms"]
     modules = []
     for name in names:
         try:

@@ -28,8 +28,8 @@ from autotune.errors import PlanError, StudyError
 from autotune.record import Provenance
 from autotune.results import leaderboard as board
 from autotune.results import tables
+from autotune.interrupt import StopRequest, graceful_stop
 from autotune.results.owner import claim, storage_key
-from autotune.run.interrupt import StopRequest, graceful_stop
 from autotune.run.objective import Objective
 from autotune.run.workers import run_workers
 from autotune.storage import (
@@ -251,7 +251,7 @@ def finish(study: optuna.Study, search: Search, spec: RunPlan, gemm: Gemm | None
                     "workload": None if spec.single else spec.workload.name, "gemm": gemm.name if gemm else None,
                     "variant": "codesign" if spec.codesign else None,
                     "storage": storage_key(storage, results) if storage is not None else None,
-                    "unverified": not verify}
+                    "unverified": not verify, **spec.costing_metadata()}
         outcome.paths.append(tables.write("leaderboard", frame, folder / "leaderboard.parquet", metadata))
         if len(spec.objectives) > 1:
             front = frame[frame["pareto"] == True].copy() if not frame.empty else frame  # noqa: E712
@@ -277,7 +277,8 @@ def summarise(spec: RunPlan, name: str, outcomes: list[StudyOutcome], results: P
     chapter = float((frame["weight"] * frame["chapter_best_cycles"].astype("Float64")).sum()) if "chapter_best_cycles" in frame else 0.0
     metadata = {"study": name, "workload": spec.workload.name, "machine": spec.machine.as_dict(), "base_machine": spec.machine.as_dict(),
                 "objectives": list(spec.objectives), "weighted_cycles": total, "chapter_weighted_cycles": chapter,
-                "unverified": not all(o.verified for o in outcomes)}
+                "unverified": not all(o.verified for o in outcomes),
+                **tables.workload_costs(frame), **spec.costing_metadata()}
     paths = []
     if results is not None:
         folder = study_folder(results, name)
@@ -340,7 +341,7 @@ def close_jobs(jobs: list[Job]) -> None:
 
 def run(spec: RunPlan, options: RunOptions, log: Callable[[str], None] | None = None) -> Outcome:
     """Validate, open every study, then seed, optimise, rank, verify and write each. Ctrl-C
-    stops after the trials in flight; what is done is ranked and written (autotune.run.interrupt)."""
+    stops after the trials in flight; what is done is ranked and written (autotune.interrupt)."""
     spec.validate()
     _check_options(options)
     if options.study is not None:

@@ -10,7 +10,7 @@ import multiprocessing
 import sys
 from typing import TYPE_CHECKING, Any
 
-from autotune.run.interrupt import STOP, children_ignore_ctrl_c, leave_on_terminate
+from autotune.interrupt import STOP, children_ignore_ctrl_c, leave_on_terminate
 
 if TYPE_CHECKING:
     from autotune.run.pipeline import StudySettings

@@ -5,11 +5,11 @@ import argparse
 import json
 import sys
 from pathlib import Path
-
-from search_spaces.workload import WorkloadError, load_workload
+from typing import Any
 
 from autotune import oracles
-from autotune.cli.args import add_machine, add_results, add_shape, build_machine, positive_int, shape_arg
+from autotune.cli.args import add_machine, add_results, add_shape, build_machine, positive_float, positive_int, shape_arg
+from autotune.cli.commands.gemms import add_input_shape, load
 from autotune.cli.errors import UsageError
 from autotune.cli.limits import add_limits, check_work
 from autotune.results import leaderboard as board
@@ -32,7 +32,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     given = parser.add_mutually_exclusive_group()
     add_shape(given, required=False)  # type: ignore[arg-type]
     given.add_argument("--workload", default=None, metavar="FILE",
-                       help="a .toml or .csv list of weighted GEMMs (see search_spaces/workloads/): tune each, or co-design with --search-machine")
+                       help="a .toml or .csv list of weighted GEMMs, an ONNX model, a SCALE-Sim topology, or a bundled "
+                            "network's name (see search_spaces/workloads/, `autotune gemms FILE`): tune each, or co-design "
+                            "with --search-machine")
+    add_input_shape(parser)
     add_machine(parser)
     parser.add_argument("--trials", type=int, default=None, help=f"trials to run now, the seeded baseline included (default {DEFAULT_TRIALS}; "
                         f"--workload: per GEMM, or machines with --search-machine, default {SHORT_TRIALS})")
@@ -67,8 +70,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="RDB storage heartbeat; a trial silent for 2 x this is failed and retried (default 5 s, grace 20 s; "
                              "a journal needs none: a dead worker's trial is retried at once)")
     parser.add_argument("--objectives", default=None, metavar="LIST",
-                        help="objectives, e.g. cycles,scratchpad_words (default cycles; systolic: cycles,words_per_mac); "
-                             "mxu_cycles is maximised (a slower unit is cheaper), the others minimised")
+                        help="objectives, cycles first, e.g. cycles,energy,area (default cycles; systolic: cycles,words_per_mac): "
+                             "cycles, energy (pJ), edp (pJ x cycles), area (mm2); GA-1 also scratchpad_words, dma_words_per_cycle, "
+                             "mxu_cycles, tiles_moved; systolic also words_per_mac, pes. mxu_cycles is maximised (a slower unit "
+                             "is cheaper), the others minimised; several give a Pareto front")
+    parser.add_argument("--tech", type=Path, default=None, metavar="FILE",
+                        help="a technology table (TOML) to cost energy and area with, instead of the shipped 45 nm one "
+                             "(see docs/energy.md)")
+    parser.add_argument("--area-budget", type=positive_float, default=None, metavar="MM2",
+                        help="--search-machine (or the systolic oracle): most area in mm2, graded before a machine is simulated")
+    parser.add_argument("--energy-budget", type=positive_float, default=None, metavar="PJ",
+                        help="--search-machine (or the systolic oracle): most energy in pJ of the product (a workload: "
+                             "its weighted total), graded once the candidate has run")
     parser.add_argument("--oracle", default=None, metavar="NAME",
                         help=f"the cost model: {', '.join(oracles.names())} (default {oracles.DEFAULT_ORACLE}; "
                              "any package registered in the entry-point group autotune.oracles)")
@@ -109,13 +122,23 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
     settings = dict(oracle=oracle.name, spaces=args.space or "", objectives=objectives or oracle.default_objectives,
                     search_machine=args.search_machine, machine_range=args.machine_range,
                     max_scratchpad_words=args.max_scratchpad_words, max_dma_words_per_cycle=args.max_dma_words_per_cycle,
-                    pe_budget=codesign_pes or 4096)
+                    pe_budget=codesign_pes or 4096, technology=technology(args.tech), area_budget=args.area_budget,
+                    energy_budget=args.energy_budget)
     if args.shape is not None:
         return RunPlan.of_shape(shape_arg(args.shape), machine, **settings)
+    return RunPlan(load(args.workload, args.input_shape), machine, False, **settings)  # type: ignore[arg-type]
+
+
+def technology(path: Path | None) -> Any:
+    """--tech FILE, validated (a simcore.energy.Technology): a bad table is one line naming the key."""
+    if path is None:
+        return None
+    from simcore.energy import TechnologyError, load_technology
+
     try:
-        return RunPlan(load_workload(args.workload), machine, False, **settings)  # type: ignore[arg-type]
-    except WorkloadError as exc:
-        raise UsageError(str(exc)) from None
+        return load_technology(path)
+    except TechnologyError as exc:
+        raise UsageError(f"--tech {path}: {str(exc).splitlines()[0]}") from None
 
 
 def starting_points(args: argparse.Namespace, plan: RunPlan) -> tuple:
