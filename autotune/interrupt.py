@@ -11,6 +11,7 @@
 Worker processes start with Ctrl-C ignored (a terminal sends it to every process of the group,
 and a worker still importing would die with a traceback); the parent passes the request on
 through an Event, and a second Ctrl-C terminates them (`leave_on_terminate`)."""
+
 from __future__ import annotations
 
 import contextlib
@@ -26,8 +27,8 @@ _LEAVE_AT_ONCE = 3  # the Ctrl-C that exits without writing anything
 class StopRequest:
     def __init__(self) -> None:
         self._requested = False
-        self.forced = False      # a KeyboardInterrupt was raised: the run is leaving
-        self.urgent = False      # the first Ctrl-C interrupts (nothing is left to finish)
+        self.forced = False  # a KeyboardInterrupt was raised: the run is leaving
+        self.urgent = False  # the first Ctrl-C interrupts (nothing is left to finish)
         self.count = 0
         self._event: Any = None  # a multiprocessing Event shared with worker processes
 
@@ -115,6 +116,7 @@ def children_ignore_ctrl_c() -> Iterator[None]:
 
 def leave_on_terminate() -> None:
     """In a worker: SIGTERM (the parent's second Ctrl-C) interrupts once, like a second Ctrl-C."""
+
     def leave(_signum: int, _frame: object) -> None:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         STOP.forced = True

@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 from autotune.errors import ResultsError
 from autotune.storage.names import blocking_file, ensure_folder
 
-_CHECKSUM = b"autotune.sha256"   # of the autotune metadata: a damaged footer shows on reading
+_CHECKSUM = b"autotune.sha256"   # of the schema and metadata: a damaged footer shows on reading
 
 
 @contextlib.contextmanager
@@ -61,20 +61,37 @@ def write_parquet(frame: pd.DataFrame, path: Path, metadata: Mapping[str, object
     if metadata:
         merged = dict(table.schema.metadata or {})
         merged[b"autotune"] = json.dumps(metadata, sort_keys=True).encode()
-        merged[_CHECKSUM] = hashlib.sha256(merged[b"autotune"]).hexdigest().encode()
         table = table.replace_schema_metadata(merged)
+        table = table.replace_schema_metadata({**merged, _CHECKSUM: _digest(table.schema)})
     with atomically(path) as temporary:
         pq.write_table(table, temporary, write_page_checksum=True)  # damage shows on reading, not as wrong numbers
     return path
 
 
+def _digest(schema: pa.Schema) -> bytes:
+    """A checksum of what page checksums do not cover: the columns' names and types, and the
+    pandas and autotune metadata (a flipped bit there would rename a column or change a type)."""
+    metadata = schema.metadata or {}
+    parts = [schema.remove_metadata().to_string().encode(), metadata.get(b"pandas", b""), metadata.get(b"autotune", b"")]
+    return hashlib.sha256(b"\0".join(parts)).hexdigest().encode()
+
+
+def schema_damage(schema: pa.Schema) -> str | None:
+    """Why a file's schema and metadata are not what was written (None: they are, or the file
+    predates the checksum)."""
+    found = schema.metadata or {}
+    if _CHECKSUM in found and _digest(schema) != found[_CHECKSUM]:
+        return "its schema or metadata does not match its checksum"
+    return None
+
+
 def read_parquet(path: Path) -> tuple[pd.DataFrame, dict[str, object]]:
     """Read a parquet file and its autotune metadata (empty when there is none)."""
     table = pq.read_table(path, page_checksum_verification=True)
-    found = table.schema.metadata or {}
-    raw = found.get(b"autotune")
-    if raw and _CHECKSUM in found and hashlib.sha256(raw).hexdigest().encode() != found[_CHECKSUM]:
-        raise ValueError("its metadata does not match its checksum")
+    damage = schema_damage(table.schema)
+    if damage is not None:
+        raise ValueError(damage)
+    raw = (table.schema.metadata or {}).get(b"autotune")
     metadata = json.loads(raw) if raw else {}
     return table.to_pandas(), metadata
 

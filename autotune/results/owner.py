@@ -11,6 +11,7 @@ results/<study>/ only when
 - any leaderboard there was ranked from this run's storage, which still holds at least the
   trials it lists (a storage emptied or replaced since is refused with the way to recover;
   an in-memory study never replaces an earlier leaderboard: nothing could rebuild it)."""
+
 from __future__ import annotations
 
 import json
@@ -35,7 +36,9 @@ def storage_key(url: str, root: Path) -> str:
     """How results name a storage: comparable between runs, free of passwords."""
     if url in _MEMORY_NAMES:
         return MEMORY
-    path = url[len("sqlite:///"):] if url.startswith("sqlite:///") else None if "://" in url else url
+    path = (
+        url[len("sqlite:///") :] if url.startswith("sqlite:///") else None if "://" in url else url
+    )
     if path is None:
         return _PASSWORD.sub(r"\1:***@", url)
     resolved = Path(os.path.abspath(path))
@@ -52,8 +55,8 @@ class Written:
     path: Path
     storage: str | None
     trials: int | None
-    damage: str | None = None   # why the file cannot be read
-    newer: bool = False         # written by a newer autotune: never replaced
+    damage: str | None = None  # why the file cannot be read
+    newer: bool = False  # written by a newer autotune: never replaced
 
 
 def written(path: Path) -> Written | None:
@@ -63,7 +66,13 @@ def written(path: Path) -> Written | None:
     try:
         import pyarrow.parquet as pq
 
-        raw = (pq.read_schema(path).metadata or {}).get(b"autotune")
+        from autotune.results.files import schema_damage
+
+        schema = pq.read_schema(path)
+        damage = schema_damage(schema)
+        if damage is not None:
+            return Written(path, None, None, damage)
+        raw = (schema.metadata or {}).get(b"autotune")
         metadata = json.loads(raw) if raw else {}
     except Exception as exc:  # pyarrow and the OS raise many kinds; all mean: damaged
         text = str(exc).strip().splitlines()
@@ -72,9 +81,12 @@ def written(path: Path) -> Written | None:
         return Written(path, None, None, "its metadata is not autotune's")
     trials = metadata.get("trials")
     storage = metadata.get("storage")
-    return Written(path, storage if isinstance(storage, str) else None,
-                   trials if isinstance(trials, int) and not isinstance(trials, bool) else None,
-                   newer=_newer(metadata))
+    return Written(
+        path,
+        storage if isinstance(storage, str) else None,
+        trials if isinstance(trials, int) and not isinstance(trials, bool) else None,
+        newer=_newer(metadata),
+    )
 
 
 def _newer(metadata: dict[str, object]) -> bool:
@@ -101,8 +113,10 @@ def claim(folder: Path, url: str, stored_trials: Callable[[], int]) -> None:
     key = storage_key(url, root)
     own = default_storage_in(folder)
     if own is not None and storage_key(str(own), root) != key and own.stat().st_size > 0:
-        raise StudyError(f"the results folder {folder} belongs to the study stored in {own}, not to "
-                         f"this study's storage {shown_storage(url)}: give another study name or results folder")
+        raise StudyError(
+            f"the results folder {folder} belongs to the study stored in {own}, not to "
+            f"this study's storage {shown_storage(url)}: give another study name or results folder"
+        )
     for name in (LEADERBOARD, WORKLOAD):
         found = written(folder / name)
         if found is not None:
@@ -116,24 +130,36 @@ def shown_storage(key: str, root: Path | None = None) -> str:
     return str(root / key)
 
 
-def _check(found: Written, url: str, key: str, root: Path, stored_trials: Callable[[], int]) -> None:
+def _check(
+    found: Written, url: str, key: str, root: Path, stored_trials: Callable[[], int]
+) -> None:
     other = "give another study name or results folder"
     if found.newer:
-        raise StudyError(f"{found.path} was written by a newer autotune: upgrade autotune, or {other}")
+        raise StudyError(
+            f"{found.path} was written by a newer autotune: upgrade autotune, or {other}"
+        )
     if found.storage is not None and found.storage != key:
-        raise StudyError(f"{found.path} was ranked from the storage {shown_storage(found.storage, root)}, "
-                         f"not from this study's {shown_storage(url)}: {other}")
+        raise StudyError(
+            f"{found.path} was ranked from the storage {shown_storage(found.storage, root)}, "
+            f"not from this study's {shown_storage(url)}: {other}"
+        )
     if key == MEMORY:
-        raise StudyError(f"{found.path} would be replaced by an in-memory study, and nothing could "
-                         f"rebuild it: {other}")
+        raise StudyError(
+            f"{found.path} would be replaced by an in-memory study, and nothing could "
+            f"rebuild it: {other}"
+        )
     if found.path.name == WORKLOAD:
         return  # a workload's summary: each GEMM study's own leaderboard is checked
     held = stored_trials()
     move = f"or move {found.path} away to start anew"
     if found.damage is not None and held == 0:
-        raise StudyError(f"{found.path} is damaged ({found.damage}) and its storage {shown_storage(url)} "
-                         f"holds no trials to rebuild it from: restore the storage from a backup, {move}")
+        raise StudyError(
+            f"{found.path} is damaged ({found.damage}) and its storage {shown_storage(url)} "
+            f"holds no trials to rebuild it from: restore the storage from a backup, {move}"
+        )
     if found.trials is not None and held < found.trials:
-        raise StudyError(f"{found.path} lists {found.trials} finished trials but its storage "
-                         f"{shown_storage(url)} holds {held} (emptied or replaced): restore the storage "
-                         f"from a backup, {move} (`autotune leaderboard {found.path}` still reads it)")
+        raise StudyError(
+            f"{found.path} lists {found.trials} finished trials but its storage "
+            f"{shown_storage(url)} holds {held} (emptied or replaced): restore the storage "
+            f"from a backup, {move} (`autotune leaderboard {found.path}` still reads it)"
+        )

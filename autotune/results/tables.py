@@ -74,7 +74,8 @@ def inspect(path: Path) -> tuple[dict[str, object] | None, str | None]:
     except NewerResults:
         raise
     except ResultsError as exc:
-        return None, str(exc).replace(f"{path}", "").strip(" :") or "unreadable"
+        text = str(exc).removeprefix(f"cannot read {path}: ").removeprefix(f"{path} ")
+        return None, text or "unreadable"
 
 
 def typed(frame: pd.DataFrame) -> pd.DataFrame:

@@ -410,6 +410,6 @@ def unverified_note(outcomes: list[StudyOutcome], run: str | None) -> str:
     """What an interrupted run wrote without verifying, and the one command that verifies it."""
     names = [o.name for o in outcomes if not o.verified]
     target = run or names[0]
-    return (f"interrupted before verification: wrote the unverified leaderboard of {len(names)} "
-            f"{'study' if len(names) == 1 else 'studies'} from the stored trials; "
-            f"`autotune leaderboard {target}` verifies {'it' if len(names) == 1 else 'them'}")
+    return (f"interrupted: wrote the leaderboard of {len(names)} {'study' if len(names) == 1 else 'studies'} "
+            f"from the stored trials, unverified; `autotune leaderboard {target}` verifies "
+            f"{'it' if len(names) == 1 else 'them'}")

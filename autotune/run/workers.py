@@ -4,6 +4,7 @@ Workers start with Ctrl-C ignored, so that one pressed while they are still impo
 kill them with a traceback. The parent holds the request: the first Ctrl-C sets an Event every
 worker watches (each finishes its trial in flight), a second one terminates them, and each
 leaves cleanly: Optuna marks its trial in flight failed, its lease and run record are let go."""
+
 from __future__ import annotations
 
 import multiprocessing
@@ -16,16 +17,26 @@ if TYPE_CHECKING:
     from autotune.run.pipeline import StudySettings
     from autotune.search.problem import Search
 
-TERMINATE_WAIT = 5.0   # seconds a terminated worker has to leave before it is killed
+TERMINATE_WAIT = 5.0  # seconds a terminated worker has to leave before it is killed
 
 
-def run_workers(settings: StudySettings, search: Search, target: int, timeout: float | None, workers: int,
-                progress: bool) -> None:
+def run_workers(
+    settings: StudySettings,
+    search: Search,
+    target: int,
+    timeout: float | None,
+    workers: int,
+    progress: bool,
+) -> None:
     """Run `workers` processes on the study until the budget is spent or a stop is requested."""
     context = multiprocessing.get_context("spawn")
     stop = context.Event()
-    processes = [context.Process(target=_worker, args=(settings, search, target, timeout, i, progress and i == 0, stop))
-                 for i in range(workers)]
+    processes = [
+        context.Process(
+            target=_worker, args=(settings, search, target, timeout, i, progress and i == 0, stop)
+        )
+        for i in range(workers)
+    ]
     try:
         with STOP.shared_with(stop):
             for process in processes:
@@ -39,7 +50,10 @@ def run_workers(settings: StudySettings, search: Search, target: int, timeout: f
         raise
     failed = [p.exitcode for p in processes if p.exitcode not in (0, None)]
     if failed:
-        print(f"autotune: warning: {len(failed)} worker(s) exited with status {failed}", file=sys.stderr)
+        print(
+            f"autotune: warning: {len(failed)} worker(s) exited with status {failed}",
+            file=sys.stderr,
+        )
 
 
 def _terminate(processes: list[Any]) -> None:
@@ -55,12 +69,20 @@ def _terminate(processes: list[Any]) -> None:
                 process.join()
 
 
-def _worker(settings: StudySettings, search: Search, target: int, timeout: float | None, index: int,
-            progress: bool, stop: Any) -> None:
+def _worker(
+    settings: StudySettings,
+    search: Search,
+    target: int,
+    timeout: float | None,
+    index: int,
+    progress: bool,
+    stop: Any,
+) -> None:
     leave_on_terminate()
     STOP.follow(stop)
     try:
         from autotune.run.pipeline import Objective, open_study, provenance
+
         # A spawned worker starts with default filters: quiet it as the command line quiets itself.
         from autotune.run.quiet import quiet_libraries
 
@@ -68,7 +90,13 @@ def _worker(settings: StudySettings, search: Search, target: int, timeout: float
         shared, study = open_study(settings, search, seed_offset=index)
         try:
             shared.join(study, target)
-            shared.optimize(study, Objective(search, study, provenance(settings), shared), target, timeout, progress)
+            shared.optimize(
+                study,
+                Objective(search, study, provenance(settings), shared),
+                target,
+                timeout,
+                progress,
+            )
         finally:
             shared.close(study)
     except KeyboardInterrupt:

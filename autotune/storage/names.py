@@ -6,6 +6,7 @@ never empty, never starting with `.` (so never `.` or `..`, and never a hidden f
 `studies` would not list), no `/` or `\\`, no space at either end, at most 255 bytes in UTF-8
 (a folder name's limit). Every place where a name becomes a path goes through `study_folder`;
 a name that breaks the rule is refused in one line before anything is written."""
+
 from __future__ import annotations
 
 import errno
@@ -77,7 +78,9 @@ def ensure_folder(path: Path, what: str = "folder", setting: str | None = None) 
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise AutotuneError(f"cannot create the {what} {path}: {_reason(exc)}") from None  # the folder, not the flag
+        raise AutotuneError(
+            f"cannot create the {what} {path}: {_reason(exc)}"
+        ) from None  # the folder, not the flag
     return path
 
 
@@ -88,7 +91,9 @@ def input_file(path: Path, what: str, setting: str | None = None) -> Path:
     if not path.exists():
         blocked = blocking_file(path.parent)
         if blocked is not None:
-            raise AutotuneError(f"{what} {path}: {blocked} is a file, not a folder", setting=setting)
+            raise AutotuneError(
+                f"{what} {path}: {blocked} is a file, not a folder", setting=setting
+            )
         raise AutotuneError(f"{what} {path} not found", setting=setting)
     if not os.access(path, os.R_OK):
         raise AutotuneError(f"{what} {path} is not readable (permission denied)", setting=setting)

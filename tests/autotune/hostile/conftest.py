@@ -5,6 +5,7 @@ Every case runs a command through the command line in this process (`autotune.cl
 and asserts: the exit status (2 for a refusal), no traceback, a one-line message naming the
 input, and that every file present before the command is unchanged (or, where the case says
 so, rebuilt equal to what an undamaged run wrote). A refusal creates nothing."""
+
 from __future__ import annotations
 
 import contextlib
@@ -21,7 +22,7 @@ import pytest
 
 from autotune.cli.main import main
 
-SHAPE = ["--shape", "16x16x16", "--space", "chapter"]   # 27 chapter schedules, milliseconds each
+SHAPE = ["--shape", "16x16x16", "--space", "chapter"]  # 27 chapter schedules, milliseconds each
 BASE_TRIALS = 10
 WORKLOAD = "name,shape,weight\na,16x16x16,2\nb,8x8x16,1\n"
 
@@ -68,9 +69,24 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with inside(root):
         _made([*SHAPE, "--sampler", "grid", "--trials", str(BASE_TRIALS), "--study", "base"])
         Path("w.csv").write_text(WORKLOAD)
-        _made(["--workload", "w.csv", "--space", "chapter", "--sampler", "grid", "--trials", "3", "--study", "wl"])
+        _made(
+            [
+                "--workload",
+                "w.csv",
+                "--space",
+                "chapter",
+                "--sampler",
+                "grid",
+                "--trials",
+                "3",
+                "--study",
+                "wl",
+            ]
+        )
         _made(["export", "base", "--out", "base.json"])
-        Path("expected.jsonl").write_text(run_cli(["leaderboard", "base", "--top", "30", "--json"]).out)
+        Path("expected.jsonl").write_text(
+            run_cli(["leaderboard", "base", "--top", "30", "--json"]).out
+        )
         Path("adir").mkdir()
         Path("adir.csv").mkdir()
         Path("afile").write_text("a plain file\n")
@@ -127,8 +143,14 @@ class Hostile:
         assert snapshot(self.root) == before, f"{argv} changed files"
         return line
 
-    def accepts(self, argv: Sequence[str], *shown: str, code: int | None = 0, rebuilt: Sequence[str] = (),
-                changed: Sequence[str] = ()) -> Result:
+    def accepts(
+        self,
+        argv: Sequence[str],
+        *shown: str,
+        code: int | None = 0,
+        rebuilt: Sequence[str] = (),
+        changed: Sequence[str] = (),
+    ) -> Result:
         """Exit `code` without a traceback; files present before unchanged, except `rebuilt` ones
         (equal to the template's) and `changed` ones (anything)."""
         before = snapshot(self.root)

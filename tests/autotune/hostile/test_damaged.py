@@ -3,6 +3,7 @@ it is damaged, stale or unverified the readers rebuild it from the storage, equa
 run wrote, with a one-line note. Damaged sources (a journal, a reference record, a schedule
 file, a workload) are refused in one line and left as they were; a torn last journal record is
 the one repair a writer makes."""
+
 from __future__ import annotations
 
 import json
@@ -36,7 +37,7 @@ def garbage(path: Path) -> None:
 
 def flipped_footer(path: Path) -> None:
     data = bytearray(path.read_bytes())
-    data[-6:-4] = b"\xff\xff"   # the footer's length: the file no longer parses
+    data[-6:-4] = b"\xff\xff"  # the footer's length: the file no longer parses
     path.write_bytes(bytes(data))
 
 
@@ -60,26 +61,54 @@ def unverified(path: Path) -> None:
     _rewrite_metadata(path, unverified=True)
 
 
-def _rewrite_metadata(path: Path, **changes: object) -> None:
+def tampered(path: Path) -> None:
+    """The metadata changed behind autotune's back (its checksum no longer matches)."""
     import pyarrow.parquet as pq
 
     table = pq.read_table(path)
-    metadata = json.loads(table.schema.metadata[b"autotune"])
-    metadata.update(changes)
-    pq.write_table(table.replace_schema_metadata({**table.schema.metadata, b"autotune": json.dumps(metadata).encode()}), path)
+    metadata = {**json.loads(table.schema.metadata[b"autotune"]), "trials": 3}
+    changed = {**table.schema.metadata, b"autotune": json.dumps(metadata).encode()}
+    pq.write_table(table.replace_schema_metadata(changed), path)
 
 
-DAMAGES: list[Callable[[Path], None]] = [truncated, emptied, garbage, flipped_footer, foreign, removed, text, stale, unverified]
+def _rewrite_metadata(path: Path, **changes: object) -> None:
+    """The file as autotune would write it with other metadata (its checksum recomputed)."""
+    from autotune.results.files import read_parquet, write_parquet
+
+    frame, metadata = read_parquet(path)
+    write_parquet(frame, path, {**metadata, **changes})
+
+
+DAMAGES: list[Callable[[Path], None]] = [
+    truncated,
+    emptied,
+    garbage,
+    flipped_footer,
+    foreign,
+    removed,
+    text,
+    stale,
+    unverified,
+    tampered,
+]
 READERS = [["leaderboard", "base"], ["show", "base"], ["export", "base"], ["plot", "base"]]
 
 
 @pytest.mark.parametrize("damage", DAMAGES, ids=lambda f: f.__name__)
 @pytest.mark.parametrize("reader", READERS, ids=lambda a: a[0])
-def test_a_damaged_leaderboard_is_rebuilt_equal(hostile, world: Path, damage: Callable[[Path], None],  # type: ignore[no-untyped-def]
-                                                reader: list[str]) -> None:
+def test_a_damaged_leaderboard_is_rebuilt_equal(
+    hostile,
+    world: Path,
+    damage: Callable[[Path], None],  # type: ignore[no-untyped-def]
+    reader: list[str],
+) -> None:
     damage(world / BOARD)
-    result = hostile.accepts(reader, "rebuilt results/base/leaderboard.parquet from study 'base' (10 finished trials)",
-                             rebuilt=[BOARD], changed=[])
+    result = hostile.accepts(
+        reader,
+        "rebuilt results/base/leaderboard.parquet from study 'base' (10 finished trials)",
+        rebuilt=[BOARD],
+        changed=[],
+    )
     assert len([line for line in result.err.splitlines() if "rebuilt" in line]) == 1
     if not (world / BOARD).exists():
         pytest.fail("not rebuilt")
@@ -98,8 +127,12 @@ def test_a_leaderboard_of_a_newer_autotune_is_never_rebuilt_over(hostile, world:
 
 def test_a_workload_summary_is_rebuilt_from_its_gemm_studies(hostile, world: Path) -> None:  # type: ignore[no-untyped-def]
     garbage(world / "results" / "wl" / "workload.parquet")
-    hostile.accepts(["leaderboard", "wl"], "rebuilt results/wl/workload.parquet from the 2 GEMM studies of 'wl'",
-                    "weighted total", rebuilt=["results/wl/workload.parquet"])
+    hostile.accepts(
+        ["leaderboard", "wl"],
+        "rebuilt results/wl/workload.parquet from the 2 GEMM studies of 'wl'",
+        "weighted total",
+        rebuilt=["results/wl/workload.parquet"],
+    )
 
 
 def test_a_missing_workload_summary_is_rebuilt(hostile, world: Path) -> None:  # type: ignore[no-untyped-def]
@@ -110,7 +143,9 @@ def test_a_missing_workload_summary_is_rebuilt(hostile, world: Path) -> None:  #
 def test_a_damaged_summary_without_its_studies_is_one_line(hostile, world: Path) -> None:  # type: ignore[no-untyped-def]
     shutil.rmtree(world / "results" / "wl-a")
     garbage(world / "results" / "wl" / "workload.parquet")
-    hostile.refuses(["leaderboard", "wl"], "results/wl/workload.parquet", "no storage holds its study")
+    hostile.refuses(
+        ["leaderboard", "wl"], "results/wl/workload.parquet", "no storage holds its study"
+    )
 
 
 # --- the journal, the source -------------------------------------------------------------------
@@ -122,15 +157,23 @@ def journal_lines(world: Path) -> list[bytes]:
     return (world / JOURNAL).read_bytes().splitlines(keepends=True)
 
 
-def test_a_garbage_record_refuses_tune_and_keeps_the_leaderboard_readable(hostile, world: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_garbage_record_refuses_tune_and_keeps_the_leaderboard_readable(
+    hostile, world: Path
+) -> None:  # type: ignore[no-untyped-def]
     lines = journal_lines(world)
     lines[5] = b"garbage\n"
     (world / JOURNAL).write_bytes(b"".join(lines))
     hostile.refuses(BASE, JOURNAL, "record 6", "not a journal record")
-    hostile.accepts(["leaderboard", "base"], "warning: the storage results/base/study.journal is damaged",
-                    "study 'base'")
+    hostile.accepts(
+        ["leaderboard", "base"],
+        "warning: the storage results/base/study.journal is damaged",
+        "study 'base'",
+    )
     listed = hostile.accepts(["studies"])
-    assert any(line.startswith("base") and "damaged: the storage" in line for line in listed.out.splitlines())
+    assert any(
+        line.startswith("base") and "damaged: the storage" in line
+        for line in listed.out.splitlines()
+    )
     assert any(line.startswith("wl-a") and "ga1" in line for line in listed.out.splitlines())
 
 
@@ -157,7 +200,9 @@ def test_a_lost_journal_is_never_silently_restarted(hostile, world: Path, loss: 
         path.unlink()
     else:
         shutil.copy(world / "results" / "wl-a" / "study.journal", path)
-    line = hostile.refuses(BASE, BOARD, "lists 10 finished trials", "holds 0", "restore the storage")
+    line = hostile.refuses(
+        BASE, BOARD, "lists 10 finished trials", "holds 0", "restore the storage"
+    )
     assert "autotune leaderboard results/base/leaderboard.parquet" in line
     hostile.accepts(["leaderboard", BOARD], "study 'base', shape 16x16x16, 10 distinct entries")
 
@@ -165,7 +210,9 @@ def test_a_lost_journal_is_never_silently_restarted(hostile, world: Path, loss: 
 def test_an_emptied_journal_is_listed_as_damaged(hostile, world: Path) -> None:  # type: ignore[no-untyped-def]
     (world / JOURNAL).write_bytes(b"")
     listed = hostile.accepts(["studies"])
-    assert any(line.startswith("base") and "holds no study" in line for line in listed.out.splitlines())
+    assert any(
+        line.startswith("base") and "holds no study" in line for line in listed.out.splitlines()
+    )
 
 
 def test_studies_when_every_storage_is_damaged(hostile, world: Path) -> None:  # type: ignore[no-untyped-def]
@@ -182,9 +229,18 @@ REFERENCES = [
     ('{"schema": 1}', "'records' list"),
     ('{"records": "x"}', "'records' list"),
     ('{"records": [{}]}', "record 1 lacks key"),
-    ('{"records": [{"key": 1, "cycles": 5, "family": "b", "params": "{}"}]}', "record 1 has a malformed key"),
-    ('{"records": [{"key": "k", "cycles": -5, "family": "b", "params": "{}"}]}', "record 1 has a malformed key or cycles"),
-    ('{"records": [{"key": "k", "cycles": true, "family": "b", "params": "{}"}]}', "malformed key or cycles"),
+    (
+        '{"records": [{"key": 1, "cycles": 5, "family": "b", "params": "{}"}]}',
+        "record 1 has a malformed key",
+    ),
+    (
+        '{"records": [{"key": "k", "cycles": -5, "family": "b", "params": "{}"}]}',
+        "record 1 has a malformed key or cycles",
+    ),
+    (
+        '{"records": [{"key": "k", "cycles": true, "family": "b", "params": "{}"}]}',
+        "malformed key or cycles",
+    ),
     ('{"records": [{"key": "k", "cycles": 5, "family": "b"}]}', "lacks params"),
     ("[]", "'records' list"),
     ('"text"', "'records' list"),
@@ -197,16 +253,27 @@ REFERENCES = [
 def test_a_malformed_reference_record(hostile, world: Path, content: str, why: str) -> None:  # type: ignore[no-untyped-def]
     (world / "ref.json").write_text(content)
     for update in ([], ["--update"]):
-        line = hostile.refuses(["check", "--reference", "ref.json", "--trials", "2", *update], "ref.json", why)
+        line = hostile.refuses(
+            ["check", "--reference", "ref.json", "--trials", "2", *update], "ref.json", why
+        )
         assert "KeyError" not in line
 
 
 def test_a_failing_check_never_updates_the_reference(hostile, world: Path) -> None:  # type: ignore[no-untyped-def]
-    records = [{"key": f"128x128x128|{key}", "cycles": 1, "family": "blocked", "params": "{}"}
-               for key in ("T=8,slots=64,dma_setup=16,dma_words_per_cycle=16,mxu_cycles=64,mxu_fill=8,vpu_lanes=8,sfu_lanes=4",)]
-    (world / "ref.json").write_bytes(b"\xef\xbb\xbf" + json.dumps({"schema": 1, "records": records}).encode())
-    result = hostile.accepts(["check", "--reference", "ref.json", "--trials", "2", "--update"], "not updated: the check failed",
-                             code=1)
+    records = [
+        {"key": f"128x128x128|{key}", "cycles": 1, "family": "blocked", "params": "{}"}
+        for key in (
+            "T=8,slots=64,dma_setup=16,dma_words_per_cycle=16,mxu_cycles=64,mxu_fill=8,vpu_lanes=8,sfu_lanes=4",
+        )
+    ]
+    (world / "ref.json").write_bytes(
+        b"\xef\xbb\xbf" + json.dumps({"schema": 1, "records": records}).encode()
+    )
+    result = hostile.accepts(
+        ["check", "--reference", "ref.json", "--trials", "2", "--update"],
+        "not updated: the check failed",
+        code=1,
+    )
     assert "check failed" in result.err
 
 
@@ -238,14 +305,22 @@ SCHEDULES: list[tuple[Callable[[Path], str], str]] = [
 
 
 @pytest.mark.parametrize(("make", "why"), SCHEDULES, ids=[w for _, w in SCHEDULES])
-def test_a_malformed_schedule_file(hostile, world: Path, make: Callable[[Path], str], why: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_malformed_schedule_file(
+    hostile, world: Path, make: Callable[[Path], str], why: str
+) -> None:  # type: ignore[no-untyped-def]
     (world / "s.json").write_text(make(world))
-    hostile.refuses([*SHAPE, "--trials", "2", "--study", "fresh", "--enqueue", "s.json"], "s.json", why)
+    hostile.refuses(
+        [*SHAPE, "--trials", "2", "--study", "fresh", "--enqueue", "s.json"], "s.json", why
+    )
 
 
 def test_a_schedule_file_with_a_byte_order_mark_is_read(hostile, world: Path) -> None:  # type: ignore[no-untyped-def]
-    (world / "s.json").write_bytes(b"\xef\xbb\xbf" + (world / "base.json").read_bytes().replace(b"\n", b"\r\n"))
-    hostile.accepts([*SHAPE, "--trials", "2", "--study", "fresh", "--enqueue", "s.json"], "2 trials in storage")
+    (world / "s.json").write_bytes(
+        b"\xef\xbb\xbf" + (world / "base.json").read_bytes().replace(b"\n", b"\r\n")
+    )
+    hostile.accepts(
+        [*SHAPE, "--trials", "2", "--study", "fresh", "--enqueue", "s.json"], "2 trials in storage"
+    )
 
 
 WORKLOADS = [
@@ -271,29 +346,49 @@ WORKLOADS = [
 @pytest.mark.parametrize(("content", "why"), WORKLOADS, ids=[w for _, w in WORKLOADS])
 def test_a_malformed_csv_workload(hostile, world: Path, content: str, why: str) -> None:  # type: ignore[no-untyped-def]
     (world / "bad.csv").write_text(content, encoding="utf-8")
-    hostile.refuses(["--workload", "bad.csv", "--space", "chapter", "--trials", "2"], "bad.csv", why)
+    hostile.refuses(
+        ["--workload", "bad.csv", "--space", "chapter", "--trials", "2"], "bad.csv", why
+    )
 
 
 TOMLS = [
-    ('[[gemm]]\nname = "a"\nshape = "16x16x16"\nweight = true\n', "weight must be a positive number"),
+    (
+        '[[gemm]]\nname = "a"\nshape = "16x16x16"\nweight = true\n',
+        "weight must be a positive number",
+    ),
     ('[[gemm]]\nname = "a"\nshape = 16\nweight = 1\n', "malformed shape"),
     ('[[gemm]]\nname = "a"\nshape = "16x16x16"\nweight = 1e300\n', "too large"),
     ("[[gemm]\n", "invalid TOML"),
-    ('[other]\nx = 1\n', "unknown table"),
-    ('gemm = 3\n', "array of tables"),
+    ("[other]\nx = 1\n", "unknown table"),
+    ("gemm = 3\n", "array of tables"),
 ]
 
 
 @pytest.mark.parametrize(("content", "why"), TOMLS, ids=[w for _, w in TOMLS])
 def test_a_malformed_toml_workload(hostile, world: Path, content: str, why: str) -> None:  # type: ignore[no-untyped-def]
     (world / "bad.toml").write_text(content)
-    hostile.refuses(["--workload", "bad.toml", "--space", "chapter", "--trials", "2"], "bad.toml", why)
+    hostile.refuses(
+        ["--workload", "bad.toml", "--space", "chapter", "--trials", "2"], "bad.toml", why
+    )
 
 
 @pytest.mark.parametrize("encoding", ["bom", "crlf", "bom-crlf"])
-def test_a_csv_workload_with_a_byte_order_mark_or_crlf_is_read(hostile, world: Path, encoding: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_csv_workload_with_a_byte_order_mark_or_crlf_is_read(
+    hostile, world: Path, encoding: str
+) -> None:  # type: ignore[no-untyped-def]
     body = "name,shape,weight\na,16x16x16,2\n"
     data = (body.replace("\n", "\r\n") if "crlf" in encoding else body).encode()
     (world / "ok.csv").write_bytes((b"\xef\xbb\xbf" if "bom" in encoding else b"") + data)
-    hostile.accepts(["--workload", "ok.csv", "--space", "chapter", "--trials", "2", "--study", f"ok-{encoding}"],
-                    "weighted total")
+    hostile.accepts(
+        [
+            "--workload",
+            "ok.csv",
+            "--space",
+            "chapter",
+            "--trials",
+            "2",
+            "--study",
+            f"ok-{encoding}",
+        ],
+        "weighted total",
+    )

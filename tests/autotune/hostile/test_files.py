@@ -1,6 +1,7 @@
 """Wrong kinds of file: a folder where a file is expected, a file where a folder is, a missing
 one, and files autotune did not write. Each is refused in one line that says which (never "not
 found" for a folder, never "File exists"), and nothing is created or cut."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -28,10 +29,19 @@ A_FILE = [
     ([*TUNE, "--results", "afile"], ("--results", "afile is a file, not a folder")),
     (["studies", "--results", "afile"], ("--results", "afile is a file, not a folder")),
     (["export", "base", "--out", "afile/x.json"], ("--out", "afile is a file, not a folder")),
-    (["baseline", "--shape", "16x16x16", "--out", "afile/x.parquet"], ("--out", "afile is a file, not a folder")),
-    (["sweep", "--shape", "16x16x16", "--out", "afile/x.parquet"], ("--out", "afile is a file, not a folder")),
+    (
+        ["baseline", "--shape", "16x16x16", "--out", "afile/x.parquet"],
+        ("--out", "afile is a file, not a folder"),
+    ),
+    (
+        ["sweep", "--shape", "16x16x16", "--out", "afile/x.parquet"],
+        ("--out", "afile is a file, not a folder"),
+    ),
     (["plot", "base", "--out", "afile"], ("--out", "afile is a file, not a folder")),
-    (["check", "--reference", "afile/best.json", "--update", "--trials", "2"], ("afile is a file, not a folder",)),
+    (
+        ["check", "--reference", "afile/best.json", "--update", "--trials", "2"],
+        ("afile is a file, not a folder",),
+    ),
     ([*TUNE, "--storage", "afile/x.journal"], ("afile",)),
 ]
 
@@ -46,7 +56,10 @@ MISSING = [
     (["leaderboard", "nosuch.parquet"], ("no leaderboard at 'nosuch.parquet'",)),
     (["studies", "--storage", "missing.journal"], ("missing.journal", "not found")),
     ([*TUNE, "--storage", "nofolder/x.journal"], ("nofolder/x.journal",)),
-    ([*TUNE, "--storage", "sqlite:////nonexistent-dir/x/y.db"], ("sqlite:////nonexistent-dir/x/y.db",)),
+    (
+        [*TUNE, "--storage", "sqlite:////nonexistent-dir/x/y.db"],
+        ("sqlite:////nonexistent-dir/x/y.db",),
+    ),
     (["--workload", "w.yaml"], ("w.yaml", "unknown format")),
 ]
 
@@ -64,27 +77,42 @@ FOREIGN = [
     (["leaderboard", "notes.txt"], ("cannot read notes.txt",)),
     (["leaderboard", "foreign.parquet"], ("foreign.parquet", "not an autotune result")),
     (["leaderboard", "base.json"], ("base.json",)),
-    (["check", "--reference", "foreign.parquet", "--trials", "2"], ("foreign.parquet", "unreadable")),
+    (
+        ["check", "--reference", "foreign.parquet", "--trials", "2"],
+        ("foreign.parquet", "unreadable"),
+    ),
     (["--workload", "notes.txt"], ("notes.txt", "unknown format")),
 ]
 
-ALL = ([("folder-as-file", a, n) for a, n in A_FOLDER] + [("file-as-folder", a, n) for a, n in A_FILE]
-       + [("missing", a, n) for a, n in MISSING] + [("foreign", a, n) for a, n in FOREIGN])
+ALL = (
+    [("folder-as-file", a, n) for a, n in A_FOLDER]
+    + [("file-as-folder", a, n) for a, n in A_FILE]
+    + [("missing", a, n) for a, n in MISSING]
+    + [("foreign", a, n) for a, n in FOREIGN]
+)
 
 
-@pytest.mark.parametrize(("kind", "argv", "named"), ALL, ids=[f"{k}-{i}" for i, (k, _, _) in enumerate(ALL)])
-def test_a_wrong_kind_of_file_is_named(hostile, kind: str, argv: list[str], named: tuple[str, ...]) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(
+    ("kind", "argv", "named"), ALL, ids=[f"{k}-{i}" for i, (k, _, _) in enumerate(ALL)]
+)
+def test_a_wrong_kind_of_file_is_named(
+    hostile, kind: str, argv: list[str], named: tuple[str, ...]
+) -> None:  # type: ignore[no-untyped-def]
     hostile.refuses(argv, *named)
 
 
 def test_a_study_folder_that_is_a_file(hostile, world: Path) -> None:  # type: ignore[no-untyped-def]
     (world / "results" / "taken").write_text("not a folder\n")
-    hostile.refuses([*SHAPE, "--trials", "2", "--study", "taken"], "results/taken is a file, not a folder")
+    hostile.refuses(
+        [*SHAPE, "--trials", "2", "--study", "taken"], "results/taken is a file, not a folder"
+    )
 
 
 def test_a_study_storage_that_is_a_folder(hostile, world: Path) -> None:  # type: ignore[no-untyped-def]
     (world / "results" / "odd" / "study.journal").mkdir(parents=True)
-    hostile.refuses([*SHAPE, "--trials", "2", "--study", "odd"], "results/odd/study.journal is a directory")
+    hostile.refuses(
+        [*SHAPE, "--trials", "2", "--study", "odd"], "results/odd/study.journal is a directory"
+    )
 
 
 def test_the_default_plot_folder_is_a_file(hostile, world: Path) -> None:  # type: ignore[no-untyped-def]

@@ -2,6 +2,7 @@
 names, shapes and integers that are not ASCII, machine overrides and workload rows that are
 wrong, and damage at random places in a study's files. Every one is refused in one line naming
 the input (or, for damage a reader can survive, read or rebuilt), never with a traceback."""
+
 from __future__ import annotations
 
 import re
@@ -13,11 +14,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 SHAPE = ["--shape", "16x16x16", "--space", "chapter"]
-SHARED_WORLD = settings(max_examples=40, deadline=None, derandomize=True,
-                        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+SHARED_WORLD = settings(
+    max_examples=40,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
 plain = st.text(alphabet=string.ascii_letters + string.digits + "-_", min_size=1, max_size=12)
-bad_inside = st.sampled_from(["/", "\\", "\n", "\r", "\t", "\x00", "\x1b", "\x7f", "\u2028", "\u200b", "\u00a0", "\udcff"])
+bad_inside = st.sampled_from(
+    ["/", "\\", "\n", "\r", "\t", "\x00", "\x1b", "\x7f", "\u2028", "\u200b", "\u00a0", "\udcff"]
+)
 
 
 @st.composite
@@ -45,8 +52,16 @@ non_ascii_digits = st.characters(categories=["Nd"]).filter(lambda c: not c.isasc
 
 @st.composite
 def bad_shapes(draw: st.DrawFn) -> str:
-    parts = [draw(st.one_of(st.integers(1, 64).map(str), st.text(non_ascii_digits, min_size=1, max_size=3),
-                            st.text(min_size=0, max_size=3))) for _ in range(draw(st.integers(1, 4)))]
+    parts = [
+        draw(
+            st.one_of(
+                st.integers(1, 64).map(str),
+                st.text(non_ascii_digits, min_size=1, max_size=3),
+                st.text(min_size=0, max_size=3),
+            )
+        )
+        for _ in range(draw(st.integers(1, 4)))
+    ]
     text = draw(st.sampled_from(["x", "X", "\u00d7", "*", " x "])).join(parts)
     match = SHAPE_TEXT.match(text)
     if match and all(int(g) > 0 for g in match.groups()):
@@ -70,19 +85,30 @@ def not_ascii_integers(draw: st.DrawFn) -> str:
 
 
 @SHARED_WORLD
-@given(value=not_ascii_integers(), flag=st.sampled_from(["--trials", "--seed", "--workers", "--top", "--slots", "--heartbeat"]))
+@given(
+    value=not_ascii_integers(),
+    flag=st.sampled_from(["--trials", "--seed", "--workers", "--top", "--slots", "--heartbeat"]),
+)
 def test_a_generated_integer_in_other_digits_is_refused(hostile, value: str, flag: str) -> None:  # type: ignore[no-untyped-def]
     hostile.refuses([*SHAPE, "--study", "g", f"{flag}={value}"], flag)
 
 
-bad_values = st.one_of(st.text(non_ascii_digits, min_size=1, max_size=3), st.sampled_from(["", "x", "1.5", "1_0", "0x10", "1e3"]),
-                       st.integers(-5, -1).map(str))
+bad_values = st.one_of(
+    st.text(non_ascii_digits, min_size=1, max_size=3),
+    st.sampled_from(["", "x", "1.5", "1_0", "0x10", "1e3"]),
+    st.integers(-5, -1).map(str),
+)
 
 
 @SHARED_WORLD
-@given(key=st.sampled_from(["slots", "dma_setup", "dma_words_per_cycle", "mxu_cycles", "T"]), value=bad_values)
+@given(
+    key=st.sampled_from(["slots", "dma_setup", "dma_words_per_cycle", "mxu_cycles", "T"]),
+    value=bad_values,
+)
 def test_a_generated_machine_override_is_refused(hostile, key: str, value: str) -> None:  # type: ignore[no-untyped-def]
-    hostile.refuses([*SHAPE, "--trials", "2", "--study", "g", "--machine", f"{key}={value}"], "--machine")
+    hostile.refuses(
+        [*SHAPE, "--trials", "2", "--study", "g", "--machine", f"{key}={value}"], "--machine"
+    )
 
 
 @st.composite
@@ -90,13 +116,21 @@ def bad_rows(draw: st.DrawFn) -> str:
     name, shape, weight = "a", "16x16x16", "1"
     field = draw(st.sampled_from(["name", "shape", "weight", "fields"]))
     if field == "name":
-        broken = not_names().filter(lambda n: n.strip() == n and "\n" not in n and "\r" not in n)  # the reader strips cells
+        broken = not_names().filter(
+            lambda n: n.strip() == n and "\n" not in n and "\r" not in n
+        )  # the reader strips cells
         name = draw(st.one_of(broken, st.sampled_from(["a b", "-a", "_a", "a;b", "a" * 129])))
     elif field == "shape":
         shape = draw(bad_shapes()).replace(",", ";")
     elif field == "weight":
-        weight = draw(st.one_of(bad_values.filter(lambda v: not re.fullmatch(r"[0-9]+(\.[0-9]*)?([eE][0-9]+)?", v) or v in ("0",)),
-                                st.sampled_from(["inf", "nan", "1e400", "1e10", "-1", "true"])))
+        weight = draw(
+            st.one_of(
+                bad_values.filter(
+                    lambda v: not re.fullmatch(r"[0-9]+(\.[0-9]*)?([eE][0-9]+)?", v) or v in ("0",)
+                ),
+                st.sampled_from(["inf", "nan", "1e400", "1e10", "-1", "true"]),
+            )
+        )
     else:
         return f"{name},{shape},{weight},extra\n"
     return f"{name},{shape},{weight}\n"
@@ -113,17 +147,27 @@ def test_a_generated_bad_workload_row_is_refused(hostile, world: Path, row: str)
         path.unlink()
 
 
-@settings(max_examples=25, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=25,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(where=st.floats(0.0, 1.0), length=st.integers(1, 64), fill=st.binary(min_size=1, max_size=8))
-def test_random_damage_to_a_journal_is_never_a_traceback(hostile, world: Path, template: Path, where: float,  # type: ignore[no-untyped-def]
-                                                       length: int, fill: bytes) -> None:
+def test_random_damage_to_a_journal_is_never_a_traceback(
+    hostile,
+    world: Path,
+    template: Path,
+    where: float,  # type: ignore[no-untyped-def]
+    length: int,
+    fill: bytes,
+) -> None:
     """Bytes overwritten anywhere in the journal: a reader shows the study, or says in one line
     that the storage is damaged; `studies` always answers."""
     journal = world / "results" / "base" / "study.journal"
     data = bytearray((template / "results" / "base" / "study.journal").read_bytes())
     start = int(where * (len(data) - 1))
-    data[start:start + length] = (fill * length)[:length]
+    data[start : start + length] = (fill * length)[:length]
     journal.write_bytes(bytes(data))
     try:
         for argv in (["leaderboard", "base"], ["studies"]):
@@ -131,23 +175,42 @@ def test_random_damage_to_a_journal_is_never_a_traceback(hostile, world: Path, t
             assert result.code in (0, 2), result.text
     finally:
         shutil.copy(template / "results" / "base" / "study.journal", journal)
-        shutil.copy(template / "results" / "base" / "leaderboard.parquet", world / "results" / "base" / "leaderboard.parquet")
+        shutil.copy(
+            template / "results" / "base" / "leaderboard.parquet",
+            world / "results" / "base" / "leaderboard.parquet",
+        )
 
 
-@settings(max_examples=25, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=25,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(where=st.floats(0.0, 1.0), bit=st.integers(0, 7))
-def test_a_flipped_bit_in_a_leaderboard_is_rebuilt_or_harmless(hostile, world: Path, template: Path, where: float,  # type: ignore[no-untyped-def]
-                                                              bit: int) -> None:
+def test_a_flipped_bit_in_a_leaderboard_is_rebuilt_or_harmless(
+    hostile,
+    world: Path,
+    template: Path,
+    where: float,  # type: ignore[no-untyped-def]
+    bit: int,
+) -> None:
     """Page checksums and a checksum of the metadata: a flipped bit never shows as a wrong
     leaderboard; the file reads equal to the run's, or is rebuilt equal to it."""
     board = world / "results" / "base" / "leaderboard.parquet"
     data = bytearray((template / "results" / "base" / "leaderboard.parquet").read_bytes())
     data[int(where * (len(data) - 1))] ^= 1 << bit
     board.write_bytes(bytes(data))
-    hostile.accepts(["leaderboard", "base", "--top", "30"], "study 'base', shape 16x16x16, 10 distinct entries",
-                    changed=["results/base/leaderboard.parquet"])
+    hostile.accepts(
+        ["leaderboard", "base", "--top", "30"],
+        "study 'base', shape 16x16x16, 10 distinct entries",
+        changed=["results/base/leaderboard.parquet"],
+    )
     shown = hostile.accepts(["leaderboard", "base", "--top", "30", "--json"])
-    expected = (template / "expected.jsonl").read_text() if (template / "expected.jsonl").exists() else None
+    expected = (
+        (template / "expected.jsonl").read_text()
+        if (template / "expected.jsonl").exists()
+        else None
+    )
     if expected is not None:
         assert shown.out == expected

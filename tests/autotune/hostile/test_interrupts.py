@@ -6,6 +6,7 @@ same budget) give the same leaderboard as an uninterrupted run.
 
 The run is a forked child of the test process (modules and the compiled engine already
 loaded), whose named functions are wrapped to signal it at their n-th call."""
+
 from __future__ import annotations
 
 import contextlib
@@ -26,10 +27,19 @@ import pytest
 
 from autotune.cli.main import main
 
-GRID = 27   # the chapter space's schedules at 16x16x16 (T=8): the grid sampler runs each once
+GRID = 27  # the chapter space's schedules at 16x16x16 (T=8): the grid sampler runs each once
 RUN = ["--shape", "16x16x16", "--space", "chapter", "--sampler", "grid", "--study", "f"]
-COMPARED = ["rank", "params_json", "machine_json", "cycles", "feasible", "verified", "verification", "chapter_best_cycles",
-            "pareto"]
+COMPARED = [
+    "rank",
+    "params_json",
+    "machine_json",
+    "cycles",
+    "feasible",
+    "verified",
+    "verification",
+    "chapter_best_cycles",
+    "pareto",
+]
 ROOT = Path(__file__).resolve().parents[3]
 
 
@@ -37,18 +47,23 @@ def _target(point: str) -> tuple[Any, str]:
     """The object and attribute name a fault point wraps."""
     if point == "sampling":
         from autotune.search.problem import Problem
+
         return Problem, "sample"
     if point in ("evaluation", "verification"):
         from autotune.oracles.ga1 import GA1Oracle
+
         return GA1Oracle, "evaluate" if point == "evaluation" else "verify"
     if point == "leaderboard-write":
         from autotune.results import files
+
         return files, "_replace"
     if point == "parquet-write":
         import pyarrow.parquet
+
         return pyarrow.parquet, "write_table"
     from autotune.storage.journal import JournalFile
-    return JournalFile, "append_logs"   # journal-append, journal-torn
+
+    return JournalFile, "append_logs"  # journal-append, journal-torn
 
 
 def _fire(action: str) -> None:
@@ -71,7 +86,10 @@ def _wrap(point: str, n: int, action: str) -> None:
         if calls[0] == n:
             if point == "journal-torn":  # half of the records reach the file, then the process dies
                 import json as _json
-                data = b"".join(_json.dumps(log, separators=(",", ":")).encode() + b"\n" for log in args[1])
+
+                data = b"".join(
+                    _json.dumps(log, separators=(",", ":")).encode() + b"\n" for log in args[1]
+                )
                 os.write(args[0]._fd, data[: max(1, len(data) // 2)])
                 os.kill(os.getpid(), signal.SIGKILL)
             _fire(action)
@@ -81,7 +99,7 @@ def _wrap(point: str, n: int, action: str) -> None:
 
 
 def _log_completions(log: Path) -> None:
-    """Append each trial id the storage marks COMPLETE to `log` (written at once: survives a kill)."""
+    """Append each trial id the storage marks COMPLETE to `log` (written at once: survives kill)."""
     from optuna.storages import JournalStorage
     from optuna.trial import TrialState
 
@@ -97,7 +115,9 @@ def _log_completions(log: Path) -> None:
     JournalStorage.set_trial_state_values = logged  # type: ignore[method-assign]
 
 
-def run_forked(folder: Path, argv: list[str], prepare: Callable[[], None]) -> tuple[int | None, int | None, str]:
+def run_forked(
+    folder: Path, argv: list[str], prepare: Callable[[], None]
+) -> tuple[int | None, int | None, str]:
     """`main(argv)` in a forked child in `folder`: (exit code, killing signal, stderr)."""
     err_path = folder / "child.err"
     pid = os.fork()
@@ -123,7 +143,9 @@ def run_forked(folder: Path, argv: list[str], prepare: Callable[[], None]) -> tu
 
 
 def leaderboard_of(folder: Path) -> pd.DataFrame:
-    return pd.read_parquet(folder / "results" / "f" / "leaderboard.parquet")[COMPARED].reset_index(drop=True)
+    return pd.read_parquet(folder / "results" / "f" / "leaderboard.parquet")[COMPARED].reset_index(
+        drop=True
+    )
 
 
 @pytest.fixture(scope="module")
@@ -143,13 +165,25 @@ def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> pd.DataFrame:
 def _points() -> list[tuple[str, int, str]]:
     """The seeded fault points: (where, at which call, what)."""
     rng = random.Random(26)
-    calls = {"sampling": GRID, "evaluation": GRID, "verification": 10, "leaderboard-write": 1, "parquet-write": 1,
-             "journal-append": 150, "journal-torn": 150}
+    calls = {
+        "sampling": GRID,
+        "evaluation": GRID,
+        "verification": 10,
+        "leaderboard-write": 1,
+        "parquet-write": 1,
+        "journal-append": 150,
+        "journal-torn": 150,
+    }
     found = []
-    for point, actions, seeds in (("sampling", ("int", "int-int", "kill"), 1), ("evaluation", ("int", "int-int", "kill"), 2),
-                                  ("verification", ("int", "int-int", "kill"), 2), ("leaderboard-write", ("int", "int-int", "kill"), 1),
-                                  ("parquet-write", ("int", "kill"), 1), ("journal-append", ("int", "int-int", "kill"), 2),
-                                  ("journal-torn", ("kill",), 3)):
+    for point, actions, seeds in (
+        ("sampling", ("int", "int-int", "kill"), 1),
+        ("evaluation", ("int", "int-int", "kill"), 2),
+        ("verification", ("int", "int-int", "kill"), 2),
+        ("leaderboard-write", ("int", "int-int", "kill"), 1),
+        ("parquet-write", ("int", "kill"), 1),
+        ("journal-append", ("int", "int-int", "kill"), 2),
+        ("journal-torn", ("kill",), 3),
+    ):
         for action in actions:
             for _ in range(seeds):
                 found.append((point, rng.randint(1, calls[point]), action))
@@ -163,9 +197,17 @@ def completed_ids(log: Path) -> list[int]:
     return [int(line) for line in log.read_text().split()] if log.exists() else []
 
 
-@pytest.mark.parametrize(("point", "n", "action"), POINTS, ids=[f"{p}-{n}-{a}" for p, n, a in POINTS])
-def test_an_interrupted_run_loses_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, uninterrupted: pd.DataFrame,
-                                          point: str, n: int, action: str) -> None:
+@pytest.mark.parametrize(
+    ("point", "n", "action"), POINTS, ids=[f"{p}-{n}-{a}" for p, n, a in POINTS]
+)
+def test_an_interrupted_run_loses_nothing(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    uninterrupted: pd.DataFrame,
+    point: str,
+    n: int,
+    action: str,
+) -> None:
     log = tmp_path / "completed.log"
 
     def prepare() -> None:
@@ -214,16 +256,30 @@ def _finished(journal: Path) -> int:
 
 def test_there_are_at_least_twenty_seeded_points() -> None:
     assert len(POINTS) >= 20
-    assert {p for p, _, _ in POINTS} >= {"sampling", "evaluation", "verification", "leaderboard-write", "journal-append"}
+    assert {p for p, _, _ in POINTS} >= {
+        "sampling",
+        "evaluation",
+        "verification",
+        "leaderboard-write",
+        "journal-append",
+    }
 
 
-# --- Ctrl-C from a terminal: the whole process group, workers included ------------------------------
+# --- Ctrl-C from a terminal: the whole process group, workers included -----------------------
 
 
-def _group_run(tmp_path: Path, argv: list[str], signals: list[float], wait_for: Callable[[], bool]) -> tuple[int, str]:
-    process = subprocess.Popen([sys.executable, "-m", "autotune", *argv], cwd=tmp_path, start_new_session=True,
-                               env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True)
+def _group_run(
+    tmp_path: Path, argv: list[str], signals: list[float], wait_for: Callable[[], bool]
+) -> tuple[int, str]:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "autotune", *argv],
+        cwd=tmp_path,
+        start_new_session=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 120
     while process.poll() is None and not wait_for() and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -237,12 +293,24 @@ def _group_run(tmp_path: Path, argv: list[str], signals: list[float], wait_for: 
     return process.returncode, err
 
 
-WORKERS = ["--shape", "64x64x64", "--space", "chapter,general", "--trials", "400", "--study", "w", "--workers", "2"]
+WORKERS = [
+    "--shape",
+    "64x64x64",
+    "--space",
+    "chapter,general",
+    "--trials",
+    "400",
+    "--study",
+    "w",
+    "--workers",
+    "2",
+]
 
 
 @pytest.mark.parametrize(("when", "signals"), [("start-up", [0.1]), ("running-twice", [0.0, 0.2])])
-def test_ctrl_c_with_workers_is_never_a_traceback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, when: str,
-                                                  signals: list[float]) -> None:
+def test_ctrl_c_with_workers_is_never_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, when: str, signals: list[float]
+) -> None:
     journal = tmp_path / "results" / "w" / "study.journal"
 
     def ready() -> bool:
@@ -260,14 +328,36 @@ def test_ctrl_c_with_workers_is_never_a_traceback(tmp_path: Path, monkeypatch: p
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
         assert main(["leaderboard", "w", "--json", "--top", "5"]) == 0
     rows = [json.loads(line) for line in out.getvalue().splitlines()]
-    assert all(row["verified"] is True for row in rows)  # the next reader verifies what the run did not
+    assert all(
+        row["verified"] is True for row in rows
+    )  # the next reader verifies what the run did not
 
 
-@pytest.mark.parametrize("argv", [["check", "--trials", "4", "--update", "--reference", "ref.json"],
-                                  ["sweep", "--shape", "16x16x16", "--machine-grid", "dma_setup=4,16", "--schedules", "1x1:1",
-                                   "--tuned", "--trials", "4", "--out", "sweep.parquet"]], ids=["check", "sweep-tuned"])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["check", "--trials", "4", "--update", "--reference", "ref.json"],
+        [
+            "sweep",
+            "--shape",
+            "16x16x16",
+            "--machine-grid",
+            "dma_setup=4,16",
+            "--schedules",
+            "1x1:1",
+            "--tuned",
+            "--trials",
+            "4",
+            "--out",
+            "sweep.parquet",
+        ],
+    ],
+    ids=["check", "sweep-tuned"],
+)
 @pytest.mark.parametrize("action", ["int", "int-int"])
-def test_an_interrupted_short_run_writes_nothing(tmp_path: Path, argv: list[str], action: str) -> None:
+def test_an_interrupted_short_run_writes_nothing(
+    tmp_path: Path, argv: list[str], action: str
+) -> None:
     """check and sweep --tuned tune in memory: interrupted, they report it (status 130) and
     write neither a reference record nor a table from a shortened run."""
     code, killed, err = run_forked(tmp_path, argv, lambda: _wrap("evaluation", 2, action))

@@ -1,5 +1,6 @@
 """Study names are names, not paths: every name that is not one is refused in one line, and
 nothing is written anywhere (in the results folder, beside it, or above it)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -31,20 +32,28 @@ NOT_NAMES = [
 
 
 @pytest.mark.parametrize(("name", "why"), NOT_NAMES, ids=[repr(n)[:24] for n, _ in NOT_NAMES])
-def test_tune_refuses_a_study_name_that_is_not_one(hostile, world: Path, name: str, why: str) -> None:
-    line = hostile.refuses([*SHAPE, "--trials", "2", f"--study={name}"], "--study name", why.split(" (")[0])
+def test_tune_refuses_a_study_name_that_is_not_one(
+    hostile, world: Path, name: str, why: str
+) -> None:
+    line = hostile.refuses(
+        [*SHAPE, "--trials", "2", f"--study={name}"], "--study name", why.split(" (")[0]
+    )
     assert repr(name)[:20] in line
     assert not (world.parent / "escape").exists() and not (world.parent / "study.journal").exists()
 
 
 @pytest.mark.parametrize("name", ["..", "../escape", "a\nb", ".hidden"], ids=repr)
 def test_tune_with_an_explicit_storage_still_refuses_the_name(hostile, name: str) -> None:
-    hostile.refuses([*SHAPE, "--trials", "2", f"--study={name}", "--storage", "other.journal"], "--study name")
+    hostile.refuses(
+        [*SHAPE, "--trials", "2", f"--study={name}", "--storage", "other.journal"], "--study name"
+    )
 
 
 @pytest.mark.parametrize("command", ["leaderboard", "show", "export", "plot"])
 @pytest.mark.parametrize("name", ["../escape", "a\nb", "no/such/folder"], ids=repr)
-def test_readers_refuse_a_name_that_is_no_study_and_no_path(hostile, command: str, name: str) -> None:
+def test_readers_refuse_a_name_that_is_no_study_and_no_path(
+    hostile, command: str, name: str
+) -> None:
     hostile.refuses([command, name], "no leaderboard at", repr(name))
 
 
@@ -54,7 +63,9 @@ def test_the_parent_folder_is_not_a_study(hostile) -> None:
 
 def test_a_workload_whose_file_name_is_no_study_name(hostile, world: Path) -> None:
     (world / "two\nlines.csv").write_text("name,shape,weight\na,16x16x16,1\n")
-    hostile.refuses(["--workload", "two\nlines.csv", "--space", "chapter", "--trials", "2"], "name", "control")
+    hostile.refuses(
+        ["--workload", "two\nlines.csv", "--space", "chapter", "--trials", "2"], "name", "control"
+    )
 
 
 @pytest.mark.parametrize("name", ["../x", "a/b", "", ".x", "a b"], ids=repr)
@@ -64,7 +75,10 @@ def test_a_workload_gemm_name_that_is_no_name(hostile, world: Path, name: str) -
 
 
 def test_a_good_name_with_spaces_and_unicode_inside_is_a_name(hostile, world: Path) -> None:
-    hostile.accepts([*SHAPE, "--trials", "2", "--study", "mon étude 1"], "wrote results/mon étude 1/leaderboard.parquet")
+    hostile.accepts(
+        [*SHAPE, "--trials", "2", "--study", "mon étude 1"],
+        "wrote results/mon étude 1/leaderboard.parquet",
+    )
     assert (world / "results" / "mon étude 1" / "study.journal").is_file()
     result = hostile.accepts(["studies"])
     assert "mon étude 1" in result.out
