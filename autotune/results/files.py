@@ -122,8 +122,8 @@ STUDY_FILES = frozenset({"study.journal", "study.db", "leaderboard.parquet", "pa
 
 
 def study_file(path: Path) -> bool:
-    """Whether `path` is a study's own file: by name, or by content (a journal or an SQLite
-    storage however it is named)."""
+    """Whether `path` is a study's own file: by name, or by content (a journal, an SQLite storage,
+    a leaderboard, Pareto front or workload summary, however it is named)."""
     if path.name in STUDY_FILES or path.name.endswith((".lock", ".tmp")) or ".worker-" in path.name:
         return True
     if not path.is_file():
@@ -133,7 +133,17 @@ def study_file(path: Path) -> bool:
             head = handle.read(256)
     except OSError:
         return False
+    if head.startswith(b"PAR1"):  # a study's results wherever they were copied
+        return _results_kind(path) in ("leaderboard", "pareto", "workload")
     return head.startswith(b"SQLite format 3\x00") or (head.startswith(b'{"op_code":') and b"\n" in head)
+
+
+def _results_kind(path: Path) -> object:
+    try:
+        raw = (pq.read_schema(path).metadata or {}).get(b"autotune")
+        return json.loads(raw).get("kind") if raw else None
+    except Exception:  # noqa: BLE001 - a damaged or foreign parquet file is no study's
+        return None
 
 
 def check_output(path: Path, force: bool, setting: str = "out") -> Path:

@@ -4,6 +4,7 @@ study's results; tables of different machines never share a file."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -203,3 +204,13 @@ def test_a_results_folder_of_another_storage_is_refused_before_any_trial(
         "other.db",
     )
     assert not (world / "other.db").exists()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["export", "copy.parquet"], ["baseline", "--shape", "16x16x16", "--schedules", "1x1:1"]],
+    ids=["export-its-source", "baseline"],
+)
+def test_a_copied_leaderboard_is_a_study_file_too(hostile, world: Path, command: list[str]) -> None:  # type: ignore[no-untyped-def]
+    shutil.copy(world / "results" / "base" / "leaderboard.parquet", world / "copy.parquet")
+    hostile.refuses([*command, "--out", "copy.parquet", "--force"], "copy.parquet", "a study's own file")
