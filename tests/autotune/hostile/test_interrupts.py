@@ -285,12 +285,22 @@ def _group_run(
         time.sleep(0.02)
     for delay in signals:
         time.sleep(delay)
+        _ctrl_c(process)
+    # A Ctrl-C pressed while the workers are being spawned (the parent ignores it for those few
+    # milliseconds) is lost, as it would be for a user, who then presses it again.
+    while True:
         try:
-            os.killpg(process.pid, signal.SIGINT)
-        except ProcessLookupError:
-            pass
-    _, err = process.communicate(timeout=120)
-    return process.returncode, err
+            _, err = process.communicate(timeout=10)
+            return process.returncode, err
+        except subprocess.TimeoutExpired:
+            _ctrl_c(process)
+
+
+def _ctrl_c(process: subprocess.Popen[str]) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGINT)
+    except ProcessLookupError:
+        pass
 
 
 WORKERS = [
