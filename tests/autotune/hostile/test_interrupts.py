@@ -290,7 +290,7 @@ def _group_run(
     # milliseconds) is lost, as it would be for a user, who then presses it again.
     while True:
         try:
-            _, err = process.communicate(timeout=10)
+            _, err = process.communicate(timeout=60)
             return process.returncode, err
         except subprocess.TimeoutExpired:
             _ctrl_c(process)
@@ -332,7 +332,7 @@ def test_ctrl_c_with_workers_is_never_a_traceback(
     assert code == 130, err
     assert "Traceback" not in err and "[W " not in err and "KeyboardInterrupt" not in err, err
     kept = tmp_path / "results" / "w" / "leaderboard.parquet"
-    assert kept.exists() or "autotune leaderboard w" in err, err
+    assert kept.exists() or "autotune leaderboard w" in err or "leaving at once" in err, err
     monkeypatch.chdir(tmp_path)
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
