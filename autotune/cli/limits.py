@@ -7,7 +7,6 @@ import argparse
 import os
 import sys
 
-from simcore.ga1.engine import cache_is_warm
 from simcore.ga1.estimate import Work, estimate
 from simcore.ga1.machine import Machine
 from simcore.shape import Shape
@@ -101,6 +100,8 @@ def check_work(args: argparse.Namespace, shape: Shape, machine: Machine, verify:
     if program and work.instructions >= ANNOUNCE_ROWS:
         print(f"autotune: {shape}: building the program (up to {work.instructions:.3g} instructions) and its picture "
               f"takes a while at this size", file=sys.stderr, flush=True)
+    from simcore.ga1.engine import cache_is_warm  # numba: loaded by the commands that run the engine
+
     global _compile_announced
     if not _compile_announced and not cache_is_warm():
         _compile_announced = True

@@ -13,7 +13,7 @@ from simcore.ga1.lower_bounds import lower_bound
 from simcore.ga1.machine import Machine, machine_from, parse_overrides
 from simcore.ga1.program import Program
 from simcore.ga1.schedules import ScheduleError, chapter_sweep
-from simcore.ga1.timeline import draw, engine_rows_of_arrays
+from simcore.ga1.timelines import draw, engine_rows_of_arrays
 from simcore.ga1.timing import engines_of
 from simcore.shape import Shape
 

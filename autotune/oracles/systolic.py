@@ -2,7 +2,7 @@
 most PEs and most HBM words per cycle; the design itself (array, dataflow, shadow registers,
 HBM link, mapping) is the searched point.
 
-Every dataflow is timed by its own closed form (`simcore.systolic.schedule`) and verified by its
+Every dataflow is timed by its own closed form (`simcore.systolic.closed_form`) and verified by its
 own cycle model (`simcore.systolic.cycle`, the event engine) on the design itself: `exact`. Only
 a design too big for the verification budget is checked on a smaller problem with the same
 array, mapping and tile kinds (at most three tiles per dimension, the stream cut short), and
@@ -18,7 +18,7 @@ import numpy as np
 from simcore.shape import Shape
 from simcore.systolic.cycle import SystolicTimingError, simulate_systolic
 from simcore.systolic.model import SystolicDesign, design_traffic, hbm_words, roles, tile_count
-from simcore.systolic.schedule import cycles, schedule
+from simcore.systolic.closed_form import cycles, schedule
 
 from search_spaces.base import EXACT, SCALED, Family, Verdict
 from search_spaces.domains import Point

@@ -18,14 +18,13 @@ import pandas as pd
 from autotune import __version__
 from autotune.errors import ResultsError
 from autotune.results.files import read_parquet, write_parquet
+from autotune.results.labels import VERIFIED_LABELS  # noqa: F401 - read by the tables' readers
 from autotune.search.problem import objective_value
 
 SCHEMAS: dict[str, int] = {"leaderboard": 3, "pareto": 3, "workload": 3, "baseline": 1, "sweep": 1}
 READABLE: dict[str, frozenset[object]] = {"leaderboard": frozenset({1, 2, 3}), "pareto": frozenset({1, 2, 3}),
                                           "workload": frozenset({1, 2, 3}), "baseline": frozenset({None, 1}),
                                           "sweep": frozenset({None, 1})}
-VERIFIED_LABELS = "verified: yes = exact (the program itself ran: numpy's product and the hazard replay); " \
-                  "scaled / model = only a smaller design or the closed form was checked; NO = a check failed; - = not checked"
 
 
 def write(kind: str, frame: pd.DataFrame, path: Path, metadata: Mapping[str, object]) -> Path:

@@ -231,7 +231,7 @@ def systolic_cost_of(
 ) -> Cost:
     """systolic_cost of a GEMM, its cycles from the closed form unless given."""
     if cycles is None:
-        from simcore.systolic.schedule import cycles as closed_form
+        from simcore.systolic.closed_form import cycles as closed_form
 
         cycles = closed_form(design, shape)
     return systolic_cost(design, systolic_counts(design, shape, cycles, tech), tech)

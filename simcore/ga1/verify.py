@@ -10,7 +10,7 @@ from simcore.ga1.hazards import Hazard, replay
 from simcore.ga1.machine import Machine
 from simcore.ga1.program import Program
 from simcore.shape import Shape
-from simcore.ga1.simulate import SimResult, matmul_inputs, simulate
+from simcore.ga1.simulator import SimResult, matmul_inputs, simulate
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from simcore.systolic.events_stationary import run_stationary_events
 from simcore.systolic.model import SystolicDesign, Traffic, tiles
 from simcore.systolic.reference_output import run_output_reference
 from simcore.systolic.reference_stationary import run_stationary_reference
-from simcore.systolic.schedule import Entry, Schedule, entries_of, schedule as closed_form
+from simcore.systolic.closed_form import Entry, Schedule, entries_of, schedule as closed_form
 
 __all__ = ["SystolicResult", "SystolicTimingError", "simulate_systolic", "simulate_systolic_reference"]
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from simcore.shape import Shape
 from simcore.systolic.model import ORDERS, Mapping, SystolicDesign, roles, traffic
-from simcore.systolic.schedule import cycles
+from simcore.systolic.closed_form import cycles
 
 
 @dataclass(frozen=True)

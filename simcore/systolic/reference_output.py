@@ -25,7 +25,7 @@ import numpy as np
 from simcore.systolic.common import Run, SystolicTimingError, tile_arrays
 from simcore.systolic.model import SystolicDesign, Tile
 from simcore.systolic.reference_stationary import EMPTY, lane_events
-from simcore.systolic.schedule import Entry
+from simcore.systolic.closed_form import Entry
 
 
 class OutputBuffers:

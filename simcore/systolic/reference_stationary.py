@@ -23,7 +23,7 @@ import numpy as np
 
 from simcore.systolic.common import Run, SystolicTimingError, tile_arrays
 from simcore.systolic.model import HbmLink, SystolicDesign, Tile
-from simcore.systolic.schedule import Entry
+from simcore.systolic.closed_form import Entry
 
 EMPTY = -1
 

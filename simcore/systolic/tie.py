@@ -28,7 +28,7 @@ import re
 
 from simcore.shape import Shape
 from simcore.systolic.model import SystolicArray, SystolicDesign
-from simcore.systolic.schedule import schedule
+from simcore.systolic.closed_form import schedule
 
 _ARRAY = re.compile(r"^\s*(-?\d+)\s*[xX]\s*(-?\d+)\s*$")
 

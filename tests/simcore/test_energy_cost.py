@@ -19,7 +19,7 @@ from simcore.ga1.schedules import blocked, kouter
 from simcore.ga1.timing import run_timing
 from simcore.shape import Shape
 from simcore.systolic import simulate_systolic
-from simcore.systolic.schedule import cycles as closed_form_cycles
+from simcore.systolic.closed_form import cycles as closed_form_cycles
 
 from systolic_strategies import designs, operands, shapes
 

@@ -98,10 +98,10 @@ MUTANTS: tuple[Mutant, ...] = (
         "the product's fill time is zero",
         # In the timing rule and in the trace alike, as the chapter's mutant (its replay sees 0 too).
         {"ga1.timing": [("fill = machine.mxu_fill\n", "fill = 0\n")],
-         "ga1.simulate": [("fill = machine.mxu_fill\n", "fill = 0\n")]},
+         "ga1.simulator": [("fill = machine.mxu_fill\n", "fill = 0\n")]},
         ("hand_timed_84",),
         engine_edits={"ga1.engine.timing": [("clock[FILL] = machine.mxu_fill\n", "clock[FILL] = 0\n")],
-         "ga1.simulate": [("fill = machine.mxu_fill\n", "fill = 0\n")]},
+         "ga1.simulator": [("fill = machine.mxu_fill\n", "fill = 0\n")]},
     ),
     Mutant(
         "each store is counted as two tile transfers",

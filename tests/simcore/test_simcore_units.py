@@ -245,7 +245,7 @@ def test_tile_model_live_bytes_equal_the_blocked_slot_need() -> None:
 def test_timeline_from_arrays_is_the_trace_timeline(chapter_checks) -> None:
     # show draws from the starts and finishes (no trace); the picture is the trace's.
     from simcore.ga1.engine import time_program
-    from simcore.ga1.timeline import draw, engine_rows, engine_rows_of_arrays
+    from simcore.ga1.timelines import draw, engine_rows, engine_rows_of_arrays
     from simcore.ga1.timing import engines_of
 
     machine = Machine(slots=40)

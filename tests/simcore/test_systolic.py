@@ -14,7 +14,7 @@ from simcore.systolic import (
     simulate_systolic, simulate_systolic_reference, tiles, traffic,
 )
 from simcore.systolic.model import hbm_words, tile_count
-from simcore.systolic.schedule import OutputTiming
+from simcore.systolic.closed_form import OutputTiming
 
 from systolic_strategies import both, designs, operands, shapes
 

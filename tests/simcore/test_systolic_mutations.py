@@ -28,11 +28,11 @@ MUTANTS: dict[str, dict[str, list[tuple[str, str]]]] = {
     "os does not check that A and B meet in step": {
         "systolic.events_output": [("odd = np.flatnonzero(a_start != b_start)", "odd = np.flatnonzero(a_start != a_start)")]},
     "the os closed form lets a result into a shadow register a cycle early": {
-        "systolic.schedule": [("reuse, next_drain = (drain - k + 1 if p.shadow", "reuse, next_drain = (drain - k if p.shadow")]},
+        "systolic.closed_form": [("reuse, next_drain = (drain - k + 1 if p.shadow", "reuse, next_drain = (drain - k if p.shadow")]},
     "the closed form loads over weights in use without shadow registers": {
-        "systolic.schedule": [("else s + p.ls - 1", "else s + p.ls - 2")]},
+        "systolic.closed_form": [("else s + p.ls - 1", "else s + p.ls - 2")]},
     "the closed form frees a weight buffer before its last read": {
-        "systolic.schedule": [("q = load + n + kt - 1", "q = load + n + kt - 2")]},
+        "systolic.closed_form": [("q = load + n + kt - 1", "q = load + n + kt - 2")]},
     "is traffic reads B once per row fold instead of per column fold": {
         "systolic.model": [('"is", macs, m * k, k * n * ceil_div(m, c)', '"is", macs, m * k, k * n * ceil_div(m, r)')]},
     "the reference engine loads the top row's value first": {
@@ -42,7 +42,7 @@ MUTANTS: dict[str, dict[str, list[tuple[str, str]]]] = {
         "systolic.mapping": [("np.maximum(row_folds * col_folds * role.stream, lane)",
                               "np.maximum(row_folds * col_folds * (role.stream + 1), lane)")]},
     "the fast cycle count jumps before the state repeats": {
-        "systolic.schedule": [("if prev is not None and norm == prev[0] and delta == prev[1]:\n            return",
+        "systolic.closed_form": [("if prev is not None and norm == prev[0] and delta == prev[1]:\n            return",
                                "if prev is not None and delta == prev[1]:\n            return")]},
 }
 

@@ -5,26 +5,20 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
-
-from simcore.ga1.engine import time_program
-from simcore.ga1.engine.spans import busy_spans, first_instructions
 from simcore.shape import Shape
 
 from autotune import oracles
-from autotune.errors import AutotuneError
-from autotune.oracles import Oracle
-from autotune.results import leaderboard as board
-from autotune.results import plots
-from autotune.results import readback
-from autotune.run import load
-from autotune.cli.args import positive_int
-from autotune.cli.commands.leaderboard import add_source
+from autotune.cli.args import add_source, positive_int
 from autotune.cli.errors import UsageError
 from autotune.cli.limits import add_limits, check_work
-from autotune.storage import local_storage, read_study
-from autotune.search.problem import INFEASIBLE_VALUE, objective_value
+from autotune.errors import AutotuneError
+
+if TYPE_CHECKING:  # pandas, matplotlib, Optuna and numba load when the command runs
+    import pandas as pd
+
+    from autotune.oracles import Oracle
 
 HELP = "draw a study's optimisation history, Pareto front and an entry's engine timeline as PNG files"
 ZOOM_CYCLES = 1500
@@ -40,6 +34,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from autotune.run import load
+
     loaded = load.load(args.path_or_study, args.results, args.storage)
     frame, metadata, path = loaded.frame, loaded.metadata, loaded.path
     if metadata.get("kind") not in ("leaderboard", "pareto") or frame.empty:
@@ -83,6 +79,9 @@ def _title(metadata: dict, frame: pd.DataFrame) -> str:
 def _trial_values(frame: pd.DataFrame, metadata: dict, folder: Path, storage: str | None) -> tuple[list[int], list[float]]:
     """(trial, cycles) of every feasible trial: from the study storage when it is there (every
     trial, duplicates included), else from the leaderboard (one row per distinct candidate)."""
+    from autotune.search.problem import INFEASIBLE_VALUE
+    from autotune.storage import local_storage, read_study
+
     url = storage or local_storage(folder.parent, folder.name)
     study = read_study(url, str(metadata.get("study"))) if url and metadata.get("study") else None
     if study is not None:
@@ -95,6 +94,9 @@ def _trial_values(frame: pd.DataFrame, metadata: dict, folder: Path, storage: st
 
 
 def history(frame: pd.DataFrame, metadata: dict, folder: Path, out: Path, storage: str | None = None) -> Path:
+    from autotune.results import leaderboard as board
+    from autotune.results import plots
+
     trials, values = _trial_values(frame, metadata, folder, storage)
     if not trials:
         raise UsageError("the leaderboard has no feasible trial to plot")
@@ -118,6 +120,9 @@ def history(frame: pd.DataFrame, metadata: dict, folder: Path, out: Path, storag
 
 
 def pareto(frame: pd.DataFrame, metadata: dict, out: Path) -> Path | None:
+    from autotune.results import plots
+    from autotune.search.problem import objective_value
+
     objectives = list(metadata.get("objectives", ["cycles"]))
     if len(objectives) < 2:
         return None
@@ -137,6 +142,12 @@ def pareto(frame: pd.DataFrame, metadata: dict, out: Path) -> Path | None:
 
 def timeline(frame: pd.DataFrame, rank: int, out: Path, args: argparse.Namespace) -> Path | str:
     """The entry's engine timeline, or why there is none (an infeasible entry, an oracle without one)."""
+    from simcore.ga1.engine import time_program
+    from simcore.ga1.engine.spans import busy_spans, first_instructions
+
+    from autotune.results import leaderboard as board
+    from autotune.results import plots
+
     row = frame.iloc[rank - 1].to_dict()
     if not row["feasible"]:
         return f"rank {rank} is infeasible: it was never simulated"

@@ -7,11 +7,7 @@ import json
 
 from simcore.shape import Shape
 
-from autotune.results import leaderboard as board
-from autotune.results import readback
-from autotune.run import load
-from autotune.cli.args import add_json, positive_int
-from autotune.cli.commands.leaderboard import add_source
+from autotune.cli.args import add_json, add_source, positive_int
 from autotune.cli.limits import add_limits, check_work
 
 HELP = "show one leaderboard entry: its parameters, its machine and the engine timeline"
@@ -28,6 +24,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from autotune.results import leaderboard as board
+    from autotune.results import readback
+    from autotune.run import load
+
     loaded = load.load(args.path_or_study, args.results, args.storage)
     row = readback.entry(loaded, args.rank)
     shape = Shape(int(row["m"]), int(row["k"]), int(row["n"]))  # type: ignore[call-overload]
