@@ -26,9 +26,9 @@ if TYPE_CHECKING:
 DEFAULT_TRIALS = 1000   # one product
 SHORT_TRIALS = 40       # per GEMM of a workload, per co-design, per machine of `sweep --tuned`
 
-# The plan's settings that are given as they are stored (the others are normalised below).
-_PLAIN = ("search_machine", "machine_range", "max_scratchpad_words", "max_dma_words_per_cycle", "encoding")
-PLAN_SETTINGS: tuple[str, ...] = ("workload", "oracle", "machine", "spaces", "objectives", "pe_budget", *_PLAIN)
+# The plan's fields that `plan_of` takes in another form, or that the run sets itself (the
+# sampler's encoding); every other field of RunPlan is a setting given as it is stored.
+_NOT_PLAIN = frozenset({"workload", "machine", "single", "oracle", "spaces", "objectives", "pe_budget", "encoding"})
 
 
 def plan_of(shape: Shape | str | None = None, *, workload: str | Path | Workload | None = None,
@@ -43,9 +43,11 @@ def plan_of(shape: Shape | str | None = None, *, workload: str | Path | Workload
     plan's fields (`search_machine`, `machine_range`, ...). The pipeline validates the plan."""
     from autotune.run.plan import RunPlan  # the searches' modules: loaded once a plan is made
 
-    unknown = sorted(set(settings) - set(_PLAIN))
+    plain = {f.name for f in dataclasses.fields(RunPlan)} - _NOT_PLAIN
+    unknown = sorted(set(settings) - plain)
     if unknown:
-        raise TypeError(f"unknown setting(s) {', '.join(unknown)} (known: {', '.join(PLAN_SETTINGS)})")
+        known = sorted(plain | {"workload", "oracle", "machine", "spaces", "objectives", "pe_budget"})
+        raise TypeError(f"unknown setting(s) {', '.join(unknown)} (known: {', '.join(known)})")
     found = oracles.get(oracle)
     keys = found.default_machine().as_dict()
     the_machine = machine_of(found, machine, pe_budget=pe_budget if "pe_budget" in keys else None)
