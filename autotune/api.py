@@ -3,26 +3,27 @@
 `tune` runs what `autotune tune` runs (the same plan from the same settings, the same studies,
 files and verification) and returns its results as objects; `load` reads what any run wrote.
 Settings keep the plan's names: `autotune tune --space chapter --search-machine` is
-`tune(shape, spaces="chapter", search_machine=True)`. Bad settings raise
-`autotune.errors.AutotuneError` (a ValueError-like domain error naming the setting) or, for
-an unknown keyword, TypeError.
+`tune(shape, spaces="chapter", search_machine=True)`. Bad settings raise a domain error
+(`autotune.errors.AutotuneError`, whose `setting` names the one at fault); an unknown keyword
+raises TypeError.
 
-Tune 128x128x128 on GA-1 with 64 scratchpad slots, then read the leaderboard back:
+Examples:
+    Tune 128x128x128 on GA-1 with 64 scratchpad slots, then read the leaderboard back:
 
->>> import tempfile
->>> import autotune
->>> folder = tempfile.mkdtemp()
->>> result = autotune.tune("128x128x128", machine="slots=64", trials=20, results=folder)
->>> result.best.cycles <= 37440  # the chapter's best hand-written schedule starts every study
-True
->>> result.best.verified, result.best.verification  # the winner ran exactly and was checked
-(True, 'exact')
->>> result.study.study_name
-'ga1-128x128x128-s64'
->>> result.leaderboard.equals(autotune.load(result.study.study_name, results=folder))
-True
->>> [p.name for p in result.paths]
-['leaderboard.parquet']
+    >>> import tempfile
+    >>> import autotune
+    >>> folder = tempfile.mkdtemp()
+    >>> result = autotune.tune("128x128x128", machine="slots=64", trials=20, results=folder)
+    >>> result.best.cycles <= 37440  # the chapter's best hand-written schedule starts every study
+    True
+    >>> result.best.verified, result.best.verification  # the winner ran exactly and was checked
+    (True, 'exact')
+    >>> result.study.study_name
+    'ga1-128x128x128-s64'
+    >>> [path.name for path in result.paths]
+    ['leaderboard.parquet']
+    >>> result.leaderboard.equals(autotune.load(result.study.study_name, results=folder))
+    True
 """
 from __future__ import annotations
 

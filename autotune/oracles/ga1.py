@@ -7,7 +7,6 @@ from __future__ import annotations
 import functools
 from typing import Any, Mapping
 
-from simcore.ga1.engine import chapter_generator, time_program
 from simcore.ga1.estimate import Work, estimate
 from simcore.ga1.lower_bounds import lower_bound
 from simcore.ga1.machine import Machine, machine_from, parse_overrides
@@ -116,6 +115,8 @@ class GA1Oracle(Oracle):
 
     def report(self, family: Family, point: Point, shape: Shape, machine: Machine,
                per_char: int | None = None, width: int = 120) -> str:
+        from simcore.ga1.engine import time_program  # numba: loaded by what runs the engine
+
         program = self.program(family, point, shape, machine)
         result = time_program(machine, program, record=True)  # starts and finishes, no trace
         assert result.starts is not None and result.finishes is not None
@@ -171,6 +172,8 @@ def padding_note(shape: Shape, machine: Machine) -> str | None:
 def chapter_best(shape: Shape, machine: Machine) -> tuple[int, str] | None:
     """The chapter's best hand-written schedule on this machine: (cycles, label), or None when
     none of its schedules fits."""
+    from simcore.ga1.engine import chapter_generator  # numba: loaded by what runs the engine
+
     best: tuple[int, str] | None = None
     for schedule in chapter_sweep():
         if schedule.slots_needed(shape, machine) > machine.slots:

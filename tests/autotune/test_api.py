@@ -121,3 +121,17 @@ def test_machine_of_takes_text_mappings_and_machines() -> None:
         machine_of(ga1, "slots=16", slots=32)
     with pytest.raises(PlanError, match="disagree"):
         machine_of(ga1, machine, slots=32)
+
+
+def test_the_api_page_examples_run() -> None:
+    """Every ```pycon block of docs/reference/api.md, run in order in one namespace (in a
+    temporary folder: the tuning example writes results/)."""
+    import re
+
+    page = ROOT / "docs" / "reference" / "api.md"
+    blocks = re.findall(r"```pycon\n(.*?)```", page.read_text(), flags=re.S)
+    assert len(blocks) >= 2
+    parser, runner, namespace = doctest.DocTestParser(), doctest.DocTestRunner(), {}
+    for index, block in enumerate(blocks):
+        runner.run(parser.get_doctest(block, namespace, f"api.md block {index + 1}", str(page), 0))
+    assert runner.failures == 0 and runner.tries > 10

@@ -93,10 +93,11 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
     the pipeline validates it."""
     if args.shape is None and args.workload is None:
         raise UsageError("give --shape MxKxN (one product) or --workload FILE (several)")
+    shape = shape_arg(args.shape) if args.shape is not None else None  # before the oracle loads
     oracle = oracles.get(oracle_name(args))
     machine = build_machine(oracle, args.machine, slots=args.slots, pe_budget=args.pe_budget,
                             max_hbm_words=args.max_hbm_words)
-    return plan_of(shape_arg(args.shape) if args.shape is not None else None, workload=args.workload,
+    return plan_of(shape, workload=args.workload,
                    oracle=oracle.name, machine=machine, spaces=args.space, objectives=args.objectives,
                    pe_budget=args.pe_budget, search_machine=args.search_machine,
                    machine_range=args.machine_range, max_scratchpad_words=args.max_scratchpad_words,
@@ -116,6 +117,7 @@ def starting_points(args: argparse.Namespace, plan: RunPlan) -> tuple:
 
 def run(args: argparse.Namespace) -> int:
     spec = build_plan(args)
+    spec.validate()  # a plan no search can honour is refused before the engine or Optuna loads
     for gemm in spec.workload.gemms:  # every GEMM refused or announced before anything is generated
         work = spec.the_oracle().work(gemm.shape, spec.machine)
         if work is not None:
