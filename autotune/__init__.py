@@ -16,4 +16,5 @@ __all__ = ["LeaderboardEntry", "TuneResult", "__version__", "load", "tune"]
 if TYPE_CHECKING:
     from autotune.api import LeaderboardEntry, TuneResult, load, tune
 else:
-    __getattr__, __dir__ = exports(globals(), {"api": ("LeaderboardEntry", "TuneResult", "load", "tune")})
+    __getattr__, __dir__ = exports(globals(), {"api": ("LeaderboardEntry", "TuneResult", "load",
+                                                       "tune")})

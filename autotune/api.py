@@ -79,7 +79,8 @@ class LeaderboardEntry:
             found = TrialRecord.of_trial(trials[0]) if trials else None
         cycles = row.get("cycles")
         return LeaderboardEntry(
-            int(row.get("rank") or 0), int(cycles) if cycles is not None else None, row.get("family"),
+            int(row.get("rank") or 0), int(cycles) if cycles is not None else None,
+            row.get("family"),
             schedule, json.loads(str(row.get("machine_json") or "{}")), row.get("verified"),
             str(row.get("verification") or "none"),
             {k: row[k] for k in METRICS if row.get(k) is not None}, trial, found)
@@ -105,8 +106,9 @@ class TuneResult:
 
 
 def tune(shape: Shape | str | None = None, *, oracle: str = "ga1", machine: Any = None,
-         trials: int | None = None, sampler: str = "guided", seed: int = 0, storage: str | None = None,
-         results: str | os.PathLike[str] = "results", verbose: bool = False, **settings: Any) -> TuneResult:
+         trials: int | None = None, sampler: str = "guided", seed: int = 0,
+         storage: str | None = None, results: str | os.PathLike[str] = "results",
+         verbose: bool = False, **settings: Any) -> TuneResult:
     """Search schedules for one product (`shape`, e.g. "128x128x128", A is M x K and B is K x N)
     or, with `workload=FILE`, for each GEMM of a workload, and return the verified leaderboard.
 
@@ -132,8 +134,8 @@ def tune(shape: Shape | str | None = None, *, oracle: str = "ga1", machine: Any 
     return _result(outcome, options, tuple(plan.notes()))
 
 
-def load(path_or_study: str | os.PathLike[str] | optuna.Study, *, results: str | os.PathLike[str] = "results",
-         storage: str | None = None) -> pd.DataFrame:
+def load(path_or_study: str | os.PathLike[str] | optuna.Study, *,
+         results: str | os.PathLike[str] = "results", storage: str | None = None) -> pd.DataFrame:
     """Any leaderboard autotune wrote, as a DataFrame: a parquet file, a results/<study>/
     folder, a study name (found under `results`, or in `storage`), or an Optuna study. A
     study's leaderboard is rebuilt from its storage when the file is missing or holds fewer
@@ -175,7 +177,8 @@ def _result(outcome: Outcome, options: RunOptions, notes: tuple[str, ...]) -> Tu
     else:
         frame = outcome.studies[0].frame
         rows = json_rows(frame.head(1)) if not frame.empty else []
-        best = LeaderboardEntry.of_row(rows[0], studies[0]) if rows and rows[0].get("feasible") else None
+        feasible = bool(rows) and bool(rows[0].get("feasible"))
+        best = LeaderboardEntry.of_row(rows[0], studies[0]) if feasible else None
     return TuneResult(frame, best, studies, tuple(outcome.paths), notes, tuple(outcome.failures),
                       outcome.interrupted)
 

@@ -47,16 +47,20 @@ def run_once(tree: Path, args: list[str]) -> tuple[float, float]:
 
 def export(revision: str, folder: Path) -> Path:
     """The tree of a git revision, exported to `folder`."""
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", revision], check=True, capture_output=True).stdout
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", revision], check=True,
+                             capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
     return folder
 
 
-def measure(trees: dict[str, Path], repeats: int) -> dict[tuple[str, str], list[tuple[float, float]]]:
+Runs = dict[tuple[str, str], list[tuple[float, float]]]  # (case, version) -> (wall, CPU) per run
+
+
+def measure(trees: dict[str, Path], repeats: int) -> Runs:
     """Every case on every tree, `repeats` times, interleaved (case by case, tree by tree)."""
     for tree in trees.values():  # compile the bytecode once, outside the measurement
         run_once(tree, CASES["python -m autotune --help"])
-    found: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    found: Runs = {}
     for _ in range(repeats):
         for case, args in CASES.items():
             for name, tree in trees.items():
@@ -64,14 +68,16 @@ def measure(trees: dict[str, Path], repeats: int) -> dict[tuple[str, str], list[
     return found
 
 
-def report(found: dict[tuple[str, str], list[tuple[float, float]]], names: list[str], repeats: int) -> str:
-    head = f"{'median of ' + str(repeats) + ', wall / CPU seconds':58}" + "".join(f"{n:>20}" for n in names)
+def report(found: Runs, names: list[str], repeats: int) -> str:
+    title = f"median of {repeats}, wall / CPU seconds"
+    head = f"{title:58}" + "".join(f"{n:>20}" for n in names)
     lines = [head]
     for case in CASES:
         cells = []
         for name in names:
             runs = found[(case, name)]
-            cells.append(f"{statistics.median(w for w, _ in runs):.3f} / {statistics.median(c for _, c in runs):.3f}")
+            wall, cpu = statistics.median(w for w, _ in runs), statistics.median(c for _, c in runs)
+            cells.append(f"{wall:.3f} / {cpu:.3f}")
         lines.append(f"{case:58}" + "".join(f"{c:>20}" for c in cells))
     return "\n".join(lines)
 
@@ -86,12 +92,14 @@ def main() -> int:
         trees: dict[str, Path] = {}
         if args.before is not None:
             given = Path(args.before)
-            trees["before"] = given.resolve() if given.is_dir() else export(args.before, Path(scratch))
+            before = given.resolve() if given.is_dir() else export(args.before, Path(scratch))
+            trees["before"] = before
         trees["this tree"] = ROOT
         found = measure(trees, args.repeats)
     print(report(found, list(trees), args.repeats))
     load = os.getloadavg()
-    print(f"\nload average during the run: {load[0]:.1f} (1 min) on {os.cpu_count()} cores; {sys.executable}")
+    print(f"\nload average during the run: {load[0]:.1f} (1 min) on {os.cpu_count()} cores; "
+          f"{sys.executable}")
     return 0
 
 

@@ -28,12 +28,14 @@ SHORT_TRIALS = 40       # per GEMM of a workload, per co-design, per machine of 
 
 # The plan's fields that `plan_of` takes in another form, or that the run sets itself (the
 # sampler's encoding); every other field of RunPlan is a setting given as it is stored.
-_NOT_PLAIN = frozenset({"workload", "machine", "single", "oracle", "spaces", "objectives", "pe_budget", "encoding"})
+_GIVEN = frozenset({"workload", "oracle", "machine", "spaces", "objectives", "pe_budget"})
+_NOT_PLAIN = _GIVEN | {"single", "encoding"}
 
 
 def plan_of(shape: Shape | str | None = None, *, workload: str | Path | Workload | None = None,
             oracle: str = oracles.DEFAULT_ORACLE, machine: Any = None,
-            spaces: str | Sequence[str] | None = None, objectives: str | Sequence[str] | None = None,
+            spaces: str | Sequence[str] | None = None,
+            objectives: str | Sequence[str] | None = None,
             pe_budget: int | None = None, **settings: Any) -> RunPlan:
     """The plan of one product (`shape`) or of a `workload` (a .toml or .csv file, or a
     `Workload`). `machine` is the oracle's machine, `KEY=VALUE,...` text or a mapping of its
@@ -46,14 +48,15 @@ def plan_of(shape: Shape | str | None = None, *, workload: str | Path | Workload
     plain = {f.name for f in dataclasses.fields(RunPlan)} - _NOT_PLAIN
     unknown = sorted(set(settings) - plain)
     if unknown:
-        known = sorted(plain | {"workload", "oracle", "machine", "spaces", "objectives", "pe_budget"})
+        known = sorted(plain | _GIVEN)
         raise TypeError(f"unknown setting(s) {', '.join(unknown)} (known: {', '.join(known)})")
     found = oracles.get(oracle)
     keys = found.default_machine().as_dict()
     the_machine = machine_of(found, machine, pe_budget=pe_budget if "pe_budget" in keys else None)
     if pe_budget is not None and "pe_budget" not in keys:
         settings["pe_budget"] = pe_budget  # a co-design's budget, not a machine parameter
-    settings.update(oracle=found.name, spaces=_spaces(spaces), objectives=_objectives(objectives, found))
+    settings.update(oracle=found.name, spaces=_spaces(spaces),
+                    objectives=_objectives(objectives, found))
     if shape is None and workload is None:
         raise PlanError("give a shape (one product) or a workload (several)", setting="shape")
     if shape is not None and workload is not None:
@@ -73,7 +76,8 @@ def options_of(plan: RunPlan, *, trials: int | None = None, results: str | Path 
     known = option_names()
     unknown = sorted(set(options) - known)
     if unknown:
-        raise TypeError(f"unknown option(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+        raise TypeError(f"unknown option(s) {', '.join(unknown)} "
+                        f"(known: {', '.join(sorted(known))})")
     count = trials if trials is not None else DEFAULT_TRIALS if plan.single else SHORT_TRIALS
     return RunOptions(trials=count, results=Path(results), **options)
 

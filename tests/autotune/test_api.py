@@ -129,7 +129,7 @@ def test_the_api_page_examples_run() -> None:
     import re
 
     page = ROOT / "docs" / "reference" / "api.md"
-    blocks = re.findall(r"```pycon\n(.*?)```", page.read_text(), flags=re.S)
+    blocks = re.findall(r"```pycon\n(.*?)```", page.read_text(), flags=re.DOTALL)
     assert len(blocks) >= 2
     parser, runner, namespace = doctest.DocTestParser(), doctest.DocTestRunner(), {}
     for index, block in enumerate(blocks):

@@ -17,7 +17,8 @@ HEAVY = ("optuna", "pandas", "numba", "matplotlib", "sqlalchemy", "pyarrow", "nu
 def loaded_after(code: str) -> list[str]:
     """The heavy modules loaded once `code` has run in a fresh interpreter."""
     probe = f"{code}\nimport json, sys\nprint(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
-    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-c", probe], check=False, cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 
