@@ -42,7 +42,7 @@ from simcore.ga1.lower_bounds import lower_bound  # noqa: E402
 from simcore.ga1.machine import machine_from, parse_overrides  # noqa: E402
 from simcore.shape import Shape, parse_shape  # noqa: E402
 
-from search_spaces.general import General  # noqa: E402
+from search_spaces.general import GeneralFamily  # noqa: E402
 from search_spaces.registry import DEFAULT_SPACES, LEGACY_SPACES  # noqa: E402
 
 from autotune.run import pipeline  # noqa: E402
@@ -160,12 +160,12 @@ def seeded_as_before(config: str) -> Iterator[None]:
     if config not in TODAY:
         yield
         return
-    own = General.seed_points
-    General.seed_points = lambda self, shape, machine: own(self, shape, machine)[:1]  # type: ignore[method-assign]
+    own = GeneralFamily.seed_points
+    GeneralFamily.seed_points = lambda self, shape, machine: own(self, shape, machine)[:1]  # type: ignore[method-assign]
     try:
         yield
     finally:
-        General.seed_points = own  # type: ignore[method-assign]
+        GeneralFamily.seed_points = own  # type: ignore[method-assign]
 
 
 def run_once(config: str, shape: Shape, overrides: str, seed: int, trials: int, results: Path | None = None,

@@ -32,8 +32,8 @@ from simcore.shape import Shape, parse_shape  # noqa: E402
 
 from search_spaces.base import GA1Family, canonical_json  # noqa: E402
 from search_spaces.domains import Choice, IntRange, Point  # noqa: E402
-from search_spaces.general import General  # noqa: E402
-from search_spaces.strips import Strips  # noqa: E402
+from search_spaces.general import GeneralFamily  # noqa: E402
+from search_spaces.strips import StripsFamily  # noqa: E402
 from autotune.oracles.ga1 import ORACLE as GA1  # noqa: E402
 
 # (shape, machine parameters): 128^3 at the three scratchpads, then cases of our choosing.
@@ -164,7 +164,7 @@ def main() -> int:
         print("| family | cycles | tiles | DMA busy | MXU busy | / bound | evaluations | CPU s | verification |")
         print("|---|---|---|---|---|---|---|---|---|")
         witnesses = []
-        for family in (General(), Strips()):
+        for family in (GeneralFamily(), StripsFamily()):
             start = time.process_time()
             search = Search(family, shape, machine, args.seed)
             found = search.run(args.random, args.starts)

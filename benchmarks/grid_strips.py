@@ -25,7 +25,7 @@ from simcore.ga1.generator.strips import strip_blocks  # noqa: E402
 from simcore.ga1.machine import machine_from, parse_overrides  # noqa: E402
 from simcore.shape import parse_shape  # noqa: E402
 
-from search_spaces.strips import Strips  # noqa: E402
+from search_spaces.strips import StripsFamily  # noqa: E402
 from autotune.oracles.ga1 import ORACLE as GA1  # noqa: E402
 
 AXES = ("col", "row")
@@ -51,7 +51,7 @@ def main() -> int:
     parser.add_argument("--machine", default="slots=16", help="machine overrides (default slots=16)")
     args = parser.parse_args()
     shape, machine = parse_shape(args.shape), machine_from(parse_overrides(args.machine), None)
-    family = Strips()
+    family = StripsFamily()
     started = time.process_time()
     found = []
     for point in grid():

@@ -15,7 +15,7 @@ from search_spaces.domains import Choice, IntRange, Param, Point
 BUFFERS = (1, 2, 3)
 
 
-class Blocked(GA1Family):
+class BlockedFamily(GA1Family):
     name = "blocked"
     description = "a bi x bj block of C stays on chip while K streams through it"
 
@@ -49,7 +49,7 @@ class Blocked(GA1Family):
         return points
 
 
-class KOuter(GA1Family):
+class KOuterFamily(GA1Family):
     name = "kouter"
     description = "the (k, i, j) order: every partial sum goes to DRAM and back for every k"
 
@@ -66,4 +66,4 @@ class KOuter(GA1Family):
         return [{"buffers": 1}, {"buffers": 2}]
 
 
-SPACE = Space("chapter", "the chapter's hand-written families, with any block shape and 1-3 buffers", (Blocked(), KOuter()))
+SPACE = Space("chapter", "the chapter's hand-written families, with any block shape and 1-3 buffers", (BlockedFamily(), KOuterFamily()))

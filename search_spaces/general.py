@@ -26,7 +26,7 @@ BLOCKS_ONLY = {name: Unless("structure", ("rotate",), fixed) for name, fixed in 
 ROTATE_ONLY = Unless("structure", ("blocks",), 0)  # ramp
 
 
-class General(GA1Family):
+class GeneralFamily(GA1Family):
     name = "general"
     description = "product orders compiled with slot reuse, next-use eviction, prefetch and early stores"
 
@@ -90,4 +90,4 @@ class General(GA1Family):
                  for k, v in dataclasses.asdict(params).items() if k in domains} for params in chosen if params is not None]
 
 
-SPACE = Space("general", "the general generator: blocks, orders, tails, prefetch and store overlap", (General(),))
+SPACE = Space("general", "the general generator: blocks, orders, tails, prefetch and store overlap", (GeneralFamily(),))

@@ -41,7 +41,7 @@ SEEDS: tuple[StripParams, ...] = (
 )
 
 
-class Strips(GA1Family):
+class StripsFamily(GA1Family):
     name = "strips"
     description = "blocks sized by the scratchpad in strips of several widths, with streaming k steps"
 
@@ -111,4 +111,4 @@ class Strips(GA1Family):
         return seeds
 
 
-SPACE = Space("strips", "strip schedules for small scratchpads: slot-sized blocks, streaming steps, protected prefetch", (Strips(),))
+SPACE = Space("strips", "strip schedules for small scratchpads: slot-sized blocks, streaming steps, protected prefetch", (StripsFamily(),))

@@ -1,4 +1,5 @@
-"""simcore: autotune's cost oracles. Pure functions over frozen dataclasses; numpy only.
+"""simcore: autotune's cost oracles. Pure functions over frozen dataclasses, on numpy, with
+numba compiling the GA-1 engine's hot loops.
 
 One sub-package per oracle: `simcore.ga1` (the GA-1 cycle simulator, its schedules, generator
 and bounds), `simcore.systolic` (the systolic array) and `simcore.tile_model` (the analytic tile

@@ -1,5 +1,8 @@
 """Shared fixtures: the chapter's reference listings (a differential oracle) and the checker.
 
+Shared helpers (the chapter's checker, mutated copies of simcore, hypothesis strategies) live in
+the tests/helpers package; test modules import those, never each other.
+
 The package never imports the reference; tests may, and skip cleanly when it is not there.
 """
 from __future__ import annotations
@@ -18,7 +21,6 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 REFERENCE_GA1_DIR = ROOT.parent / "shared" / "reference" / "ga1"
-CHECKS_PATH = ROOT / "tests" / "simcore" / "checks.py"
 
 
 class ReferenceGA1(NamedTuple):
@@ -67,8 +69,10 @@ def reference_ga1() -> ReferenceGA1:
 
 @pytest.fixture(scope="session")
 def chapter_checks() -> ModuleType:
-    """tests/simcore/checks.py, loaded by path so it works under any pytest import mode."""
-    return _load_module("simcore_chapter_checks", CHECKS_PATH)
+    """The chapter's checker, tests/helpers/ga1_chapter_checker.py."""
+    from tests.helpers import ga1_chapter_checker
+
+    return ga1_chapter_checker
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -22,11 +22,20 @@ Metrics = dict[str, object]
 class Work(Protocol):
     """What one evaluation of a shape costs, for the size guard (simcore.ga1.estimate.Work)."""
 
-    products: int              # the oracle's unit of work (GA-1: tile products)
-    instructions: int          # instructions of the program a picture builds
-    evaluation_bytes: int
-    verification_bytes: int
-    program_bytes: int
+    @property
+    def products(self) -> int: ...           # the oracle's unit of work (GA-1: tile products)
+
+    @property
+    def instructions(self) -> int: ...       # instructions of the program a picture builds
+
+    @property
+    def evaluation_bytes(self) -> int: ...
+
+    @property
+    def verification_bytes(self) -> int: ...
+
+    @property
+    def program_bytes(self) -> int: ...
 
     @property
     def evaluation_seconds(self) -> float: ...

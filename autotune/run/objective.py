@@ -12,26 +12,11 @@ from dataclasses import replace
 import optuna
 from optuna.trial import TrialState
 
-from search_spaces.domains import Choice, IntRange, Param, Value
 
 from autotune.record import Evaluation, Provenance, TrialRecord, record_provenance, record_result
+from autotune.search.distributions import suggest
 from autotune.search.problem import Candidate, Search, objective_values
 from autotune.storage import SharedStudy
-
-
-def to_distribution(param: Param) -> optuna.distributions.BaseDistribution:
-    domain = param.domain
-    if isinstance(domain, IntRange):
-        return optuna.distributions.IntDistribution(domain.low, domain.high, step=domain.step, log=domain.log)
-    assert isinstance(domain, Choice)
-    return optuna.distributions.CategoricalDistribution(list(domain.options))
-
-
-def suggest(trial: optuna.Trial, param: Param) -> Value:
-    domain = param.domain
-    if isinstance(domain, IntRange):
-        return trial.suggest_int(param.name, domain.low, domain.high, step=domain.step, log=domain.log)
-    return trial.suggest_categorical(param.name, list(domain.options))  # type: ignore[return-value]
 
 
 class Objective:

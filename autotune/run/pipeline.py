@@ -32,7 +32,7 @@ from autotune.errors import PlanError, StudyError
 from autotune.record import Provenance
 from autotune.results import leaderboard as board
 from autotune.results import tables
-from autotune.run.interrupt import STOP, graceful_stop
+from autotune.interrupt import STOP, graceful_stop
 from autotune.run.objective import Objective
 from autotune.storage import (
     GRACE_SECONDS, HEARTBEAT_SECONDS, WORKER, SharedStudy, default_storage, finished_count, is_memory, local_storages,

@@ -35,7 +35,7 @@ from search_spaces.domains import Choice, IntRange, Param, Value
 
 from autotune import record
 from autotune.search.history import History
-from autotune.run.objective import to_distribution
+from autotune.search.distributions import to_distribution
 from autotune.storage import set_trial_user_attr
 from autotune.search.problem import Candidate, Search, Suggest
 from autotune.search.refine import Refiner

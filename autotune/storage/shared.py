@@ -26,7 +26,7 @@ import optuna
 from optuna.study import MaxTrialsCallback
 from optuna.trial import FrozenTrial, TrialState
 
-from autotune.run.interrupt import STOP
+from autotune.interrupt import STOP
 from autotune.storage.locations import open_store
 from autotune.storage.stores import OWNER_ATTR
 

@@ -20,7 +20,8 @@ from search_spaces.registry import families
 
 from autotune.cli.main import main
 from autotune.search.guided import GuidedSampler, suggest_from
-from autotune.run.objective import Objective, suggest
+from autotune.run.objective import Objective
+from autotune.search.distributions import suggest
 from autotune.storage import MEMORY, SharedStudy, local_storage, read_study
 from autotune.run.pipeline import RunOptions, provenance, seed_study, settings_for
 from autotune.search.problem import Candidate, Problem, directions

@@ -15,7 +15,7 @@ from search_spaces.machine import SEARCHABLE, MachineSpace, default_ranges, pars
 from search_spaces.registry import (DEFAULT_SPACES, SPACE_MODULES, SpaceError, available, check_shared_params,
                                     families, find_family, get)
 
-from autotune.run.objective import to_distribution
+from autotune.search.distributions import to_distribution
 
 SHAPES = [Shape(8, 8, 8), Shape(32, 32, 32), Shape(64, 64, 64), Shape(128, 128, 128), Shape(100, 40, 72)]
 
@@ -143,9 +143,9 @@ def test_general_canonical_point_builds_the_same_program(m: int, k: int, n: int,
     the canonical point compiles to the very same program and needs the same slots."""
     import numpy as np
 
-    from search_spaces.general import General
+    from search_spaces.general import GeneralFamily
 
-    family, shape, machine = General(), Shape(m, k, n), Machine(slots=64)
+    family, shape, machine = GeneralFamily(), Shape(m, k, n), Machine(slots=64)
     point = {}
     for param in family.params(shape, machine.T):
         domain = param.domain

@@ -13,10 +13,10 @@ from search_spaces import registry
 
 from autotune.oracles.ga1 import ORACLE as GA1
 from search_spaces.domains import Choice
-from search_spaces.general import General
-from search_spaces.strips import Strips
+from search_spaces.general import GeneralFamily
+from search_spaces.strips import StripsFamily
 
-FAMILY = Strips()
+FAMILY = StripsFamily()
 
 
 def draw_point(data: st.DataObject, shape: Shape) -> dict[str, object]:
@@ -33,8 +33,8 @@ def test_registered_and_a_default_space() -> None:
     assert "strips" not in registry.LEGACY_SPACES  # the default before issue 12
     assert registry.find_family("strips").name == "strips"
     shape = Shape(100, 40, 72)
-    registry.check_shared_params({"general": General().params(shape, 8), "strips": FAMILY.params(shape, 8)})
-    shared = {p.name for p in General().params(shape, 8)} & {p.name for p in FAMILY.params(shape, 8)}
+    registry.check_shared_params({"general": GeneralFamily().params(shape, 8), "strips": FAMILY.params(shape, 8)})
+    shared = {p.name for p in GeneralFamily().params(shape, 8)} & {p.name for p in FAMILY.params(shape, 8)}
     assert shared == {"partition", "tail", "lookahead", "store_first"}
 
 

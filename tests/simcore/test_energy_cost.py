@@ -21,7 +21,7 @@ from simcore.shape import Shape
 from simcore.systolic import simulate_systolic
 from simcore.systolic.closed_form import cycles as closed_form_cycles
 
-from systolic_strategies import designs, operands, shapes
+from tests.helpers.systolic_strategies import designs, operands, shapes
 
 TECH = load_technology()
 CHAPTER_PROGRAM = [("zero", 2), ("load", 0, "A", 0, 0), ("load", 1, "B", 0, 0), ("mxu", 2, 0, 1),

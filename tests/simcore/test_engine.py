@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from generator_strategies import general_params
+from tests.helpers.generator_strategies import general_params
 from test_differential import cases
 
 from simcore import Machine, Program, ProgramError, ScheduleError, Shape, blocked, kouter, replay, simulate, verify_matmul

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from generator_strategies import strip_params
+from tests.helpers.generator_strategies import strip_params
 from test_engine import machine_params, same_timing
 
 from simcore import Machine, ScheduleError, Shape, verify_matmul

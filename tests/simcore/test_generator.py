@@ -13,7 +13,7 @@ from simcore.ga1.generator import (
     cell_order, check_products, compile_products, default_params, general, overlap_params, panel_params, product_order,
     slots_needed,
 )
-from generator_strategies import general_params
+from tests.helpers.generator_strategies import general_params
 from simcore.ga1.lower_bounds import compute_pipeline_bound
 
 SHAPE = Shape(128, 128, 128)

@@ -8,7 +8,7 @@ from simcore import Machine, ScheduleError, Shape, blocked, kouter, simulate
 from simcore.ga1.bounds import simple_bounds
 from simcore.ga1.generator import GeneralParams, general, slots_needed
 from simcore.ga1.generator.order import block_products
-from generator_strategies import general_params, strip_params
+from tests.helpers.generator_strategies import general_params, strip_params
 from simcore.ga1.generator.strips import strip_slots_needed, strips
 from simcore.ga1.lower_bounds import (
     compute_pipeline_bound, io_bound_cycles, io_bound_tiles, lower_bound, max_products_after,

@@ -19,7 +19,7 @@ from simcore.checks import ceil_div
 from simcore.shape import Shape
 from simcore.systolic import SCALESIM, SystolicArray, SystolicDesign, cycles, design_traffic, simulate_systolic
 
-from systolic_strategies import operands
+from tests.helpers.systolic_strategies import operands
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "scalesim.json").read_text())
 CASES = GOLDEN["cases"]

@@ -10,6 +10,7 @@ from simcore import (
     kouter, machine_from, parse_overrides, parse_shape, replay, simulate, timeline,
 )
 from simcore.ga1.machine import MACHINE_KEYS
+from tests.helpers.ga1_chapter_checker import VECTOR_PROGRAM
 
 
 # ---- Machine
@@ -242,7 +243,7 @@ def test_tile_model_live_bytes_equal_the_blocked_slot_need() -> None:
                     assert model.fits(slots * T * T) == (blocked_slots(bi, bj, buffers) <= slots)
 
 
-def test_timeline_from_arrays_is_the_trace_timeline(chapter_checks) -> None:
+def test_timeline_from_arrays_is_the_trace_timeline() -> None:
     # show draws from the starts and finishes (no trace); the picture is the trace's.
     from simcore.ga1.engine import time_program
     from simcore.ga1.timelines import draw, engine_rows, engine_rows_of_arrays
@@ -250,7 +251,7 @@ def test_timeline_from_arrays_is_the_trace_timeline(chapter_checks) -> None:
 
     machine = Machine(slots=40)
     for program in (blocked(Shape(40, 24, 56), machine, 2, 3, 2), kouter(Shape(24, 24, 24), machine, 2),
-                    Program.from_tuples(chapter_checks.VECTOR_PROGRAM)):
+                    Program.from_tuples(VECTOR_PROGRAM)):
         result = simulate(machine, program, trace=True)
         timing = time_program(machine, program, record=True)
         for per_char in (1, 3, 8, 50):

@@ -18,7 +18,7 @@ from simcore.ga1.generator.strips import (
     StripParams, block_height, step_cells, strip_blocks, strip_loads_estimate, strip_order, strip_slots_needed,
     strip_widths, strips,
 )
-from generator_strategies import strip_params
+from tests.helpers.generator_strategies import strip_params
 from test_generator import run_exact
 
 SHAPE = Shape(128, 128, 128)

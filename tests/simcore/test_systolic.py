@@ -16,7 +16,7 @@ from simcore.systolic import (
 from simcore.systolic.model import hbm_words, tile_count
 from simcore.systolic.closed_form import OutputTiming
 
-from systolic_strategies import both, designs, operands, shapes
+from tests.helpers.systolic_strategies import both, designs, operands, shapes
 
 ARRAY = SystolicArray(3, 3)
 IN_SEQUENCE = Assumptions(shadow=False, folds="sequence")  # the chapter's single weight registers

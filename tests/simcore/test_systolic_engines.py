@@ -14,7 +14,7 @@ from simcore.systolic import (
     simulate_systolic_reference,
 )
 
-from systolic_strategies import both, designs, operands, shapes
+from tests.helpers.systolic_strategies import both, designs, operands, shapes
 
 ARRAY = SystolicArray(3, 3)
 SIX = Shape(6, 6, 6)

@@ -12,7 +12,7 @@ from simcore.systolic import Mapping, SystolicArray, SystolicDesign, cycles
 from simcore.systolic.mapping import MAX_SUBARRAYS, best_mapping, lower_bounds
 from simcore.systolic.model import ORDERS
 
-from systolic_strategies import assumptions, links, shapes
+from tests.helpers.systolic_strategies import assumptions, links, shapes
 
 
 def design(rows: int, cols: int, dataflow: str = "ws", assume=None, hbm=None) -> SystolicDesign:  # type: ignore[no-untyped-def]

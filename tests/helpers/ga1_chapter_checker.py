@@ -3,8 +3,8 @@
 `run_chapter_checks(sim)` takes a namespace `sim` with simcore's public names (Machine, Shape,
 Program, simulate, matmul_inputs, replay, blocked, kouter, simple_bounds, expected_blocked_traffic,
 expected_kouter_traffic, predicted_double_buffered_cycles) and returns {check name: passed}. The
-`simcore` package itself is such a namespace; `load_simcore_copy(mutations)` builds a fresh copy
-of the package with textual mutations applied, for the mutation tests.
+`simcore` package itself is such a namespace, and so is a mutated copy of it
+(tests/helpers/simcore_copies.py), for the mutation tests.
 
 A check whose runs raise counts as failed (the chapter: "the checker did not finish"); the
 reason is kept in `CheckReport.details`.
@@ -12,8 +12,6 @@ reason is kept in `CheckReport.details`.
 from __future__ import annotations
 
 import itertools
-import sys
-from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
@@ -322,12 +320,3 @@ def _replay_self_test(replay: Callable[[Iterable[Sequence[object]]], list[Any]])
     }
     wrong = [name for name, (trace, hazardous) in cases.items() if bool(replay(trace)) != hazardous]
     return not wrong, f"replay wrong on: {wrong}"
-
-
-# Fresh, optionally mutated, copies of the package (copies.py), re-exported for the tests.
-HERE = str(Path(__file__).resolve().parent)
-if HERE not in sys.path:  # loaded by path (tests/conftest.py): its neighbours may not be importable yet
-    sys.path.insert(0, HERE)
-from copies import MutationError, apply_mutations, engine_namespace, load_simcore_copy  # noqa: E402
-
-__all__ = ["run_chapter_checks", "load_simcore_copy", "engine_namespace", "apply_mutations", "MutationError"]
