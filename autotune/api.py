@@ -25,6 +25,7 @@ Examples:
     >>> result.leaderboard.equals(autotune.load(result.study.study_name, results=folder))
     True
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -35,10 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
-from simcore.shape import Shape
-
 from autotune.record import TrialRecord
 from autotune.run.settings import option_names, options_of, plan_of
+from simcore.shape import Shape
 
 if TYPE_CHECKING:
     import optuna
@@ -54,14 +54,14 @@ class LeaderboardEntry:
     """One leaderboard row: a schedule on a machine, its figures and how it was checked."""
 
     rank: int
-    cycles: int | None                 # None: infeasible, never simulated
-    family: str | None                 # the schedule family (search_spaces)
-    schedule: Mapping[str, Any]        # the family's parameters
-    machine: Mapping[str, int]         # the machine it ran on ({}: the schedule is the machine)
-    verified: bool | None              # True only for an exact check (docs: how to trust results)
-    verification: str                  # exact, scaled, model, or none
+    cycles: int | None  # None: infeasible, never simulated
+    family: str | None  # the schedule family (search_spaces)
+    schedule: Mapping[str, Any]  # the family's parameters
+    machine: Mapping[str, int]  # the machine it ran on ({}: the schedule is the machine)
+    verified: bool | None  # True only for an exact check (docs: how to trust results)
+    verification: str  # exact, scaled, model, or none
     metrics: Mapping[str, Any] = field(default_factory=dict)  # every figure the oracle reported
-    trial: int | None = None           # the study's trial that found it
+    trial: int | None = None  # the study's trial that found it
     record: TrialRecord | None = None  # that trial as stored (evaluation, provenance, origin)
 
     @staticmethod
@@ -79,11 +79,17 @@ class LeaderboardEntry:
             found = TrialRecord.of_trial(trials[0]) if trials else None
         cycles = row.get("cycles")
         return LeaderboardEntry(
-            int(row.get("rank") or 0), int(cycles) if cycles is not None else None,
+            int(row.get("rank") or 0),
+            int(cycles) if cycles is not None else None,
             row.get("family"),
-            schedule, json.loads(str(row.get("machine_json") or "{}")), row.get("verified"),
+            schedule,
+            json.loads(str(row.get("machine_json") or "{}")),
+            row.get("verified"),
             str(row.get("verification") or "none"),
-            {k: row[k] for k in METRICS if row.get(k) is not None}, trial, found)
+            {k: row[k] for k in METRICS if row.get(k) is not None},
+            trial,
+            found,
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -92,12 +98,12 @@ class TuneResult:
     co-design: every distinct candidate ranked; a workload: each GEMM's winner)."""
 
     leaderboard: pd.DataFrame
-    best: LeaderboardEntry | None      # the top entry (None for a workload, or none feasible)
+    best: LeaderboardEntry | None  # the top entry (None for a workload, or none feasible)
     studies: tuple[optuna.Study, ...]  # one per study the run made (a workload: one per GEMM)
-    paths: tuple[Path, ...] = ()       # the files written
-    notes: tuple[str, ...] = ()        # what the oracle noted about the shapes (padding, ...)
-    failures: tuple[str, ...] = ()     # verification failures (empty in a sound run)
-    interrupted: bool = False          # stopped by Ctrl-C: what was done is ranked and written
+    paths: tuple[Path, ...] = ()  # the files written
+    notes: tuple[str, ...] = ()  # what the oracle noted about the shapes (padding, ...)
+    failures: tuple[str, ...] = ()  # verification failures (empty in a sound run)
+    interrupted: bool = False  # stopped by Ctrl-C: what was done is ranked and written
 
     @property
     def study(self) -> optuna.Study:
@@ -105,10 +111,19 @@ class TuneResult:
         return self.studies[0]
 
 
-def tune(shape: Shape | str | None = None, *, oracle: str = "ga1", machine: Any = None,
-         trials: int | None = None, sampler: str = "guided", seed: int = 0,
-         storage: str | None = None, results: str | os.PathLike[str] = "results",
-         verbose: bool = False, **settings: Any) -> TuneResult:
+def tune(
+    shape: Shape | str | None = None,
+    *,
+    oracle: str = "ga1",
+    machine: Any = None,
+    trials: int | None = None,
+    sampler: str = "guided",
+    seed: int = 0,
+    storage: str | None = None,
+    results: str | os.PathLike[str] = "results",
+    verbose: bool = False,
+    **settings: Any,
+) -> TuneResult:
     """Search schedules for one product (`shape`, e.g. "128x128x128", A is M x K and B is K x N)
     or, with `workload=FILE`, for each GEMM of a workload, and return the verified leaderboard.
 
@@ -125,17 +140,32 @@ def tune(shape: Shape | str | None = None, *, oracle: str = "ga1", machine: Any 
     from autotune.run import pipeline  # Optuna, pandas and numba load with the first run
 
     known = option_names()
-    plan = plan_of(shape, oracle=oracle, machine=machine,
-                   **{k: v for k, v in settings.items() if k not in known})
-    options = options_of(plan, trials=trials, sampler=sampler, seed=seed, storage=storage,
-                         results=Path(results), **{k: v for k, v in settings.items() if k in known})
+    plan = plan_of(
+        shape,
+        oracle=oracle,
+        machine=machine,
+        **{k: v for k, v in settings.items() if k not in known},
+    )
+    options = options_of(
+        plan,
+        trials=trials,
+        sampler=sampler,
+        seed=seed,
+        storage=storage,
+        results=Path(results),
+        **{k: v for k, v in settings.items() if k in known},
+    )
     with _optuna_quiet(not verbose):
         outcome = pipeline.run(plan, options)
     return _result(outcome, options, tuple(plan.notes()))
 
 
-def load(path_or_study: str | os.PathLike[str] | optuna.Study, *,
-         results: str | os.PathLike[str] = "results", storage: str | None = None) -> pd.DataFrame:
+def load(
+    path_or_study: str | os.PathLike[str] | optuna.Study,
+    *,
+    results: str | os.PathLike[str] = "results",
+    storage: str | None = None,
+) -> pd.DataFrame:
     """Any leaderboard autotune wrote, as a DataFrame: a parquet file, a results/<study>/
     folder, a study name (found under `results`, or in `storage`), or an Optuna study. A
     study's leaderboard is rebuilt from its storage when the file is missing or holds fewer
@@ -179,8 +209,15 @@ def _result(outcome: Outcome, options: RunOptions, notes: tuple[str, ...]) -> Tu
         rows = json_rows(frame.head(1)) if not frame.empty else []
         feasible = bool(rows) and bool(rows[0].get("feasible"))
         best = LeaderboardEntry.of_row(rows[0], studies[0]) if feasible else None
-    return TuneResult(frame, best, studies, tuple(outcome.paths), notes, tuple(outcome.failures),
-                      outcome.interrupted)
+    return TuneResult(
+        frame,
+        best,
+        studies,
+        tuple(outcome.paths),
+        notes,
+        tuple(outcome.failures),
+        outcome.interrupted,
+    )
 
 
 def _readable(run_study: optuna.Study | None, name: str, options: RunOptions) -> optuna.Study:
@@ -195,4 +232,3 @@ def _readable(run_study: optuna.Study | None, name: str, options: RunOptions) ->
     found = read_study(address, name)
     assert found is not None, f"study {name!r} is not in {address!r} after its run"
     return found
-

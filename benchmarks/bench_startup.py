@@ -9,6 +9,7 @@ interleaved run by run with this tree, so both see the same load on the machine.
 
 Usage: python benchmarks/bench_startup.py [--repeats 5] [--before DIR_OR_REVISION]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,7 +27,13 @@ CASES: dict[str, list[str]] = {
     "python -c pass": ["-c", "pass"],
     "python -m autotune --help": ["-m", "autotune", "--help"],
     "python -m autotune tune --help": ["-m", "autotune", "tune", "--help"],
-    "python -m autotune tune --trials x (argument error)": ["-m", "autotune", "tune", "--trials", "x"],
+    "python -m autotune tune --trials x (argument error)": [
+        "-m",
+        "autotune",
+        "tune",
+        "--trials",
+        "x",
+    ],
     "python -m autotune --shape 12x12 (bad shape)": ["-m", "autotune", "--shape", "12x12"],
 }
 
@@ -37,8 +44,14 @@ def run_once(tree: Path, args: list[str]) -> tuple[float, float]:
     env["PYTHONPATH"] = str(tree)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run([sys.executable, *args], cwd=tree, env=env, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL, check=False)
+    subprocess.run(
+        [sys.executable, *args],
+        cwd=tree,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=False,
+    )
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -47,8 +60,9 @@ def run_once(tree: Path, args: list[str]) -> tuple[float, float]:
 
 def export(revision: str, folder: Path) -> Path:
     """The tree of a git revision, exported to `folder`."""
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", revision], check=True,
-                             capture_output=True).stdout
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", revision], check=True, capture_output=True
+    ).stdout
     subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
     return folder
 
@@ -84,9 +98,15 @@ def report(found: Runs, names: list[str], repeats: int) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=5, help="runs per case and version (default 5)")
-    parser.add_argument("--before", default=None, metavar="DIR_OR_REVISION",
-                        help="an earlier autotune to compare with: a checkout folder or a git revision")
+    parser.add_argument(
+        "--repeats", type=int, default=5, help="runs per case and version (default 5)"
+    )
+    parser.add_argument(
+        "--before",
+        default=None,
+        metavar="DIR_OR_REVISION",
+        help="an earlier autotune to compare with: a checkout folder or a git revision",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         trees: dict[str, Path] = {}
@@ -98,8 +118,10 @@ def main() -> int:
         found = measure(trees, args.repeats)
     print(report(found, list(trees), args.repeats))
     load = os.getloadavg()
-    print(f"\nload average during the run: {load[0]:.1f} (1 min) on {os.cpu_count()} cores; "
-          f"{sys.executable}")
+    print(
+        f"\nload average during the run: {load[0]:.1f} (1 min) on {os.cpu_count()} cores; "
+        f"{sys.executable}"
+    )
     return 0
 
 

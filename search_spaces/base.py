@@ -15,10 +15,9 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from search_spaces.domains import Param, Point
 from simcore.ga1.machine import Machine
 from simcore.shape import Shape
-
-from search_spaces.domains import Param, Point
 
 if TYPE_CHECKING:  # the compiled engine loads numba: only the families that decode need it
     from simcore.ga1.engine import Generator

@@ -2,6 +2,7 @@
 machine does not load numpy and every simulator with them. A package lists, for each of its
 modules, the public names it re-exports; type checkers and the documentation read the same
 names from the package's `if TYPE_CHECKING:` imports."""
+
 from __future__ import annotations
 
 import importlib
@@ -9,8 +10,9 @@ from types import ModuleType
 from typing import Any, Callable, Mapping, Sequence
 
 
-def exports(namespace: dict[str, Any], modules: Mapping[str, Sequence[str]]
-            ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+def exports(
+    namespace: dict[str, Any], modules: Mapping[str, Sequence[str]]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """`__getattr__` and `__dir__` for the package whose globals are `namespace`, its names
     defined in `modules` (a module below the package -> the names it defines)."""
     package = str(namespace["__name__"])

@@ -7,14 +7,12 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from autotune.cli.errors import UsageError
 from simcore.shape import Shape, ShapeError, parse_shape
 
-from autotune.cli.errors import UsageError
-
 if TYPE_CHECKING:
-    from simcore.ga1.schedules import ChapterSchedule
-
     from autotune.oracles import Oracle
+    from simcore.ga1.schedules import ChapterSchedule
 
 
 def shape_arg(text: str) -> Shape:
@@ -47,7 +45,11 @@ def slots_list(text: str) -> list[int]:
 
 def schedule_list(text: str | None) -> list[ChapterSchedule]:
     """--schedules: 'BIxBJ:BUFFERS,...' (None: the chapter's whole sweep)."""
-    from simcore.ga1.schedules import ScheduleError, chapter_sweep, parse_schedule  # numpy's programs
+    from simcore.ga1.schedules import (  # numpy's programs
+        ScheduleError,
+        chapter_sweep,
+        parse_schedule,
+    )
 
     if text is None:
         return chapter_sweep()

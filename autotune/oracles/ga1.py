@@ -7,6 +7,12 @@ from __future__ import annotations
 import functools
 from typing import Any, Mapping
 
+from autotune.oracles.base import Metrics, Oracle
+from search_spaces.base import EXACT, Family, GA1Family, Verdict
+from search_spaces.domains import Point
+from search_spaces.portfolio import CHAPTER_FAMILIES, portfolio
+from search_spaces.registry import families as space_families
+from search_spaces.registry import find_family
 from simcore.ga1.estimate import Work, estimate
 from simcore.ga1.lower_bounds import lower_bound
 from simcore.ga1.machine import Machine, machine_from, parse_overrides
@@ -15,14 +21,6 @@ from simcore.ga1.schedules import ScheduleError, chapter_sweep
 from simcore.ga1.timelines import draw, engine_rows_of_arrays
 from simcore.ga1.timing import engines_of
 from simcore.shape import Shape
-
-from search_spaces.base import EXACT, Family, GA1Family, Verdict
-from search_spaces.domains import Point
-from search_spaces.portfolio import CHAPTER_FAMILIES, portfolio
-from search_spaces.registry import families as space_families
-from search_spaces.registry import find_family
-
-from autotune.oracles.base import Metrics, Oracle
 
 DEFAULT_SLOTS = 64  # the scratchpad of the main job (the chapter's larger machine)
 

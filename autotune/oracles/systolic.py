@@ -15,18 +15,20 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from simcore.shape import Shape
-from simcore.systolic.cycle import SystolicTimingError, simulate_systolic
-from simcore.systolic.model import SystolicDesign, design_traffic, hbm_words, roles, tile_count
-from simcore.systolic.closed_form import cycles, schedule
-
+from autotune.oracles.base import Metrics, Oracle
 from search_spaces.base import EXACT, SCALED, Family, Verdict
 from search_spaces.domains import Point
 from search_spaces.systolic import (
-    DEFAULT_MAX_HBM_WORDS, DEFAULT_PE_BUDGET, SPACE, SystolicFamily, systolic_family,
+    DEFAULT_MAX_HBM_WORDS,
+    DEFAULT_PE_BUDGET,
+    SPACE,
+    SystolicFamily,
+    systolic_family,
 )
-
-from autotune.oracles.base import Metrics, Oracle
+from simcore.shape import Shape
+from simcore.systolic.closed_form import cycles, schedule
+from simcore.systolic.cycle import SystolicTimingError, simulate_systolic
+from simcore.systolic.model import SystolicDesign, design_traffic, hbm_words, roles, tile_count
 
 # The event engine's cost, in seconds: per tile (closed form and checks), per PE of every tile,
 # per multiply-accumulate of the block products and numpy's product. Measured on a laptop core.

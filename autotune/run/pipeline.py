@@ -23,25 +23,30 @@ from typing import Callable, Sequence
 import optuna
 import pandas as pd
 
-from simcore.shape import parse_shape
-
-from search_spaces.workload import Gemm
-
 from autotune import __version__, record
 from autotune.errors import PlanError, StudyError
+from autotune.interrupt import STOP, graceful_stop
 from autotune.record import Provenance
 from autotune.results import leaderboard as board
 from autotune.results import tables
-from autotune.interrupt import STOP, graceful_stop
 from autotune.run.objective import Objective
-from autotune.storage import (
-    GRACE_SECONDS, HEARTBEAT_SECONDS, WORKER, SharedStudy, default_storage, finished_count, is_memory, local_storages,
-)
-from autotune.search.problem import Candidate, GridTooLarge, Search, directions
-from autotune.search.sampling import DEFAULT_SAMPLER, encoding_for, make_sampler
 from autotune.run.plan import RunPlan
 from autotune.run.settings import DEFAULT_TRIALS, SHORT_TRIALS  # noqa: F401 - the run's defaults, also here
+from autotune.search.problem import Candidate, GridTooLarge, Search, directions
+from autotune.search.sampling import DEFAULT_SAMPLER, encoding_for, make_sampler
 from autotune.search.transfer import transfer_seeds
+from autotune.storage import (
+    GRACE_SECONDS,
+    HEARTBEAT_SECONDS,
+    WORKER,
+    SharedStudy,
+    default_storage,
+    finished_count,
+    is_memory,
+    local_storages,
+)
+from search_spaces.workload import Gemm
+from simcore.shape import parse_shape
 
 
 def verify_top_default(spec: RunPlan) -> int:

@@ -5,26 +5,25 @@ functions here, so one setting means the same in both; settings keep the plan's 
 
 Nothing here imports Optuna, pandas, numba (or numpy) until a plan is made: the command line
 reads the defaults below while it builds its parser."""
+
 from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from simcore.shape import Shape, ShapeError, parse_shape
-
-from search_spaces.workload import Workload, WorkloadError, load_workload
-
 from autotune import oracles
 from autotune.errors import PlanError
+from search_spaces.workload import Workload, WorkloadError, load_workload
+from simcore.shape import Shape, ShapeError, parse_shape
 
 if TYPE_CHECKING:
     from autotune.oracles import Oracle
     from autotune.run.pipeline import RunOptions
     from autotune.run.plan import RunPlan
 
-DEFAULT_TRIALS = 1000   # one product
-SHORT_TRIALS = 40       # per GEMM of a workload, per co-design, per machine of `sweep --tuned`
+DEFAULT_TRIALS = 1000  # one product
+SHORT_TRIALS = 40  # per GEMM of a workload, per co-design, per machine of `sweep --tuned`
 
 # The plan's fields that `plan_of` takes in another form, or that the run sets itself (the
 # sampler's encoding); every other field of RunPlan is a setting given as it is stored.
@@ -32,11 +31,17 @@ _GIVEN = frozenset({"workload", "oracle", "machine", "spaces", "objectives", "pe
 _NOT_PLAIN = _GIVEN | {"single", "encoding"}
 
 
-def plan_of(shape: Shape | str | None = None, *, workload: str | Path | Workload | None = None,
-            oracle: str = oracles.DEFAULT_ORACLE, machine: Any = None,
-            spaces: str | Sequence[str] | None = None,
-            objectives: str | Sequence[str] | None = None,
-            pe_budget: int | None = None, **settings: Any) -> RunPlan:
+def plan_of(
+    shape: Shape | str | None = None,
+    *,
+    workload: str | Path | Workload | None = None,
+    oracle: str = oracles.DEFAULT_ORACLE,
+    machine: Any = None,
+    spaces: str | Sequence[str] | None = None,
+    objectives: str | Sequence[str] | None = None,
+    pe_budget: int | None = None,
+    **settings: Any,
+) -> RunPlan:
     """The plan of one product (`shape`) or of a `workload` (a .toml or .csv file, or a
     `Workload`). `machine` is the oracle's machine, `KEY=VALUE,...` text or a mapping of its
     keys (None: the oracle's default); `spaces` and `objectives` are comma-separated names or
@@ -55,8 +60,9 @@ def plan_of(shape: Shape | str | None = None, *, workload: str | Path | Workload
     the_machine = machine_of(found, machine, pe_budget=pe_budget if "pe_budget" in keys else None)
     if pe_budget is not None and "pe_budget" not in keys:
         settings["pe_budget"] = pe_budget  # a co-design's budget, not a machine parameter
-    settings.update(oracle=found.name, spaces=_spaces(spaces),
-                    objectives=_objectives(objectives, found))
+    settings.update(
+        oracle=found.name, spaces=_spaces(spaces), objectives=_objectives(objectives, found)
+    )
     if shape is None and workload is None:
         raise PlanError("give a shape (one product) or a workload (several)", setting="shape")
     if shape is not None and workload is not None:
@@ -66,8 +72,9 @@ def plan_of(shape: Shape | str | None = None, *, workload: str | Path | Workload
     return RunPlan(_workload(workload), the_machine, False, **settings)
 
 
-def options_of(plan: RunPlan, *, trials: int | None = None, results: str | Path = "results",
-               **options: Any) -> RunOptions:
+def options_of(
+    plan: RunPlan, *, trials: int | None = None, results: str | Path = "results", **options: Any
+) -> RunOptions:
     """How the plan is run: `trials` (None: 1000 for one product, 40 per GEMM of a workload or
     for a co-design), the `results` folder, and RunOptions' other fields by name (`sampler`,
     `seed`, `study`, `storage`, `workers`, `timeout`, ...)."""
@@ -76,8 +83,9 @@ def options_of(plan: RunPlan, *, trials: int | None = None, results: str | Path 
     known = option_names()
     unknown = sorted(set(options) - known)
     if unknown:
-        raise TypeError(f"unknown option(s) {', '.join(unknown)} "
-                        f"(known: {', '.join(sorted(known))})")
+        raise TypeError(
+            f"unknown option(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})"
+        )
     count = trials if trials is not None else DEFAULT_TRIALS if plan.single else SHORT_TRIALS
     return RunOptions(trials=count, results=Path(results), **options)
 
@@ -98,13 +106,18 @@ def machine_of(oracle: Oracle, machine: Any = None, **keys: int | None) -> Any:
         given: dict[str, object] = dict(machine.as_dict())
         items: list[str] = []
     else:
-        items = ([f"{k}={v}" for k, v in machine.items()] if isinstance(machine, Mapping)
-                 else [part.strip() for part in (machine or "").split(",") if part.strip()])
+        items = (
+            [f"{k}={v}" for k, v in machine.items()]
+            if isinstance(machine, Mapping)
+            else [part.strip() for part in (machine or "").split(",") if part.strip()]
+        )
         given = {k.strip(): v.strip() for k, _, v in (item.partition("=") for item in items)}
     for key, value in wanted.items():
         if key in given and str(given[key]) != str(value):
-            raise PlanError(f"{key} {value} and machine {key}={given[key]} disagree: give it once",
-                            setting="machine")
+            raise PlanError(
+                f"{key} {value} and machine {key}={given[key]} disagree: give it once",
+                setting="machine",
+            )
         if key not in given:
             items.append(f"{key}={value}")
     if machine is not None and not isinstance(machine, (str, Mapping)):

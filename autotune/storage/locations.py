@@ -17,7 +17,15 @@ from optuna.storages import JournalStorage
 
 from autotune.errors import StorageError
 from autotune.storage.journal import JournalCorrupt, JournalFile, is_sqlite_file
-from autotune.storage.stores import JournalStore, MemoryStore, RdbStore, SqliteStore, Store, check_integrity, open_rdb
+from autotune.storage.stores import (
+    JournalStore,
+    MemoryStore,
+    RdbStore,
+    SqliteStore,
+    Store,
+    check_integrity,
+    open_rdb,
+)
 
 # Database drivers that are optional extras: the URL's scheme, the driver module, the extra.
 DRIVERS: dict[str, tuple[str, str]] = {

@@ -1,6 +1,7 @@
 """One GEMM on one systolic design, in figures: the systolic counterpart of GA-1's `simulate`.
 Cycles come from the closed form (`closed_form.cycles`), traffic from the tile model
 (`model.design_traffic`); the cycle models in `cycle` hold both to the data moves."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -18,8 +19,8 @@ class SystolicReport:
     shape: Shape
     cycles: int
     tiles: int
-    traffic: Traffic       # on-chip buffer words, by operand
-    hbm_words: int         # words over the HBM link (0 with the stationary tiles on chip)
+    traffic: Traffic  # on-chip buffer words, by operand
+    hbm_words: int  # words over the HBM link (0 with the stationary tiles on chip)
 
     @property
     def macs(self) -> int:
@@ -44,5 +45,11 @@ def report(design: SystolicDesign, shape: Shape) -> SystolicReport:
     >>> found.cycles, found.tiles, f"{found.mac_utilization:.1%}"
     (33150, 64, '98.8%')
     """
-    return SystolicReport(design, shape, cycles(design, shape), tile_count(design, shape),
-                          design_traffic(design, shape), hbm_words(design, shape))
+    return SystolicReport(
+        design,
+        shape,
+        cycles(design, shape),
+        tile_count(design, shape),
+        design_traffic(design, shape),
+        hbm_words(design, shape),
+    )

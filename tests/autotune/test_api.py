@@ -1,5 +1,6 @@
 """The Python API: its documented examples run, it makes the plan the command line makes from
 the same settings, its results are the files it wrote, and its errors name the setting."""
+
 from __future__ import annotations
 
 import doctest
@@ -10,13 +11,13 @@ import pytest
 
 import autotune
 import autotune.api
+from autotune import oracles
 from autotune.cli.commands.tune import build_plan
 from autotune.cli.main import build_parser
 from autotune.errors import AutotuneError, PlanError
 from autotune.record import TrialRecord
 from autotune.run.settings import DEFAULT_TRIALS, SHORT_TRIALS, machine_of, options_of, plan_of
 from autotune.storage import finished_count
-from autotune import oracles
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -49,7 +50,10 @@ def test_the_leaderboard_is_the_file_written_and_best_is_its_first_row(in_tmp: P
     assert result.best.cycles == int(first["cycles"]) and result.best.family == first["family"]
     assert result.best.verified is True and result.best.verification == "exact"
     assert isinstance(result.best.record, TrialRecord)
-    assert result.best.record.number == result.best.trial and result.best.record.cycles == result.best.cycles
+    assert (
+        result.best.record.number == result.best.trial
+        and result.best.record.cycles == result.best.cycles
+    )
     assert result.study.study_name == first["study"]
     assert finished_count(result.study) == 12
     # Read back by study name, by folder, and from the Optuna study itself.
@@ -59,23 +63,46 @@ def test_the_leaderboard_is_the_file_written_and_best_is_its_first_row(in_tmp: P
 
 
 def test_a_study_in_memory_is_returned_and_resumes_nothing(in_tmp: Path) -> None:
-    result = autotune.tune("64x64x64", trials=5, storage=":memory:", results=in_tmp / "r", verify_top=1)
+    result = autotune.tune(
+        "64x64x64", trials=5, storage=":memory:", results=in_tmp / "r", verify_top=1
+    )
     assert finished_count(result.study) == 5
     assert result.leaderboard["verified"].iloc[0] == True  # noqa: E712
 
 
 def test_the_command_line_and_the_api_make_one_plan() -> None:
     parser = build_parser()
-    argv = ["tune", "--shape", "128x64x32", "--slots", "16", "--machine", "dma_setup=8",
-            "--space", "chapter,general", "--objectives", "cycles,scratchpad_words", "--search-machine",
-            "--machine-range", "slots=8:32"]
+    argv = [
+        "tune",
+        "--shape",
+        "128x64x32",
+        "--slots",
+        "16",
+        "--machine",
+        "dma_setup=8",
+        "--space",
+        "chapter,general",
+        "--objectives",
+        "cycles,scratchpad_words",
+        "--search-machine",
+        "--machine-range",
+        "slots=8:32",
+    ]
     from_flags = build_plan(parser.parse_args(argv))
-    from_keywords = plan_of("128x64x32", machine={"slots": 16, "dma_setup": 8}, spaces=["chapter", "general"],
-                            objectives=("cycles", "scratchpad_words"), search_machine=True,
-                            machine_range="slots=8:32")
+    from_keywords = plan_of(
+        "128x64x32",
+        machine={"slots": 16, "dma_setup": 8},
+        spaces=["chapter", "general"],
+        objectives=("cycles", "scratchpad_words"),
+        search_machine=True,
+        machine_range="slots=8:32",
+    )
     assert from_flags == from_keywords
-    systolic = build_plan(parser.parse_args(["tune", "--oracle", "systolic", "--shape", "64x64x64",
-                                             "--pe-budget", "1024"]))
+    systolic = build_plan(
+        parser.parse_args(
+            ["tune", "--oracle", "systolic", "--shape", "64x64x64", "--pe-budget", "1024"]
+        )
+    )
     assert systolic == plan_of("64x64x64", oracle="systolic", pe_budget=1024)
     assert systolic.machine.pe_budget == 1024
 
@@ -88,16 +115,27 @@ def test_default_trials_follow_the_plan() -> None:
     assert not workload.single and options_of(workload).trials == SHORT_TRIALS
 
 
-@pytest.mark.parametrize(("call", "setting", "text"), [
-    (lambda: plan_of("12x12"), "shape", "malformed shape"),
-    (lambda: plan_of(), "shape", "give a shape"),
-    (lambda: plan_of("8x8x8", machine="foo=1"), "machine", "unknown machine parameter 'foo'"),
-    (lambda: plan_of("8x8x8", objectives=""), "objectives", "objectives is empty"),
-    (lambda: plan_of("8x8x8", spaces=" , "), "spaces", "spaces is empty"),
-    (lambda: plan_of("8x8x8", oracle="nosuch"), "oracle", "unknown oracle 'nosuch'"),
-    (lambda: autotune.tune("8x8x8", trials=0, storage=":memory:"), "trials", "trials must be at least 1"),
-    (lambda: autotune.tune("8x8x8", spaces="nosuch", storage=":memory:"), "spaces", "unknown search space"),
-])
+@pytest.mark.parametrize(
+    ("call", "setting", "text"),
+    [
+        (lambda: plan_of("12x12"), "shape", "malformed shape"),
+        (lambda: plan_of(), "shape", "give a shape"),
+        (lambda: plan_of("8x8x8", machine="foo=1"), "machine", "unknown machine parameter 'foo'"),
+        (lambda: plan_of("8x8x8", objectives=""), "objectives", "objectives is empty"),
+        (lambda: plan_of("8x8x8", spaces=" , "), "spaces", "spaces is empty"),
+        (lambda: plan_of("8x8x8", oracle="nosuch"), "oracle", "unknown oracle 'nosuch'"),
+        (
+            lambda: autotune.tune("8x8x8", trials=0, storage=":memory:"),
+            "trials",
+            "trials must be at least 1",
+        ),
+        (
+            lambda: autotune.tune("8x8x8", spaces="nosuch", storage=":memory:"),
+            "spaces",
+            "unknown search space",
+        ),
+    ],
+)
 def test_bad_settings_raise_domain_errors_naming_the_setting(call, setting: str, text: str) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(AutotuneError) as caught:
         call()

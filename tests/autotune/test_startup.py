@@ -1,6 +1,7 @@
 """Start-up: the parser of every command is built, and argument errors reported, without loading
 the libraries a run needs (their import is most of a second). How fast that is is measured in
 benchmarks/bench_startup.py; here, which modules load."""
+
 from __future__ import annotations
 
 import json
@@ -16,26 +17,46 @@ HEAVY = ("optuna", "pandas", "numba", "matplotlib", "sqlalchemy", "pyarrow", "nu
 
 def loaded_after(code: str) -> list[str]:
     """The heavy modules loaded once `code` has run in a fresh interpreter."""
-    probe = f"{code}\nimport json, sys\nprint(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
-    done = subprocess.run([sys.executable, "-c", probe], check=False, cwd=ROOT, capture_output=True,
-                          text=True, timeout=120)
+    probe = (
+        f"{code}\nimport json, sys\nprint(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        check=False,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.parametrize("argv", [
-    ["--help"], ["tune", "--help"], ["plot", "--help"], ["tune", "--trials", "x"],
-    ["systolic", "--shape", "8x8"], ["leaderboard"], ["--version"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--help"],
+        ["tune", "--help"],
+        ["plot", "--help"],
+        ["tune", "--trials", "x"],
+        ["systolic", "--shape", "8x8"],
+        ["leaderboard"],
+        ["--version"],
+    ],
+)
 def test_help_and_argument_errors_load_no_heavy_library(argv: list[str]) -> None:
-    code = ("import contextlib, io\nfrom autotune.cli.main import main\n"
-            "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
-            f"    try:\n        main({argv!r})\n    except SystemExit:\n        pass")
+    code = (
+        "import contextlib, io\nfrom autotune.cli.main import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
+        f"    try:\n        main({argv!r})\n    except SystemExit:\n        pass"
+    )
     assert loaded_after(code) == []
 
 
 def test_importing_the_packages_loads_no_heavy_library() -> None:
-    assert loaded_after("import autotune, simcore, simcore.ga1, simcore.systolic, search_spaces") == []
+    assert (
+        loaded_after("import autotune, simcore, simcore.ga1, simcore.systolic, search_spaces") == []
+    )
     assert loaded_after("from simcore.ga1 import Machine\nfrom simcore import Shape") == []
 
 

@@ -1,5 +1,6 @@
 """A PostgreSQL storage without its driver (the `postgres` extra not installed): one line that
 says which extra to install, exit status 2, and nothing created."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -17,18 +18,28 @@ URL = "postgresql://tuner:secret@127.0.0.1:9/autotune"
 @pytest.fixture
 def no_driver(monkeypatch: pytest.MonkeyPatch) -> None:
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name in ("psycopg2", "psycopg") else real(name, *a))
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name in ("psycopg2", "psycopg") else real(name, *a),
+    )
 
 
-@pytest.mark.parametrize("argv", [
-    ["tune", "--shape", "32x32x32", "--trials", "3", "--storage", URL],
-    ["studies", "--storage", URL],
-    ["leaderboard", "some-study", "--storage", URL],
-])
-def test_the_missing_extra_is_named_in_one_line(no_driver: None, argv: list[str], tmp_path: Path,
-                                                monkeypatch: pytest.MonkeyPatch,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["tune", "--shape", "32x32x32", "--trials", "3", "--storage", URL],
+        ["studies", "--storage", URL],
+        ["leaderboard", "some-study", "--storage", URL],
+    ],
+)
+def test_the_missing_extra_is_named_in_one_line(
+    no_driver: None,
+    argv: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     monkeypatch.chdir(tmp_path)
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()

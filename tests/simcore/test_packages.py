@@ -1,5 +1,6 @@
 """simcore's packages: each public name is the function or class it documents, importable from
 its package on first use, and no module is hidden behind a function of the same name."""
+
 from __future__ import annotations
 
 import importlib
@@ -42,4 +43,6 @@ def test_the_stable_names() -> None:
 
     assert simcore.ga1.simulate is simulate and simcore.simulate is simulate
     assert simcore.systolic.report is report
-    assert isinstance(simcore.ga1.simulate, FunctionType) and isinstance(simcore.systolic.schedule, FunctionType)
+    assert isinstance(simcore.ga1.simulate, FunctionType) and isinstance(
+        simcore.systolic.schedule, FunctionType
+    )

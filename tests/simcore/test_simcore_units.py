@@ -6,12 +6,24 @@ import numpy as np
 import pytest
 
 from simcore import (
-    Machine, MachineError, Program, ProgramError, ScheduleError, Shape, ShapeError, blocked,
-    kouter, machine_from, parse_overrides, parse_shape, replay, simulate, timeline,
+    Machine,
+    MachineError,
+    Program,
+    ProgramError,
+    ScheduleError,
+    Shape,
+    ShapeError,
+    blocked,
+    kouter,
+    machine_from,
+    parse_overrides,
+    parse_shape,
+    replay,
+    simulate,
+    timeline,
 )
 from simcore.ga1.machine import MACHINE_KEYS
 from tests.helpers.ga1_chapter_checker import VECTOR_PROGRAM
-
 
 # ---- Machine
 

@@ -6,7 +6,14 @@ import json
 import sys
 from pathlib import Path
 
-from autotune.cli.args import add_machine, add_shape, build_machine, schedule_list, shape_arg, slots_list
+from autotune.cli.args import (
+    add_machine,
+    add_shape,
+    build_machine,
+    schedule_list,
+    shape_arg,
+    slots_list,
+)
 from autotune.cli.limits import add_limits, check_work
 
 HELP = "run the chapter's hand-written schedules (blocked, k-outermost) and print its table"

@@ -8,12 +8,11 @@ import json
 import sys
 from pathlib import Path
 
-from simcore.ga1.machine import Machine
-from simcore.shape import Shape
-
 from autotune.cli.args import add_json, add_results, positive_int
 from autotune.cli.errors import UsageError
 from autotune.cli.limits import add_limits, check_work
+from simcore.ga1.machine import Machine
+from simcore.shape import Shape
 
 HELP = "regression check: tune 128x128x128 at 64 and 16 slots and compare with the chapter and the reference record"
 REFERENCE = Path("reference") / "best.json"   # under --results

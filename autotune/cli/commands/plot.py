@@ -7,13 +7,12 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from simcore.shape import Shape
-
 from autotune import oracles
 from autotune.cli.args import add_source, positive_int
 from autotune.cli.errors import UsageError
 from autotune.cli.limits import add_limits, check_work
 from autotune.errors import AutotuneError
+from simcore.shape import Shape
 
 if TYPE_CHECKING:  # pandas, matplotlib, Optuna and numba load when the command runs
     import pandas as pd
@@ -142,11 +141,10 @@ def pareto(frame: pd.DataFrame, metadata: dict, out: Path) -> Path | None:
 
 def timeline(frame: pd.DataFrame, rank: int, out: Path, args: argparse.Namespace) -> Path | str:
     """The entry's engine timeline, or why there is none (an infeasible entry, an oracle without one)."""
-    from simcore.ga1.engine import time_program
-    from simcore.ga1.engine.spans import busy_spans, first_instructions
-
     from autotune.results import leaderboard as board
     from autotune.results import plots
+    from simcore.ga1.engine import time_program
+    from simcore.ga1.engine.spans import busy_spans, first_instructions
 
     row = frame.iloc[rank - 1].to_dict()
     if not row["feasible"]:

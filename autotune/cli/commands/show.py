@@ -5,10 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from simcore.shape import Shape
-
 from autotune.cli.args import add_json, add_source, positive_int
 from autotune.cli.limits import add_limits, check_work
+from simcore.shape import Shape
 
 HELP = "show one leaderboard entry: its parameters, its machine and the engine timeline"
 

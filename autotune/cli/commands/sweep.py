@@ -9,13 +9,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from simcore.ga1.machine import MACHINE_KEYS, Machine, MachineError
-from simcore.shape import Shape
-
 from autotune.cli.args import add_machine, build_machine, positive_int, schedule_list, shape_arg
 from autotune.cli.errors import UsageError
 from autotune.cli.limits import add_limits, check_work
 from autotune.run.settings import SHORT_TRIALS
+from simcore.ga1.machine import MACHINE_KEYS, Machine, MachineError
+from simcore.shape import Shape
 
 if TYPE_CHECKING:
     from simcore.ga1.schedules import ChapterSchedule

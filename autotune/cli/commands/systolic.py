@@ -14,16 +14,23 @@ import math
 import sys
 from typing import TYPE_CHECKING
 
+from autotune.cli.args import shape_arg
+from autotune.cli.errors import UsageError
 from simcore.shape import Shape
 from simcore.systolic.model import (
-    DATAFLOWS, ORDERS, PRESETS, Assumptions, HbmLink, Mapping, SystolicArray, SystolicDesign, Traffic,
+    DATAFLOWS,
+    ORDERS,
+    PRESETS,
+    Assumptions,
+    HbmLink,
+    Mapping,
+    SystolicArray,
+    SystolicDesign,
+    Traffic,
     compulsory_words,
 )
 from simcore.systolic.reports import report as systolic_report
 from simcore.systolic.tie import parse_array
-
-from autotune.cli.args import shape_arg
-from autotune.cli.errors import UsageError
 
 if TYPE_CHECKING:
     from search_spaces.base import Verdict
@@ -131,7 +138,9 @@ def _traffic_dict(t: Traffic) -> dict[str, int]:
 
 
 def _run_one(args: argparse.Namespace, base: SystolicDesign, shape: Shape, check: bool) -> dict[str, object]:
-    from autotune.oracles.systolic import verify_design  # the cycle models: loaded when the command runs
+    from autotune.oracles.systolic import (
+        verify_design,  # the cycle models: loaded when the command runs
+    )
 
     mapping, chosen = _mapping(args, base, shape)
     design = base.with_mapping(mapping)

@@ -8,7 +8,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autotune import oracles
-from autotune.cli.args import add_machine, add_results, add_shape, build_machine, positive_int, shape_arg
+from autotune.cli.args import (
+    add_machine,
+    add_results,
+    add_shape,
+    build_machine,
+    positive_int,
+    shape_arg,
+)
 from autotune.cli.errors import UsageError
 from autotune.cli.limits import add_limits, check_work
 from autotune.run.settings import DEFAULT_TRIALS, SHORT_TRIALS, options_of, plan_of
