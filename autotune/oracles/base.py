@@ -8,13 +8,17 @@ package would. `examples/toy_oracle/` is a complete minimal one.
 """
 from __future__ import annotations
 
+import copy
 from abc import ABC, abstractmethod
-from typing import Any, Mapping, Protocol
+from typing import TYPE_CHECKING, Any, Mapping, Protocol
 
 from simcore.shape import Shape
 
 from search_spaces.base import Family, Verdict
 from search_spaces.domains import Point
+
+if TYPE_CHECKING:
+    from simcore.energy import Cost, Technology
 
 Metrics = dict[str, object]
 
@@ -55,6 +59,22 @@ class Oracle(ABC):
     default_spaces: tuple[str, ...] = ()             # the search spaces a run uses by default
     takes_workloads: bool = True                     # several GEMMs in one run
     searches_machines: bool = False                  # machine parameters searched with schedules
+    technology: Technology | None = None             # energy and area table; None: the shipped one
+
+    def with_technology(self, technology: Technology | None) -> Oracle:
+        """This oracle costing energy and area with `technology` (a copy: the registered oracle
+        is unchanged); None: the shipped default table."""
+        configured = copy.copy(self)
+        configured.technology = technology
+        return configured
+
+    def tech(self) -> Technology:
+        """The technology table this oracle costs energy and area with."""
+        if self.technology is not None:
+            return self.technology
+        from simcore.energy import default_technology
+
+        return default_technology()
 
     # --- the machine -------------------------------------------------------------------------
 
@@ -147,6 +167,23 @@ class Oracle(ABC):
         """For a co-design: the best of a fixed portfolio of schedules and the best
         hand-written one, each (family, point, metrics); only for `searches_machines`."""
         raise NotImplementedError(f"oracle {self.name!r} does not search machines")
+
+    # --- energy and area (optional) ----------------------------------------------------------
+    # An oracle that costs them reports, with every evaluation, the metrics of
+    # simcore.energy.Cost.metrics (energy_pj, energy_per_mac_pj, edp, area_mm2 and the
+    # breakdown) and lists energy, edp and area among its measures.
+
+    def machine_area_mm2(self, machine: Any) -> float | None:
+        """The machine's area when the machine alone sets it; None when not costed."""
+        return None
+
+    def area_mm2(self, family: Family, point: Point, shape: Shape, machine: Any) -> float | None:
+        """The area a candidate occupies, known before it runs; None when not costed."""
+        return self.machine_area_mm2(machine)
+
+    def cost(self, family: Family, point: Point, shape: Shape, machine: Any) -> Cost | None:
+        """The point's energy and area with every line item, or None when not costed."""
+        return None
 
     # --- pictures (optional) -----------------------------------------------------------------
 

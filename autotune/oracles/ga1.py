@@ -13,13 +13,14 @@ from search_spaces.domains import Point
 from search_spaces.portfolio import CHAPTER_FAMILIES, portfolio
 from search_spaces.registry import families as space_families
 from search_spaces.registry import find_family
+from simcore.energy import Cost, ga1_area_mm2, ga1_cost_of_timing
 from simcore.ga1.estimate import Work, estimate
 from simcore.ga1.lower_bounds import lower_bound
 from simcore.ga1.machine import Machine, machine_from, parse_overrides
 from simcore.ga1.program import Program
 from simcore.ga1.schedules import ScheduleError, chapter_sweep
 from simcore.ga1.timelines import draw, engine_rows_of_arrays
-from simcore.ga1.timing import engines_of
+from simcore.ga1.timing import Timing, engines_of
 from simcore.shape import Shape
 
 DEFAULT_SLOTS = 64  # the scratchpad of the main job (the chapter's larger machine)
@@ -34,7 +35,8 @@ def _ga1(family: Family) -> GA1Family:
 class GA1Oracle(Oracle):
     name = "ga1"
     description = "the GA-1 cycle simulator: DMA, scratchpad slots and a tile matrix unit"
-    measures = ("cycles", "scratchpad_words", "dma_words_per_cycle", "mxu_cycles", "tiles_moved")
+    measures = ("cycles", "energy", "edp", "area", "scratchpad_words", "dma_words_per_cycle", "mxu_cycles",
+                "tiles_moved")
     default_spaces = ("chapter", "general", "strips")
     searches_machines = True
 
@@ -88,8 +90,20 @@ class GA1Oracle(Oracle):
             "cycles": timing.cycles, "tiles_moved": timing.tiles_moved, "loads": timing.loads,
             "stores": timing.stores, "mxu_util": timing.mxu_util(machine),
             "dma_busy": timing.dma_busy, "lower_bound": lower_bound(shape, machine),
-            "slots_needed": ga1.slots_needed(point, shape, machine),
+            "slots_needed": ga1.slots_needed(point, shape, machine), **self._energy(machine, timing),
         }
+
+    def _energy(self, machine: Machine, timing: Timing) -> Metrics:
+        """Energy and area from the run's exact counts (simcore.energy.ga1)."""
+        cost = ga1_cost_of_timing(machine, timing, self.tech())
+        return {"macs": cost.macs, **{k: float(v) for k, v in cost.metrics().items()}}
+
+    def machine_area_mm2(self, machine: Machine) -> float:
+        return ga1_area_mm2(machine, self.tech())
+
+    def cost(self, family: Family, point: Point, shape: Shape, machine: Machine) -> Cost:
+        timing = _ga1(family).generator(point, shape, machine).timing()
+        return ga1_cost_of_timing(machine, timing, self.tech())
 
     def verify(self, family: Family, point: Point, shape: Shape, machine: Machine) -> Verdict:
         verification = _ga1(family).generator(point, shape, machine).verify()

@@ -25,10 +25,18 @@ from search_spaces.systolic import (
     SystolicFamily,
     systolic_family,
 )
+from simcore.energy import Cost, systolic_area_mm2, systolic_cost, systolic_counts
 from simcore.shape import Shape
 from simcore.systolic.closed_form import cycles, schedule
 from simcore.systolic.cycle import SystolicTimingError, simulate_systolic
-from simcore.systolic.model import SystolicDesign, design_traffic, hbm_words, roles, tile_count
+from simcore.systolic.model import (
+    SystolicDesign,
+    Traffic,
+    design_traffic,
+    hbm_words,
+    roles,
+    tile_count,
+)
 
 # The event engine's cost, in seconds: per tile (closed form and checks), per PE of every tile,
 # per multiply-accumulate of the block products and numpy's product. Measured on a laptop core.
@@ -84,7 +92,7 @@ def _systolic(family: Family) -> SystolicFamily:
 class SystolicOracle(Oracle):
     name = "systolic"
     description = "an R x C systolic array (ws, os, is) and its mapping under a PE budget"
-    measures = ("cycles", "words_per_mac", "pes")
+    measures = ("cycles", "energy", "edp", "area", "words_per_mac", "pes")
     default_objectives = ("cycles", "words_per_mac")
     default_spaces = ("systolic",)
     takes_workloads = False
@@ -133,8 +141,23 @@ class SystolicOracle(Oracle):
             "cycles": run_cycles, "words_per_mac": t.words_per_mac,
             "mac_utilization": t.macs / (design.array.pes * run_cycles),
             "tiles": tile_count(design, shape), "pes": design.array.pes, "macs": t.macs,
-            "buffer_words": t.total,
+            "buffer_words": t.total, **self._energy(design, shape, run_cycles, t),
         }
+
+    def _energy(self, design: SystolicDesign, shape: Shape, run_cycles: int, traffic: Traffic) -> Metrics:
+        return {k: float(v) for k, v in self._cost(design, shape, run_cycles, traffic).metrics().items()}
+
+    def _cost(self, design: SystolicDesign, shape: Shape, run_cycles: int, traffic: Traffic) -> Cost:
+        """Energy and area from the model's exact counts (simcore.energy.systolic)."""
+        tech = self.tech()
+        return systolic_cost(design, systolic_counts(design, shape, run_cycles, tech, traffic), tech)
+
+    def area_mm2(self, family: Family, point: Point, shape: Shape, machine: Any) -> float:
+        return systolic_area_mm2(_systolic(family).design(point), shape, self.tech())
+
+    def cost(self, family: Family, point: Point, shape: Shape, machine: Any) -> Cost:
+        design = _systolic(family).design(point)
+        return self._cost(design, shape, cycles(design, shape), design_traffic(design, shape))
 
     def verify(self, family: Family, point: Point, shape: Shape, machine: Any) -> Verdict:
         return verify_design(_systolic(family).design(point), shape)

@@ -20,9 +20,13 @@ from autotune.oracles import Oracle
 from autotune.record import Evaluation, TrialRecord
 from autotune.search.problem import DIRECTIONS, Entry, Search, evaluation_source, objective_value
 
-# Metrics first in this order when present; any other metric a family reports follows.
-METRICS: tuple[str, ...] = ("cycles", "tiles_moved", "loads", "stores", "mxu_util", "dma_busy", "words_per_mac",
-                            "mac_utilization", "lower_bound")
+# Metrics first in this order when present; any other metric a family reports follows. Energy
+# in pJ (the breakdown by category after; a category the oracle does not count is absent), EDP
+# in pJ x cycles, area in mm2.
+ENERGY_METRICS: tuple[str, ...] = ("energy_pj", "energy_per_mac_pj", "edp", "area_mm2")
+BREAKDOWN: tuple[str, ...] = ("energy_compute_pj", "energy_register_pj", "energy_on_chip_pj", "energy_off_chip_pj")
+METRICS: tuple[str, ...] = ("cycles", *ENERGY_METRICS, "tiles_moved", "loads", "stores", "mxu_util", "dma_busy",
+                            "words_per_mac", "mac_utilization", "lower_bound", "macs", *BREAKDOWN)
 NOT_METRICS = frozenset({"slots_needed", "constraints", "shapes", "no_schedule", "chapter_cycles"})
 NONE = "none"  # the verification column of an entry nobody checked
 
@@ -212,7 +216,9 @@ def to_frame(rows: list[dict[str, object]]) -> pd.DataFrame:
     data = {"rank": list(range(1, len(rows) + 1))}
     data.update({name: _column([row.get(name) for row in rows]) for name in columns})
     frame = pd.DataFrame(data)
-    for name in ("mxu_util", "dma_busy", "ratio_to_bound", "ratio_to_chapter_best", "weight", "weighted_cycles"):
+    floats = ("mxu_util", "dma_busy", "ratio_to_bound", "ratio_to_chapter_best", "weight", "weighted_cycles",
+              *ENERGY_METRICS, *BREAKDOWN, "total_energy_pj", "total_edp")
+    for name in floats:
         if name in frame:
             frame[name] = frame[name].astype("Float64")
     for name in ("verified", "pareto", "feasible"):

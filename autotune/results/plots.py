@@ -29,13 +29,18 @@ class Reference:
 
 @dataclass(frozen=True)
 class Front:
-    """One Pareto panel: every feasible point, and which of them are non-dominated."""
+    """One Pareto panel: every feasible point, and which of them are non-dominated. `staircase`:
+    the front is over exactly these two axes (drawn as steps); otherwise the panel is a
+    projection of a front over more objectives, or of another measure. `limit`: a budget on x."""
 
     x_label: str
     y_label: str
     x: tuple[float, ...]
     y: tuple[float, ...]
     pareto: tuple[bool, ...]
+    staircase: bool = True
+    limit: float | None = None
+    front_label: str = "Pareto front"
 
 
 def _pyplot():
@@ -86,10 +91,11 @@ def pareto_png(fronts: Sequence[Front], title: str, path: Path) -> Path:
         if rest:
             ax.scatter(*zip(*rest), s=18, color="lightgray", edgecolor="gray", linewidth=0.5, label="dominated")
         if best:
-            if len(fronts) == 1:  # with two objectives the front is a staircase; with more, a projection
+            if front.staircase:
                 ax.step(*zip(*best), where="post", color="tab:red", linewidth=1, alpha=0.6)
-            label = "Pareto front" if len(fronts) == 1 else "Pareto front (all objectives)"
-            ax.scatter(*zip(*best), s=40, color="tab:red", zorder=3, label=label)
+            ax.scatter(*zip(*best), s=40, color="tab:red", zorder=3, label=front.front_label)
+        if front.limit is not None:
+            ax.axvline(front.limit, linestyle="--", color="black", linewidth=1, label=f"budget {front.limit:.4g}")
         ax.set_xlabel(front.x_label)
         ax.set_ylabel(front.y_label)
         ax.grid(True, alpha=0.3)

@@ -6,10 +6,14 @@ Schema history: leaderboard, pareto and workload 2 added gemm, weight, weighted_
 verification and verification_detail to schema 1 (no column renamed or dropped); `verified`
 is true only for an exact check. Schema 3 adds `timing` (how the cycles were timed: full or
 periodic) and `origin` (where the candidate came from: baseline, enqueued, transfer, grid,
-optimum, refine, explore, random). baseline and sweep are at 1 (files older than the version
-key read as 1)."""
+optimum, refine, explore, random). Schema 4 adds energy and area: energy_pj, energy_per_mac_pj,
+edp (pJ x cycles), area_mm2, macs and the breakdown energy_compute_pj, energy_register_pj,
+energy_on_chip_pj, energy_off_chip_pj (a category the oracle does not count is absent); a
+co-design adds total_energy_pj and total_edp (its workload's). baseline and sweep are at 1
+(files older than the version key read as 1)."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -19,11 +23,12 @@ from autotune import __version__
 from autotune.errors import ResultsError
 from autotune.results.files import read_parquet, write_parquet
 from autotune.results.labels import VERIFIED_LABELS  # noqa: F401 - read by the tables' readers
+from autotune.search.codesign import machine_value
 from autotune.search.problem import objective_value
 
-SCHEMAS: dict[str, int] = {"leaderboard": 3, "pareto": 3, "workload": 3, "baseline": 1, "sweep": 1}
-READABLE: dict[str, frozenset[object]] = {"leaderboard": frozenset({1, 2, 3}), "pareto": frozenset({1, 2, 3}),
-                                          "workload": frozenset({1, 2, 3}), "baseline": frozenset({None, 1}),
+SCHEMAS: dict[str, int] = {"leaderboard": 4, "pareto": 4, "workload": 4, "baseline": 1, "sweep": 1}
+READABLE: dict[str, frozenset[object]] = {"leaderboard": frozenset({1, 2, 3, 4}), "pareto": frozenset({1, 2, 3, 4}),
+                                          "workload": frozenset({1, 2, 3, 4}), "baseline": frozenset({None, 1}),
                                           "sweep": frozenset({None, 1})}
 
 
@@ -57,6 +62,14 @@ def typed(frame: pd.DataFrame) -> pd.DataFrame:
         elif present and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
             frame[column] = frame[column].astype("Float64")
     return frame
+
+
+def workload_costs(frame: pd.DataFrame) -> dict[str, float | None]:
+    """A workload's weighted energy (None unless every GEMM has one) and its machine's area."""
+    energy = frame["energy_pj"].astype("Float64") if "energy_pj" in frame else None
+    total = float((frame["weight"] * energy).sum()) if energy is not None and bool(energy.notna().all()) else None
+    area = frame["area_mm2"].dropna() if "area_mm2" in frame else pd.Series([], dtype="Float64")
+    return {"weighted_energy_pj": total, "area_mm2": float(area.iloc[0]) if len(area) else None}
 
 
 def describe(frame: pd.DataFrame, metadata: Mapping[str, object], top: int) -> str:
@@ -103,6 +116,10 @@ def format_rows(frame: pd.DataFrame, top: int, objectives: Sequence[str] = ("cyc
         columns.append(("tiles", 6, lambda r: r["tiles_moved"]))
     if has("mxu_util"):
         columns.append(("mxu", 5, lambda r: f"{r['mxu_util']:.0%}"))
+    if has("energy_per_mac_pj"):
+        columns.append(("pJ/MAC", 7, lambda r: _float(r["energy_per_mac_pj"], ".4g")))
+    if has("area_mm2") and "area" not in objectives and frame["area_mm2"].nunique() > 1:  # area a search varied
+        columns.append(("mm2", 7, lambda r: _float(r["area_mm2"], ".4f")))
     if has("slots"):
         columns.append(("slots", 5, lambda r: r["slots"]))
     for name, title in (("dma_setup", "setup"), ("dma_words_per_cycle", "w/cyc"), ("mxu_cycles", "mxu_c")):
@@ -114,7 +131,7 @@ def format_rows(frame: pd.DataFrame, top: int, objectives: Sequence[str] = ("cyc
     lines = [" ".join(f"{title:>{width}}" for title, width, _ in columns) + "  schedule"]
     for _, row in frame.head(top).iterrows():
         if not row["feasible"]:
-            lines.append(f"{row['rank']:>4}  infeasible (over the limit by {row['violation']:g})  {row['family']} {row['params_json']}")
+            lines.append(f"{row['rank']:>4}  infeasible (over {_over(row)} by {row['violation']:g})  {row['family']} {row['params_json']}")
             continue
         lines.append(" ".join(f"{str(get(row)):>{width}}" for _, width, get in columns) + f"  {row['params_json']}")  # type: ignore[operator]
     return "\n".join(lines)
@@ -122,19 +139,25 @@ def format_rows(frame: pd.DataFrame, top: int, objectives: Sequence[str] = ("cyc
 
 def format_workload(frame: pd.DataFrame, metadata: Mapping[str, object]) -> str:
     machine = dict(metadata.get("machine") or {})  # type: ignore[call-overload]
+    area = metadata.get("area_mm2")
     lines = [f"workload {metadata.get('workload')!r} on {machine.get('slots')} slots "
-             f"({','.join(f'{k}={v}' for k, v in machine.items())})",
-             f"{'gemm':<12}{'shape':>14}{'weight':>8}{'cycles':>10}{'weighted':>12}{'chapter':>10}{'vs ch.':>8}{'verified':>9}  schedule"]
+             f"({','.join(f'{k}={v}' for k, v in machine.items())})" + (f", {float(area):.4f} mm2" if area else ""),  # type: ignore[arg-type]
+             (f"{'gemm':<12}{'shape':>14}{'weight':>8}{'cycles':>10}{'weighted':>12}{'chapter':>10}{'vs ch.':>8}"
+              f"{'energy pJ':>11}{'pJ/MAC':>8}{'verified':>9}  schedule")]
     for _, r in frame.iterrows():
         ratio = r.get("ratio_to_chapter_best")
         ratio_text = f"{1 / ratio:.2f}x" if ratio is not None and pd.notna(ratio) else "-"
         cycles, weighted, chapter = (_text(r.get(c)) for c in ("cycles", "weighted_cycles", "chapter_best_cycles"))
+        energy, per_mac = _float(r.get("energy_pj"), ".4g"), _float(r.get("energy_per_mac_pj"), ".4g")
         lines.append(f"{r['name']:<12}{r['shape']:>14}{r['weight']:>8g}{cycles:>10}{weighted:>12}"
-                     f"{chapter:>10}{ratio_text:>8}{verified_label(r):>9}  {r.get('schedule') or 'no feasible schedule'}")
+                     f"{chapter:>10}{ratio_text:>8}{energy:>11}{per_mac:>8}{verified_label(r):>9}  "
+                     f"{r.get('schedule') or 'no feasible schedule'}")
     total, chapter_total = metadata.get("weighted_cycles"), metadata.get("chapter_weighted_cycles")
     if total:
         lines.append(f"weighted total {float(total):.0f} cycles; the chapter's families (best hand-written schedule per GEMM) "  # type: ignore[arg-type]
                      f"{float(chapter_total):.0f}: {float(chapter_total) / float(total):.2f}x")  # type: ignore[arg-type]
+    if metadata.get("weighted_energy_pj"):
+        lines.append(f"weighted total energy {float(metadata['weighted_energy_pj']):.4g} pJ")  # type: ignore[arg-type]
     return "\n".join(lines)
 
 
@@ -143,20 +166,37 @@ def format_front(frame: pd.DataFrame, metadata: Mapping[str, object]) -> str:
     objectives = list(metadata.get("objectives") or ["cycles"])  # type: ignore[call-overload]
     note = "; mxu_cycles maximised: a slower unit is cheaper" if "mxu_cycles" in objectives else ""
     front = frame[frame["pareto"] == True] if "pareto" in frame else frame  # noqa: E712
+    costed = "total_energy_pj" in front and bool(front["total_energy_pj"].notna().any())
+    energy_head = f"{'energy pJ':>11}{'mm2':>8}" if costed else ""
     lines = [f"Pareto front ({', '.join(objectives)}{note}) for workload {metadata.get('workload')!r}:",
-             f"{'slots':>5}{'spad words':>11}{'setup':>6}{'words/cyc':>10}{'mxu_cyc':>8}{'cycles':>11}{'chapter':>11}{'gain':>7}{'verified':>9}"]
+             (f"{'slots':>5}{'spad words':>11}{'setup':>6}{'words/cyc':>10}{'mxu_cyc':>8}{'cycles':>11}{energy_head}"
+              f"{'chapter':>11}{'gain':>7}{'verified':>9}")]
     for _, machine in front.groupby("trial", sort=False):
         r = machine.iloc[0]
         labels = {verified_label(row) for _, row in machine.iterrows()}
         verified = "yes" if labels == {"yes"} else "NO" if "NO" in labels else "-"
         gain = f"{r['chapter_total_cycles'] / r['total_cycles']:.2f}x" if pd.notna(r["chapter_total_cycles"]) else "-"
+        energy = (f"{_float(machine_value(r, 'energy'), '.4g'):>11}{_float(r.get('area_mm2'), '.4f'):>8}"
+                  if costed else "")
         lines.append(f"{r['slots']:>5}{r['scratchpad_words']:>11}{r['dma_setup']:>6}{r['dma_words_per_cycle']:>10}"
-                     f"{r['mxu_cycles']:>8}{r['total_cycles']:>11.0f}{_text(r['chapter_total_cycles']):>11}{gain:>7}{verified:>9}")
+                     f"{r['mxu_cycles']:>8}{r['total_cycles']:>11.0f}{energy}{_text(r['chapter_total_cycles']):>11}"
+                     f"{gain:>7}{verified:>9}")
     return "\n".join(lines)
 
 
 def _text(value: object) -> str:
     return "-" if value is None or pd.isna(value) else f"{float(value):.0f}"  # type: ignore[arg-type]
+
+
+def _over(row: Mapping[str, object]) -> str:
+    """The limits a row is over, by their constraint names, or "the limit" when not recorded."""
+    text = row.get("constraints_json")
+    over = [k.removesuffix("_over") for k, v in json.loads(str(text)).items() if v > 0] if isinstance(text, str) else []
+    return f"the {' and '.join(over)} limit" if over else "the limit"
+
+
+def _float(value: object, spec: str) -> str:
+    return "-" if value is None or pd.isna(value) else format(float(value), spec)  # type: ignore[arg-type]
 
 
 def _fmt(value: float) -> str:

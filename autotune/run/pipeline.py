@@ -281,7 +281,7 @@ def finish(study: optuna.Study, search: Search, spec: RunPlan, gemm: Gemm | None
         metadata = {"study": study.study_name, "shape": str(first), "base_machine": spec.machine.as_dict(),
                     "objectives": list(spec.objectives), "oracle": spec.oracle, "trials": done,
                     "workload": None if spec.single else spec.workload.name, "gemm": gemm.name if gemm else None,
-                    "variant": "codesign" if spec.codesign else None}
+                    "variant": "codesign" if spec.codesign else None, **spec.costing_metadata()}
         folder = results / study.study_name
         outcome.paths.append(tables.write("leaderboard", frame, folder / "leaderboard.parquet", metadata))
         if len(spec.objectives) > 1:
@@ -306,7 +306,8 @@ def summarise(spec: RunPlan, name: str, outcomes: list[StudyOutcome], results: P
     total = float(frame["weighted_cycles"].sum()) if "weighted_cycles" in frame else 0.0
     chapter = float((frame["weight"] * frame["chapter_best_cycles"].astype("Float64")).sum()) if "chapter_best_cycles" in frame else 0.0
     metadata = {"study": name, "workload": spec.workload.name, "machine": spec.machine.as_dict(), "base_machine": spec.machine.as_dict(),
-                "objectives": list(spec.objectives), "weighted_cycles": total, "chapter_weighted_cycles": chapter}
+                "objectives": list(spec.objectives), "weighted_cycles": total, "chapter_weighted_cycles": chapter,
+                **tables.workload_costs(frame), **spec.costing_metadata()}
     paths = [tables.write("workload", frame, results / name / "workload.parquet", metadata)] if results is not None else []
     return frame, metadata, paths
 

@@ -9,6 +9,7 @@ reads the defaults below while it builds its parser."""
 from __future__ import annotations
 
 import dataclasses
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
@@ -46,8 +47,10 @@ def plan_of(
     `Workload`). `machine` is the oracle's machine, `KEY=VALUE,...` text or a mapping of its
     keys (None: the oracle's default); `spaces` and `objectives` are comma-separated names or
     sequences of names (None: the oracle's defaults). `pe_budget` is the systolic oracle's
-    budget of processing elements, or a co-design's most MACs per cycle. Other settings are the
-    plan's fields (`search_machine`, `machine_range`, ...). The pipeline validates the plan."""
+    budget of processing elements, or a co-design's most MACs per cycle. `technology` is an
+    energy and area table (a TOML file, or a `simcore.energy.Technology`; None: the shipped
+    one). Other settings are the plan's fields (`search_machine`, `machine_range`,
+    `area_budget`, `energy_budget`, ...). The pipeline validates the plan."""
     from autotune.run.plan import RunPlan  # the searches' modules: loaded once a plan is made
 
     plain = {f.name for f in dataclasses.fields(RunPlan)} - _NOT_PLAIN
@@ -63,6 +66,8 @@ def plan_of(
     settings.update(
         oracle=found.name, spaces=_spaces(spaces), objectives=_objectives(objectives, found)
     )
+    if isinstance(settings.get("technology"), (str, os.PathLike)):
+        settings["technology"] = _technology(settings["technology"])
     if shape is None and workload is None:
         raise PlanError("give a shape (one product) or a workload (several)", setting="shape")
     if shape is not None and workload is not None:
@@ -126,6 +131,15 @@ def machine_of(oracle: Oracle, machine: Any = None, **keys: int | None) -> Any:
         return oracle.parse_machine(",".join(items))
     except ValueError as exc:
         raise PlanError(str(exc), setting="machine") from None
+
+
+def _technology(path: str | os.PathLike[str]) -> Any:
+    from simcore.energy import TechnologyError, load_technology
+
+    try:
+        return load_technology(Path(path))
+    except TechnologyError as exc:
+        raise PlanError(f"{path}: {str(exc).splitlines()[0]}", setting="technology") from None
 
 
 def _shape(shape: Shape | str) -> Shape:

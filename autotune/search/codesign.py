@@ -2,12 +2,14 @@
 the same pipeline as schedule tuning).
 
 For each machine the inner search is a fixed portfolio per GEMM (search_spaces.portfolio),
-best per GEMM kept; the workload's cycles are the weighted total. Budgets are Optuna
-constraints (> 0 is infeasible, graded by how far over), and an infeasible machine is never
-simulated."""
+fastest per GEMM kept; the workload's cycles and energy are the weighted totals of those
+schedules, its area the machine's. Budgets are Optuna constraints (> 0 is infeasible, graded by
+how far over): an infeasible machine is never simulated, except that the energy budget is
+graded once the machine has run."""
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Mapping
 
@@ -21,11 +23,20 @@ from search_spaces.workload import Workload
 
 from autotune.oracles.base import Oracle
 from autotune.record import Evaluation
-from autotune.search.problem import Candidate, Entry, Suggest
+from autotune.search.problem import Candidate, Entry, Suggest, objective_value, overshoot
 
 # Objectives a co-design may name (directions in autotune.search.problem.DIRECTIONS).
-OBJECTIVES: tuple[str, ...] = ("cycles", "scratchpad_words", "dma_words_per_cycle", "mxu_cycles")
+OBJECTIVES: tuple[str, ...] = ("cycles", "energy", "edp", "area", "scratchpad_words", "dma_words_per_cycle",
+                               "mxu_cycles")
+# A co-design row's workload-wide figures, by objective (a row's own columns are its GEMM's).
+TOTALS: dict[str, str] = {"cycles": "total_cycles", "energy": "total_energy_pj", "edp": "total_edp"}
 _SHAPE_KEYS = frozenset({"name", "shape", "weight", "family", "params_json", "chapter_cycles", "chapter_params_json"})
+
+
+def machine_value(row: Mapping[str, object], name: str) -> float:
+    """An objective of a co-design row's machine: the workload's total, or the machine's own."""
+    total = row.get(TOTALS.get(name, ""))
+    return float(total) if total is not None else objective_value(row, name)  # type: ignore[arg-type]
 
 
 def macs_per_cycle(machine: Machine) -> float:
@@ -45,6 +56,8 @@ class Codesign:
     oracle: Oracle
     max_dma_words_per_cycle: int | None = None
     pe_budget: int | None = None   # most MACs per cycle, T^3 / mxu_cycles (see macs_per_cycle)
+    area_budget: float | None = None    # mm2 of the machine, graded before it runs
+    energy_budget: float | None = None  # pJ of the workload, graded once the machine has run
 
     def machine(self, point: Mapping[str, object]) -> Machine:
         return self.space.apply(self.base, point)  # type: ignore[arg-type]
@@ -98,6 +111,10 @@ class Codesign:
             found["dma_over"] = max(0.0, machine.dma_words_per_cycle / self.max_dma_words_per_cycle - 1)
         if self.pe_budget is not None:
             found["pe_over"] = max(0.0, macs_per_cycle(machine) / self.pe_budget - 1)
+        if self.area_budget is not None:
+            found["area_over"] = overshoot(float(self.oracle.machine_area_mm2(machine) or 0.0), self.area_budget)
+        if self.energy_budget is not None:
+            found["energy_over"] = 0.0  # known once the machine has run (evaluate)
         return found
 
     def evaluate(self, candidate: Candidate) -> Evaluation:
@@ -123,9 +140,25 @@ class Codesign:
         total = sum(s["weight"] * s["cycles"] for s in shapes)  # type: ignore[operator]
         chapter_total = (sum(s["weight"] * s["chapter_cycles"] for s in shapes)  # type: ignore[operator]
                          if all(s["chapter_cycles"] is not None for s in shapes) else None)
+        energy = self.energy(machine, shapes, total)
+        if self.energy_budget is not None:
+            limits["energy_over"] = overshoot(float(energy.get("energy_pj", 0.0)), self.energy_budget)
+            if limits["energy_over"] > 0:
+                return Evaluation(False, limits["energy_over"], candidate.params(), record, {"constraints": limits})
         return Evaluation(True, violation, candidate.params(), record,
-                          {"constraints": limits, "cycles": total, "chapter_cycles": chapter_total,
+                          {"constraints": limits, "cycles": total, "chapter_cycles": chapter_total, **energy,
                            "shapes": shapes}, "full")
+
+    def energy(self, machine: Machine, shapes: list[dict[str, object]], cycles: float) -> dict[str, float]:
+        """The workload's energy (weighted over its GEMMs' schedules), EDP and the machine's area;
+        empty for an oracle that does not cost them."""
+        if not shapes or any(s.get("energy_pj") is None for s in shapes):
+            return {}
+        energy = math.fsum(float(s["weight"]) * float(s["energy_pj"]) for s in shapes)  # type: ignore[arg-type]
+        macs = math.fsum(float(s["weight"]) * float(s.get("macs") or 0) for s in shapes)  # type: ignore[arg-type]
+        found = {"energy_pj": energy, "edp": energy * cycles, "energy_per_mac_pj": energy / macs if macs else 0.0}
+        area = self.oracle.machine_area_mm2(machine)
+        return {**found, "area_mm2": float(area)} if area is not None else found
 
     def entries(self, evaluation: Evaluation) -> list[Entry]:
         """One entry per GEMM: its best schedule on the trial's machine."""
@@ -135,6 +168,7 @@ class Codesign:
         common = {"scratchpad_words": machine.scratchpad_words, "macs_per_cycle": macs_per_cycle(machine),
                   "workload": self.workload.name, "total_cycles": total, "chapter_total_cycles": chapter_total,
                   "ratio_to_chapter_total": total / chapter_total if total and chapter_total else None,  # type: ignore[operator]
+                  "total_energy_pj": attrs.get("energy_pj"), "total_edp": attrs.get("edp"),
                   "constraints_json": json.dumps(attrs["constraints"], sort_keys=True)}
         by_name = {s["name"]: s for s in attrs.get("shapes", [])}  # type: ignore[attr-defined]
         found = []

@@ -5,6 +5,7 @@ its oracle, and names the candidates every study starts from. `Problem` searches
 machines for a whole workload. The run pipeline treats both alike (`Search`)."""
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
@@ -32,7 +33,10 @@ ENCODINGS: tuple[str, ...] = ("flat", "conditional")
 DIRECTIONS: dict[str, str] = {
     "cycles": "minimize", "tiles_moved": "minimize", "scratchpad_words": "minimize",
     "dma_words_per_cycle": "minimize", "mxu_cycles": "maximize", "words_per_mac": "minimize", "pes": "minimize",
+    "energy": "minimize", "edp": "minimize", "area": "minimize",
 }
+# The metric an objective reads, where the names differ (energy in pJ, EDP in pJ x cycles, area in mm2).
+COLUMNS: dict[str, str] = {"energy": "energy_pj", "area": "area_mm2"}
 
 Suggest = Callable[[Param], Value]
 
@@ -100,8 +104,9 @@ def objective_value(source: Mapping[str, object], name: str) -> float:
     machine = source.get("machine")
     if not isinstance(machine, Mapping):
         machine = source
-    if name in source and source[name] is not None:
-        return float(source[name])  # type: ignore[arg-type]
+    column = COLUMNS.get(name, name)
+    if column in source and source[column] is not None:
+        return float(source[column])  # type: ignore[arg-type]
     if name == "scratchpad_words":
         return float(int(machine["slots"]) * int(machine["T"]) ** 2)  # type: ignore[call-overload]
     return float(machine[name])  # type: ignore[arg-type]
@@ -119,10 +124,16 @@ def objective_values(evaluation: Evaluation, objectives: Sequence[str]) -> float
     return values[0] if len(values) == 1 else tuple(values)
 
 
+def overshoot(value: float, budget: float) -> float:
+    """How far over a budget, relative (0 when within it): a constraint graded like the others."""
+    return max(0.0, value / budget - 1)
+
+
 @dataclass(frozen=True)
 class Assessment:
     machine: Any
     violation: float  # 0 when feasible; otherwise how far over the limits
+    limits: Mapping[str, float] = field(default_factory=dict)  # each limit's overshoot
 
     @property
     def feasible(self) -> bool:
@@ -141,6 +152,8 @@ class Problem:
     objectives: tuple[str, ...] = ("cycles",)
     gemm: Gemm | None = None              # its name and weight in a workload
     encoding: str = "flat"                # how a trial suggests its parameters (ENCODINGS)
+    area_budget: float | None = None      # mm2, graded before the candidate runs
+    energy_budget: float | None = None    # pJ, graded once it has run
 
     def __post_init__(self) -> None:
         if self.encoding not in ENCODINGS:
@@ -263,32 +276,56 @@ class Problem:
         return self.machine_space.apply(self.machine, candidate.machine_point) if self.machine_space else self.machine
 
     def assess(self, candidate: Candidate) -> Assessment:
-        """Feasibility from slot and word arithmetic only: nothing is compiled or simulated."""
+        """Feasibility from slot and word arithmetic and the area: nothing is compiled or simulated."""
         machine = self.machine_for(candidate)
-        violation = self.family(candidate.family).violation(candidate.point, self.shape, machine)
+        family = self.family(candidate.family)
+        violation = family.violation(candidate.point, self.shape, machine)
         if self.machine_space:
             violation += self.machine_space.violation(machine)
-        return Assessment(machine, violation)
+        limits = {"slots_over": violation}
+        if self.area_budget is not None:
+            area = self.oracle.area_mm2(family, candidate.point, self.shape, machine)
+            limits["area_over"] = overshoot(float(area or 0.0), self.area_budget)
+        return Assessment(machine, sum(limits.values()), limits)
+
+    @property
+    def budgeted(self) -> bool:
+        return self.area_budget is not None or self.energy_budget is not None
 
     def evaluate(self, candidate: Candidate) -> Evaluation:
         """What a trial records; an infeasible candidate is never simulated. The point is the
-        canonical candidate: the leaderboard ranks each schedule once."""
+        canonical candidate: the leaderboard ranks each schedule once. With budgets the record
+        keeps each limit's overshoot (`constraints`); the energy budget is graded after the run."""
         found = self.assess(candidate)
         family = self.family(candidate.family)
         machine = self.oracle.machine_record(found.machine)  # {}: the point is the machine
-        feasible, violation, metrics = found.feasible, found.violation, {}
+        feasible, violation, limits = found.feasible, found.violation, dict(found.limits)
+        metrics: dict[str, object] = {}
         if feasible:
             try:
                 metrics = self.oracle.evaluate(family, candidate.point, self.shape, found.machine)
             except ScheduleError:
                 # The cheap slot count was optimistic: the compiler found the working set too big.
-                feasible, violation = False, 1.0
+                feasible, violation, limits["slots_over"] = False, 1.0, 1.0
+        if self.energy_budget is not None:
+            energy = metrics.get("energy_pj") if feasible else None
+            # A candidate that did not run has no energy: 0 here, infeasible by another limit.
+            over = 0.0 if energy is None else overshoot(float(energy), self.energy_budget)  # type: ignore[arg-type]
+            limits["energy_over"] = over
+            if over > 0:
+                feasible, violation = False, over
         timing = str(metrics.pop("timing", "full")) if feasible else None
-        return Evaluation(feasible, violation, candidate.params(), machine,
-                          metrics if feasible else {}, timing)
+        kept = metrics if feasible else {}
+        if self.budgeted:
+            kept = {**kept, "constraints": limits}
+        return Evaluation(feasible, violation, candidate.params(), machine, kept, timing)
 
     def constraints(self, evaluation: Evaluation) -> dict[str, float]:
-        # Optuna's constraint API: > 0 is infeasible, graded by how far over the limit.
+        # Optuna's constraint API: > 0 is infeasible, graded by how far over the limit. With
+        # budgets, each limit is its own constraint.
+        limits = evaluation.metrics.get("constraints")
+        if isinstance(limits, Mapping):
+            return {name: float(value) for name, value in limits.items()}
         return {"slots_over": evaluation.violation}
 
     def seeds(self) -> list[Candidate]:
@@ -321,7 +358,9 @@ class Problem:
         params, machine = dict(evaluation.point), dict(evaluation.machine)
         point = {k: v for k, v in params.items() if k != "family" and k not in machine}
         metrics = dict(evaluation.metrics) if evaluation.feasible else {}
-        return [Entry(self.the_gemm(), machine, str(params["family"]), point, metrics)]
+        limits = evaluation.metrics.get("constraints")
+        extras = {"constraints_json": json.dumps(limits, sort_keys=True)} if isinstance(limits, Mapping) else {}
+        return [Entry(self.the_gemm(), machine, str(params["family"]), point, metrics, extras)]
 
     def why_not(self, candidate: Candidate) -> str | None:
         """Why `candidate` is not a point of this search (None when it is): for starting points."""

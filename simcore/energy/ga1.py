@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simcore.energy.cost import Category, Cost, Item
+from simcore.energy.cost import Category, Cost, Item, area_mm2
 from simcore.energy.technology import Technology
 from simcore.ga1.machine import Machine
 from simcore.ga1.program import LOAD, MXU, OP, OPCODE_NAMES, STORE, ZERO, Program
@@ -93,6 +93,11 @@ def ga1_area(machine: Machine, tech: Technology) -> tuple[Item, ...]:
         ),
         Item("DMA lanes (dma_words_per_cycle)", machine.dma_words_per_cycle, tech.dma_lane_um2),
     )
+
+
+def ga1_area_mm2(machine: Machine, tech: Technology) -> float:
+    """The machine's area in mm2: it depends on the machine alone, not on the schedule."""
+    return area_mm2(ga1_area(machine, tech))
 
 
 # What depends on the machine and the technology only, kept for the last few pairs by identity

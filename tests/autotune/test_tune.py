@@ -38,7 +38,8 @@ from autotune.search.problem import INFEASIBLE_VALUE, Candidate, Problem
 CHAPTER_BEST_64 = 37_440  # blocked 4x8, 2 buffers, on 128x128x128 with 64 slots
 REQUIRED_COLUMNS = (
     "m", "k", "n", *MACHINE_KEYS, "family", "bi", "bj", "buffers", "order", "params_json", "machine_json",
-    "cycles", "tiles_moved", "loads", "stores", "mxu_util", "dma_busy", "lower_bound", "ratio_to_bound",
+    "cycles", "energy_pj", "energy_per_mac_pj", "edp", "area_mm2", "energy_compute_pj", "energy_on_chip_pj",
+    "energy_off_chip_pj", "tiles_moved", "loads", "stores", "mxu_util", "dma_busy", "lower_bound", "ratio_to_bound",
     "ratio_to_chapter_best", "feasible", "violation", "verified", "trial", "sampler", "seed", "study",
     "timestamp", "autotune_version",
 )
@@ -196,7 +197,7 @@ def test_leaderboard_schema_and_verification(chapter128: tuple[Path, str]) -> No
     root, _ = chapter128
     path = root / "results" / "c128" / "leaderboard.parquet"
     metadata = json.loads(pq.read_schema(path).metadata[b"autotune"])
-    assert metadata["schema"] == tables.SCHEMAS["leaderboard"] == 3 and metadata["kind"] == "leaderboard"
+    assert metadata["schema"] == tables.SCHEMAS["leaderboard"] == 4 and metadata["kind"] == "leaderboard"
     assert metadata["shape"] == "128x128x128" and metadata["base_machine"] == Machine(slots=64).as_dict()
     frame = leaderboard(root, "c128")
     missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]

@@ -118,25 +118,54 @@ def history(frame: pd.DataFrame, metadata: dict, folder: Path, out: Path, storag
                              y_label="weighted cycles" if codesign else "cycles")
 
 
+# Axes of a Pareto panel, by objective: the label, and the budget drawn on it.
+AXES: dict[str, tuple[str, str | None]] = {"energy": ("energy (pJ)", "energy_budget"), "edp": ("EDP (pJ x cycles)", None),
+                                           "area": ("area (mm2)", "area_budget")}
+
+
 def pareto(frame: pd.DataFrame, metadata: dict, out: Path) -> Path | None:
+    """One panel per objective after cycles, against cycles. A co-design also shows its machines'
+    energy and area when they are measured, and energy against area: the cycles-energy-area
+    front, with the budgets; the front marked is the one over the study's objectives."""
+    import pandas as pd
+
     from autotune.results import plots
-    from autotune.search.problem import objective_value
+    from autotune.search.codesign import machine_value
+    from autotune.search.problem import COLUMNS, objective_value
 
     objectives = list(metadata.get("objectives", ["cycles"]))
     if len(objectives) < 2:
         return None
     feasible = frame[frame["feasible"] == True]  # noqa: E712
-    if metadata.get("variant") == "codesign":  # one point per machine
+    codesign = metadata.get("variant") == "codesign"
+    if codesign:  # one point per machine, the workload's totals
         feasible = feasible.drop_duplicates("trial")
     if feasible.empty:
         return None
-    y_column = "total_cycles" if "total_cycles" in frame else "cycles"
+    value = machine_value if codesign else objective_value
+    rows = feasible.to_dict(orient="records")
+    shown = objectives[1:] + [n for n in ("energy", "area") if codesign and n not in objectives
+                              and all(r.get(COLUMNS[n]) is not None and not pd.isna(r.get(COLUMNS[n])) for r in rows)]
+    pairs = [(name, "cycles") for name in shown] + ([("area", "energy")] if {"energy", "area"} <= set(shown) else [])
+    checked = frame[frame["pareto"] == True].groupby("trial")["verified"].apply(lambda v: bool((v == True).all()))
+    about = (f"Pareto front over {', '.join(objectives)}: {len(checked)} points, "
+             f"{'all' if checked.all() else int(checked.sum())} verified")
+    pareto_flags = tuple(bool(p) for p in feasible["pareto"])
     fronts = []
-    for name in objectives[1:]:
-        x = [objective_value(r, name) for r in feasible.to_dict(orient="records")]
-        fronts.append(plots.Front(name.replace("_", " "), "weighted cycles" if y_column == "total_cycles" else "cycles",
-                                  tuple(x), tuple(float(v) for v in feasible[y_column]), tuple(bool(p) for p in feasible["pareto"])))
-    return plots.pareto_png(fronts, _title(metadata, frame), out / "pareto.png")
+    for x, y in pairs:
+        two = sorted(objectives) == sorted([x, y])  # the front is over exactly these axes
+        label = "Pareto front" if two else "Pareto front (projected)"
+        budget = metadata.get(AXES.get(x, ("", None))[1] or "")
+        fronts.append(plots.Front(_axis(x, codesign), _axis(y, codesign), tuple(value(r, x) for r in rows),
+                                  tuple(value(r, y) for r in rows), pareto_flags, staircase=two,
+                                  limit=float(budget) if budget is not None else None, front_label=label))
+    return plots.pareto_png(fronts, f"{_title(metadata, frame)}\n{about}", out / "pareto.png")
+
+
+def _axis(name: str, codesign: bool) -> str:
+    if name == "cycles":
+        return "weighted cycles" if codesign else "cycles"
+    return AXES.get(name, (name.replace("_", " "), None))[0]
 
 
 def timeline(frame: pd.DataFrame, rank: int, out: Path, args: argparse.Namespace) -> Path | str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 from autotune.cli.args import add_json, add_source, positive_int
 from autotune.cli.limits import add_limits, check_work
@@ -31,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     row = readback.entry(loaded, args.rank)
     shape = Shape(int(row["m"]), int(row["k"]), int(row["n"]))  # type: ignore[call-overload]
     found = board.family_of(str(row["family"])) if row.get("feasible") and row.get("family") else None
-    picture = ""
+    picture = energy = ""
     if found is not None:
         oracle, family = found
         machine = board.machine_of(row, oracle)
@@ -39,12 +40,26 @@ def run(args: argparse.Namespace) -> int:
         if work is not None:  # the picture builds the program: refused or announced first
             check_work(args, shape, machine, verify=False, program=True, work=work)
         picture = oracle.report(family, board.schedule_point(row), shape, machine, per_char=args.per_char)
+        energy = energy_breakdown(oracle, family, row, shape, machine, loaded.metadata)
     if args.json:
-        print(json.dumps({**row, "description": picture or None}))
+        print(json.dumps({**row, "description": picture or None, "energy_breakdown": energy or None}))
         return 0
     print(f"rank {args.rank} of study {loaded.metadata.get('study')!r}, shape {shape}")
     for key, value in row.items():
         if value is not None:
             print(f"  {key:<24} {value}")
     print(picture if picture else "infeasible: never simulated" if not row.get("feasible") else "")
+    if energy:
+        print(energy)
     return 0
+
+
+def energy_breakdown(oracle: Any, family: Any, row: dict, shape: Shape, machine: Any, metadata: dict) -> str:
+    """The entry's energy and area, every line item with its count, costed with the table the
+    study was run with; "" for an oracle that does not cost them."""
+    from simcore.energy import technology_from_dict
+
+    table = metadata.get("technology_table")
+    costed = oracle.with_technology(technology_from_dict(table) if table else None)
+    cost = costed.cost(family, board.schedule_point(row), shape, machine)
+    return cost.describe() if cost is not None else ""

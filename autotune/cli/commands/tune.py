@@ -5,7 +5,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from autotune import oracles
 from autotune.cli.args import (
@@ -13,6 +13,7 @@ from autotune.cli.args import (
     add_results,
     add_shape,
     build_machine,
+    positive_float,
     positive_int,
     shape_arg,
 )
@@ -73,8 +74,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="RDB storage heartbeat; a trial silent for 2 x this is failed and retried (default 5 s, grace 20 s; "
                              "a journal needs none: a dead worker's trial is retried at once)")
     parser.add_argument("--objectives", default=None, metavar="LIST",
-                        help="objectives, e.g. cycles,scratchpad_words (default cycles; systolic: cycles,words_per_mac); "
-                             "mxu_cycles is maximised (a slower unit is cheaper), the others minimised")
+                        help="objectives, cycles first, e.g. cycles,energy,area (default cycles; systolic: cycles,words_per_mac): "
+                             "cycles, energy (pJ), edp (pJ x cycles), area (mm2); GA-1 also scratchpad_words, dma_words_per_cycle, "
+                             "mxu_cycles, tiles_moved; systolic also words_per_mac, pes. mxu_cycles is maximised (a slower unit "
+                             "is cheaper), the others minimised; several give a Pareto front")
+    parser.add_argument("--tech", type=Path, default=None, metavar="FILE",
+                        help="a technology table (TOML) to cost energy and area with, instead of the shipped 45 nm one "
+                             "(see docs/energy.md)")
+    parser.add_argument("--area-budget", type=positive_float, default=None, metavar="MM2",
+                        help="--search-machine (or the systolic oracle): most area in mm2, graded before a machine is simulated")
+    parser.add_argument("--energy-budget", type=positive_float, default=None, metavar="PJ",
+                        help="--search-machine (or the systolic oracle): most energy in pJ of the product (a workload: "
+                             "its weighted total), graded once the candidate has run")
     parser.add_argument("--oracle", default=None, metavar="NAME",
                         help=f"the cost model: {', '.join(oracles.names())} (default {oracles.DEFAULT_ORACLE}; "
                              "any package registered in the entry-point group autotune.oracles)")
@@ -108,7 +119,21 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
                    oracle=oracle.name, machine=machine, spaces=args.space, objectives=args.objectives,
                    pe_budget=args.pe_budget, search_machine=args.search_machine,
                    machine_range=args.machine_range, max_scratchpad_words=args.max_scratchpad_words,
-                   max_dma_words_per_cycle=args.max_dma_words_per_cycle)
+                   max_dma_words_per_cycle=args.max_dma_words_per_cycle,
+                   technology=technology(args.tech), area_budget=args.area_budget,
+                   energy_budget=args.energy_budget)
+
+
+def technology(path: Path | None) -> Any:
+    """--tech FILE, validated (a simcore.energy.Technology): a bad table is one line naming the key."""
+    if path is None:
+        return None
+    from simcore.energy import TechnologyError, load_technology
+
+    try:
+        return load_technology(path)
+    except TechnologyError as exc:
+        raise UsageError(f"--tech {path}: {str(exc).splitlines()[0]}") from None
 
 
 def starting_points(args: argparse.Namespace, plan: RunPlan) -> tuple:
