@@ -101,7 +101,7 @@ class TuneResult:
     best: LeaderboardEntry | None  # the top entry (None for a workload, or none feasible)
     studies: tuple[optuna.Study, ...]  # one per study the run made (a workload: one per GEMM)
     paths: tuple[Path, ...] = ()  # the files written
-    notes: tuple[str, ...] = ()  # what the oracle noted about the shapes (padding, ...)
+    notes: tuple[str, ...] = ()  # notes on the workload and the shapes (padding, ...)
     failures: tuple[str, ...] = ()  # verification failures (empty in a sound run)
     interrupted: bool = False  # stopped by Ctrl-C: what was done is ranked and written
 
@@ -157,7 +157,7 @@ def tune(
     )
     with _optuna_quiet(not verbose):
         outcome = pipeline.run(plan, options)
-    return _result(outcome, options, tuple(plan.notes()))
+    return _result(outcome, options, (*plan.workload.warnings, *plan.notes()))
 
 
 def load(

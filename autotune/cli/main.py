@@ -36,7 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _command_modules() -> list:
     import importlib
 
-    names = ["baseline", "tune", "studies", "leaderboard", "show", "export", "check", "sweep", "systolic", "tile_model", "plot"]
+    names = ["baseline", "tune", "studies", "leaderboard", "show", "export", "check", "sweep", "systolic", "tile_model", "plot",
+             "gemms"]
     modules = []
     for name in names:
         try:

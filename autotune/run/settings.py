@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from autotune import oracles
 from autotune.errors import PlanError
-from search_spaces.workload import Workload, WorkloadError, load_workload
+from search_spaces.workload import DynamicShapeError, Workload, WorkloadError, load_workload
 from simcore.shape import Shape, ShapeError, parse_shape
 
 if TYPE_CHECKING:
@@ -28,7 +28,9 @@ SHORT_TRIALS = 40  # per GEMM of a workload, per co-design, per machine of `swee
 
 # The plan's fields that `plan_of` takes in another form, or that the run sets itself (the
 # sampler's encoding); every other field of RunPlan is a setting given as it is stored.
-_GIVEN = frozenset({"workload", "oracle", "machine", "spaces", "objectives", "pe_budget"})
+_GIVEN = frozenset(
+    {"workload", "oracle", "machine", "spaces", "objectives", "pe_budget", "input_shapes"}
+)
 _NOT_PLAIN = _GIVEN | {"single", "encoding"}
 
 
@@ -41,10 +43,12 @@ def plan_of(
     spaces: str | Sequence[str] | None = None,
     objectives: str | Sequence[str] | None = None,
     pe_budget: int | None = None,
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
     **settings: Any,
 ) -> RunPlan:
-    """The plan of one product (`shape`) or of a `workload` (a .toml or .csv file, or a
-    `Workload`). `machine` is the oracle's machine, `KEY=VALUE,...` text or a mapping of its
+    """The plan of one product (`shape`) or of a `workload` (a .toml, .csv or .onnx file, a
+    SCALE-Sim topology, a bundled network's name, or a `Workload`; `input_shapes` fixes an ONNX
+    model's dynamic input shapes by input name). `machine` is the oracle's machine, `KEY=VALUE,...` text or a mapping of its
     keys (None: the oracle's default); `spaces` and `objectives` are comma-separated names or
     sequences of names (None: the oracle's defaults). `pe_budget` is the systolic oracle's
     budget of processing elements, or a co-design's most MACs per cycle. `technology` is an
@@ -74,7 +78,7 @@ def plan_of(
         raise PlanError("give a shape or a workload, not both", setting="workload")
     if shape is not None:
         return RunPlan.of_shape(_shape(shape), the_machine, **settings)
-    return RunPlan(_workload(workload), the_machine, False, **settings)
+    return RunPlan(_workload(workload, input_shapes), the_machine, False, **settings)
 
 
 def options_of(
@@ -151,11 +155,16 @@ def _shape(shape: Shape | str) -> Shape:
         raise PlanError(str(exc), setting="shape") from None
 
 
-def _workload(workload: str | Path | Workload | None) -> Workload:
+def _workload(
+    workload: str | Path | Workload | None, input_shapes: Mapping[str, Sequence[int]] | None
+) -> Workload:
     if isinstance(workload, Workload):
         return workload
+    shapes = {name: tuple(int(d) for d in dims) for name, dims in (input_shapes or {}).items()}
     try:
-        return load_workload(Path(str(workload)))
+        return load_workload(str(workload), shapes or None)
+    except DynamicShapeError as exc:
+        raise PlanError(str(exc), setting="input_shapes") from None
     except WorkloadError as exc:
         raise PlanError(str(exc)) from None  # the message names the workload file
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from autotune.cli.args import shape_arg
 from autotune.cli.errors import UsageError
+from autotune.cli.workloads import add_input_shape
 from simcore.shape import Shape
 from simcore.systolic.model import (
     DATAFLOWS,
@@ -48,7 +49,11 @@ CHECK_HELP = (
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("systolic", help=HELP, description=HELP + ".")
-    parser.add_argument("--shape", required=True, metavar="MxKxN", help="A is M x K, B is K x N")
+    parser.add_argument("--shape", default=None, metavar="MxKxN", help="A is M x K, B is K x N")
+    parser.add_argument("--workload", default=None, metavar="FILE",
+                        help="every GEMM of a workload (.toml, .csv, a SCALE-Sim topology, .onnx, or a bundled "
+                             "network's name) instead of --shape: one result per GEMM and the weighted total")
+    add_input_shape(parser)
     parser.add_argument("--array", required=True, metavar="RxC", help="array rows x columns, e.g. 8x8")
     parser.add_argument("--dataflow", default="all", choices=(*DATAFLOWS, "all"),
                         help="ws: weights stay in the PEs; os: results; is: inputs (default: all three)")
@@ -76,7 +81,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "weight or input tiles, os writes its result tiles back (default: on chip)")
     parser.add_argument("--buffers", "--weight-buffers", dest="buffers", default="2", metavar="1|2",
                         help="on-chip buffers of the HBM link (default 2)")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--json", action="store_true",
+                        help="print one JSON object (with --workload: one per GEMM and dataflow, then each total)")
     parser.add_argument("--check", action="store_true", help=CHECK_HELP)
     parser.set_defaults(run=run)
 
@@ -210,10 +216,16 @@ def format_text(out: dict[str, object]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    shape = shape_arg(args.shape)
     rows, cols = _array(args.array, "--array")
     array = SystolicArray(rows, cols)
     hbm = _hbm(args.hbm_words, args.buffers)
+    if args.workload is not None:
+        from autotune.cli.commands.systolic_workload import run_workload
+
+        return run_workload(args, SystolicDesign(array, "ws", None, _assumptions(args), hbm))
+    if args.shape is None:
+        raise UsageError("give --shape MxKxN (one GEMM) or --workload FILE (its GEMMs)")
+    shape = shape_arg(args.shape)
     check = args.check or shape.m * shape.k * shape.n <= AUTO_CHECK_MACS
     out = report(args, shape, array, _assumptions(args), hbm, check)
     print(json.dumps(out) if args.json else format_text(out))

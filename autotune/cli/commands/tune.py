@@ -19,6 +19,7 @@ from autotune.cli.args import (
 )
 from autotune.cli.errors import UsageError
 from autotune.cli.limits import add_limits, check_work
+from autotune.cli.workloads import add_input_shape, load
 from autotune.run.settings import DEFAULT_TRIALS, SHORT_TRIALS, options_of, plan_of
 from autotune.search.sampling import DEFAULT_SAMPLER, SAMPLERS
 from autotune.search.sampling import HELP as SAMPLER_HELP
@@ -39,7 +40,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     given = parser.add_mutually_exclusive_group()
     add_shape(given, required=False)  # type: ignore[arg-type]
     given.add_argument("--workload", default=None, metavar="FILE",
-                       help="a .toml or .csv list of weighted GEMMs (see search_spaces/workloads/): tune each, or co-design with --search-machine")
+                       help="a .toml or .csv list of weighted GEMMs, an ONNX model, a SCALE-Sim topology, or a bundled "
+                            "network's name (see search_spaces/workloads/, `autotune gemms FILE`): tune each, or co-design "
+                            "with --search-machine")
+    add_input_shape(parser)
     add_machine(parser)
     parser.add_argument("--trials", type=int, default=None, help=f"trials to run now, the seeded baseline included (default {DEFAULT_TRIALS}; "
                         f"--workload: per GEMM, or machines with --search-machine, default {SHORT_TRIALS})")
@@ -115,7 +119,8 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
     oracle = oracles.get(oracle_name(args))
     machine = build_machine(oracle, args.machine, slots=args.slots, pe_budget=args.pe_budget,
                             max_hbm_words=args.max_hbm_words)
-    return plan_of(shape, workload=args.workload,
+    workload = load(args.workload, args.input_shape) if args.workload is not None else None
+    return plan_of(shape, workload=workload,
                    oracle=oracle.name, machine=machine, spaces=args.space, objectives=args.objectives,
                    pe_budget=args.pe_budget, search_machine=args.search_machine,
                    machine_range=args.machine_range, max_scratchpad_words=args.max_scratchpad_words,
