@@ -57,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
 def energy_breakdown(oracle: Any, family: Any, row: dict, shape: Shape, machine: Any, metadata: dict) -> str:
     """The entry's energy and area, every line item with its count, costed with the table the
     study was run with; "" for an oracle that does not cost them."""
+    from autotune.results import leaderboard as board
     from simcore.energy import technology_from_dict
 
     table = metadata.get("technology_table")
