@@ -46,3 +46,12 @@ def test_the_stable_names() -> None:
     assert isinstance(simcore.ga1.simulate, FunctionType) and isinstance(
         simcore.systolic.schedule, FunctionType
     )
+
+
+def test_the_documented_examples_run() -> None:
+    import doctest
+
+    import simcore.systolic.reports
+
+    failures, tried = doctest.testmod(simcore.systolic.reports)
+    assert tried >= 3 and failures == 0
