@@ -158,7 +158,7 @@ class ProgramBuilder:
         except (TypeError, ValueError, IndexError) as exc:
             raise ProgramError(f"malformed instruction {ins!r}: {exc}") from None
         if op == VSCALE:
-            self._consts[len(self._rows) - 1] = float(ins[3])  # ("vscale", dst, a, k): k is ins[3]
+            self._consts[len(self._rows) - 1] = float(ins[3])  # type: ignore[arg-type]  # ("vscale", dst, a, k)
 
     def _row(self, op: int, ins: Sequence[object]) -> tuple[int, ...]:
         def slot(value: object) -> int:

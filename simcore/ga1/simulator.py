@@ -103,7 +103,7 @@ def trace_records(machine: Machine, program: Program, starts: np.ndarray | None,
     built = []
     for index, (row, start, finish) in enumerate(zip(program.rows, starts.tolist(), finishes.tolist())):
         engine = engine_of(row[0])
-        reads, writes = reads_writes(row)
+        reads, writes = reads_writes(list(row))
         built.append((index, ENGINE_NAMES[engine], start, finish, reads, writes, fill if engine == 1 else 0))
     return tuple(built)
 

@@ -146,12 +146,12 @@ class _OutputRun:
             raise SystolicTimingError((int(self.mt[j]) - 1, q), t, "collision",
                                       f"two tiles drain column {q} in the same cycle")
         moving = np.flatnonzero(count[t] == 1)
-        for q in moving:  # the output buffer must take the result leaving the bottom row
+        for q in moving.tolist():  # the output buffer must take the result leaving the bottom row
             j, s = int(tile_in[t, q]), int(step_in[t, q])
             bottom = int(self.mt[j]) - 1
             if self.out_buf is not None and bottom - s < self.mr[j] and q < self.nr[j]:
                 self.out_buf.claim(t, j, (bottom, int(q)))
-        for q in moving:
+        for q in moving.tolist():
             j, s = int(tile_in[t, q]), int(step_in[t, q])
             if s:
                 continue
@@ -161,7 +161,7 @@ class _OutputRun:
                 r = int(np.argmin(good))
                 raise SystolicTimingError((r, int(q)), t, "drain", f"the drain of tile {j} reaches the unfinished "
                                           f"result of row {r}")
-        for q in moving:
+        for q in moving.tolist():
             j, s = int(tile_in[t, q]), int(step_in[t, q])
             bottom = int(self.mt[j]) - 1
             self.emit(t, j, int(chain[2][bottom, q]), int(q), chain[3][bottom, q], (bottom, int(q)))
