@@ -38,7 +38,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_input_shape(parser)
     add_machine(parser)
     parser.add_argument("--trials", type=int, default=None, help=f"trials to run now, the seeded baseline included (default {DEFAULT_TRIALS}; "
-                        f"--workload: per GEMM, or machines with --search-machine, default {SHORT_TRIALS})")
+                        f"--workload: per GEMM shape, each study tuned up to this many and reused once it holds them, or machines with "
+                        f"--search-machine, default {SHORT_TRIALS})")
     parser.add_argument("--timeout", type=float, default=None, help="stop starting new trials after this many seconds")
     parser.add_argument("--sampler", choices=SAMPLERS, default=DEFAULT_SAMPLER, help=SAMPLER_HELP)
     parser.add_argument("--seed", type=int, default=0, help="sampler seed: the same seed gives the same study (default 0; one worker)")
@@ -115,7 +116,9 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
     if args.space is not None and not args.space.strip(" ,"):
         raise UsageError("--space is empty: name a search space, or leave it out")
     codesign_pes = args.pe_budget if "pe_budget" not in oracle.default_machine().as_dict() else None
-    settings = dict(oracle=oracle.name, spaces=args.space or "", objectives=objectives or oracle.default_objectives,
+    # A workload tuned GEMM by GEMM ranks each GEMM by cycles alone (its summary adds them up).
+    defaults = oracle.default_objectives if args.shape is not None or args.search_machine else ("cycles",)
+    settings = dict(oracle=oracle.name, spaces=args.space or "", objectives=objectives or defaults,
                     search_machine=args.search_machine, machine_range=args.machine_range,
                     max_scratchpad_words=args.max_scratchpad_words, max_dma_words_per_cycle=args.max_dma_words_per_cycle,
                     pe_budget=codesign_pes or 4096, technology=technology(args.tech), area_budget=args.area_budget,
@@ -187,7 +190,8 @@ def report(outcome: Outcome, spec: RunPlan, args: argparse.Namespace) -> None:
     if outcome.summary is not None:
         if outcome.interrupted:
             print(f"interrupted; kept the trials of {len(outcome.studies)} of {len(spec.workload.gemms)} GEMM studies")
-        print(tables.format_workload(frame, metadata) + f"  ({outcome.elapsed:.1f} s)")
+        print(f"done: {len(outcome.studies)} GEMM studies, {outcome.elapsed:.1f} s")
+        print(tables.format_workload(frame, metadata))
     elif spec.codesign:
         print(f"{status} study {study.name!r}, {study.trials} trials ({study.distinct} distinct machines), {outcome.elapsed:.1f} s")
         print(tables.format_front(frame, metadata))
