@@ -101,6 +101,9 @@ class SystolicOracle(Oracle):
     def study_prefix(self, shape: Shape, machine: SystolicBudget) -> str:
         return f"systolic-{shape}-pe{machine.pe_budget}"
 
+    def workload_prefix(self, workload: str, machine: SystolicBudget) -> str:
+        return f"workload-{workload}-pe{machine.pe_budget}"
+
     def plain_machine(self, machine: SystolicBudget) -> SystolicBudget:
         return machine
 
