@@ -5,6 +5,7 @@ Each GEMM's best cycles, its weight (runs per workload step), its share of the w
 ratio of its cycles to the oracle's proven lower bound. The three layers that cost most and the
 layers furthest from their bound close the report. Pure functions of a workload summary frame
 (results/<run>/workload.parquet); the bar chart goes through autotune.results.plots."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,10 +13,10 @@ from typing import Mapping
 
 import pandas as pd
 
-COSTLIEST = 3           # layers named as costing most
-FURTHEST = 3            # layers named as furthest from their bound
+COSTLIEST = 3  # layers named as costing most
+FURTHEST = 3  # layers named as furthest from their bound
 UTILISATION = ("mxu_util", "mac_utilization")  # the busy fraction each oracle reports
-CHART_LAYERS = 30       # the costliest layers drawn; the rest summed into one bar
+CHART_LAYERS = 30  # the costliest layers drawn; the rest summed into one bar
 
 
 def with_report_columns(frame: pd.DataFrame) -> pd.DataFrame:
@@ -24,10 +25,12 @@ def with_report_columns(frame: pd.DataFrame) -> pd.DataFrame:
     frame = frame.copy()
     if "weight" not in frame:
         return frame  # no GEMM ran
-    weighted = (frame["weight"].astype("Float64") * _column(frame, "cycles"))
+    weighted = frame["weight"].astype("Float64") * _column(frame, "cycles")
     total = float(weighted.sum()) if len(frame) else 0.0
     frame["weighted_cycles"] = weighted
-    frame["share"] = (weighted / total) if total > 0 else pd.Series([pd.NA] * len(frame), dtype="Float64")
+    frame["share"] = (
+        (weighted / total) if total > 0 else pd.Series([pd.NA] * len(frame), dtype="Float64")
+    )
     busy = pd.Series([pd.NA] * len(frame), dtype="Float64", index=frame.index)
     for name in UTILISATION:
         if name in frame:
@@ -54,7 +57,9 @@ def costliest(frame: pd.DataFrame, count: int = COSTLIEST) -> pd.DataFrame:
 def furthest_from_bound(frame: pd.DataFrame, count: int = FURTHEST) -> pd.DataFrame:
     """The `count` GEMMs whose cycles are the most times their lower bound (ties by name)."""
     found = frame[frame["ratio_to_bound"].notna()]
-    return found.sort_values(["ratio_to_bound", "name"], ascending=[False, True], kind="stable").head(count)
+    return found.sort_values(
+        ["ratio_to_bound", "name"], ascending=[False, True], kind="stable"
+    ).head(count)
 
 
 def _pct(value: object) -> str:
@@ -71,22 +76,34 @@ def table_lines(frame: pd.DataFrame, columns: Mapping[str, bool]) -> list[str]:
     from autotune.results.tables import verified_label
 
     width = max([4, *(len(str(n)) for n in frame["name"])]) + 1
-    head = (f"{'gemm':<{width}}{'shape':>15}{'weight':>8}{'cycles':>11}{'weighted':>13}{'share':>7}{'util':>6}"
-            f"{'bound':>11}{'/bound':>8}" + (f"{'chapter':>10}{'vs ch.':>8}" if columns.get("chapter") else "")
-            + (f"{'pJ/MAC':>8}" if columns.get("energy") else "") + f"{'verified':>9}  schedule")
+    head = (
+        f"{'gemm':<{width}}{'shape':>15}{'weight':>8}{'cycles':>11}{'weighted':>13}{'share':>7}{'util':>6}"
+        f"{'bound':>11}{'/bound':>8}"
+        + (f"{'chapter':>10}{'vs ch.':>8}" if columns.get("chapter") else "")
+        + (f"{'pJ/MAC':>8}" if columns.get("energy") else "")
+        + f"{'verified':>9}  schedule"
+    )
     lines = [head]
     for _, r in frame.iterrows():
-        line = (f"{r['name']:<{width}}{r['shape']:>15}{r['weight']:>8g}{_num(r.get('cycles'), '.0f'):>11}"
-                f"{_num(r.get('weighted_cycles'), '.0f'):>13}{_pct(r.get('share')):>7}"
-                f"{_num(r.get('utilisation'), '.0%'):>6}{_num(r.get('bound_cycles'), '.0f'):>11}"
-                f"{_num(r.get('ratio_to_bound'), '.3f'):>8}")
+        line = (
+            f"{r['name']:<{width}}{r['shape']:>15}{r['weight']:>8g}{_num(r.get('cycles'), '.0f'):>11}"
+            f"{_num(r.get('weighted_cycles'), '.0f'):>13}{_pct(r.get('share')):>7}"
+            f"{_num(r.get('utilisation'), '.0%'):>6}{_num(r.get('bound_cycles'), '.0f'):>11}"
+            f"{_num(r.get('ratio_to_bound'), '.3f'):>8}"
+        )
         if columns.get("chapter"):
             ratio = r.get("ratio_to_chapter_best")
-            gain = f"{1 / float(ratio):.2f}x" if ratio is not None and pd.notna(ratio) and ratio else "-"
+            gain = (
+                f"{1 / float(ratio):.2f}x"
+                if ratio is not None and pd.notna(ratio) and ratio
+                else "-"
+            )
             line += f"{_num(r.get('chapter_best_cycles'), '.0f'):>10}{gain:>8}"
         if columns.get("energy"):
             line += f"{_num(r.get('energy_per_mac_pj'), '.4g'):>8}"
-        lines.append(line + f"{verified_label(r):>9}  {r.get('schedule') or 'no feasible schedule'}")
+        lines.append(
+            line + f"{verified_label(r):>9}  {r.get('schedule') or 'no feasible schedule'}"
+        )
     return lines
 
 
@@ -96,7 +113,9 @@ def where_the_time_goes(frame: pd.DataFrame) -> list[str]:
     if top.empty:
         return ["where the time goes: no GEMM has a feasible schedule"]
     names = ", ".join(f"{r['name']} {_pct(r['share'])}" for _, r in top.iterrows())
-    lines = [f"costliest {len(top)}: {names} (together {_pct(top['share'].sum())} of the weighted cycles)"]
+    lines = [
+        f"costliest {len(top)}: {names} (together {_pct(top['share'].sum())} of the weighted cycles)"
+    ]
     far = furthest_from_bound(frame)
     if far.empty:
         lines.append("furthest from bound: the oracle proves no lower bound for these shapes")
@@ -104,8 +123,13 @@ def where_the_time_goes(frame: pd.DataFrame) -> list[str]:
         lines.append("furthest from bound: none, every GEMM meets its lower bound")
     else:
         far = far[far["ratio_to_bound"] > 1.0]
-        lines.append("furthest from bound: " + ", ".join(
-            f"{r['name']} {float(r['ratio_to_bound']):.3f}x ({_pct(r['share'])} of the time)" for _, r in far.iterrows()))
+        lines.append(
+            "furthest from bound: "
+            + ", ".join(
+                f"{r['name']} {float(r['ratio_to_bound']):.3f}x ({_pct(r['share'])} of the time)"
+                for _, r in far.iterrows()
+            )
+        )
     return lines
 
 
@@ -114,7 +138,9 @@ def chart(frame: pd.DataFrame, metadata: Mapping[str, object], path: Path) -> Pa
     its bound; past CHART_LAYERS the remaining GEMMs are one bar."""
     from autotune.results import plots
 
-    ranked = frame[frame["share"].notna()].sort_values(["share", "name"], ascending=[False, True], kind="stable")
+    ranked = frame[frame["share"].notna()].sort_values(
+        ["share", "name"], ascending=[False, True], kind="stable"
+    )
     shown, rest = ranked.head(CHART_LAYERS), ranked.iloc[CHART_LAYERS:]
     names = [str(n) for n in shown["name"]]
     shares = [float(s) for s in shown["share"]]
@@ -125,7 +151,8 @@ def chart(frame: pd.DataFrame, metadata: Mapping[str, object], path: Path) -> Pa
         ratios.append(None)
     total = metadata.get("weighted_cycles")
     title = f"workload {metadata.get('workload')}: {len(frame)} GEMMs" + (
-        f", {float(total):,.0f} weighted cycles" if total else "")  # type: ignore[arg-type]
+        f", {float(total):,.0f} weighted cycles" if total else ""
+    )  # type: ignore[arg-type]
     return plots.layers_png(plots.Layers(tuple(names), tuple(shares), tuple(ratios)), title, path)
 
 
@@ -135,22 +162,36 @@ def format_report(frame: pd.DataFrame, metadata: Mapping[str, object]) -> str:
     machine = dict(metadata.get("machine") or {})  # type: ignore[call-overload]
     area = metadata.get("area_mm2")
     instances = float(frame["weight"].sum()) if len(frame) else 0.0
-    lines = [f"workload {metadata.get('workload')!r}: {len(frame)} GEMMs ({instances:g} runs)"
-             + (f" on the {metadata['oracle']} oracle" if metadata.get("oracle") else "")
-             + f" ({','.join(f'{k}={v}' for k, v in machine.items())})"
-             + (f", {float(area):.4f} mm2" if area else "")]  # type: ignore[arg-type]
-    has_chapter = "chapter_best_cycles" in frame and bool(frame["chapter_best_cycles"].notna().any())
+    lines = [
+        f"workload {metadata.get('workload')!r}: {len(frame)} GEMMs ({instances:g} runs)"
+        + (f" on the {metadata['oracle']} oracle" if metadata.get("oracle") else "")
+        + f" ({','.join(f'{k}={v}' for k, v in machine.items())})"
+        + (f", {float(area):.4f} mm2" if area else "")
+    ]  # type: ignore[arg-type]
+    has_chapter = "chapter_best_cycles" in frame and bool(
+        frame["chapter_best_cycles"].notna().any()
+    )
     has_energy = "energy_per_mac_pj" in frame and bool(frame["energy_per_mac_pj"].notna().any())
     lines += table_lines(frame, {"chapter": has_chapter, "energy": has_energy})
     total, chapter_total = metadata.get("weighted_cycles"), metadata.get("chapter_weighted_cycles")
     if total:
         text = f"weighted total {float(total):.0f} cycles"  # type: ignore[arg-type]
         if has_chapter and chapter_total:
-            text += (f"; the chapter's families (best hand-written schedule per GEMM) {float(chapter_total):.0f}: "  # type: ignore[arg-type]
-                     f"{float(chapter_total) / float(total):.2f}x")  # type: ignore[arg-type]
-        bound_total = (frame["weight"] * frame["bound_cycles"]).sum() if "bound_cycles" in frame else None
-        if bound_total is not None and bool(frame["bound_cycles"].notna().all()) and float(bound_total) > 0:
-            text += f"; the bounds' {float(bound_total):.0f}: {float(total) / float(bound_total):.3f}x"
+            text += (
+                f"; the chapter's families (best hand-written schedule per GEMM) {float(chapter_total):.0f}: "  # type: ignore[arg-type]
+                f"{float(chapter_total) / float(total):.2f}x"
+            )  # type: ignore[arg-type]
+        bound_total = (
+            (frame["weight"] * frame["bound_cycles"]).sum() if "bound_cycles" in frame else None
+        )
+        if (
+            bound_total is not None
+            and bool(frame["bound_cycles"].notna().all())
+            and float(bound_total) > 0
+        ):
+            text += (
+                f"; the bounds' {float(bound_total):.0f}: {float(total) / float(bound_total):.3f}x"
+            )
         lines.append(text)
     if metadata.get("weighted_energy_pj"):
         lines.append(f"weighted total energy {float(metadata['weighted_energy_pj']):.4g} pJ")  # type: ignore[arg-type]
