@@ -178,7 +178,12 @@ def layers_png(layers: Layers, title: str, path: Path) -> Path:
         for row, ratio in bounded:
             bound_ax.text(ratio, row, f" {ratio:.3f}x", va="center", fontsize=FONT - 2)
         bound_ax.axvline(1.0, color="black", linewidth=1, linestyle=":", label="lower bound")
-        bound_ax.set_xlim(1.0, 1.0 + (max(r for _, r in bounded) - 1.0) * 1.25 + 0.02)
+        worst = max(r for _, r in bounded)
+        if worst > 4:  # one far layer would flatten the rest
+            bound_ax.set_xscale("log")
+            bound_ax.set_xlim(1.0, worst * 2)
+        else:
+            bound_ax.set_xlim(1.0, 1.0 + (worst - 1.0) * 1.25 + 0.02)
         bound_ax.legend(loc="lower right", fontsize=FONT - 1)
     else:
         bound_ax.text(0.5, 0.5, "no lower bound", transform=bound_ax.transAxes, ha="center")
