@@ -6,7 +6,7 @@ example systolic accelerator (tpu_like.yaml) with its per-access costs. Our side
 costs, from simcore/energy/data/zigzag_tpu_like.toml. For every case this prints:
   * the access counts per memory level and direction that the two models share, ZigZag's
     element counts against ours (simcore.energy.peer.zigzag_pairs);
-  * the energy per GEMM under both accountings of simcore.energy.accounting: `zigzag` (the same
+  * the energy per GEMM under both accountings of simcore.energy.accountings: `zigzag` (the same
     counts charged by ZigZag's conventions) against ZigZag's, and `physical` (the default)
     against ZigZag's, that difference split into the conventions that make it
     (simcore.energy.peer.zigzag_gap_terms), with what is left unexplained.

@@ -33,14 +33,13 @@ from typing import Callable, Iterator
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from autotune.oracles.systolic import SystolicOracle  # noqa: E402
 from search_spaces.systolic import design_of  # noqa: E402
 from simcore.ga1.engine import Blocked  # noqa: E402
 from simcore.ga1.machine import Machine  # noqa: E402
 from simcore.shape import Shape  # noqa: E402
+from simcore.systolic.closed_form import cycles  # noqa: E402
 from simcore.systolic.model import design_traffic  # noqa: E402
-from simcore.systolic.schedule import cycles  # noqa: E402
-
-from autotune.oracles.systolic import SystolicOracle  # noqa: E402
 
 SYSTOLIC_POINT = {"rows": 128, "cols": 128, "dataflow": "ws", "shadow": True, "hbm_buffers": 2,
                   "hbm_words": 32, "map_rows": 128, "map_cols": 128, "tile_order": "col-outer"}

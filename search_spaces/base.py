@@ -13,13 +13,14 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from simcore.ga1.engine import Generator
+from search_spaces.domains import Param, Point
 from simcore.ga1.machine import Machine
 from simcore.shape import Shape
 
-from search_spaces.domains import Param, Point
+if TYPE_CHECKING:  # the compiled engine loads numba: only the families that decode need it
+    from simcore.ga1.engine import Generator
 
 
 # How a verification was done, strongest first. Only EXACT makes an entry `verified`.

@@ -1,16 +1,19 @@
-"""Argument types shared by the commands: shapes, slot lists, machine overrides."""
+"""Arguments shared by the commands: shapes, slot lists, schedule lists, machine overrides and
+the source of a study's results. Nothing here imports Optuna, pandas or numba: the parser of
+every command is built from these at start-up."""
 from __future__ import annotations
 
 import argparse
 import math
 from pathlib import Path
-
-from typing import Any
-
-from simcore.shape import Shape, ShapeError, parse_shape
+from typing import TYPE_CHECKING, Any
 
 from autotune.cli.errors import UsageError
-from autotune.oracles import Oracle
+from simcore.shape import Shape, ShapeError, parse_shape
+
+if TYPE_CHECKING:
+    from autotune.oracles import Oracle
+    from simcore.ga1.schedules import ChapterSchedule
 
 
 def shape_arg(text: str) -> Shape:
@@ -49,6 +52,31 @@ def slots_list(text: str) -> list[int]:
     if not values or any(v < 1 for v in values):
         raise argparse.ArgumentTypeError(f"slots must be positive integers, got {text!r}")
     return values
+
+
+def schedule_list(text: str | None) -> list[ChapterSchedule]:
+    """--schedules: 'BIxBJ:BUFFERS,...' (None: the chapter's whole sweep)."""
+    from simcore.ga1.schedules import (  # numpy's programs
+        ScheduleError,
+        chapter_sweep,
+        parse_schedule,
+    )
+
+    if text is None:
+        return chapter_sweep()
+    try:
+        return [parse_schedule(part) for part in text.split(",") if part.strip()]
+    except ScheduleError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def add_source(parser: argparse.ArgumentParser) -> None:
+    """The arguments of every command that reads a study's results."""
+    parser.add_argument("path_or_study", metavar="PATH_OR_STUDY",
+                        help="a study name, a results/<study>/ folder or a parquet file autotune wrote")
+    parser.add_argument("--storage", default=None, help="the study's storage: a journal path or an RDB URL "
+                        "(default results/<study>/study.journal, or study.db)")
+    add_results(parser)
 
 
 def add_shape(parser: argparse.ArgumentParser, required: bool = True) -> None:

@@ -7,12 +7,10 @@ import argparse
 import os
 import sys
 
-from simcore.ga1.engine import cache_is_warm
+from autotune.cli.errors import UsageError
 from simcore.ga1.estimate import Work, estimate
 from simcore.ga1.machine import Machine
 from simcore.shape import Shape
-
-from autotune.cli.errors import UsageError
 
 # 2**27 tile products (a 4096^3 product in 8 x 8 tiles) take about 20 s per evaluation.
 DEFAULT_MAX_PRODUCTS = 1 << 27
@@ -101,6 +99,10 @@ def check_work(args: argparse.Namespace, shape: Shape, machine: Machine, verify:
     if program and work.instructions >= ANNOUNCE_ROWS:
         print(f"autotune: {shape}: building the program (up to {work.instructions:.3g} instructions) and its picture "
               f"takes a while at this size", file=sys.stderr, flush=True)
+    from simcore.ga1.engine import (
+        cache_is_warm,  # numba: loaded by the commands that run the engine
+    )
+
     global _compile_announced
     if not _compile_announced and not cache_is_warm():
         _compile_announced = True

@@ -56,7 +56,6 @@ def _with_default_command(argv: list[str], commands: set[str]) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    quiet_libraries()
     try:
         parser = build_parser()
         commands = set(parser._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
@@ -64,6 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not getattr(args, "run", None):
             parser.print_help()
             return 2
+        quiet_libraries()
         return int(args.run(args))
     except UsageError as exc:
         print(f"autotune: error: {exc}", file=sys.stderr)

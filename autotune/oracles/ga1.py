@@ -7,24 +7,21 @@ from __future__ import annotations
 import functools
 from typing import Any, Mapping
 
-from simcore.energy import Cost, ga1_area_mm2, ga1_cost_of_timing
-from simcore.ga1.engine import chapter_generator, time_program
-from simcore.ga1.estimate import Work, estimate
-from simcore.ga1.lower_bounds import lower_bound
-from simcore.ga1.machine import Machine, machine_from, parse_overrides
-from simcore.ga1.program import Program
-from simcore.ga1.schedules import ScheduleError, chapter_sweep
-from simcore.ga1.timeline import draw, engine_rows_of_arrays
-from simcore.ga1.timing import Timing, engines_of
-from simcore.shape import Shape
-
+from autotune.oracles.base import Metrics, Oracle
 from search_spaces.base import EXACT, Family, GA1Family, Verdict
 from search_spaces.domains import Point
 from search_spaces.portfolio import CHAPTER_FAMILIES, portfolio
 from search_spaces.registry import families as space_families
 from search_spaces.registry import find_family
-
-from autotune.oracles.base import Metrics, Oracle
+from simcore.energy import Cost, ga1_area_mm2, ga1_cost_of_timing
+from simcore.ga1.estimate import Work, estimate
+from simcore.ga1.lower_bounds import lower_bound
+from simcore.ga1.machine import Machine, machine_from, parse_overrides
+from simcore.ga1.program import Program
+from simcore.ga1.schedules import ScheduleError, chapter_sweep
+from simcore.ga1.timelines import draw, engine_rows_of_arrays
+from simcore.ga1.timing import Timing, engines_of
+from simcore.shape import Shape
 
 DEFAULT_SLOTS = 64  # the scratchpad of the main job (the chapter's larger machine)
 
@@ -130,6 +127,8 @@ class GA1Oracle(Oracle):
 
     def report(self, family: Family, point: Point, shape: Shape, machine: Machine,
                per_char: int | None = None, width: int = 120) -> str:
+        from simcore.ga1.engine import time_program  # numba: loaded by what runs the engine
+
         program = self.program(family, point, shape, machine)
         result = time_program(machine, program, record=True)  # starts and finishes, no trace
         assert result.starts is not None and result.finishes is not None
@@ -185,6 +184,8 @@ def padding_note(shape: Shape, machine: Machine) -> str | None:
 def chapter_best(shape: Shape, machine: Machine) -> tuple[int, str] | None:
     """The chapter's best hand-written schedule on this machine: (cycles, label), or None when
     none of its schedules fits."""
+    from simcore.ga1.engine import chapter_generator  # numba: loaded by what runs the engine
+
     best: tuple[int, str] | None = None
     for schedule in chapter_sweep():
         if schedule.slots_needed(shape, machine) > machine.slots:

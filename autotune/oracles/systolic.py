@@ -2,7 +2,7 @@
 most PEs and most HBM words per cycle; the design itself (array, dataflow, shadow registers,
 HBM link, mapping) is the searched point.
 
-Every dataflow is timed by its own closed form (`simcore.systolic.schedule`) and verified by its
+Every dataflow is timed by its own closed form (`simcore.systolic.closed_form`) and verified by its
 own cycle model (`simcore.systolic.cycle`, the event engine) on the design itself: `exact`. Only
 a design too big for the verification budget is checked on a smaller problem with the same
 array, mapping and tile kinds (at most three tiles per dimension, the stream cut short), and
@@ -15,19 +15,28 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from simcore.energy import Cost, systolic_area_mm2, systolic_cost, systolic_counts
-from simcore.shape import Shape
-from simcore.systolic.cycle import SystolicTimingError, simulate_systolic
-from simcore.systolic.model import SystolicDesign, Traffic, design_traffic, hbm_words, roles, tile_count
-from simcore.systolic.schedule import cycles, schedule
-
+from autotune.oracles.base import Metrics, Oracle
 from search_spaces.base import EXACT, SCALED, Family, Verdict
 from search_spaces.domains import Point
 from search_spaces.systolic import (
-    DEFAULT_MAX_HBM_WORDS, DEFAULT_PE_BUDGET, SPACE, SystolicFamily, systolic_family,
+    DEFAULT_MAX_HBM_WORDS,
+    DEFAULT_PE_BUDGET,
+    SPACE,
+    SystolicFamily,
+    systolic_family,
 )
-
-from autotune.oracles.base import Metrics, Oracle
+from simcore.energy import Cost, systolic_area_mm2, systolic_cost, systolic_counts
+from simcore.shape import Shape
+from simcore.systolic.closed_form import cycles, schedule
+from simcore.systolic.cycle import SystolicTimingError, simulate_systolic
+from simcore.systolic.model import (
+    SystolicDesign,
+    Traffic,
+    design_traffic,
+    hbm_words,
+    roles,
+    tile_count,
+)
 
 # The event engine's cost, in seconds: per tile (closed form and checks), per PE of every tile,
 # per multiply-accumulate of the block products and numpy's product. Measured on a laptop core.

@@ -25,6 +25,7 @@ import pandas as pd
 from autotune import __version__
 from autotune.errors import ResultsError
 from autotune.results.files import read_parquet, write_parquet
+from autotune.results.labels import VERIFIED_LABELS  # noqa: F401 - read by the tables' readers
 from autotune.search.codesign import machine_value
 from autotune.search.problem import objective_value
 
@@ -32,8 +33,6 @@ SCHEMAS: dict[str, int] = {"leaderboard": 4, "pareto": 4, "workload": 5, "baseli
 READABLE: dict[str, frozenset[object]] = {"leaderboard": frozenset({1, 2, 3, 4}), "pareto": frozenset({1, 2, 3, 4}),
                                           "workload": frozenset({1, 2, 3, 4, 5}), "baseline": frozenset({None, 1}),
                                           "sweep": frozenset({None, 1})}
-VERIFIED_LABELS = "verified: yes = exact (the program itself ran: numpy's product and the hazard replay); " \
-                  "scaled / model = only a smaller design or the closed form was checked; NO = a check failed; - = not checked"
 
 
 def write(kind: str, frame: pd.DataFrame, path: Path, metadata: Mapping[str, object]) -> Path:

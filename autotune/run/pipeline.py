@@ -23,28 +23,31 @@ from typing import Callable, Sequence
 import optuna
 import pandas as pd
 
-from simcore.shape import Shape, parse_shape
-
-from search_spaces.workload import Gemm
-
 from autotune import __version__, record
 from autotune.errors import PlanError, StudyError
+from autotune.interrupt import STOP, graceful_stop
 from autotune.record import Provenance
 from autotune.results import leaderboard as board
 from autotune.results import tables
-from autotune.interrupt import STOP, graceful_stop
 from autotune.run.objective import Objective
-from autotune.storage import (
-    GRACE_SECONDS, HEARTBEAT_SECONDS, WORKER, SharedStudy, default_storage, finished_count, is_memory, local_storages,
-)
+from autotune.run.plan import RunPlan
+from autotune.run.settings import DEFAULT_TRIALS, SHORT_TRIALS  # noqa: F401 - the run's defaults, also here
+from autotune.run.summary import summarise
 from autotune.search.problem import Candidate, GridTooLarge, Search, directions
 from autotune.search.sampling import DEFAULT_SAMPLER, encoding_for, make_sampler
-from autotune.run.plan import RunPlan
-from autotune.run.summary import summarise
 from autotune.search.transfer import sibling_seeds, transfer_seeds
-
-DEFAULT_TRIALS = 1000   # tune --shape
-SHORT_TRIALS = 40       # per GEMM of a workload, per co-design, per machine of sweep --tuned
+from autotune.storage import (
+    GRACE_SECONDS,
+    HEARTBEAT_SECONDS,
+    WORKER,
+    SharedStudy,
+    default_storage,
+    finished_count,
+    is_memory,
+    local_storages,
+)
+from search_spaces.workload import Gemm
+from simcore.shape import Shape, parse_shape
 
 
 def verify_top_default(spec: RunPlan) -> int:
@@ -93,6 +96,7 @@ class StudyOutcome:
     distinct: int
     failures: list[str]
     paths: list[Path] = field(default_factory=list)
+    study: optuna.Study | None = None       # the run's handle (closed with the run's storage)
 
 
 @dataclass
@@ -273,7 +277,7 @@ def finish(study: optuna.Study, search: Search, spec: RunPlan, gemm: Gemm | None
     failures = board.annotate(rows, ranked, info, search.families, verify_top)
     frame = board.to_frame(rows)
     done = finished_count(study)
-    outcome = StudyOutcome(study.study_name, gemm, frame, done, len(ranked), failures)
+    outcome = StudyOutcome(study.study_name, gemm, frame, done, len(ranked), failures, study=study)
     if results is not None:
         metadata = {"study": study.study_name, "shape": str(first), "base_machine": spec.machine.as_dict(),
                     "objectives": list(spec.objectives), "oracle": spec.oracle, "trials": done,

@@ -8,12 +8,14 @@ trial), so its studies resume and its figures reproduce. `random`, `grid` and `n
 the flat encoding."""
 from __future__ import annotations
 
-import optuna
+from typing import TYPE_CHECKING
 
 from autotune.errors import PlanError
-from autotune.search.guided import GuidedSampler
-from autotune.search.problem import Search
-from autotune.search.tpe import history_cached
+
+if TYPE_CHECKING:
+    import optuna
+
+    from autotune.search.problem import Search
 
 DEFAULT_SAMPLER = "guided"
 SAMPLERS: tuple[str, ...] = ("guided", "tpe", "random", "grid", "nsga2")
@@ -31,6 +33,11 @@ def encoding_for(sampler: str) -> str:
 
 def make_sampler(name: str, seed: int, search: Search | None = None) -> optuna.samplers.BaseSampler:
     """The sampler `name`, seeded; `guided` needs the search it proposes candidates of."""
+    import optuna  # the samplers' names and encodings above are read without it (the parser)
+
+    from autotune.search.guided import GuidedSampler
+    from autotune.search.tpe import history_cached
+
     encoding_for(name)
     if name == "guided":
         if search is None:

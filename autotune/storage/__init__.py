@@ -11,9 +11,29 @@ from __future__ import annotations
 import os
 import socket
 
-from autotune.storage.locations import (JOURNAL_FILE, MEMORY, SQLITE_FILE, default_storage, is_memory, local_storage,
-                                               local_storages, read_studies, read_study, study_names)
-from autotune.storage.shared import DONE, GRACE_SECONDS, HEARTBEAT_SECONDS, SharedStudy, finished_count, set_trial_user_attr
+from autotune.run.quiet import quiet_if_asked
+from autotune.storage.locations import (
+                                               JOURNAL_FILE,
+                                               MEMORY,
+                                               SQLITE_FILE,
+                                               default_storage,
+                                               is_memory,
+                                               local_storage,
+                                               local_storages,
+                                               read_studies,
+                                               read_study,
+                                               study_names,
+)
+from autotune.storage.shared import (
+                                               DONE,
+                                               GRACE_SECONDS,
+                                               HEARTBEAT_SECONDS,
+                                               SharedStudy,
+                                               finished_count,
+                                               set_trial_user_attr,
+)
+
+quiet_if_asked()  # Optuna is loaded now: quiet it if the command line asked (autotune.run.quiet)
 
 WORKER = f"{socket.gethostname()}:{os.getpid()}"
 

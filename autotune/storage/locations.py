@@ -9,6 +9,7 @@ by path is opened as `sqlite:///path`, as optuna-dashboard does)."""
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 from pathlib import Path
 
 import optuna
@@ -16,7 +17,21 @@ from optuna.storages import JournalStorage
 
 from autotune.errors import StorageError
 from autotune.storage.journal import JournalCorrupt, JournalFile, is_sqlite_file
-from autotune.storage.stores import JournalStore, MemoryStore, RdbStore, SqliteStore, Store, check_integrity, open_rdb
+from autotune.storage.stores import (
+    JournalStore,
+    MemoryStore,
+    RdbStore,
+    SqliteStore,
+    Store,
+    check_integrity,
+    open_rdb,
+)
+
+# Database drivers that are optional extras: the URL's scheme, the driver module, the extra.
+DRIVERS: dict[str, tuple[str, str]] = {
+    "postgresql": ("psycopg2", "postgres"), "postgresql+psycopg2": ("psycopg2", "postgres"),
+    "postgresql+psycopg": ("psycopg", "postgres"),
+}
 
 MEMORY = ":memory:"
 MEMORY_NAMES = (MEMORY, "sqlite://", "sqlite:///:memory:")
@@ -33,6 +48,24 @@ def _rdb_url(address: str) -> str | None:
     if "://" in address:
         return address
     return f"sqlite:///{address}" if is_sqlite_file(Path(address)) else None
+
+
+def check_driver(address: str) -> None:
+    """A database URL whose driver is an extra that is not installed: one line saying which."""
+    scheme = address.partition("://")[0].lower() if "://" in address else ""
+    driver, extra = DRIVERS.get(scheme, (None, None))
+    if driver is not None and importlib.util.find_spec(driver) is None:
+        raise StorageError(f"storage {_redacted(address)!r} needs the {driver} driver, which the {extra} extra "
+                           f"installs: pip install 'autotune[{extra}]'", setting="storage")
+
+
+def _redacted(address: str) -> str:
+    """The address without a password (postgresql://user:secret@host/db)."""
+    head, sep, tail = address.partition("://")
+    who, at, where = tail.rpartition("@")
+    if not sep or not at or ":" not in who:
+        return address
+    return f"{head}://{who.split(':', 1)[0]}:***@{where}"
 
 
 # --- the default storage under results/ ------------------------------------------------------
@@ -71,6 +104,7 @@ def local_storages(results: Path) -> list[str]:
 
 def open_store(address: str, study_name: str, heartbeat_seconds: int, grace_seconds: int) -> Store:
     """A storage to run trials in (created if needed)."""
+    check_driver(address)
     try:
         if is_memory(address):
             return MemoryStore()
@@ -89,6 +123,7 @@ def read_storage(address: str) -> optuna.storages.BaseStorage:
     """An existing storage, for reading back."""
     if is_memory(address):
         raise StorageError("an in-memory study ends with its run: there is nothing to read back")
+    check_driver(address)
     try:
         url = _rdb_url(address)
         if url is None:

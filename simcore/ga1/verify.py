@@ -9,8 +9,8 @@ import numpy as np
 from simcore.ga1.hazards import Hazard, replay
 from simcore.ga1.machine import Machine
 from simcore.ga1.program import Program
+from simcore.ga1.simulator import SimResult, matmul_inputs, simulate
 from simcore.shape import Shape
-from simcore.ga1.simulate import SimResult, matmul_inputs, simulate
 
 
 @dataclass(frozen=True)

@@ -25,13 +25,14 @@ from typing import Callable, Sequence
 import numpy as np
 
 from simcore.shape import Shape
+from simcore.systolic.closed_form import Entry, Schedule, entries_of
+from simcore.systolic.closed_form import schedule as closed_form
 from simcore.systolic.common import Run, SystolicTimingError
 from simcore.systolic.events_output import run_output_events
 from simcore.systolic.events_stationary import run_stationary_events
 from simcore.systolic.model import SystolicDesign, Traffic, tiles
 from simcore.systolic.reference_output import run_output_reference
 from simcore.systolic.reference_stationary import run_stationary_reference
-from simcore.systolic.schedule import Entry, Schedule, entries_of, schedule as closed_form
 
 __all__ = ["SystolicResult", "SystolicTimingError", "simulate_systolic", "simulate_systolic_reference"]
 

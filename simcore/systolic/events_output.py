@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from simcore.systolic.closed_form import Entry
 from simcore.systolic.common import FirstError, Run, offer_barrier, tile_arrays
 from simcore.systolic.events_stationary import NEVER
 from simcore.systolic.model import SystolicDesign, Tile
-from simcore.systolic.schedule import Entry
 
 
 def _lanes(first: FirstError, starts: np.ndarray, lengths: np.ndarray, rank: int, what: str,

@@ -16,9 +16,9 @@ from typing import Sequence
 
 import numpy as np
 
+from simcore.systolic.closed_form import Entry
 from simcore.systolic.common import FirstError, Run, offer_barrier, tile_arrays
 from simcore.systolic.model import SystolicDesign, Tile
-from simcore.systolic.schedule import Entry
 
 NEVER = np.iinfo(np.int64).max // 4
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from simcore.shape import Shape
+from simcore.systolic.closed_form import cycles
 from simcore.systolic.model import ORDERS, Mapping, SystolicDesign, roles, traffic
-from simcore.systolic.schedule import cycles
 
 
 @dataclass(frozen=True)

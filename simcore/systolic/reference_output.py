@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from simcore.systolic.closed_form import Entry
 from simcore.systolic.common import Run, SystolicTimingError, tile_arrays
 from simcore.systolic.model import SystolicDesign, Tile
 from simcore.systolic.reference_stationary import EMPTY, lane_events
-from simcore.systolic.schedule import Entry
 
 
 class OutputBuffers:

@@ -21,9 +21,9 @@ from typing import Sequence
 
 import numpy as np
 
+from simcore.systolic.closed_form import Entry
 from simcore.systolic.common import Run, SystolicTimingError, tile_arrays
 from simcore.systolic.model import HbmLink, SystolicDesign, Tile
-from simcore.systolic.schedule import Entry
 
 EMPTY = -1
 

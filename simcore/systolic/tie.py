@@ -27,8 +27,8 @@ from __future__ import annotations
 import re
 
 from simcore.shape import Shape
+from simcore.systolic.closed_form import schedule
 from simcore.systolic.model import SystolicArray, SystolicDesign
-from simcore.systolic.schedule import schedule
 
 _ARRAY = re.compile(r"^\s*(-?\d+)\s*[xX]\s*(-?\d+)\s*$")
 

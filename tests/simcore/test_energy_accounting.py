@@ -17,7 +17,7 @@ from simcore.energy import (
     systolic_counts,
 )
 from simcore.energy.peer import zigzag_gap_terms
-from simcore.systolic.schedule import cycles as closed_form_cycles
+from simcore.systolic.closed_form import cycles as closed_form_cycles
 from tests.helpers.systolic_strategies import designs, shapes
 
 TECH = load_technology()

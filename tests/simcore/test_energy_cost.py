@@ -10,8 +10,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simcore.energy import (
-    CATEGORIES, CountError, Ga1Counts, ga1_cost, ga1_counts, ga1_counts_of_program, load_technology,
-    systolic_cost, systolic_counts,
+    CATEGORIES,
+    CountError,
+    Ga1Counts,
+    ga1_cost,
+    ga1_counts,
+    ga1_counts_of_program,
+    load_technology,
+    systolic_cost,
+    systolic_counts,
 )
 from simcore.ga1.machine import Machine
 from simcore.ga1.program import Program
@@ -19,8 +26,7 @@ from simcore.ga1.schedules import blocked, kouter
 from simcore.ga1.timing import run_timing
 from simcore.shape import Shape
 from simcore.systolic import simulate_systolic
-from simcore.systolic.schedule import cycles as closed_form_cycles
-
+from simcore.systolic.closed_form import cycles as closed_form_cycles
 from tests.helpers.systolic_strategies import designs, operands, shapes
 
 TECH = load_technology()

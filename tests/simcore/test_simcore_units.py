@@ -6,12 +6,24 @@ import numpy as np
 import pytest
 
 from simcore import (
-    Machine, MachineError, Program, ProgramError, ScheduleError, Shape, ShapeError, blocked,
-    kouter, machine_from, parse_overrides, parse_shape, replay, simulate, timeline,
+    Machine,
+    MachineError,
+    Program,
+    ProgramError,
+    ScheduleError,
+    Shape,
+    ShapeError,
+    blocked,
+    kouter,
+    machine_from,
+    parse_overrides,
+    parse_shape,
+    replay,
+    simulate,
+    timeline,
 )
 from simcore.ga1.machine import MACHINE_KEYS
 from tests.helpers.ga1_chapter_checker import VECTOR_PROGRAM
-
 
 # ---- Machine
 
@@ -246,7 +258,7 @@ def test_tile_model_live_bytes_equal_the_blocked_slot_need() -> None:
 def test_timeline_from_arrays_is_the_trace_timeline() -> None:
     # show draws from the starts and finishes (no trace); the picture is the trace's.
     from simcore.ga1.engine import time_program
-    from simcore.ga1.timeline import draw, engine_rows, engine_rows_of_arrays
+    from simcore.ga1.timelines import draw, engine_rows, engine_rows_of_arrays
     from simcore.ga1.timing import engines_of
 
     machine = Machine(slots=40)

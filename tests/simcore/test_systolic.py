@@ -10,12 +10,23 @@ from hypothesis import strategies as st
 
 from simcore.shape import Shape
 from simcore.systolic import (
-    SCALESIM, Assumptions, HbmLink, Mapping, SystolicArray, SystolicDesign, Traffic, cycles, design_traffic, schedule,
-    simulate_systolic, simulate_systolic_reference, tiles, traffic,
+    SCALESIM,
+    Assumptions,
+    HbmLink,
+    Mapping,
+    SystolicArray,
+    SystolicDesign,
+    Traffic,
+    cycles,
+    design_traffic,
+    schedule,
+    simulate_systolic,
+    simulate_systolic_reference,
+    tiles,
+    traffic,
 )
+from simcore.systolic.closed_form import OutputTiming
 from simcore.systolic.model import hbm_words, tile_count
-from simcore.systolic.schedule import OutputTiming
-
 from tests.helpers.systolic_strategies import both, designs, operands, shapes
 
 ARRAY = SystolicArray(3, 3)

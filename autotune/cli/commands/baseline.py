@@ -6,17 +6,14 @@ import json
 import sys
 from pathlib import Path
 
-import pandas as pd
-
-from simcore.ga1.schedules import ScheduleError, chapter_sweep, parse_schedule
-
-from autotune.oracles.ga1 import ORACLE as GA1
-from autotune.oracles.ga1 import padding_note
-
-from autotune.results import tables
-from autotune.cli.args import add_machine, add_shape, build_machine, shape_arg, slots_list
-from autotune.run.baseline import sweep_frame, sweep_rows, format_table
-from autotune.cli.errors import UsageError
+from autotune.cli.args import (
+    add_machine,
+    add_shape,
+    build_machine,
+    schedule_list,
+    shape_arg,
+    slots_list,
+)
 from autotune.cli.limits import add_limits, check_work
 
 HELP = "run the chapter's hand-written schedules (blocked, k-outermost) and print its table"
@@ -39,18 +36,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
-def selected_schedules(text: str | None) -> list:
-    if text is None:
-        return chapter_sweep()
-    try:
-        return [parse_schedule(part) for part in text.split(",") if part.strip()]
-    except ScheduleError as exc:
-        raise UsageError(str(exc)) from None
-
-
 def run(args: argparse.Namespace) -> int:
+    import pandas as pd  # with numba (the oracle): loaded when the command runs, not at start-up
+
+    from autotune.oracles.ga1 import ORACLE as GA1
+    from autotune.oracles.ga1 import padding_note
+    from autotune.results import tables
+    from autotune.run.baseline import format_table, sweep_frame, sweep_rows
+
     shape = shape_arg(args.shape)
-    schedules = selected_schedules(args.schedules)
+    schedules = schedule_list(args.schedules)
     frames, texts, json_rows = [], [], []
     machines = [build_machine(GA1, args.machine, slots=slots) for slots in args.slots or [None]]
     for machine in machines:  # every size refused or announced before anything is generated

@@ -8,17 +8,11 @@ import json
 import sys
 from pathlib import Path
 
-from simcore.ga1.machine import Machine
-from simcore.shape import Shape
-
-from autotune.run import pipeline
-from autotune.results.leaderboard import json_rows
 from autotune.cli.args import add_json, add_results, positive_int
 from autotune.cli.errors import UsageError
-from autotune.results.files import write_text
 from autotune.cli.limits import add_limits, check_work
-from autotune.storage import MEMORY
-from autotune.run.plan import RunPlan
+from simcore.ga1.machine import Machine
+from simcore.shape import Shape
 
 HELP = "regression check: tune 128x128x128 at 64 and 16 slots and compare with the chapter and the reference record"
 REFERENCE = Path("reference") / "best.json"   # under --results
@@ -58,6 +52,11 @@ def load_reference(path: Path, update: bool) -> dict[str, dict]:
 
 def best_of(slots: int, trials: int) -> dict[str, object]:
     """The winner of a short in-memory study at this slot count, verified."""
+    from autotune.results.leaderboard import json_rows
+    from autotune.run import pipeline
+    from autotune.run.plan import RunPlan
+    from autotune.storage import MEMORY
+
     machine = Machine(slots=slots)
     outcome = pipeline.run(RunPlan.of_shape(SHAPE, machine), pipeline.RunOptions(
         trials=trials, seed=SEED, study=f"check-{slots}", storage=MEMORY, verify_top=3, write=False))
@@ -93,6 +92,8 @@ def run(args: argparse.Namespace) -> int:
         if args.update and (record is None or int(found["cycles"]) < int(record["cycles"])) and found["verified"] is True:  # type: ignore[call-overload]
             updated[str(found["key"])] = {k: v for k, v in found.items() if k not in ("failures", "verified")}
     if args.update and updated != reference:
+        from autotune.results.files import write_text
+
         write_text(json.dumps({"schema": 1, "records": sorted(updated.values(), key=lambda r: r["key"])}, indent=1) + "\n", path)
         if not args.json:
             print(f"updated {path}")

@@ -6,12 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from autotune.results import readback
-from autotune.run import load
-from autotune.cli.args import positive_int
-from autotune.cli.commands.leaderboard import add_source
+from autotune.cli.args import add_source, positive_int
 from autotune.cli.errors import UsageError
-from autotune.results.files import write_text
 
 HELP = "export a leaderboard entry: its schedule as JSON, or its GA-1 program as text (asm)"
 
@@ -27,6 +23,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from autotune.results import readback
+    from autotune.results.files import write_text
+    from autotune.run import load
+
     loaded = load.load(args.path_or_study, args.results, args.storage)
     row = readback.entry(loaded, args.rank)
     write = readback.export_asm if args.format == "asm" else readback.export_json

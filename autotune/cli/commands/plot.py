@@ -5,27 +5,19 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-
-import pandas as pd
-
-from simcore.ga1.engine import time_program
-from simcore.ga1.engine.spans import busy_spans, first_instructions
-from simcore.shape import Shape
+from typing import TYPE_CHECKING
 
 from autotune import oracles
-from autotune.errors import AutotuneError
-from autotune.oracles import Oracle
-from autotune.results import leaderboard as board
-from autotune.results import plots
-from autotune.results import readback
-from autotune.run import load
-from autotune.cli.args import positive_int
-from autotune.cli.commands.leaderboard import add_source
+from autotune.cli.args import add_source, positive_int
 from autotune.cli.errors import UsageError
 from autotune.cli.limits import add_limits, check_work
-from autotune.storage import local_storage, read_study
-from autotune.search.codesign import machine_value
-from autotune.search.problem import COLUMNS, INFEASIBLE_VALUE, objective_value
+from autotune.errors import AutotuneError
+from simcore.shape import Shape
+
+if TYPE_CHECKING:  # pandas, matplotlib, Optuna and numba load when the command runs
+    import pandas as pd
+
+    from autotune.oracles import Oracle
 
 HELP = ("draw a study's optimisation history, Pareto front and an entry's engine timeline as PNG files "
         "(a workload run: its per-layer bars)")
@@ -42,6 +34,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from autotune.run import load
+
     loaded = load.load(args.path_or_study, args.results, args.storage)
     frame, metadata, path = loaded.frame, loaded.metadata, loaded.path
     if metadata.get("kind") == "workload":
@@ -98,6 +92,9 @@ def _title(metadata: dict, frame: pd.DataFrame) -> str:
 def _trial_values(frame: pd.DataFrame, metadata: dict, folder: Path, storage: str | None) -> tuple[list[int], list[float]]:
     """(trial, cycles) of every feasible trial: from the study storage when it is there (every
     trial, duplicates included), else from the leaderboard (one row per distinct candidate)."""
+    from autotune.search.problem import INFEASIBLE_VALUE
+    from autotune.storage import local_storage, read_study
+
     url = storage or local_storage(folder.parent, folder.name)
     study = read_study(url, str(metadata.get("study"))) if url and metadata.get("study") else None
     if study is not None:
@@ -110,6 +107,9 @@ def _trial_values(frame: pd.DataFrame, metadata: dict, folder: Path, storage: st
 
 
 def history(frame: pd.DataFrame, metadata: dict, folder: Path, out: Path, storage: str | None = None) -> Path:
+    from autotune.results import leaderboard as board
+    from autotune.results import plots
+
     trials, values = _trial_values(frame, metadata, folder, storage)
     if not trials:
         raise UsageError("the leaderboard has no feasible trial to plot")
@@ -141,6 +141,12 @@ def pareto(frame: pd.DataFrame, metadata: dict, out: Path) -> Path | None:
     """One panel per objective after cycles, against cycles. A co-design also shows its machines'
     energy and area when they are measured, and energy against area: the cycles-energy-area
     front, with the budgets; the front marked is the one over the study's objectives."""
+    import pandas as pd
+
+    from autotune.results import plots
+    from autotune.search.codesign import machine_value
+    from autotune.search.problem import COLUMNS, objective_value
+
     objectives = list(metadata.get("objectives", ["cycles"]))
     if len(objectives) < 2:
         return None
@@ -178,6 +184,11 @@ def _axis(name: str, codesign: bool) -> str:
 
 def timeline(frame: pd.DataFrame, rank: int, out: Path, args: argparse.Namespace) -> Path | str:
     """The entry's engine timeline, or why there is none (an infeasible entry, an oracle without one)."""
+    from autotune.results import leaderboard as board
+    from autotune.results import plots
+    from simcore.ga1.engine import time_program
+    from simcore.ga1.engine.spans import busy_spans, first_instructions
+
     row = frame.iloc[rank - 1].to_dict()
     if not row["feasible"]:
         return f"rank {rank} is infeasible: it was never simulated"

@@ -6,14 +6,9 @@ import argparse
 import json
 from typing import Any
 
-from simcore.shape import Shape
-
-from autotune.results import leaderboard as board
-from autotune.results import readback
-from autotune.run import load
-from autotune.cli.args import add_json, positive_int
-from autotune.cli.commands.leaderboard import add_source
+from autotune.cli.args import add_json, add_source, positive_int
 from autotune.cli.limits import add_limits, check_work
+from simcore.shape import Shape
 
 HELP = "show one leaderboard entry: its parameters, its machine and the engine timeline"
 
@@ -29,6 +24,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from autotune.results import leaderboard as board
+    from autotune.results import readback
+    from autotune.run import load
+
     loaded = load.load(args.path_or_study, args.results, args.storage)
     row = readback.entry(loaded, args.rank)
     shape = Shape(int(row["m"]), int(row["k"]), int(row["n"]))  # type: ignore[call-overload]
@@ -58,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
 def energy_breakdown(oracle: Any, family: Any, row: dict, shape: Shape, machine: Any, metadata: dict) -> str:
     """The entry's energy and area, every line item with its count, costed with the table the
     study was run with; "" for an oracle that does not cost them."""
+    from autotune.results import leaderboard as board
     from simcore.energy import technology_from_dict
 
     table = metadata.get("technology_table")

@@ -4,7 +4,6 @@ from __future__ import annotations
 import argparse
 import json
 
-from autotune.results import readback
 from autotune.cli.args import add_json, add_results
 
 HELP = "list the studies: name, oracle, shape, machine, trials completed, best cycles, last update"
@@ -19,6 +18,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from autotune.results import readback
+
     rows = readback.studies(args.results, args.storage)
     if args.json:
         for row in rows:

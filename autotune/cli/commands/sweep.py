@@ -7,26 +7,17 @@ import itertools
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
-
-from simcore.ga1.machine import MACHINE_KEYS, Machine, MachineError
-from simcore.ga1.schedules import ChapterSchedule
-from simcore.shape import Shape
-
-from autotune.oracles.ga1 import ORACLE as GA1
-from autotune.oracles.ga1 import padding_note
-
-from autotune.results import leaderboard as board
-from autotune.run import pipeline
-from autotune.results import tables
-from autotune.cli.args import add_machine, build_machine, positive_int, shape_arg
-from autotune.run.baseline import sweep_frame, sweep_rows
-from autotune.cli.commands.baseline import selected_schedules
+from autotune.cli.args import add_machine, build_machine, positive_int, schedule_list, shape_arg
 from autotune.cli.errors import UsageError
 from autotune.cli.limits import add_limits, check_work
-from autotune.storage import MEMORY
-from autotune.run.plan import RunPlan
+from autotune.run.settings import SHORT_TRIALS
+from simcore.ga1.machine import MACHINE_KEYS, Machine, MachineError
+from simcore.shape import Shape
+
+if TYPE_CHECKING:
+    from simcore.ga1.schedules import ChapterSchedule
 
 HELP = "run hand-written schedules over a grid of machines (the chapter's bandwidth sweep by default)"
 CHAPTER_GRID = ("dma_setup=16,4", "dma_words_per_cycle=8,16,32,64")
@@ -45,8 +36,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", type=Path, default=None, help="parquet output (default results/sweep/<shape>.parquet)")
     parser.add_argument("--json", action="store_true", help="print one JSON object per row instead of the table")
     parser.add_argument("--tuned", action="store_true", help="also run a short in-memory tuning study per machine")
-    parser.add_argument("--trials", type=positive_int, default=pipeline.SHORT_TRIALS,
-                        help=f"--tuned: trials per machine, the chapter's sweep included (default {pipeline.SHORT_TRIALS})")
+    parser.add_argument("--trials", type=positive_int, default=SHORT_TRIALS,
+                        help=f"--tuned: trials per machine, the chapter's sweep included (default {SHORT_TRIALS})")
     add_limits(parser)
     parser.set_defaults(run=run)
 
@@ -84,14 +75,26 @@ def machines(base: Machine, grid: list[tuple[str, tuple[int, ...]]]) -> list[Mac
 
 def tuned_best(shape: Shape, machine: Machine, trials: int) -> dict[str, object]:
     """The best of a short in-memory study (seeded with the chapter's sweep), verified."""
+    from autotune.results import leaderboard as board
+    from autotune.run import pipeline
+    from autotune.run.plan import RunPlan
+    from autotune.storage import MEMORY
+
     outcome = pipeline.run(RunPlan.of_shape(shape, machine), pipeline.RunOptions(
         trials=trials, study="sweep", storage=MEMORY, verify_top=1, write=False))
     return board.json_rows(outcome.studies[0].frame.head(1))[0]
 
 
 def run(args: argparse.Namespace) -> int:
+    import pandas as pd  # with numba (the oracle): loaded when the command runs, not at start-up
+
+    from autotune.oracles.ga1 import ORACLE as GA1
+    from autotune.oracles.ga1 import padding_note
+    from autotune.results import tables
+    from autotune.run.baseline import sweep_frame, sweep_rows
+
     shape = shape_arg(args.shape)
-    schedules: list[ChapterSchedule] = selected_schedules(args.schedules)
+    schedules: list[ChapterSchedule] = schedule_list(args.schedules)
     if not schedules:
         raise UsageError("--schedules names no schedule")
     grid = parse_grid(args.machine_grid or list(CHAPTER_GRID))

@@ -12,22 +12,29 @@ import argparse
 import json
 import math
 import sys
-
-from simcore.shape import Shape
-from simcore.systolic.mapping import best_mapping
-from simcore.systolic.model import (
-    DATAFLOWS, ORDERS, PRESETS, Assumptions, HbmLink, Mapping, SystolicArray, SystolicDesign, Traffic,
-    compulsory_words, design_traffic, tile_count,
-)
-from simcore.systolic.schedule import cycles
-from simcore.systolic.tie import parse_array
-
-from search_spaces.base import Verdict
-from autotune.oracles.systolic import verify_design
+from typing import TYPE_CHECKING
 
 from autotune.cli.args import shape_arg
 from autotune.cli.errors import UsageError
-from autotune.cli.commands.gemms import add_input_shape
+from autotune.cli.workloads import add_input_shape
+from simcore.shape import Shape
+from simcore.systolic.model import (
+    DATAFLOWS,
+    ORDERS,
+    PRESETS,
+    Assumptions,
+    HbmLink,
+    Mapping,
+    SystolicArray,
+    SystolicDesign,
+    Traffic,
+    compulsory_words,
+)
+from simcore.systolic.reports import report as systolic_report
+from simcore.systolic.tie import parse_array
+
+if TYPE_CHECKING:
+    from search_spaces.base import Verdict
 
 HELP = "cycles, MAC utilization and buffer traffic of one GEMM on a systolic array (ws, os, is)"
 # Problems up to this many MACs are checked against the cycle models without asking.
@@ -122,6 +129,8 @@ def _mapping(args: argparse.Namespace, design: SystolicDesign, shape: Shape) -> 
         return Mapping(design.array.rows, design.array.cols, args.order or ORDERS[0]), "scalesim"
     if args.mapping is not None and args.order is not None:
         return Mapping(rows, cols, args.order), "given"  # type: ignore[arg-type]
+    from simcore.systolic.mapping import best_mapping  # numpy: loaded when the command runs
+
     try:
         choice = best_mapping(design, shape, rows, cols, (args.order,) if args.order else ORDERS)
     except ValueError as exc:
@@ -135,15 +144,18 @@ def _traffic_dict(t: Traffic) -> dict[str, int]:
 
 
 def _run_one(args: argparse.Namespace, base: SystolicDesign, shape: Shape, check: bool) -> dict[str, object]:
+    from autotune.oracles.systolic import (
+        verify_design,  # the cycle models: loaded when the command runs
+    )
+
     mapping, chosen = _mapping(args, base, shape)
     design = base.with_mapping(mapping)
-    run_cycles = cycles(design, shape)
-    t = design_traffic(design, shape)
+    found = systolic_report(design, shape)
     verdict: Verdict | None = verify_design(design, shape) if check else None
     return {
         "mapping": {"rows": mapping.rows, "cols": mapping.cols, "order": mapping.order, "chosen": chosen},
-        "cycles": run_cycles, "mac_utilization": t.macs / (design.array.pes * run_cycles),
-        "tiles": tile_count(design, shape), "words_per_mac": t.words_per_mac, "traffic": _traffic_dict(t),
+        "cycles": found.cycles, "mac_utilization": found.mac_utilization,
+        "tiles": found.tiles, "words_per_mac": found.words_per_mac, "traffic": _traffic_dict(found.traffic),
         "verification": None if verdict is None else {"ok": verdict.ok, "level": verdict.level,
                                                         "detail": verdict.detail, "verified": verdict.verified},
     }

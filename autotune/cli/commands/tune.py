@@ -5,20 +5,28 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from autotune import oracles
-from autotune.cli.args import add_machine, add_results, add_shape, build_machine, positive_float, positive_int, shape_arg
-from autotune.cli.commands.gemms import add_input_shape, load
+from autotune.cli.args import (
+    add_machine,
+    add_results,
+    add_shape,
+    build_machine,
+    positive_float,
+    positive_int,
+    shape_arg,
+)
 from autotune.cli.errors import UsageError
 from autotune.cli.limits import add_limits, check_work
-from autotune.results import leaderboard as board
-from autotune.results import readback, tables
-from autotune.run import pipeline
-from autotune.run.pipeline import DEFAULT_TRIALS, SHORT_TRIALS, Outcome, RunOptions
-from autotune.run.plan import RunPlan
+from autotune.cli.workloads import add_input_shape, load
+from autotune.run.settings import DEFAULT_TRIALS, SHORT_TRIALS, options_of, plan_of
 from autotune.search.sampling import DEFAULT_SAMPLER, SAMPLERS
 from autotune.search.sampling import HELP as SAMPLER_HELP
+
+if TYPE_CHECKING:
+    from autotune.run.pipeline import Outcome
+    from autotune.run.plan import RunPlan
 
 HELP = "search schedules (and optionally machine parameters) with Optuna; the default command"
 
@@ -104,28 +112,22 @@ def oracle_name(args: argparse.Namespace) -> str:
 
 
 def build_plan(args: argparse.Namespace) -> RunPlan:
-    """The run's plan, resolved once from the flags; the pipeline validates it."""
+    """The run's plan, resolved once from the flags (as the Python API resolves its keywords);
+    the pipeline validates it."""
     if args.shape is None and args.workload is None:
         raise UsageError("give --shape MxKxN (one product) or --workload FILE (several)")
+    shape = shape_arg(args.shape) if args.shape is not None else None  # before the oracle loads
     oracle = oracles.get(oracle_name(args))
     machine = build_machine(oracle, args.machine, slots=args.slots, pe_budget=args.pe_budget,
                             max_hbm_words=args.max_hbm_words)
-    objectives = tuple(n.strip() for n in (args.objectives or "").split(",") if n.strip())
-    if args.objectives is not None and not objectives:
-        raise UsageError("--objectives is empty: name at least cycles")
-    if args.space is not None and not args.space.strip(" ,"):
-        raise UsageError("--space is empty: name a search space, or leave it out")
-    codesign_pes = args.pe_budget if "pe_budget" not in oracle.default_machine().as_dict() else None
-    # A workload tuned GEMM by GEMM ranks each GEMM by cycles alone (its summary adds them up).
-    defaults = oracle.default_objectives if args.shape is not None or args.search_machine else ("cycles",)
-    settings = dict(oracle=oracle.name, spaces=args.space or "", objectives=objectives or defaults,
-                    search_machine=args.search_machine, machine_range=args.machine_range,
-                    max_scratchpad_words=args.max_scratchpad_words, max_dma_words_per_cycle=args.max_dma_words_per_cycle,
-                    pe_budget=codesign_pes or 4096, technology=technology(args.tech), area_budget=args.area_budget,
-                    energy_budget=args.energy_budget)
-    if args.shape is not None:
-        return RunPlan.of_shape(shape_arg(args.shape), machine, **settings)
-    return RunPlan(load(args.workload, args.input_shape), machine, False, **settings)  # type: ignore[arg-type]
+    workload = load(args.workload, args.input_shape) if args.workload is not None else None
+    return plan_of(shape, workload=workload,
+                   oracle=oracle.name, machine=machine, spaces=args.space, objectives=args.objectives,
+                   pe_budget=args.pe_budget, search_machine=args.search_machine,
+                   machine_range=args.machine_range, max_scratchpad_words=args.max_scratchpad_words,
+                   max_dma_words_per_cycle=args.max_dma_words_per_cycle,
+                   technology=technology(args.tech), area_budget=args.area_budget,
+                   energy_budget=args.energy_budget)
 
 
 def technology(path: Path | None) -> Any:
@@ -143,6 +145,8 @@ def technology(path: Path | None) -> Any:
 def starting_points(args: argparse.Namespace, plan: RunPlan) -> tuple:
     if args.enqueue is None:
         return ()
+    from autotune.results import readback
+
     base = plan.the_oracle().machine_record(plan.machine)
     space = plan.machine_space()
     searched = tuple(p.name for p in space.params()) if space else ()
@@ -151,15 +155,18 @@ def starting_points(args: argparse.Namespace, plan: RunPlan) -> tuple:
 
 def run(args: argparse.Namespace) -> int:
     spec = build_plan(args)
+    spec.validate()  # a plan no search can honour is refused before the engine or Optuna loads
     for gemm in spec.workload.gemms:  # every GEMM refused or announced before anything is generated
         work = spec.the_oracle().work(gemm.shape, spec.machine)
         if work is not None:
             check_work(args, gemm.shape, spec.machine, work=work)
-    trials = args.trials if args.trials is not None else DEFAULT_TRIALS if spec.single else SHORT_TRIALS
-    options = RunOptions(trials=trials, sampler=args.sampler, seed=args.seed, study=args.study, storage=args.storage,
-                         results=args.results, workers=args.workers, timeout=args.timeout, heartbeat=args.heartbeat,
-                         verify_top=args.verify_top, allow_sampler_change=args.allow_sampler_change,
-                         starts=starting_points(args, spec), transfer=args.transfer, progress=sys.stderr.isatty())
+    from autotune.run import pipeline  # Optuna, pandas and numba: only once a run is made
+
+    options = options_of(spec, trials=args.trials, sampler=args.sampler, seed=args.seed, study=args.study,
+                         storage=args.storage, results=args.results, workers=args.workers, timeout=args.timeout,
+                         heartbeat=args.heartbeat, verify_top=args.verify_top,
+                         allow_sampler_change=args.allow_sampler_change, starts=starting_points(args, spec),
+                         transfer=args.transfer, progress=sys.stderr.isatty())
     for note in spec.notes():
         print(note, file=sys.stderr)
     outcome = pipeline.run(spec, options, log=lambda line: print(line, file=sys.stderr))
@@ -174,6 +181,9 @@ def run(args: argparse.Namespace) -> int:
 def report(outcome: Outcome, spec: RunPlan, args: argparse.Namespace) -> None:
     """What the run found: the leaderboard's top (one product), each GEMM's winner (a workload)
     or the Pareto front of machines (a co-design), as a table or JSON lines."""
+    from autotune.results import leaderboard as board
+    from autotune.results import tables
+
     study = outcome.studies[0]
     if outcome.summary is not None:
         frame, metadata = outcome.summary, outcome.summary_metadata

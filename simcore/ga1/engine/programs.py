@@ -1,5 +1,5 @@
 """The compiled engine over materialised programs, with the reference's interfaces: `simulate`,
-`time_program`, `execute`, `replay` and `verify_program` (simcore/ga1/simulate.py, timing.py,
+`time_program`, `execute`, `replay` and `verify_program` (simcore/ga1/simulator.py, timing.py,
 functional.py, hazards.py and verify.py are the references they are held to)."""
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from simcore.ga1.functional import execute as reference_execute
 from simcore.ga1.hazards import Hazard
 from simcore.ga1.machine import Machine
 from simcore.ga1.program import LOAD, MATMUL_TENSORS, OP, STORE, TENSOR, Program, ProgramError
-from simcore.ga1.simulate import SimResult, sim_result, trace_records, validate_program
+from simcore.ga1.simulator import SimResult, sim_result, trace_records, validate_program
 from simcore.ga1.timing import Timing
 from simcore.ga1.verify import Verification
 from simcore.shape import Shape
@@ -35,7 +35,7 @@ def time_program(machine: Machine, program: Program, record: bool = False) -> Ti
 
 def simulate(machine: Machine, program: Program, *, inputs: Mapping[str, np.ndarray] | None = None,
              trace: bool = False) -> SimResult:
-    """simcore.ga1.simulate.simulate, with compiled timing and (for programs of load, store,
+    """simcore.ga1.simulator.simulate, with compiled timing and (for programs of load, store,
     zero and product) compiled arithmetic."""
     validate_program(machine, program)
     timing = time_program(machine, program, record=trace)

@@ -5,7 +5,7 @@ from typing import Sequence
 
 import numpy as np
 
-from simcore.ga1.simulate import SimResult, TraceRecord
+from simcore.ga1.simulator import SimResult, TraceRecord
 from simcore.ga1.timing import ENGINE_NAMES
 
 _MARKS = {"dma": "D", "mxu": "M", "vpu": "V"}

@@ -8,8 +8,15 @@ import numpy as np
 
 from simcore.ga1.functional import execute
 from simcore.ga1.machine import Machine
-from simcore.ga1.program import OP, Program, ProgramError, TENSOR, X, Y, LOAD, STORE
-from simcore.ga1.timing import ENGINE_NAMES, Timing, check_slots, engine_of, reads_writes, run_timing
+from simcore.ga1.program import LOAD, OP, STORE, TENSOR, Program, ProgramError, X, Y
+from simcore.ga1.timing import (
+    ENGINE_NAMES,
+    Timing,
+    check_slots,
+    engine_of,
+    reads_writes,
+    run_timing,
+)
 
 # One trace record per instruction, as the chapter's checker reads it.
 TraceRecord = tuple[int, str, int, int, tuple[int, ...], tuple[int, ...], int]
