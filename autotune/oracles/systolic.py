@@ -95,7 +95,7 @@ class SystolicOracle(Oracle):
     measures = ("cycles", "energy", "edp", "area", "words_per_mac", "pes")
     default_objectives = ("cycles", "words_per_mac")
     default_spaces = ("systolic",)
-    takes_workloads = False
+    takes_workloads = True
 
     def parse_machine(self, text: str) -> SystolicBudget:
         return parse_budget(text)
@@ -109,6 +109,9 @@ class SystolicOracle(Oracle):
 
     def study_prefix(self, shape: Shape, machine: SystolicBudget) -> str:
         return f"systolic-{shape}-pe{machine.pe_budget}"
+
+    def workload_prefix(self, workload: str, machine: SystolicBudget) -> str:
+        return f"workload-{workload}-pe{machine.pe_budget}"
 
     def plain_machine(self, machine: SystolicBudget) -> SystolicBudget:
         return machine
@@ -141,7 +144,8 @@ class SystolicOracle(Oracle):
             "cycles": run_cycles, "words_per_mac": t.words_per_mac,
             "mac_utilization": t.macs / (design.array.pes * run_cycles),
             "tiles": tile_count(design, shape), "pes": design.array.pes, "macs": t.macs,
-            "buffer_words": t.total, **self._energy(design, shape, run_cycles, t),
+            "buffer_words": t.total, "lower_bound": self.bound(shape, machine),
+            **self._energy(design, shape, run_cycles, t),
         }
 
     def _energy(self, design: SystolicDesign, shape: Shape, run_cycles: int, traffic: Traffic) -> Metrics:
@@ -161,6 +165,11 @@ class SystolicOracle(Oracle):
 
     def verify(self, family: Family, point: Point, shape: Shape, machine: Any) -> Verdict:
         return verify_design(_systolic(family).design(point), shape)
+
+    def bound(self, shape: Shape, machine: SystolicBudget) -> int:
+        """A PE does at most one multiply-accumulate a cycle and a design has at most
+        pe_budget PEs: no design takes fewer than MACs / pe_budget cycles."""
+        return -(-shape.m * shape.k * shape.n // machine.pe_budget)
 
     def report(self, family: Family, point: Point, shape: Shape, machine: Any,
                per_char: int | None = None) -> str:

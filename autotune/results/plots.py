@@ -1,4 +1,5 @@
-"""Pictures of a study: optimisation history, Pareto front(s) and an engine timeline.
+"""Pictures of a study: optimisation history, Pareto front(s), an engine timeline, and the
+per-layer bars of a workload run.
 
 Pure functions of their data, each writing one PNG; matplotlib is imported (with the Agg
 backend, no display needed) inside each function so the rest of autotune never needs it."""
@@ -144,6 +145,52 @@ def timeline_png(timeline: Timeline, title: str, path: Path) -> Path:
         ax.grid(True, axis="x", alpha=0.3)
         ax.set_title(title if high == cycles else f"first {high:,} cycles", fontsize=FONT + (1 if high == cycles else 0))
     axes[0, 0].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=FONT - 1, frameon=False)
+    return _save(fig, plt, path)
+
+
+@dataclass(frozen=True)
+class Layers:
+    """A workload's GEMMs, costliest first: each one's share of the weighted cycles and its
+    cycles over its lower bound (None: no bound)."""
+
+    names: tuple[str, ...]
+    shares: tuple[float, ...]
+    ratios: tuple[float | None, ...]
+
+
+def layers_png(layers: Layers, title: str, path: Path) -> Path:
+    """Two bar panels, one bar per GEMM: share of the weighted cycles, and cycles / bound."""
+    plt = _pyplot()
+    rows = list(range(len(layers.names)))
+    fig, (share_ax, bound_ax) = plt.subplots(1, 2, figsize=(SIZE[0] + 2, 1.5 + 0.28 * max(len(rows), 4)),
+                                             sharey=True, gridspec_kw={"width_ratios": [3, 2]})
+    share_ax.barh(rows, [100 * s for s in layers.shares], color="tab:blue")
+    for row, share in zip(rows, layers.shares):
+        share_ax.text(100 * share, row, f" {share:.1%}", va="center", fontsize=FONT - 2)
+    share_ax.set_yticks(rows, layers.names, fontsize=FONT - 1)
+    share_ax.invert_yaxis()
+    share_ax.set_xlabel("share of weighted cycles (%)")
+    share_ax.set_xlim(0, 100 * max(layers.shares, default=0.0) * 1.2 + 1e-9)
+    bounded = [(row, r) for row, r in zip(rows, layers.ratios) if r is not None]
+    if bounded:
+        # Bars start at the bound: their length is how far each GEMM is from it.
+        bound_ax.barh([row for row, _ in bounded], [r - 1 for _, r in bounded], left=1.0, color="tab:orange")
+        for row, ratio in bounded:
+            bound_ax.text(ratio, row, f" {ratio:.3f}x", va="center", fontsize=FONT - 2)
+        bound_ax.axvline(1.0, color="black", linewidth=1, linestyle=":", label="lower bound")
+        worst = max(r for _, r in bounded)
+        if worst > 4:  # one far layer would flatten the rest
+            bound_ax.set_xscale("log")
+            bound_ax.set_xlim(1.0, worst * 2)
+        else:
+            bound_ax.set_xlim(1.0, 1.0 + (worst - 1.0) * 1.25 + 0.02)
+        bound_ax.legend(loc="lower right", fontsize=FONT - 1)
+    else:
+        bound_ax.text(0.5, 0.5, "no lower bound", transform=bound_ax.transAxes, ha="center")
+    bound_ax.set_xlabel("cycles / lower bound")
+    for ax in (share_ax, bound_ax):
+        ax.grid(True, axis="x", alpha=0.3)
+    fig.suptitle(title)
     return _save(fig, plt, path)
 
 

@@ -9,8 +9,11 @@ periodic) and `origin` (where the candidate came from: baseline, enqueued, trans
 optimum, refine, explore, random). Schema 4 adds energy and area: energy_pj, energy_per_mac_pj,
 edp (pJ x cycles), area_mm2, macs and the breakdown energy_compute_pj, energy_register_pj,
 energy_on_chip_pj, energy_off_chip_pj (a category the oracle does not count is absent); a
-co-design adds total_energy_pj and total_edp (its workload's). baseline and sweep are at 1
-(files older than the version key read as 1)."""
+co-design adds total_energy_pj and total_edp (its workload's). Workload 5 adds the per-layer
+report (autotune.results.report): share (weight x cycles over the weighted total), utilisation
+(the unit's busy fraction: mxu_util or mac_utilization), bound_cycles (the oracle's proven lower
+bound, null without one; ratio_to_bound is cycles over it) and layers (the model layers a merged
+GEMM stands for). baseline and sweep are at 1 (files older than the version key read as 1)."""
 from __future__ import annotations
 
 import json
@@ -26,9 +29,9 @@ from autotune.results.labels import VERIFIED_LABELS  # noqa: F401 - read by the 
 from autotune.search.codesign import machine_value
 from autotune.search.problem import objective_value
 
-SCHEMAS: dict[str, int] = {"leaderboard": 4, "pareto": 4, "workload": 4, "baseline": 1, "sweep": 1}
+SCHEMAS: dict[str, int] = {"leaderboard": 4, "pareto": 4, "workload": 5, "baseline": 1, "sweep": 1}
 READABLE: dict[str, frozenset[object]] = {"leaderboard": frozenset({1, 2, 3, 4}), "pareto": frozenset({1, 2, 3, 4}),
-                                          "workload": frozenset({1, 2, 3, 4}), "baseline": frozenset({None, 1}),
+                                          "workload": frozenset({1, 2, 3, 4, 5}), "baseline": frozenset({None, 1}),
                                           "sweep": frozenset({None, 1})}
 
 
@@ -138,27 +141,10 @@ def format_rows(frame: pd.DataFrame, top: int, objectives: Sequence[str] = ("cyc
 
 
 def format_workload(frame: pd.DataFrame, metadata: Mapping[str, object]) -> str:
-    machine = dict(metadata.get("machine") or {})  # type: ignore[call-overload]
-    area = metadata.get("area_mm2")
-    lines = [f"workload {metadata.get('workload')!r} on {machine.get('slots')} slots "
-             f"({','.join(f'{k}={v}' for k, v in machine.items())})" + (f", {float(area):.4f} mm2" if area else ""),  # type: ignore[arg-type]
-             (f"{'gemm':<12}{'shape':>14}{'weight':>8}{'cycles':>10}{'weighted':>12}{'chapter':>10}{'vs ch.':>8}"
-              f"{'energy pJ':>11}{'pJ/MAC':>8}{'verified':>9}  schedule")]
-    for _, r in frame.iterrows():
-        ratio = r.get("ratio_to_chapter_best")
-        ratio_text = f"{1 / ratio:.2f}x" if ratio is not None and pd.notna(ratio) else "-"
-        cycles, weighted, chapter = (_text(r.get(c)) for c in ("cycles", "weighted_cycles", "chapter_best_cycles"))
-        energy, per_mac = _float(r.get("energy_pj"), ".4g"), _float(r.get("energy_per_mac_pj"), ".4g")
-        lines.append(f"{r['name']:<12}{r['shape']:>14}{r['weight']:>8g}{cycles:>10}{weighted:>12}"
-                     f"{chapter:>10}{ratio_text:>8}{energy:>11}{per_mac:>8}{verified_label(r):>9}  "
-                     f"{r.get('schedule') or 'no feasible schedule'}")
-    total, chapter_total = metadata.get("weighted_cycles"), metadata.get("chapter_weighted_cycles")
-    if total:
-        lines.append(f"weighted total {float(total):.0f} cycles; the chapter's families (best hand-written schedule per GEMM) "  # type: ignore[arg-type]
-                     f"{float(chapter_total):.0f}: {float(chapter_total) / float(total):.2f}x")  # type: ignore[arg-type]
-    if metadata.get("weighted_energy_pj"):
-        lines.append(f"weighted total energy {float(metadata['weighted_energy_pj']):.4g} pJ")  # type: ignore[arg-type]
-    return "\n".join(lines)
+    """A workload run's per-layer report (autotune.results.report)."""
+    from autotune.results.report import format_report
+
+    return format_report(frame, metadata)
 
 
 def format_front(frame: pd.DataFrame, metadata: Mapping[str, object]) -> str:

@@ -32,9 +32,10 @@ from autotune.results import tables
 from autotune.run.objective import Objective
 from autotune.run.plan import RunPlan
 from autotune.run.settings import DEFAULT_TRIALS, SHORT_TRIALS  # noqa: F401 - the run's defaults, also here
+from autotune.run.summary import summarise
 from autotune.search.problem import Candidate, GridTooLarge, Search, directions
 from autotune.search.sampling import DEFAULT_SAMPLER, encoding_for, make_sampler
-from autotune.search.transfer import transfer_seeds
+from autotune.search.transfer import sibling_seeds, transfer_seeds
 from autotune.storage import (
     GRACE_SECONDS,
     HEARTBEAT_SECONDS,
@@ -46,7 +47,7 @@ from autotune.storage import (
     local_storages,
 )
 from search_spaces.workload import Gemm
-from simcore.shape import parse_shape
+from simcore.shape import Shape, parse_shape
 
 
 def verify_top_default(spec: RunPlan) -> int:
@@ -292,26 +293,6 @@ def finish(study: optuna.Study, search: Search, spec: RunPlan, gemm: Gemm | None
     return outcome
 
 
-def summarise(spec: RunPlan, name: str, outcomes: list[StudyOutcome], results: Path | None) -> tuple[pd.DataFrame, dict[str, object], list[Path]]:
-    """A workload tuned GEMM by GEMM: each GEMM's winner, weighted (results/<run>/workload.parquet)."""
-    rows = []
-    for outcome in outcomes:
-        assert outcome.gemm is not None
-        top = board.json_rows(outcome.frame.head(1))[0] if not outcome.frame.empty and bool(outcome.frame["feasible"].iloc[0]) else {}
-        shape = outcome.gemm.shape
-        rows.append({"name": outcome.gemm.name, "shape": str(shape), "m": shape.m, "k": shape.k, "n": shape.n,
-                     "gemm": outcome.gemm.name, "weight": outcome.gemm.weight, **top, "schedule": top.get("params_json"),
-                     "study": outcome.name, "trials": outcome.trials})
-    frame = tables.typed(pd.DataFrame(rows))
-    total = float(frame["weighted_cycles"].sum()) if "weighted_cycles" in frame else 0.0
-    chapter = float((frame["weight"] * frame["chapter_best_cycles"].astype("Float64")).sum()) if "chapter_best_cycles" in frame else 0.0
-    metadata = {"study": name, "workload": spec.workload.name, "machine": spec.machine.as_dict(), "base_machine": spec.machine.as_dict(),
-                "objectives": list(spec.objectives), "weighted_cycles": total, "chapter_weighted_cycles": chapter,
-                **tables.workload_costs(frame), **spec.costing_metadata()}
-    paths = [tables.write("workload", frame, results / name / "workload.parquet", metadata)] if results is not None else []
-    return frame, metadata, paths
-
-
 # --- the run -----------------------------------------------------------------------------------
 
 
@@ -333,6 +314,8 @@ def open_jobs(spec: RunPlan, options: RunOptions, name: str) -> list[Job]:
     jobs: list[Job] = []
     try:
         for gemm, search in spec.searches():
+            if gemm is not None and any(job.gemm is not None and job.gemm.shape == gemm.shape for job in jobs):
+                continue  # a shape is tuned once: its GEMMs share the first one's study
             settings = settings_for(spec, options, spec.study_name(name, gemm))
             reasons = [search.why_not(c) for c in options.starts]
             if options.starts and all(reasons):
@@ -368,14 +351,14 @@ def run(spec: RunPlan, options: RunOptions, log: Callable[[str], None] | None = 
 
 def _run_jobs(spec: RunPlan, options: RunOptions, name: str, jobs: list[Job], log: Callable[[str], None] | None) -> Outcome:
     started, interrupted, reached = time.perf_counter(), False, 1
+    per_gemm = not spec.single and not spec.codesign
+    finished: list[tuple[optuna.Study, Shape, str]] = []  # a workload's studies done so far: donors
     try:
         with graceful_stop() as stop:
             for reached, job in enumerate(jobs, start=1):
-                seed_study(job.shared, job.study, job.search, replace(options, starts=job.starts), transfers_for(job, spec, options))
-                target = job.shared.begin(job.study, options.trials)
-                if log and len(jobs) > 1:
-                    log(f"tuning {job.gemm.label if job.gemm else name}: {options.trials} trials in study {job.settings.name!r}")
-                optimise(job.settings, job.search, job.shared, job.study, target, options)
+                _run_job(spec, options, job, finished if per_gemm else None, log if len(jobs) > 1 else None)
+                if job.gemm is not None:
+                    finished.append((job.study, job.gemm.shape, job.settings.storage_url))
                 if stop.requested:
                     break
             interrupted = stop.requested
@@ -389,6 +372,30 @@ def _run_jobs(spec: RunPlan, options: RunOptions, name: str, jobs: list[Job], lo
         return Outcome(name, outcomes, None, {}, outcomes[0].paths, elapsed, interrupted)
     summary, metadata, paths = summarise(spec, name, outcomes, results)
     return Outcome(name, outcomes, summary, metadata, paths, elapsed, interrupted)
+
+
+def _run_job(spec: RunPlan, options: RunOptions, job: Job, siblings: list[tuple[optuna.Study, Shape, str]] | None,
+             log: Callable[[str], None] | None) -> None:
+    """Seed and optimise one study. A workload's GEMM study (`siblings` given) is tuned up to
+    `trials` finished trials, starting from its finished siblings' best schedules; one already
+    holding as many (a rerun with more layers) is reused as it is."""
+    trials = options.trials
+    transfers = transfers_for(job, spec, options)
+    if siblings is not None:
+        done = finished_count(job.study)
+        if done >= trials:
+            if log:
+                log(f"reusing {job.gemm.label if job.gemm else job.settings.name}: study {job.settings.name!r} "
+                    f"holds {done} finished trials")
+            return
+        trials -= done
+        assert job.gemm is not None
+        transfers += sibling_seeds(job.search, siblings, spec.the_oracle(), job.gemm.shape, spec.machine)
+    seed_study(job.shared, job.study, job.search, replace(options, starts=job.starts), transfers)
+    target = job.shared.begin(job.study, trials)
+    if log:
+        log(f"tuning {job.gemm.label if job.gemm else job.settings.name}: {trials} trials in study {job.settings.name!r}")
+    optimise(job.settings, job.search, job.shared, job.study, target, options)
 
 
 def rebuild(study: optuna.Study, results: Path | None, verify_top: int | None = None) -> StudyOutcome:

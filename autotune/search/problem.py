@@ -247,7 +247,7 @@ class Problem:
             family = self.family(str(params.get("family")))
         except KeyError:
             return None
-        theirs = {p.name: p.domain for p in family.params(shape, machine.T)}
+        theirs = {p.name: p.domain for p in family.params(shape, self.oracle.tile_edge(machine))}
         point: Point = {}
         for p in family.params(self.shape, self.T):
             value = params.get(p.name)

@@ -7,13 +7,16 @@ machine's parameters, the scratchpad counted twice (it decides which schedules f
 `DONORS` studies within `MAX_DISTANCE` give their `PER_DONOR` best distinct schedules; each is
 scaled by the new search (`Search.adopt`: a parameter at the top of its range, a block spanning
 the whole matrix, stays at the top) and kept if it fits. Every seed is an enqueued trial whose
-user attributes say where it came from (study, trial, shape, machine, cycles, storage)."""
+user attributes say where it came from (study, trial, shape, machine, cycles, storage).
+
+A workload run transfers between its own studies without being asked: each GEMM's study starts
+from the best schedules of the run's finished studies on the nearest other shapes."""
 from __future__ import annotations
 
 import json
 import math
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Sequence
 
 import optuna
 from optuna.trial import TrialState
@@ -93,9 +96,24 @@ def best_points(study: optuna.Study, count: int) -> list[tuple[dict[str, object]
 def transfer_seeds(search: Search, urls: list[str], oracle: Oracle, shape: Shape, machine: Any,
                    exclude: str) -> list[tuple[Candidate, dict[str, object]]]:
     """Candidates scaled from the donors' best schedules, each with its provenance."""
+    donors = find_donors(urls, oracle, shape, machine, exclude)
+    return scaled_seeds(search, [(next(s for s in _studies(d.storage) if s.study_name == d.study), d) for d in donors])
+
+
+def sibling_seeds(search: Search, siblings: Sequence[tuple[optuna.Study, Shape, str]], oracle: Oracle,
+                  shape: Shape, machine: Any) -> list[tuple[Candidate, dict[str, object]]]:
+    """Within one workload run: seeds from the nearest finished studies of its other shapes
+    (same machine), each given as (study, shape, storage address)."""
+    donors = [(study, Donor(study.study_name, url, their, machine, distance(shape, machine, their, machine, oracle)))
+              for study, their, url in siblings if their != shape]
+    near = sorted((d for d in donors if d[1].distance <= MAX_DISTANCE), key=lambda d: (d[1].distance, d[1].study))
+    return scaled_seeds(search, near[:DONORS])
+
+
+def scaled_seeds(search: Search, donors: Sequence[tuple[optuna.Study, Donor]]) -> list[tuple[Candidate, dict[str, object]]]:
+    """Each donor's PER_DONOR best schedules scaled to the search, those that fit, with where they came from."""
     seeds: list[tuple[Candidate, dict[str, object]]] = []
-    for donor in find_donors(urls, oracle, shape, machine, exclude):
-        study = next(s for s in _studies(donor.storage) if s.study_name == donor.study)
+    for study, donor in donors:
         for params, number, value in best_points(study, PER_DONOR):
             candidate = search.adopt(params, donor.shape, donor.machine)
             if candidate is None:

@@ -19,12 +19,13 @@ if TYPE_CHECKING:  # pandas, matplotlib, Optuna and numba load when the command 
 
     from autotune.oracles import Oracle
 
-HELP = "draw a study's optimisation history, Pareto front and an entry's engine timeline as PNG files"
+HELP = ("draw a study's optimisation history, Pareto front and an entry's engine timeline as PNG files "
+        "(a workload run: its per-layer bars)")
 ZOOM_CYCLES = 1500
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("plot", help=HELP, description=HELP + " (history.png, pareto.png, timeline_rank<N>.png).")
+    parser = subparsers.add_parser("plot", help=HELP, description=HELP + " (history.png, pareto.png, timeline_rank<N>.png; report.png).")
     add_source(parser)
     parser.add_argument("--out", type=Path, default=None, help="output folder (default results/<study>/plots/)")
     parser.add_argument("--rank", type=positive_int, default=1, help="leaderboard entry whose timeline to draw (default 1)")
@@ -37,6 +38,8 @@ def run(args: argparse.Namespace) -> int:
 
     loaded = load.load(args.path_or_study, args.results, args.storage)
     frame, metadata, path = loaded.frame, loaded.metadata, loaded.path
+    if metadata.get("kind") == "workload":
+        return layers(frame, metadata, args.out or path.parent / "plots")
     if metadata.get("kind") not in ("leaderboard", "pareto") or frame.empty:
         raise UsageError(f"{path} is not a non-empty autotune leaderboard")
     if args.rank > len(frame):
@@ -54,6 +57,17 @@ def run(args: argparse.Namespace) -> int:
         print("skipped pareto.png: no feasible point to draw")
     if not isinstance(drawn, Path):
         print(f"skipped timeline_rank{args.rank}.png: {drawn}")
+    return 0
+
+
+def layers(frame: pd.DataFrame, metadata: dict, out: Path) -> int:
+    """A workload run's per-layer bars (share of the weighted cycles, cycles over the bound)."""
+    from autotune.results import report
+
+    frame = report.with_report_columns(frame)
+    if frame.empty or not bool(frame["share"].notna().any()):
+        raise UsageError(f"workload run {metadata.get('study')!r} has no GEMM with a feasible schedule to plot")
+    print(f"wrote {report.chart(frame, metadata, out / 'report.png')}")
     return 0
 
 

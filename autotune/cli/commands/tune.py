@@ -46,7 +46,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_input_shape(parser)
     add_machine(parser)
     parser.add_argument("--trials", type=int, default=None, help=f"trials to run now, the seeded baseline included (default {DEFAULT_TRIALS}; "
-                        f"--workload: per GEMM, or machines with --search-machine, default {SHORT_TRIALS})")
+                        f"--workload: per GEMM shape, each study tuned up to this many and reused once it holds them, or machines with "
+                        f"--search-machine, default {SHORT_TRIALS})")
     parser.add_argument("--timeout", type=float, default=None, help="stop starting new trials after this many seconds")
     parser.add_argument("--sampler", choices=SAMPLERS, default=DEFAULT_SAMPLER, help=SAMPLER_HELP)
     parser.add_argument("--seed", type=int, default=0, help="sampler seed: the same seed gives the same study (default 0; one worker)")
@@ -199,7 +200,8 @@ def report(outcome: Outcome, spec: RunPlan, args: argparse.Namespace) -> None:
     if outcome.summary is not None:
         if outcome.interrupted:
             print(f"interrupted; kept the trials of {len(outcome.studies)} of {len(spec.workload.gemms)} GEMM studies")
-        print(tables.format_workload(frame, metadata) + f"  ({outcome.elapsed:.1f} s)")
+        print(f"done: {len(outcome.studies)} GEMM studies, {outcome.elapsed:.1f} s")
+        print(tables.format_workload(frame, metadata))
     elif spec.codesign:
         print(f"{status} study {study.name!r}, {study.trials} trials ({study.distinct} distinct machines), {outcome.elapsed:.1f} s")
         print(tables.format_front(frame, metadata))
