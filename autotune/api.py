@@ -171,7 +171,7 @@ def load(
     study's leaderboard is rebuilt from its storage when the file is missing or holds fewer
     trials than the storage."""
     if not isinstance(path_or_study, (str, os.PathLike)):
-        from autotune.run.pipeline import rebuild
+        from autotune.run.load import rebuild
 
         return rebuild(path_or_study, None).frame
     from autotune.run.load import load as find

@@ -1,6 +1,7 @@
 """The machine space: GA-1 parameters that may vary, within ranges, under a scratchpad budget."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from simcore.ga1.machine import Machine
@@ -20,6 +21,13 @@ def default_ranges(machine: Machine) -> dict[str, IntRange | Choice]:
     }
 
 
+def _integer(text: str) -> int:
+    """An integer in ASCII digits (int() would take other scripts' digits and '1_000')."""
+    if not re.fullmatch(r"[+-]?[0-9]+", text.strip(), re.ASCII):
+        raise ValueError(f"expected an integer, got {text.strip()!r}")
+    return int(text)
+
+
 def parse_ranges(text: str) -> dict[str, IntRange | Choice]:
     """'slots=16:128,dma_words_per_cycle=16|32|64' -> domains (LOW:HIGH or A|B|C)."""
     ranges: dict[str, IntRange | Choice] = {}
@@ -27,12 +35,14 @@ def parse_ranges(text: str) -> dict[str, IntRange | Choice]:
         key, eq, raw = item.partition("=")
         if not eq or key not in SEARCHABLE:
             raise ValueError(f"machine range {item!r}: expected KEY=LOW:HIGH or KEY=A|B|C with KEY one of {', '.join(SEARCHABLE)}")
+        if key in ranges:
+            raise ValueError(f"machine range {key} is given twice")
         try:
             if ":" in raw:
-                low, high = (int(v) for v in raw.split(":", 1))
+                low, high = (_integer(v) for v in raw.split(":", 1))
                 ranges[key] = IntRange(low, high)
             else:
-                ranges[key] = Choice(tuple(int(v) for v in raw.split("|")))
+                ranges[key] = Choice(tuple(_integer(v) for v in raw.split("|")))
         except ValueError as exc:
             raise ValueError(f"machine range {item!r}: {exc}") from None
     return ranges

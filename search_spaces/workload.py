@@ -29,6 +29,10 @@ FORMATS: tuple[str, ...] = (".toml", ".csv", ".onnx")
 CSV_HEADER: tuple[str, ...] = ("name", "shape", "weight")
 OPTIONAL_KEYS: tuple[str, ...] = ("source", "layers")
 BUNDLED = Path(__file__).resolve().parent / "workloads"
+# Occurrences per step: more than any model has, few enough that weight x cycles stays finite.
+MAX_WEIGHT = 1e9
+_NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?", re.ASCII)
+MAX_NAME = 128   # a GEMM name becomes part of a study folder's name (at most 255 bytes)
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # becomes part of a study name and a file path
 
 
@@ -102,6 +106,8 @@ def load_workload(path: str | Path,
     if suffix not in FORMATS:
         raise WorkloadError(f"workload {path}: unknown format {path.suffix or '(no suffix)'!r} "
                             f"(use .toml, .csv or .onnx)")
+    if path.is_dir():
+        raise WorkloadError(f"workload {path} is a directory, not a file")
     if not path.is_file():
         raise WorkloadError(f"workload file {path} not found")
     if input_shapes and suffix != ".onnx":
@@ -149,6 +155,8 @@ def _gemm(entry: dict[str, object], where: str) -> Gemm:
     name = str(entry["name"]).strip()
     if not _NAME.match(name):
         raise WorkloadError(f"{where}: name {name!r} must be letters, digits, '_', '-' or '.'")
+    if len(name) > MAX_NAME:  # it becomes part of a study's folder name
+        raise WorkloadError(f"{where}: name {name[:20]!r}... is longer than {MAX_NAME} characters")
     try:
         shape = parse_shape(str(entry["shape"]))
     except ShapeError as exc:
@@ -167,14 +175,16 @@ def _weight(raw: object, where: str) -> float:
     if isinstance(raw, bool):
         raise WorkloadError(f"{where}: weight must be a positive number, got {raw!r}")
     if isinstance(raw, str):
-        try:
-            raw = float(raw.strip())
-        except ValueError:
-            raise WorkloadError(f"{where}: weight must be a positive number, got {raw!r}") from None
+        if not _NUMBER.fullmatch(raw.strip()):  # float() would take 'inf', '1_0' and other scripts' digits
+            raise WorkloadError(f"{where}: weight must be a positive number, got {raw!r}")
+        raw = float(raw.strip())
     if not isinstance(raw, (int, float)) or raw != raw or raw in (float("inf"), float("-inf")):
         raise WorkloadError(f"{where}: weight must be a positive number, got {raw!r}")
     if raw <= 0:
         raise WorkloadError(f"{where}: weight must be positive, got {raw:g}")
+    if raw > MAX_WEIGHT:
+        raise WorkloadError(f"{where}: weight {raw:g} is too large (at most {MAX_WEIGHT:g} occurrences per step, so that "
+                            f"weighted cycles stay finite)")
     return float(raw)
 
 
@@ -207,7 +217,8 @@ def _csv_entries(text: str, path: Path) -> list[dict[str, object]]:
     reader = csv.reader(io.StringIO("\n".join(lines)))
     header = tuple(cell.strip().lower() for cell in next(reader))
     if header != CSV_HEADER:
-        raise WorkloadError(f"workload {path}: the CSV header must be {','.join(CSV_HEADER)}, got {','.join(header)}")
+        raise WorkloadError(f"workload {path}: the CSV header must be {','.join(CSV_HEADER)}, got "
+                            f"{','.join(repr(cell) for cell in header)}")
     entries: list[dict[str, object]] = []
     for number, cells in enumerate(reader, start=2):
         if len(cells) != len(CSV_HEADER):

@@ -32,7 +32,8 @@ class Shape:
         return f"{self.m}x{self.k}x{self.n}"
 
 
-_SHAPE = re.compile(r"^\s*(-?\d+)\s*[xX]\s*(-?\d+)\s*[xX]\s*(-?\d+)\s*$")
+# ASCII digits only: int() would also take other scripts' digits ('١٢٨') and the regex's \d match them.
+_SHAPE = re.compile(r"^\s*(-?[0-9]+)\s*[xX]\s*(-?[0-9]+)\s*[xX]\s*(-?[0-9]+)\s*$", re.ASCII)
 
 
 def parse_shape(text: str) -> Shape:

@@ -4,11 +4,14 @@ every command is built from these at start-up."""
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from autotune.cli.errors import UsageError
+from autotune.cli.strict import strict_int
 from simcore.shape import Shape, ShapeError, parse_shape
 
 if TYPE_CHECKING:
@@ -20,14 +23,11 @@ def shape_arg(text: str) -> Shape:
     try:
         return parse_shape(text)
     except ShapeError as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(f"--shape: {exc}") from None
 
 
 def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    value = strict_int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
@@ -46,8 +46,8 @@ def positive_float(text: str) -> float:
 def slots_list(text: str) -> list[int]:
     """'64' or '16,32,64'."""
     try:
-        values = [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
+        values = [strict_int(part) for part in text.split(",") if part.strip()]
+    except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(f"slots must be integers, got {text!r}") from None
     if not values or any(v < 1 for v in values):
         raise argparse.ArgumentTypeError(f"slots must be positive integers, got {text!r}")
@@ -65,9 +65,27 @@ def schedule_list(text: str | None) -> list[ChapterSchedule]:
     if text is None:
         return chapter_sweep()
     try:
-        return [parse_schedule(part) for part in text.split(",") if part.strip()]
+        found = [parse_schedule(part) for part in text.split(",") if part.strip()]
     except ScheduleError as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(f"--schedules: {exc}") from None
+    if not found:
+        raise UsageError(f"--schedules {text!r} names no schedule")
+    labels = [repr(s) for s in found]
+    if len(set(labels)) < len(labels):
+        raise UsageError(f"--schedules {text!r} names a schedule twice")
+    return found
+
+
+def default_out(folder: Path, shape: Shape, machines: Sequence[Any], schedules: Sequence[object],
+                extra: Mapping[str, object] | None = None) -> Path:
+    """A table's default file, named by everything it depends on: the shape and scratchpad
+    sizes in words, the rest (machines, schedules, ...) as a digest, so that runs on other
+    machines never replace each other's tables."""
+    identity = {"machines": [m.key() for m in machines], "schedules": [repr(s) for s in schedules],
+                **(extra or {})}
+    digest = hashlib.sha1(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:8]
+    slots = "-".join(f"s{s}" for s in dict.fromkeys(m.slots for m in machines))
+    return folder / f"{shape}-{slots}-{digest}.parquet"
 
 
 def add_source(parser: argparse.ArgumentParser) -> None:
@@ -130,6 +148,10 @@ def machine_text(overrides_text: str | None, extra: dict[str, int | None]) -> st
 def build_machine(oracle: Oracle, overrides_text: str | None, **extra: int | None) -> Any:
     """The oracle's machine of --machine and the flags that name one of its keys."""
     keys = set(oracle.default_machine().as_dict())
+    for key, value in extra.items():
+        if value is not None and key not in keys:  # a flag the oracle would ignore
+            raise UsageError(f"--{key.replace('_', '-')} {value}: the {oracle.name} oracle's machine has no {key} "
+                             f"(its parameters: {', '.join(sorted(keys))})")
     text = machine_text(overrides_text, {k: v for k, v in extra.items() if k in keys})
     try:
         return oracle.parse_machine(text)

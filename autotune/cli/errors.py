@@ -15,6 +15,7 @@ FLAGS: dict[str, str] = {
     "machine_range": "--machine-range", "max_scratchpad_words": "--max-scratchpad-words",
     "max_dma_words_per_cycle": "--max-dma-words-per-cycle", "allow_sampler_change": "--allow-sampler-change",
     "results": "--results", "technology": "--tech", "area_budget": "--area-budget", "energy_budget": "--energy-budget",
+    "out": "--out", "force": "--force", "reference": "--reference", "transfer": "--transfer",
 }
 # A library message names a setting's value as `setting=value` (as a keyword argument reads).
 _ASSIGNED = re.compile(r"\b(" + "|".join(FLAGS) + r")=([^\s;()]+)")

@@ -4,6 +4,7 @@ shape is announced before the first evaluation, so the run is never silent for l
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 
@@ -12,8 +13,12 @@ from simcore.ga1.estimate import Work, estimate
 from simcore.ga1.machine import Machine
 from simcore.shape import Shape
 
+from autotune.cli.strict import strict_float
+
 # 2**27 tile products (a 4096^3 product in 8 x 8 tiles) take about 20 s per evaluation.
 DEFAULT_MAX_PRODUCTS = 1 << 27
+MAX_PRODUCTS = 1e18     # far past any limit that could finish; keeps the count an exact integer
+MAX_BYTES = float(1 << 50)
 ANNOUNCE_SECONDS = 2.0
 ANNOUNCE_ROWS = 1_000_000  # a program this long takes seconds to build and to draw
 
@@ -35,9 +40,11 @@ def _bytes(text: str) -> int:
     raw = text.strip().upper().removesuffix("B")
     scale = units.get(raw[-1:], 1)
     try:
-        value = float(raw[:-1] if raw[-1:] in units else raw) * scale
-    except ValueError:
+        value = strict_float(raw[:-1] if raw[-1:] in units else raw) * scale
+    except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(f"expected a size like 8G or 512M, got {text!r}") from None
+    if not math.isfinite(value) or value > MAX_BYTES:
+        raise argparse.ArgumentTypeError(f"the memory limit must be at most 1 PB, got {text!r}")
     if value <= 0:
         raise argparse.ArgumentTypeError(f"the memory limit must be positive, got {text!r}")
     return int(value)
@@ -45,9 +52,12 @@ def _bytes(text: str) -> int:
 
 def _count(text: str) -> int:
     try:
-        value = int(float(text))
-    except ValueError:
+        number = strict_float(text)
+    except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(f"expected a number of tile products, got {text!r}") from None
+    if number > MAX_PRODUCTS:
+        raise argparse.ArgumentTypeError(f"at most {MAX_PRODUCTS:.0e} tile products, got {text!r}")
+    value = int(number)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
     return value

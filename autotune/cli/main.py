@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Sequence
+from typing import Any, Sequence
 
 from autotune import __version__
+from autotune.cli.strict import strict
 from autotune.cli.errors import UsageError, message
 from autotune.errors import AutotuneError
 from autotune.run.quiet import quiet_libraries
@@ -14,7 +15,12 @@ DEFAULT_COMMAND = "tune"
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, but errors are one line and exit status 2, without the usage dump."""
+    """argparse, but errors are one line and exit status 2, without the usage dump; every
+    option at most once, no empty value, numbers in ASCII digits (autotune.cli.strict)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        strict(self)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         raise UsageError(message)
@@ -57,6 +63,7 @@ def _with_default_command(argv: list[str], commands: set[str]) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
+        quiet_libraries()
         parser = build_parser()
         commands = set(parser._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
         args = parser.parse_args(_with_default_command(argv, commands))

@@ -76,10 +76,9 @@ def parse_budget(text: str) -> SystolicBudget:
             raise ValueError(f"systolic machine key {item!r}: expected pe_budget=N or max_hbm_words=N")
         if key in values:
             raise ValueError(f"systolic machine key {key} is given twice")
-        try:
-            values[key] = int(raw.strip())
-        except ValueError:
-            raise ValueError(f"systolic machine key {key}: expected an integer, got {raw!r}") from None
+        if not raw.strip().isascii() or not raw.strip().lstrip("+-").isdigit():
+            raise ValueError(f"systolic machine key {key}: expected an integer, got {raw.strip()!r}")
+        values[key] = int(raw.strip())
     return SystolicBudget(**values)
 
 

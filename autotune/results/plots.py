@@ -11,7 +11,7 @@ from typing import Sequence
 
 import numpy as np
 
-from autotune.results.files import writing
+from autotune.results.files import atomically
 
 SIZE = (10, 4)
 DPI = 120
@@ -196,10 +196,9 @@ def layers_png(layers: Layers, title: str, path: Path) -> Path:
 
 def _save(fig, plt, path: Path) -> Path:
     try:
-        with writing(path):
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fig.tight_layout()
-            fig.savefig(path, dpi=DPI)
+        fig.tight_layout()
+        with atomically(path) as temporary:
+            fig.savefig(temporary, dpi=DPI, format="png")
     finally:
         plt.close(fig)
     return path

@@ -17,8 +17,10 @@ from simcore.shape import Shape, parse_shape
 from autotune import __version__, oracles, record
 from autotune.errors import AutotuneError, ResultsError
 from autotune.results import leaderboard as board
+from autotune.results.owner import LEADERBOARD, written
 from autotune.search.problem import Candidate
 from autotune.storage import local_storages, read_studies
+from autotune.storage.names import input_file
 
 EXPORT_FORMAT = "autotune-schedule"
 EXPORT_VERSION = 1
@@ -43,8 +45,35 @@ def entry(loaded: Loaded, rank: int) -> dict[str, object]:
 
 
 def studies(results: Path, storage: str | None) -> list[dict[str, object]]:
-    """Every study in `storage`, or in the default storages under results/."""
-    return [_summary(study, url) for url in ([storage] if storage else local_storages(results)) for study in read_studies(url)]
+    """Every study in `storage`, or in the default storages under results/. A damaged default
+    storage (or study) is listed as damaged, with the reason; the others as usual."""
+    if storage:
+        return [_summary(study, storage) for study in read_studies(storage)]
+    if results.exists() and not results.is_dir():
+        raise ResultsError(f"{results} is a file, not a folder", setting="results")
+    rows: list[dict[str, object]] = []
+    for url in local_storages(results):
+        folder = Path(url.removeprefix("sqlite:///")).parent
+        try:
+            held = read_studies(url)
+        except AutotuneError as exc:
+            rows.append(_damaged(folder.name, url, str(exc)))
+            continue
+        listed = written(folder / LEADERBOARD)
+        if not held and listed is not None and listed.trials:
+            rows.append(_damaged(folder.name, url, f"the storage holds no study, but {listed.path} lists "
+                                                   f"{listed.trials} finished trials"))
+        for study in held:
+            try:
+                rows.append(_summary(study, url))
+            except AutotuneError as exc:
+                rows.append(_damaged(study.study_name, url, str(exc)))
+    return rows
+
+
+def _damaged(name: str, url: str, reason: str) -> dict[str, object]:
+    return {"study": name, "oracle": None, "shape": None, "machine": None, "trials": None, "best_cycles": None,
+            "last_update": None, "storage": url, "damaged": reason}
 
 
 def _summary(study, url: str) -> dict[str, object]:  # type: ignore[no-untyped-def]
@@ -78,12 +107,21 @@ def format_studies(rows: list[dict[str, object]]) -> str:
     if not rows:
         return "no studies (tune writes them under results/<study>/; give --results DIR or --storage URL)"
     titles = ("study", "oracle", "shape", "machine", "trials", "best cycles", "last update")
-    cells = [[str(r["study"]), str(r["oracle"]), str(r["shape"]), str(r["machine"]), str(r["trials"]),
-              f"{r['best_cycles']:.0f}" if r["best_cycles"] is not None else "-", str(r["last_update"] or "-")] for r in rows]
-    widths = [max(len(t), *(len(c[i]) for c in cells)) for i, t in enumerate(titles)]
+    good = [r for r in rows if not r.get("damaged")]
+    cells = [[_cell(r["study"]), _cell(r["oracle"]), _cell(r["shape"]), _cell(r["machine"]), str(r["trials"]),
+              f"{r['best_cycles']:.0f}" if r["best_cycles"] is not None else "-", str(r["last_update"] or "-")] for r in good]
+    damaged = [(_cell(r["study"]), f"damaged: {_cell(r['damaged'])}") for r in rows if r.get("damaged")]
+    widths = [max([len(t), *(len(c[i]) for c in cells)]) for i, t in enumerate(titles)]
+    widths[0] = max([widths[0], *(len(name) for name, _ in damaged)])
     right = {4, 5}  # numbers
     line = lambda values: "  ".join(v.rjust(w) if i in right else v.ljust(w) for i, (v, w) in enumerate(zip(values, widths))).rstrip()  # noqa: E731
-    return "\n".join([line(titles), *(line(c) for c in cells)])
+    return "\n".join([line(titles), *(line(c) for c in cells), *(f"{n.ljust(widths[0])}  {d}" for n, d in damaged)])
+
+
+def _cell(value: object) -> str:
+    """A table cell on one line: a name from another tool's storage may hold a newline."""
+    text = str(value)
+    return text if text.isprintable() else repr(text)[1:-1]
 
 
 # --- export and starting points ----------------------------------------------------------------
@@ -117,17 +155,30 @@ def export_asm(row: Mapping[str, object], metadata: Mapping[str, object], rank: 
 def schedules(path: Path) -> list[dict[str, object]]:
     """The schedules of an exported file (one object, or a list of them)."""
     try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise ResultsError(f"schedule file {path}: no such file", setting="enqueue") from None
+        input_file(path, "schedule file")
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
+    except AutotuneError as exc:
+        raise ResultsError(str(exc), setting="enqueue") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ResultsError(f"schedule file {path}: not a JSON schedule file ({exc})", setting="enqueue") from None
     found = data if isinstance(data, list) else [data]
-    for item in found:
+    if not found:
+        raise ResultsError(f"schedule file {path} holds no schedule", setting="enqueue")
+    for number, item in enumerate(found, start=1):
+        where = f"schedule file {path}" + (f", schedule {number}" if len(found) > 1 else "")
         if not (isinstance(item, dict) and item.get("format") == EXPORT_FORMAT and isinstance(item.get("family"), str)
                 and isinstance(item.get("params"), dict) and isinstance(item.get("machine"), dict)):
-            raise ResultsError(f"schedule file {path}: not an exported schedule (write one with `autotune export STUDY --format json`)", setting="enqueue")
-        parse_shape(str(item.get("shape", "1x1x1")))
+            raise ResultsError(f"{where}: not an exported schedule (write one with `autotune export STUDY --format json`)", setting="enqueue")
+        version = item.get("version")
+        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+            raise ResultsError(f"{where}: format version {version!r} is not one autotune wrote", setting="enqueue")
+        if version > EXPORT_VERSION:
+            raise ResultsError(f"{where}: format version {version} is newer than this autotune reads "
+                               f"({EXPORT_VERSION}): upgrade autotune to read it", setting="enqueue")
+        try:
+            parse_shape(str(item.get("shape", "1x1x1")))
+        except ValueError as exc:
+            raise ResultsError(f"{where}: {exc}", setting="enqueue") from None
     return found
 
 

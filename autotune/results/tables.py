@@ -35,23 +35,49 @@ READABLE: dict[str, frozenset[object]] = {"leaderboard": frozenset({1, 2, 3, 4})
                                           "sweep": frozenset({None, 1})}
 
 
+class NewerResults(ResultsError):
+    """A results file of a schema newer than this autotune reads: never rebuilt over."""
+
+
 def write(kind: str, frame: pd.DataFrame, path: Path, metadata: Mapping[str, object]) -> Path:
     return write_parquet(frame, path, {**metadata, "kind": kind, "schema": SCHEMAS[kind], "autotune_version": __version__})
 
 
 def read(path: Path) -> tuple[pd.DataFrame, dict[str, object]]:
     """A parquet file autotune wrote, of a kind and schema version it can read."""
+    if path.is_dir():
+        raise ResultsError(f"{path} is a directory, not a results file")
     try:
         frame, metadata = read_parquet(path)
     except Exception as exc:
         raise ResultsError(f"cannot read {path}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+    if not isinstance(metadata, dict):
+        metadata = {}
     kind, schema = metadata.get("kind"), metadata.get("schema")
     if kind == "leaderboard" and metadata.get("variant") == "pareto":  # schema 1 wrote a front as a variant
         kind = metadata["kind"] = "pareto"
+    newest = max((v for v in READABLE.get(kind, ()) if isinstance(v, int)), default=None)  # type: ignore[arg-type]
+    if newest is not None and isinstance(schema, int) and not isinstance(schema, bool) and schema > newest:
+        raise NewerResults(f"{path} was written by a newer autotune ({kind} schema {schema}; this one reads "
+                           f"up to {newest}): upgrade autotune to read it")
     if kind not in READABLE or schema not in READABLE[kind]:  # type: ignore[operator]
         known = ", ".join(f"{k} {'/'.join(str(v) for v in sorted(s, key=str) if v)}" for k, s in READABLE.items())
         raise ResultsError(f"{path} is not an autotune result this version reads (kind {kind!r}, schema {schema!r}; reads {known})")
     return frame, metadata
+
+
+def inspect(path: Path) -> tuple[dict[str, object] | None, str | None]:
+    """(metadata, None) for a results file this version reads; (None, why) for a damaged or
+    foreign one; (None, None) when there is none. A file of a newer schema is refused."""
+    if not path.exists() and not path.is_symlink():
+        return None, None
+    try:
+        return read(path)[1], None
+    except NewerResults:
+        raise
+    except ResultsError as exc:
+        text = str(exc).removeprefix(f"cannot read {path}: ").removeprefix(f"{path} ")
+        return None, text or "unreadable"
 
 
 def typed(frame: pd.DataFrame) -> pd.DataFrame:

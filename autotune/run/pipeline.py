@@ -11,10 +11,6 @@ summary; a co-design is one study over machines. Optuna beyond its public study 
 autotune.storage."""
 from __future__ import annotations
 
-import multiprocessing
-import os
-import signal
-import sys
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -25,27 +21,24 @@ import pandas as pd
 
 from autotune import __version__, record
 from autotune.errors import PlanError, StudyError
-from autotune.interrupt import STOP, graceful_stop
 from autotune.record import Provenance
 from autotune.results import leaderboard as board
 from autotune.results import tables
+from autotune.interrupt import StopRequest, graceful_stop
+from autotune.results.owner import claim, storage_key
 from autotune.run.objective import Objective
 from autotune.run.plan import RunPlan
 from autotune.run.settings import DEFAULT_TRIALS, SHORT_TRIALS  # noqa: F401 - the run's defaults, also here
 from autotune.run.summary import summarise
+from autotune.run.workers import run_workers
+from autotune.storage import (
+    GRACE_SECONDS, HEARTBEAT_SECONDS, WORKER, SharedStudy, default_storage, finished_count, is_memory, local_storages,
+)
+from autotune.storage.locations import finished_trials
+from autotune.storage.names import check_name, study_folder
 from autotune.search.problem import Candidate, GridTooLarge, Search, directions
 from autotune.search.sampling import DEFAULT_SAMPLER, encoding_for, make_sampler
 from autotune.search.transfer import sibling_seeds, transfer_seeds
-from autotune.storage import (
-    GRACE_SECONDS,
-    HEARTBEAT_SECONDS,
-    WORKER,
-    SharedStudy,
-    default_storage,
-    finished_count,
-    is_memory,
-    local_storages,
-)
 from search_spaces.workload import Gemm
 from simcore.shape import Shape, parse_shape
 
@@ -96,6 +89,7 @@ class StudyOutcome:
     distinct: int
     failures: list[str]
     paths: list[Path] = field(default_factory=list)
+    verified: bool = True      # False: an interrupted run ranked it without verifying
     study: optuna.Study | None = None       # the run's handle (closed with the run's storage)
 
 
@@ -223,67 +217,39 @@ def optimise(settings: StudySettings, search: Search, shared: SharedStudy, study
     if options.workers == 1:
         shared.optimize(study, Objective(search, study, provenance(settings), shared), target, options.timeout, options.progress)
         return
-    context = multiprocessing.get_context("spawn")
-    processes = [context.Process(target=_worker, args=(settings, search, target, options.timeout, i, options.progress and i == 0))
-                 for i in range(options.workers)]
-    for process in processes:
-        process.start()
-    try:
-        forwarded = False
-        while any(p.is_alive() for p in processes):
-            for process in processes:
-                process.join(timeout=0.2)
-            if STOP.requested and not forwarded:  # Ctrl-C reached only us: pass the request on
-                forwarded = True
-                for process in processes:
-                    if process.is_alive() and process.pid is not None:
-                        os.kill(process.pid, signal.SIGINT)
-    except KeyboardInterrupt:
-        for process in processes:
-            process.join(timeout=10)
-        raise
-    failed = [p.exitcode for p in processes if p.exitcode not in (0, None)]
-    if failed:
-        print(f"autotune: warning: {len(failed)} worker(s) exited with status {failed}", file=sys.stderr)
-
-
-def _worker(settings: StudySettings, search: Search, target: int, timeout: float | None, index: int, progress: bool) -> None:
-    # A spawned worker starts with default filters: quiet it as the command line quiets itself.
-    from autotune.run.quiet import quiet_libraries
-
-    quiet_libraries()
-    with graceful_stop():
-        shared, study = open_study(settings, search, seed_offset=index)
-        try:
-            shared.join(study, target)
-            shared.optimize(study, Objective(search, study, provenance(settings), shared), target, timeout, progress)
-        finally:
-            shared.close(study)
+    run_workers(settings, search, target, options.timeout, options.workers, options.progress)
 
 
 # --- rank, verify, write -----------------------------------------------------------------------
 
 
 def finish(study: optuna.Study, search: Search, spec: RunPlan, gemm: Gemm | None, verify_top: int,
-           results: Path | None) -> StudyOutcome:
+           results: Path | None, storage: str | None = None, verify: bool = True) -> StudyOutcome:
     """Rank the study's distinct candidates, verify the top ones, and (with `results`) write
-    results/<study>/leaderboard.parquet, and pareto.parquet for several objectives."""
+    results/<study>/leaderboard.parquet, and pareto.parquet for several objectives. `storage`:
+    the study's storage address, recorded in the files (autotune.results.owner). Without
+    `verify` (an interrupted run) nothing is checked and the files say so: the next reader
+    rebuilds them."""
     ranked = board.records(study, search)
     first = (gemm or spec.workload.gemms[0]).shape
     sampler = record.study_sampler(study) or {}
     info = board.RunInfo(study.study_name, str(sampler.get("sampler", "")), int(sampler.get("seed", 0)), first,
                          spec.machine, spec.the_oracle(), spec.objectives)
     rows = board.rows_of(ranked, info, search.families)
-    failures = board.annotate(rows, ranked, info, search.families, verify_top)
+    failures = board.annotate(rows, ranked, info, search.families, verify_top) if verify else []
     frame = board.to_frame(rows)
     done = finished_count(study)
-    outcome = StudyOutcome(study.study_name, gemm, frame, done, len(ranked), failures, study=study)
+    outcome = StudyOutcome(study.study_name, gemm, frame, done, len(ranked), failures, verified=verify, study=study)
     if results is not None:
+        folder = study_folder(results, study.study_name)
+        if storage is not None:
+            claim(folder, storage, lambda: done)
         metadata = {"study": study.study_name, "shape": str(first), "base_machine": spec.machine.as_dict(),
                     "objectives": list(spec.objectives), "oracle": spec.oracle, "trials": done,
                     "workload": None if spec.single else spec.workload.name, "gemm": gemm.name if gemm else None,
-                    "variant": "codesign" if spec.codesign else None, **spec.costing_metadata()}
-        folder = results / study.study_name
+                    "variant": "codesign" if spec.codesign else None,
+                    "storage": storage_key(storage, results) if storage is not None else None,
+                    "unverified": not verify, **spec.costing_metadata()}
         outcome.paths.append(tables.write("leaderboard", frame, folder / "leaderboard.parquet", metadata))
         if len(spec.objectives) > 1:
             front = frame[frame["pareto"] == True].copy() if not frame.empty else frame  # noqa: E712
@@ -310,13 +276,23 @@ class Job:
 
 def open_jobs(spec: RunPlan, options: RunOptions, name: str) -> list[Job]:
     """Every study of the run, opened and checked before any trial runs: a refused resume
-    adds nothing anywhere."""
+    adds nothing anywhere, and a study whose results folder holds results its storage could
+    not rebuild (autotune.results.owner) is refused before its storage is touched."""
     jobs: list[Job] = []
     try:
-        for gemm, search in spec.searches():
+        searches = spec.searches()
+        if options.write and not spec.single and not spec.codesign:
+            first = settings_for(spec, options, spec.study_name(name, searches[0][0]))
+            claim(study_folder(options.results, name), first.storage_url, lambda: 0)
+        for gemm, search in searches:
             if gemm is not None and any(job.gemm is not None and job.gemm.shape == gemm.shape for job in jobs):
                 continue  # a shape is tuned once: its GEMMs share the first one's study
+            check_name(spec.study_name(name, gemm), setting="study" if options.study else None)
             settings = settings_for(spec, options, spec.study_name(name, gemm))
+            if options.write:
+                url = settings.storage_url
+                claim(study_folder(options.results, settings.name), url,
+                      lambda url=url, name=settings.name: finished_trials(url, name))
             reasons = [search.why_not(c) for c in options.starts]
             if options.starts and all(reasons):
                 raise PlanError(f"the starting point does not fit study {settings.name!r}: {reasons[0]}")
@@ -337,40 +313,47 @@ def close_jobs(jobs: list[Job]) -> None:
 
 def run(spec: RunPlan, options: RunOptions, log: Callable[[str], None] | None = None) -> Outcome:
     """Validate, open every study, then seed, optimise, rank, verify and write each. Ctrl-C
-    stops after the trials in flight; what is done is ranked and written."""
+    stops after the trials in flight; what is done is ranked and written (autotune.interrupt)."""
     spec.validate()
     _check_options(options)
+    if options.study is not None:
+        check_name(options.study)
+    if options.transfer and spec.codesign:
+        raise PlanError("transfer starts from earlier studies' schedules; a co-design searches machines",
+                        setting="transfer")
     spec = replace(spec, encoding=encoding_for(options.sampler))
-    name = spec.run_name(options.study)
-    jobs = open_jobs(spec, options, name)
-    try:
-        return _run_jobs(spec, options, name, jobs, log)
-    finally:
-        close_jobs(jobs)  # leaves the run record, deletes lock and lease files
+    name = check_name(spec.run_name(options.study), setting="study" if options.study else None)
+    with graceful_stop() as stop:
+        jobs = open_jobs(spec, options, name)
+        try:
+            return _run_jobs(spec, options, name, jobs, stop, log)
+        finally:
+            close_jobs(jobs)  # leaves the run record, deletes lock and lease files
 
 
-def _run_jobs(spec: RunPlan, options: RunOptions, name: str, jobs: list[Job], log: Callable[[str], None] | None) -> Outcome:
-    started, interrupted, reached = time.perf_counter(), False, 1
+def _run_jobs(spec: RunPlan, options: RunOptions, name: str, jobs: list[Job], stop: StopRequest,
+              log: Callable[[str], None] | None) -> Outcome:
+    started, reached = time.perf_counter(), 1
     per_gemm = not spec.single and not spec.codesign
     finished: list[tuple[optuna.Study, Shape, str]] = []  # a workload's studies done so far: donors
     try:
-        with graceful_stop() as stop:
-            for reached, job in enumerate(jobs, start=1):
-                _run_job(spec, options, job, finished if per_gemm else None, log if len(jobs) > 1 else None)
-                if job.gemm is not None:
-                    finished.append((job.study, job.gemm.shape, job.settings.storage_url))
-                if stop.requested:
-                    break
-            interrupted = stop.requested
+        for reached, job in enumerate(jobs, start=1):
+            _run_job(spec, options, job, finished if per_gemm else None, log if len(jobs) > 1 else None)
+            if job.gemm is not None:
+                finished.append((job.study, job.gemm.shape, job.settings.storage_url))
+            if stop.requested:
+                break
     except KeyboardInterrupt:
-        interrupted = True
+        pass  # a second Ctrl-C: rank and write what is stored, without verifying
     elapsed = time.perf_counter() - started
-    verify_top = options.verify_top if options.verify_top is not None else verify_top_default(spec)
-    results = options.results if options.write else None
-    outcomes = [finish(job.study, job.search, spec, job.gemm, verify_top, results) for job in jobs[:reached]]
+    outcomes = finish_jobs(jobs[:reached], spec, options, stop)
+    interrupted = stop.requested or stop.forced
+    if log and not all(o.verified for o in outcomes):
+        log(unverified_note(outcomes, name if not (spec.single or spec.codesign) else None))
     if spec.single or spec.codesign:
         return Outcome(name, outcomes, None, {}, outcomes[0].paths, elapsed, interrupted)
-    summary, metadata, paths = summarise(spec, name, outcomes, results)
+    results = options.results if options.write else None
+    summary, metadata, paths = summarise(spec, name, outcomes, results, jobs[0].settings.storage_url)
     return Outcome(name, outcomes, summary, metadata, paths, elapsed, interrupted)
 
 
@@ -398,14 +381,31 @@ def _run_job(spec: RunPlan, options: RunOptions, job: Job, siblings: list[tuple[
     optimise(job.settings, job.search, job.shared, job.study, target, options)
 
 
-def rebuild(study: optuna.Study, results: Path | None, verify_top: int | None = None) -> StudyOutcome:
-    """A study's results from its storage alone (after a kill, or with newer trials)."""
-    data = record.study_plan(study)
-    if data is None:
-        raise StudyError(f"study {study.study_name!r} predates stored run settings: resume it with `tune` to write its leaderboard")
-    spec = RunPlan.from_json(data)
-    gemm_name = record.study_gemm(study)
-    for gemm, search in spec.searches():
-        if gemm is None or spec.single or gemm.name == gemm_name:
-            return finish(study, search, spec, gemm, verify_top if verify_top is not None else verify_top_default(spec), results)
-    raise StudyError(f"study {study.study_name!r}: GEMM {gemm_name!r} is not in its stored workload")
+def finish_jobs(jobs: list[Job], spec: RunPlan, options: RunOptions, stop: StopRequest) -> list[StudyOutcome]:
+    """Rank, verify and write each study. Verification may take long and leaves nothing to
+    finish: a Ctrl-C there (or an earlier second one) stops it, and the studies not yet written
+    are ranked and written unverified, marked so that the next reader verifies them."""
+    verify_top = options.verify_top if options.verify_top is not None else verify_top_default(spec)
+    results = options.results if options.write else None
+    outcomes: list[StudyOutcome] = []
+
+    def write(job: Job, verify: bool) -> StudyOutcome:
+        return finish(job.study, job.search, spec, job.gemm, verify_top, results, job.settings.storage_url, verify)
+
+    if not stop.forced:
+        try:
+            with stop.urgently():
+                for job in jobs:
+                    outcomes.append(write(job, True))
+        except KeyboardInterrupt:
+            pass
+    return outcomes + [write(job, False) for job in jobs[len(outcomes):]]
+
+
+def unverified_note(outcomes: list[StudyOutcome], run: str | None) -> str:
+    """What an interrupted run wrote without verifying, and the one command that verifies it."""
+    names = [o.name for o in outcomes if not o.verified]
+    target = run or names[0]
+    return (f"interrupted: wrote the leaderboard of {len(names)} {'study' if len(names) == 1 else 'studies'} "
+            f"from the stored trials, unverified; `autotune leaderboard {target}` verifies "
+            f"{'it' if len(names) == 1 else 'them'}")

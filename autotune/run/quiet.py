@@ -43,5 +43,18 @@ def _quiet_optuna() -> None:
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
 
 
+_interrupted: set[str] = set()   # "Trial N" of the interrupted trials whose first warning was dropped
+
+
 def _not_an_interrupted_trial(record: logging.LogRecord) -> bool:
-    return not (record.exc_info and isinstance(record.exc_info[1], KeyboardInterrupt))
+    """Drop both of Optuna's warnings for a trial a Ctrl-C interrupted: the one with the
+    KeyboardInterrupt, and the "Trial N failed with value None." that follows it."""
+    text = record.getMessage()
+    if record.exc_info and isinstance(record.exc_info[1], KeyboardInterrupt):
+        _interrupted.add(text.split(" failed", 1)[0])
+        return False
+    trial, _, rest = text.partition(" failed with value ")
+    if rest and trial in _interrupted:
+        _interrupted.discard(trial)
+        return False
+    return True

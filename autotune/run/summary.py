@@ -10,14 +10,17 @@ import pandas as pd
 
 from autotune.results import leaderboard as board
 from autotune.results import report, tables
+from autotune.results.owner import claim, storage_key
 from autotune.run.plan import RunPlan
+from autotune.storage.names import study_folder
 
 if TYPE_CHECKING:
     from autotune.run.pipeline import StudyOutcome
 
 
 def summarise(
-    spec: RunPlan, name: str, outcomes: list[StudyOutcome], results: Path | None
+    spec: RunPlan, name: str, outcomes: list[StudyOutcome], results: Path | None,
+    storage: str | None = None,
 ) -> tuple[pd.DataFrame, dict[str, object], list[Path]]:
     """A workload tuned GEMM by GEMM: each GEMM's winner, weighted, and the per-layer report
     (results/<run>/workload.parquet and report.png). GEMMs of one shape share one study."""
@@ -68,12 +71,17 @@ def summarise(
         "objectives": list(spec.objectives),
         "weighted_cycles": total,
         "chapter_weighted_cycles": chapter,
+        "unverified": not all(o.verified for o in outcomes),
         **tables.workload_costs(frame),
         **spec.costing_metadata(),
     }
     if results is None:
         return frame, metadata, []
-    paths = [tables.write("workload", frame, results / name / "workload.parquet", metadata)]
+    folder = study_folder(results, name)
+    if storage is not None:
+        claim(folder, storage, lambda: 0)
+        metadata["storage"] = storage_key(storage, results)
+    paths = [tables.write("workload", frame, folder / "workload.parquet", metadata)]
     if bool(frame["share"].notna().any()):
-        paths.append(report.chart(frame, metadata, results / name / "report.png"))
+        paths.append(report.chart(frame, metadata, folder / "report.png"))
     return frame, metadata, paths

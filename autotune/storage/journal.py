@@ -28,13 +28,16 @@ from typing import Any, Iterator
 
 from optuna.storages.journal import BaseJournalBackend
 
+from autotune.errors import StorageError
+
 _CREATE_STUDY = 0         # Optuna's JournalOperation code: fsynced at once
 _ENCODE = json.JSONEncoder(separators=(",", ":")).encode  # Optuna's own record format
 _TORN_TAIL_WAIT = 0.05   # a foreign writer (optuna-dashboard, without our flock) may be mid-write
 
 
-class JournalCorrupt(Exception):
-    """A complete line of the journal is not an Optuna journal record."""
+class JournalCorrupt(StorageError):
+    """A complete line of the journal is not an Optuna journal record (or what follows the last
+    line cannot be the start of one): reported in one line wherever it is found."""
 
 
 class JournalFile(BaseJournalBackend):
@@ -117,7 +120,7 @@ class JournalFile(BaseJournalBackend):
         except ValueError:
             record = None
         if not isinstance(record, dict) or "op_code" not in record:
-            raise JournalCorrupt(f"the file is damaged: record {number + 1} (byte {offset}) is not a journal record")
+            raise JournalCorrupt(f"the storage {self.path} is damaged: record {number + 1} (byte {offset}) is not a journal record")
         return record
 
     def _complete_size(self) -> int:
@@ -129,8 +132,21 @@ class JournalFile(BaseJournalBackend):
         size = os.fstat(self._fd).st_size
         if os.pread(self._fd, 1, size - 1) == b"\n":
             return size
-        keep = _last_newline_end(self._fd, size)
+        keep = self._torn_tail_start(size)
         os.ftruncate(self._fd, keep)
+        return keep
+
+    def check_tail(self) -> None:
+        """Refuse a file whose end cannot be a record cut short (before anything is appended)."""
+        size = os.fstat(self._fd).st_size
+        if size and os.pread(self._fd, 1, size - 1) != b"\n":
+            self._torn_tail_start(size)
+
+    def _torn_tail_start(self, size: int) -> int:
+        keep = _last_newline_end(self._fd, size)
+        if os.pread(self._fd, 1, keep) != b"{":  # a record cut short starts like one; anything else is not ours
+            raise JournalCorrupt(f"the storage {self.path} ends with {size - keep} bytes that are not a journal record: "
+                                 f"it is not a journal, or it was damaged (nothing was cut)")
         return keep
 
 

@@ -15,8 +15,9 @@ from pathlib import Path
 import optuna
 from optuna.storages import JournalStorage
 
-from autotune.errors import StorageError
+from autotune.errors import AutotuneError, StorageError
 from autotune.storage.journal import JournalCorrupt, JournalFile, is_sqlite_file
+from autotune.storage.names import ensure_folder, input_file, name_problem, study_folder
 from autotune.storage.stores import (
     JournalStore,
     MemoryStore,
@@ -73,19 +74,23 @@ def _redacted(address: str) -> str:
 
 def default_storage(results: Path, name: str) -> str:
     """results/<name>/study.journal; a study begun before the journal keeps its study.db."""
-    folder = results / name
+    folder = study_folder(results, name)
     older = folder / SQLITE_FILE
     if older.is_file() and not (folder / JOURNAL_FILE).exists():
         return f"sqlite:///{older}"
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise StorageError(f"cannot create the study folder {folder}: {exc.strerror or exc}") from None
-    return str(folder / JOURNAL_FILE)
+    ensure_folder(results, "results folder", setting="results")
+    ensure_folder(folder, "study folder", setting="study")
+    journal = folder / JOURNAL_FILE
+    if journal.is_dir():
+        raise StorageError(f"the study's storage {journal} is a directory, not a file", setting="study")
+    return str(journal)
 
 
 def local_storage(results: Path, name: str) -> str | None:
-    """The default storage of study `name` if it exists (never creates one)."""
+    """The default storage of study `name` if it exists (never creates one); None for a name
+    that is not one."""
+    if name_problem(name) is not None:
+        return None
     folder = results / name
     if (folder / JOURNAL_FILE).is_file():
         return str(folder / JOURNAL_FILE)
@@ -109,12 +114,16 @@ def open_store(address: str, study_name: str, heartbeat_seconds: int, grace_seco
         if is_memory(address):
             return MemoryStore()
         url = _rdb_url(address)
+        if url is None and Path(address).is_dir():
+            raise StorageError(f"storage {address!r} is a directory, not a journal file")
         if url is None:
             return JournalStore(Path(address))
         kind = SqliteStore if url.startswith("sqlite:///") else RdbStore
         store = kind(url, study_name, heartbeat_seconds, grace_seconds)
         check_integrity(store.storage)
         return store
+    except StorageError:
+        raise
     except Exception as exc:  # sqlalchemy, the OS and the journal raise many kinds; all mean one thing here
         raise StorageError(f"cannot open storage {address!r}: {_reason(exc)}") from None
 
@@ -127,8 +136,10 @@ def read_storage(address: str) -> optuna.storages.BaseStorage:
     try:
         url = _rdb_url(address)
         if url is None:
-            if not Path(address).is_file():
-                raise StorageError(f"no storage file {address!r}")
+            try:
+                input_file(Path(address), "storage file")
+            except AutotuneError as exc:
+                raise StorageError(str(exc)) from None
             storage: optuna.storages.BaseStorage = JournalStorage(JournalFile(Path(address), writable=False))
         else:
             if url.startswith("sqlite:///") and not _sqlite_ready(Path(url[len("sqlite:///"):])):
@@ -182,3 +193,21 @@ def read_study(address: str, name: str) -> optuna.Study | None:
     """An existing study, for reading back (None when the storage has no such study)."""
     found = read_studies(address, [name])
     return found[0] if found else None
+
+
+def finished_trials(address: str, name: str) -> int:
+    """How many finished trials (complete or pruned) the storage holds for study `name`, read
+    without creating anything: 0 for a storage that does not exist yet or lacks the study."""
+    from optuna.trial import TrialState
+
+    if is_memory(address):
+        return 0
+    url = _rdb_url(address)
+    if url is None and not Path(address).is_file():
+        return 0
+    if url is not None and url.startswith("sqlite:///") and not _sqlite_ready(Path(url[len("sqlite:///"):])):
+        return 0
+    study = read_study(address, name)
+    if study is None:
+        return 0
+    return len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED)))

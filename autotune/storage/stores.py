@@ -83,6 +83,7 @@ class JournalStore(Store):
         self.file = JournalFile(path)
         try:
             self.storage = JournalStorage(self.file)  # replays the file
+            self.file.check_tail()
             self.lease = locks.Lease(path)
         except BaseException:
             self.file.close()

@@ -3,10 +3,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from dataclasses import dataclass
 from typing import Mapping, Union
 
 from simcore.systolic.tie import mxu_timing, parse_array
+
+_INTEGER = re.compile(r"[+-]?[0-9]+", re.ASCII)
 
 # Parameters a user may set, in the chapter's order.
 MACHINE_KEYS: tuple[str, ...] = (
@@ -105,10 +108,10 @@ def parse_overrides(text: str) -> dict[str, OverrideValue]:
         if key not in MACHINE_KEYS:
             known = ", ".join((*MACHINE_KEYS, MXU_ARRAY))
             raise MachineError(f"unknown machine parameter {key!r} (known: {known})")
-        try:
-            result[key] = int(raw.strip())
-        except ValueError:
-            raise MachineError(f"machine parameter {key} needs an integer, got {raw.strip()!r}") from None
+        value = raw.strip()
+        if not _INTEGER.fullmatch(value):  # int() would take other scripts' digits and '1_000'
+            raise MachineError(f"machine parameter {key} needs an integer, got {value!r}")
+        result[key] = int(value)
     return result
 
 

@@ -30,7 +30,7 @@ from simcore.shape import Shape
 from simcore.systolic.closed_form import schedule
 from simcore.systolic.model import SystolicArray, SystolicDesign
 
-_ARRAY = re.compile(r"^\s*(-?\d+)\s*[xX]\s*(-?\d+)\s*$")
+_ARRAY = re.compile(r"^\s*(-?[0-9]+)\s*[xX]\s*(-?[0-9]+)\s*$", re.ASCII)  # ASCII digits only
 
 
 def pes(rows: int, cols: int) -> int:

@@ -126,8 +126,8 @@ def test_machine_slots_works_wherever_slots_does(capsys: pytest.CaptureFixture[s
     import pandas as pd
 
     for argv in (["--shape", "32x32x32", "--space", "chapter", "--trials", "3", "--study", "m32"],
-                 ["baseline", "--shape", "32x32x32", "--schedules", "2x2:2", "--out", "b.parquet"],
-                 ["sweep", "--shape", "32x32x32", "--machine-grid", "dma_setup=4", "--schedules", "2x2:2", "--out", "s.parquet"]):
+                 ["baseline", "--shape", "32x32x32", "--schedules", "2x2:2", "--out", "b.parquet", "--force"],
+                 ["sweep", "--shape", "32x32x32", "--machine-grid", "dma_setup=4", "--schedules", "2x2:2", "--out", "s.parquet", "--force"]):
         for slots in (["--machine", "slots=32"], ["--machine", "slots=32", "--slots", "32"]):
             assert main([*argv, *slots]) == 0, capsys.readouterr().err
     capsys.readouterr()

@@ -147,8 +147,12 @@ def test_a_damaged_storage_file_is_one_line(capsys: pytest.CaptureFixture[str], 
     capsys.readouterr()
     storage = where(in_tmp, "hurt", kind)
     for argv in ([*SMALL, "--trials", "5", "--study", "hurt", *storage], ["leaderboard", "hurt", *storage],
-                 ["plot", "hurt", *storage], ["studies", *storage]):
+                 ["plot", "hurt", *storage], *([["studies", *storage]] if storage else [])):
         assert "storage" in one_line_error(capsys, argv)
+    if not storage:  # the default storages: the damaged one is listed as damaged, the others as usual
+        assert main(["studies"]) == 0
+        line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("hurt"))
+        assert "damaged: the storage" in line
 
 
 def _read_only_runner(results: Path) -> list[str] | None:

@@ -13,6 +13,7 @@ from autotune.cli.errors import UsageError
 from autotune.cli.limits import add_limits, check_work
 from simcore.ga1.machine import Machine
 from simcore.shape import Shape
+from autotune.storage.names import blocking_file
 
 HELP = "regression check: tune 128x128x128 at 64 and 16 slots and compare with the chapter and the reference record"
 REFERENCE = Path("reference") / "best.json"   # under --results
@@ -20,6 +21,7 @@ CHAPTER_BEST = {64: (37440, "blocked 4x8, 2 buf"), 16: (76160, "blocked 2x4, 1 b
 SHAPE = Shape(128, 128, 128)
 SEED = 0
 TRIALS = 60
+RECORD_KEYS = ("key", "cycles", "family", "params")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -40,14 +42,30 @@ def reference_key(shape: Shape, machine: Machine) -> str:
 def load_reference(path: Path, update: bool) -> dict[str, dict]:
     """The committed record; a missing one is an error (a check that skips it could not fail),
     unless --update is about to create it."""
+    if path.is_dir():
+        raise UsageError(f"reference record {path} is a directory, not a file")
     if not path.is_file():
         if update:
             return {}
         raise UsageError(f"reference record {path} not found (give --reference FILE or --results DIR; --update creates it)")
     try:
-        return {record["key"]: record for record in json.loads(path.read_text())["records"]}
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
+    except (OSError, ValueError) as exc:
         raise UsageError(f"reference record {path} is unreadable: {exc}") from None
+    records = data.get("records") if isinstance(data, dict) else None
+    if not isinstance(records, list):
+        raise UsageError(f"reference record {path} is malformed: expected an object with a 'records' list "
+                         f"(write one with `autotune check --update`)")
+    for number, item in enumerate(records, start=1):
+        missing = [k for k in RECORD_KEYS if not isinstance(item, dict) or k not in item]
+        if missing or not isinstance(item["key"], str) or not _integer(item["cycles"]):
+            what = f"lacks {', '.join(missing)}" if missing else "has a malformed key or cycles"
+            raise UsageError(f"reference record {path} is malformed: record {number} {what}")
+    return {record["key"]: record for record in records}
+
+
+def _integer(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
 def best_of(slots: int, trials: int) -> dict[str, object]:
@@ -60,6 +78,8 @@ def best_of(slots: int, trials: int) -> dict[str, object]:
     machine = Machine(slots=slots)
     outcome = pipeline.run(RunPlan.of_shape(SHAPE, machine), pipeline.RunOptions(
         trials=trials, seed=SEED, study=f"check-{slots}", storage=MEMORY, verify_top=3, write=False))
+    if outcome.interrupted:  # a shortened run proves nothing either way
+        raise KeyboardInterrupt
     best = json_rows(outcome.studies[0].frame.head(1))[0]
     return {"key": reference_key(SHAPE, machine), "shape": str(SHAPE), "slots": slots, "cycles": int(best["cycles"]),
             "family": best["family"], "params": best["params_json"], "verified": best["verified"] is True,
@@ -69,6 +89,9 @@ def best_of(slots: int, trials: int) -> dict[str, object]:
 def run(args: argparse.Namespace) -> int:
     path = args.reference or args.results / REFERENCE
     reference = load_reference(path, args.update)
+    blocked = blocking_file(path.parent) if args.update else None
+    if blocked is not None:
+        raise UsageError(f"reference record {path}: {blocked} is a file, not a folder")
     problems: list[str] = []
     updated = dict(reference)
     for slots in (64, 16):
@@ -91,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
                             f"({record['family']} {record['params']})")
         if args.update and (record is None or int(found["cycles"]) < int(record["cycles"])) and found["verified"] is True:  # type: ignore[call-overload]
             updated[str(found["key"])] = {k: v for k, v in found.items() if k not in ("failures", "verified")}
-    if args.update and updated != reference:
+    if args.update and updated != reference and not problems:
         from autotune.results.files import write_text
 
         write_text(json.dumps({"schema": 1, "records": sorted(updated.values(), key=lambda r: r["key"])}, indent=1) + "\n", path)
@@ -100,6 +123,8 @@ def run(args: argparse.Namespace) -> int:
     for problem in problems:
         print(f"autotune: check failed: {problem}", file=sys.stderr)
     if problems:
+        if args.update:
+            print(f"autotune: {path} not updated: the check failed", file=sys.stderr)
         return 1
     if not args.json:
         print("check passed")

@@ -18,15 +18,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_source(parser)
     parser.add_argument("--rank", type=positive_int, default=1, help="leaderboard rank (default 1)")
     parser.add_argument("--format", choices=("json", "asm"), default="json", help="json (default; `tune --enqueue` reads it) or asm")
-    parser.add_argument("--out", type=Path, default=None, help="write to FILE (default: standard output)")
+    parser.add_argument("--out", type=Path, default=None, help="write to FILE (default: standard output); never a study's own file")
+    parser.add_argument("--force", action="store_true", help="replace FILE if it exists")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from autotune.results import readback
-    from autotune.results.files import write_text
+    from autotune.results.files import check_output, write_text
     from autotune.run import load
 
+    if args.out is not None:
+        check_output(args.out, args.force)
     loaded = load.load(args.path_or_study, args.results, args.storage)
     row = readback.entry(loaded, args.rank)
     write = readback.export_asm if args.format == "asm" else readback.export_json

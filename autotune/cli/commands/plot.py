@@ -27,13 +27,16 @@ ZOOM_CYCLES = 1500
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("plot", help=HELP, description=HELP + " (history.png, pareto.png, timeline_rank<N>.png; report.png).")
     add_source(parser)
-    parser.add_argument("--out", type=Path, default=None, help="output folder (default results/<study>/plots/)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="output folder (default results/<study>/plots/, redrawn each time)")
+    parser.add_argument("--force", action="store_true", help="replace pictures that exist in the --out folder")
     parser.add_argument("--rank", type=positive_int, default=1, help="leaderboard entry whose timeline to draw (default 1)")
     add_limits(parser)
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from autotune.results.files import check_output_folder
     from autotune.run import load
 
     loaded = load.load(args.path_or_study, args.results, args.storage)
@@ -45,6 +48,10 @@ def run(args: argparse.Namespace) -> int:
     if args.rank > len(frame):
         raise UsageError(f"rank {args.rank} is past the end of the leaderboard ({len(frame)} entries)")
     out = args.out or path.parent / "plots"
+    if args.out is not None:
+        names = ["history.png", f"timeline_rank{args.rank}.png"]
+        names += ["pareto.png"] if len(metadata.get("objectives", [])) > 1 else []  # type: ignore[arg-type]
+        check_output_folder(args.out, names, args.force)
     written = [history(frame, metadata, path.parent, out, args.storage)]
     front = pareto(frame, metadata, out)
     if front is not None:

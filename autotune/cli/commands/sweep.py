@@ -9,8 +9,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from autotune.cli.args import add_machine, build_machine, positive_int, schedule_list, shape_arg
+from autotune.cli.args import add_machine, add_results, build_machine, default_out, positive_int, schedule_list, shape_arg
 from autotune.cli.errors import UsageError
+from autotune.cli.strict import strict_int
 from autotune.cli.limits import add_limits, check_work
 from autotune.run.settings import SHORT_TRIALS
 from simcore.ga1.machine import MACHINE_KEYS, Machine, MachineError
@@ -33,10 +34,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help=f"a machine parameter and its values; repeat for a cartesian product (default: {' '.join(CHAPTER_GRID)})")
     parser.add_argument("--schedules", default=CHAPTER_SCHEDULES, metavar="LIST",
                         help=f"hand-written schedules, BIxBJ:BUFFERS,... (default {CHAPTER_SCHEDULES}, the chapter's)")
-    parser.add_argument("--out", type=Path, default=None, help="parquet output (default results/sweep/<shape>.parquet)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="parquet output (default <results>/sweep/<shape>-s<slots>-<digest of the grid, machine and "
+                             "schedules>.parquet)")
+    parser.add_argument("--force", action="store_true", help="replace the --out file if it exists")
+    add_results(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object per row instead of the table")
     parser.add_argument("--tuned", action="store_true", help="also run a short in-memory tuning study per machine")
-    parser.add_argument("--trials", type=positive_int, default=SHORT_TRIALS,
+    parser.add_argument("--trials", type=positive_int, default=None,
                         help=f"--tuned: trials per machine, the chapter's sweep included (default {SHORT_TRIALS})")
     add_limits(parser)
     parser.set_defaults(run=run)
@@ -53,11 +58,13 @@ def parse_grid(items: list[str]) -> list[tuple[str, tuple[int, ...]]]:
         if any(key == k for k, _ in grid):
             raise UsageError(f"--machine-grid gives {key} twice")
         try:
-            values = tuple(int(v) for v in raw.split(",") if v.strip())
-        except ValueError:
+            values = tuple(strict_int(v) for v in raw.split(",") if v.strip())
+        except argparse.ArgumentTypeError:
             raise UsageError(f"--machine-grid {item!r}: values must be integers") from None
         if not values:
             raise UsageError(f"--machine-grid {item!r}: no values")
+        if len(set(values)) < len(values):
+            raise UsageError(f"--machine-grid {item!r} gives a value twice")
         grid.append((key, values))
     return grid
 
@@ -82,6 +89,8 @@ def tuned_best(shape: Shape, machine: Machine, trials: int) -> dict[str, object]
 
     outcome = pipeline.run(RunPlan.of_shape(shape, machine), pipeline.RunOptions(
         trials=trials, study="sweep", storage=MEMORY, verify_top=1, write=False))
+    if outcome.interrupted:  # the table is written whole or not at all
+        raise KeyboardInterrupt
     return board.json_rows(outcome.studies[0].frame.head(1))[0]
 
 
@@ -91,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
     from autotune.oracles.ga1 import ORACLE as GA1
     from autotune.oracles.ga1 import padding_note
     from autotune.results import tables
+    from autotune.results.files import check_output
     from autotune.run.baseline import sweep_frame, sweep_rows
 
     shape = shape_arg(args.shape)
@@ -98,6 +108,11 @@ def run(args: argparse.Namespace) -> int:
     if not schedules:
         raise UsageError("--schedules names no schedule")
     grid = parse_grid(args.machine_grid or list(CHAPTER_GRID))
+    if args.trials is not None and not args.tuned:
+        raise UsageError("--trials counts the trials of --tuned: give --tuned, or leave --trials out")
+    args.trials = args.trials or SHORT_TRIALS
+    if args.out is not None:
+        check_output(args.out, args.force)
     base = build_machine(GA1, args.machine, slots=args.slots)
     points = machines(base, grid)
     for machine in points:  # refused or announced before anything is generated
@@ -116,7 +131,8 @@ def run(args: argparse.Namespace) -> int:
         frames.append(sweep_frame(shape, machine, rows).assign(params_json=[r["params_json"] for r in rows]))
         groups.append((machine, rows))
     frame = pd.concat(frames, ignore_index=True)
-    out = args.out or Path("results") / "sweep" / f"{shape}.parquet"
+    out = args.out or default_out(args.results / "sweep", shape, points, schedules,
+                                  {"grid": grid, "tuned_trials": args.trials if args.tuned else None})
     tables.write("sweep", frame, out, {"shape": str(shape), "grid": [[k, list(v)] for k, v in grid],
                                        "schedules": args.schedules, "tuned_trials": args.trials if args.tuned else None})
     if args.json:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from autotune.cli.args import shape_arg
 from autotune.cli.errors import UsageError
+from autotune.cli.strict import strict_float
 from autotune.cli.workloads import add_input_shape
 from simcore.shape import Shape
 from simcore.systolic.model import (
@@ -100,8 +101,8 @@ def _hbm(words: str | None, buffers: str) -> HbmLink:
     if words is None:
         return HbmLink(None, int(buffers))
     try:
-        rate = float(words)
-    except ValueError:
+        rate = strict_float(words)
+    except argparse.ArgumentTypeError:
         raise UsageError(f"--hbm-words needs a number of words per cycle, got {words!r}") from None
     if not math.isfinite(rate) or rate <= 0:
         raise UsageError(f"--hbm-words must be positive and finite, got {words!r}")

@@ -17,7 +17,7 @@ from autotune.cli.args import positive_int, shape_arg
 from autotune.cli.errors import UsageError
 
 HELP = "print every member of the analytic tile model of C = A B"
-_TILE = re.compile(r"^\s*(-?\d+)\s*[xX]\s*(-?\d+)\s*[xX]\s*(-?\d+)\s*$")
+_TILE = re.compile(r"^\s*(-?[0-9]+)\s*[xX]\s*(-?[0-9]+)\s*[xX]\s*(-?[0-9]+)\s*$", re.ASCII)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

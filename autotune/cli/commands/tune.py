@@ -118,7 +118,11 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
         raise UsageError("give --shape MxKxN (one product) or --workload FILE (several)")
     shape = shape_arg(args.shape) if args.shape is not None else None  # before the oracle loads
     oracle = oracles.get(oracle_name(args))
-    machine = build_machine(oracle, args.machine, slots=args.slots, pe_budget=args.pe_budget,
+    machine_pes = "pe_budget" in oracle.default_machine().as_dict()
+    if args.pe_budget is not None and not machine_pes and not (args.workload and args.search_machine):
+        raise UsageError(f"--pe-budget {args.pe_budget}: the {oracle.name} machine has no PE budget; "
+                         f"it bounds a co-design (--workload with --search-machine)")
+    machine = build_machine(oracle, args.machine, slots=args.slots, pe_budget=args.pe_budget if machine_pes else None,
                             max_hbm_words=args.max_hbm_words)
     workload = load(args.workload, args.input_shape) if args.workload is not None else None
     return plan_of(shape, workload=workload,
