@@ -128,3 +128,25 @@ def test_every_returned_schedule_is_verified_and_bracketed(m, k, n, slots, setup
     assert lower_bound(shape, machine) <= result.bound <= result.cycles
     if result.status == OPTIMAL:
         assert result.cycles == result.objective == result.bound
+
+
+def test_the_record_is_plain_data_and_its_program_runs_as_recorded():
+    import json
+
+    from simcore.ga1.asm import from_text
+
+    shape, machine = Shape(16, 24, 16), Machine(slots=7)
+    result = solve_optimum(shape, machine, QUICK)
+    record = json.loads(json.dumps(result.record()))
+    assert record["cycles"] == result.cycles and record["bound"] == result.bound and record["verified"]
+    assert record["machine"] == machine.as_dict() and record["options"]["work_limit"] == QUICK.work_limit
+    assert simulate(machine, from_text(str(record["program"]))).cycles == result.cycles
+
+
+@pytest.mark.parametrize("shape,slots", [(Shape(16, 16, 16), 8), (Shape(8, 16, 24), 6), (Shape(24, 8, 8), 5)])
+def test_optima_proven_without_the_bounds_are_above_them(shape, slots):
+    # The solver's proof here uses none of lower_bounds.py, so it checks the bounds.
+    machine = Machine(slots=slots)
+    result = solve_optimum(shape, machine, ExactOptions(time_limit=None, work_limit=0.5, use_lower_bound=False))
+    assert result.status == OPTIMAL, result.status
+    assert lower_bound(shape, machine) <= result.cycles

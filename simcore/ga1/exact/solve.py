@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
+from simcore.ga1.asm import to_text
 from simcore.ga1.exact.plan import Plan, PlanError, plan_of, program_of, relabel_by_first_use
 from simcore.ga1.generator import default_params, general
 from simcore.ga1.lower_bounds import io_bound_tiles, lower_bound
@@ -84,6 +85,16 @@ class ExactResult:
     def gap(self) -> float:
         """How far the schedule may be from the optimum: cycles / bound - 1."""
         return self.cycles / self.bound - 1
+
+    def record(self) -> dict[str, object]:
+        """The result as plain data (JSON): what was proven, how it was run, the program as text."""
+        return {
+            "shape": str(self.shape), "machine": self.machine.as_dict(), "status": self.status,
+            "cycles": self.cycles, "objective": self.objective, "bound": self.bound, "proven": self.proven,
+            "complete": self.complete, "start_cycles": self.start_cycles, "wall_time": round(self.wall_time, 3),
+            "verified": self.verification.ok, "verification": self.verification.describe(),
+            "options": asdict(self.options), "program": to_text(self.program),
+        }
 
 
 def start_program(shape: Shape, machine: Machine) -> Program:
