@@ -1,15 +1,18 @@
 """The exact solver (OR-Tools CP-SAT): proven optima, verified schedules, the model against the
 ordinary simulator, determinism. Each solve runs a fraction of a second to a few seconds."""
+
 from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("ortools", reason="the exact solver needs OR-Tools (pip install 'autotune[exact]')")
+pytest.importorskip(
+    "ortools", reason="the exact solver needs OR-Tools (pip install 'autotune[exact]')"
+)
 
+from generator_strategies import general_params, strip_params  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from generator_strategies import general_params, strip_params  # noqa: E402
 from simcore import Machine, ProgramBuilder, Shape, blocked, kouter, simulate  # noqa: E402
 from simcore.ga1.exact import OPTIMAL, ExactError, ExactOptions, plan_of, solve_optimum  # noqa: E402
 from simcore.ga1.exact.model import makespan_of_plan  # noqa: E402
@@ -24,7 +27,13 @@ def test_one_product_is_proven():
     result = solve_optimum(shape, machine, QUICK)
     # two loads, the product, the fill, the store: 20 + 20 + 8 + 8 + 20
     assert result.status == OPTIMAL and result.proven
-    assert result.cycles == result.objective == result.bound == 76 == compute_pipeline_bound(shape, machine)
+    assert (
+        result.cycles
+        == result.objective
+        == result.bound
+        == 76
+        == compute_pipeline_bound(shape, machine)
+    )
     assert result.verification.ok
 
 
@@ -90,38 +99,75 @@ def _programs():
 @pytest.mark.parametrize("shape,machine,program", list(_programs()))
 def test_chapter_programs_are_model_solutions(shape, machine, program):
     # The model admits the chapter's schedules as they run (a partial-sum reload included).
-    assert makespan_of_plan(shape, machine, plan_of(program, machine, shape)) == simulate(machine, program).cycles
+    assert (
+        makespan_of_plan(shape, machine, plan_of(program, machine, shape))
+        == simulate(machine, program).cycles
+    )
 
 
 small = st.integers(1, 32)
 
 
 @settings(max_examples=15, deadline=None)
-@given(m=small, k=small, n=small, slots=st.integers(3, 12), params=general_params(block=3, tail=2, lookahead=8, ramp=2),
-       setup=st.integers(0, 20), fill=st.integers(0, 10), mxu=st.integers(1, 12))
+@given(
+    m=small,
+    k=small,
+    n=small,
+    slots=st.integers(3, 12),
+    params=general_params(block=3, tail=2, lookahead=8, ramp=2),
+    setup=st.integers(0, 20),
+    fill=st.integers(0, 10),
+    mxu=st.integers(1, 12),
+)
 def test_generated_programs_are_model_solutions(m, k, n, slots, params, setup, fill, mxu):
-    shape, machine = Shape(m, k, n), Machine(slots=slots, dma_setup=setup, mxu_fill=fill, mxu_cycles=mxu)
+    shape, machine = (
+        Shape(m, k, n),
+        Machine(slots=slots, dma_setup=setup, mxu_fill=fill, mxu_cycles=mxu),
+    )
     if slots_needed(shape, machine, params) > slots:
         return
     program = general(shape, machine, params)
-    assert makespan_of_plan(shape, machine, plan_of(program, machine, shape)) == simulate(machine, program).cycles
+    assert (
+        makespan_of_plan(shape, machine, plan_of(program, machine, shape))
+        == simulate(machine, program).cycles
+    )
 
 
 @settings(max_examples=10, deadline=None)
-@given(m=small, k=small, n=small, slots=st.integers(4, 12), params=strip_params(reserve=3, split=2, tail=2, lookahead=8, protect=8))
+@given(
+    m=small,
+    k=small,
+    n=small,
+    slots=st.integers(4, 12),
+    params=strip_params(reserve=3, split=2, tail=2, lookahead=8, protect=8),
+)
 def test_strip_programs_are_model_solutions(m, k, n, slots, params):
     shape, machine = Shape(m, k, n), Machine(slots=slots)
     if strip_slots_needed(shape, machine, params) > slots:
         return
     program = strips(shape, machine, params)
-    assert makespan_of_plan(shape, machine, plan_of(program, machine, shape)) == simulate(machine, program).cycles
+    assert (
+        makespan_of_plan(shape, machine, plan_of(program, machine, shape))
+        == simulate(machine, program).cycles
+    )
 
 
 @settings(max_examples=8, deadline=None)
-@given(m=st.integers(1, 24), k=st.integers(1, 24), n=st.integers(1, 24), slots=st.integers(3, 8),
-       setup=st.integers(0, 16), fill=st.integers(0, 8), mxu=st.integers(1, 16), seed=st.integers(0, 5))
+@given(
+    m=st.integers(1, 24),
+    k=st.integers(1, 24),
+    n=st.integers(1, 24),
+    slots=st.integers(3, 8),
+    setup=st.integers(0, 16),
+    fill=st.integers(0, 8),
+    mxu=st.integers(1, 16),
+    seed=st.integers(0, 5),
+)
 def test_every_returned_schedule_is_verified_and_bracketed(m, k, n, slots, setup, fill, mxu, seed):
-    shape, machine = Shape(m, k, n), Machine(slots=slots, dma_setup=setup, mxu_fill=fill, mxu_cycles=mxu)
+    shape, machine = (
+        Shape(m, k, n),
+        Machine(slots=slots, dma_setup=setup, mxu_fill=fill, mxu_cycles=mxu),
+    )
     result = solve_optimum(shape, machine, ExactOptions(time_limit=None, work_limit=0.1, seed=seed))
     assert result.verification.ok
     assert simulate(machine, result.program).cycles == result.cycles <= result.start_cycles
@@ -138,15 +184,24 @@ def test_the_record_is_plain_data_and_its_program_runs_as_recorded():
     shape, machine = Shape(16, 24, 16), Machine(slots=7)
     result = solve_optimum(shape, machine, QUICK)
     record = json.loads(json.dumps(result.record()))
-    assert record["cycles"] == result.cycles and record["bound"] == result.bound and record["verified"]
-    assert record["machine"] == machine.as_dict() and record["options"]["work_limit"] == QUICK.work_limit
+    assert (
+        record["cycles"] == result.cycles and record["bound"] == result.bound and record["verified"]
+    )
+    assert (
+        record["machine"] == machine.as_dict()
+        and record["options"]["work_limit"] == QUICK.work_limit
+    )
     assert simulate(machine, from_text(str(record["program"]))).cycles == result.cycles
 
 
-@pytest.mark.parametrize("shape,slots", [(Shape(16, 16, 16), 8), (Shape(8, 16, 24), 6), (Shape(24, 8, 8), 5)])
+@pytest.mark.parametrize(
+    "shape,slots", [(Shape(16, 16, 16), 8), (Shape(8, 16, 24), 6), (Shape(24, 8, 8), 5)]
+)
 def test_optima_proven_without_the_bounds_are_above_them(shape, slots):
     # The solver's proof here uses none of lower_bounds.py, so it checks the bounds.
     machine = Machine(slots=slots)
-    result = solve_optimum(shape, machine, ExactOptions(time_limit=None, work_limit=0.5, use_lower_bound=False))
+    result = solve_optimum(
+        shape, machine, ExactOptions(time_limit=None, work_limit=0.5, use_lower_bound=False)
+    )
     assert result.status == OPTIMAL, result.status
     assert lower_bound(shape, machine) <= result.cycles

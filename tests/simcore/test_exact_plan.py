@@ -1,13 +1,20 @@
 """Plans: a matmul program read back as residencies and timed products, and written again."""
+
 from __future__ import annotations
 
 import pytest
+from generator_strategies import general_params
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generator_strategies import general_params
 from simcore import Machine, ProgramBuilder, Shape, blocked, kouter, simulate
-from simcore.ga1.exact.plan import PlanError, assign_slots, plan_of, program_of, relabel_by_first_use
+from simcore.ga1.exact.plan import (
+    PlanError,
+    assign_slots,
+    plan_of,
+    program_of,
+    relabel_by_first_use,
+)
 from simcore.ga1.generator import default_params, general, slots_needed
 from simcore.ga1.verify import verify_matmul
 
@@ -19,7 +26,9 @@ def _programs():
     yield "blocked 2x2", shape, Machine(slots=16), blocked(shape, Machine(slots=16), 2, 2, 2)
 
 
-@pytest.mark.parametrize("name,shape,machine,program", list(_programs()), ids=lambda v: v if isinstance(v, str) else "")
+@pytest.mark.parametrize(
+    "name,shape,machine,program", list(_programs()), ids=lambda v: v if isinstance(v, str) else ""
+)
 def test_plan_keeps_the_schedule(name, shape, machine, program):
     plan = plan_of(program, machine, shape)
     cycles = simulate(machine, program).cycles
@@ -39,8 +48,15 @@ def test_kouter_reloads_partial_sums():
 
 
 @settings(max_examples=40, deadline=None)
-@given(m=st.integers(1, 40), k=st.integers(1, 40), n=st.integers(1, 40), slots=st.integers(3, 20),
-       params=general_params(block=4, tail=3, lookahead=12, ramp=3), setup=st.integers(0, 20), fill=st.integers(0, 10))
+@given(
+    m=st.integers(1, 40),
+    k=st.integers(1, 40),
+    n=st.integers(1, 40),
+    slots=st.integers(3, 20),
+    params=general_params(block=4, tail=3, lookahead=12, ramp=3),
+    setup=st.integers(0, 20),
+    fill=st.integers(0, 10),
+)
 def test_generated_programs_round_trip(m, k, n, slots, params, setup, fill):
     shape, machine = Shape(m, k, n), Machine(slots=slots, dma_setup=setup, mxu_fill=fill)
     if slots_needed(shape, machine, params) > slots:

@@ -13,12 +13,34 @@ instructions whose removal keeps the result (a load nothing reads, a partial sto
 reloads) never make a program faster, since the timing rule never starts an instruction later
 when another is removed; the model leaves them out.
 """
+
 from __future__ import annotations
 
 from simcore.ga1.exact.plan import Plan, PlanError, Residency, TimedProduct, plan_of, program_of
-from simcore.ga1.exact.solve import FEASIBLE, OPTIMAL, START, ExactError, ExactOptions, ExactResult, solve_optimum, start_program
+from simcore.ga1.exact.solve import (
+    FEASIBLE,
+    OPTIMAL,
+    START,
+    ExactError,
+    ExactOptions,
+    ExactResult,
+    solve_optimum,
+    start_program,
+)
 
 __all__ = [
-    "solve_optimum", "ExactOptions", "ExactResult", "ExactError", "OPTIMAL", "FEASIBLE", "START", "start_program",
-    "Plan", "PlanError", "Residency", "TimedProduct", "plan_of", "program_of",
+    "solve_optimum",
+    "ExactOptions",
+    "ExactResult",
+    "ExactError",
+    "OPTIMAL",
+    "FEASIBLE",
+    "START",
+    "start_program",
+    "Plan",
+    "PlanError",
+    "Residency",
+    "TimedProduct",
+    "plan_of",
+    "program_of",
 ]

@@ -17,13 +17,24 @@ dependence of the rule is one the plan already respects), so the program runs in
 plan's cycles. `plan_of` reads any program of loads, stores, zeros and products back into a plan,
 timed by the ordinary rule: the exact model takes it as a starting point.
 """
+
 from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
 
 from simcore.ga1.machine import Machine
-from simcore.ga1.program import LOAD, MXU, STORE, TENSOR_A, TENSOR_B, TENSOR_C, ZERO, Program, ProgramBuilder
+from simcore.ga1.program import (
+    LOAD,
+    MXU,
+    STORE,
+    TENSOR_A,
+    TENSOR_B,
+    TENSOR_C,
+    ZERO,
+    Program,
+    ProgramBuilder,
+)
 from simcore.ga1.timing import run_timing
 from simcore.shape import Shape
 
@@ -70,7 +81,9 @@ _ENGINE_RANK = {LOAD: 0, STORE: 0, ZERO: 1, MXU: 2}
 
 def assign_slots(residencies: tuple[Residency, ...], slots: int) -> list[int]:
     """A slot for each residency, no two overlapping in one slot (intervals are [start, end))."""
-    order = sorted(range(len(residencies)), key=lambda r: (residencies[r].start, residencies[r].end, r))
+    order = sorted(
+        range(len(residencies)), key=lambda r: (residencies[r].start, residencies[r].end, r)
+    )
     busy: list[tuple[int, int]] = []  # (end, slot)
     free = list(range(slots))
     heapq.heapify(free)
@@ -99,7 +112,9 @@ def program_of(plan: Plan, machine: Machine) -> Program:
         if res.store is not None:
             events.append((res.store, 0, len(events), (STORE, slot[r], tensor, x, y)))
     for timed in plan.products:
-        events.append((timed.start, 2, len(events), (MXU, slot[timed.c], slot[timed.a], slot[timed.b])))
+        events.append(
+            (timed.start, 2, len(events), (MXU, slot[timed.c], slot[timed.a], slot[timed.b]))
+        )
     builder = ProgramBuilder()
     names = ("A", "B", "C")
     for _start, _rank, _tie, ins in sorted(events):
@@ -145,8 +160,13 @@ def plan_of(program: Program, machine: Machine, shape: Shape) -> Plan:
             held[s0] = _Open(tile, start, op == LOAD, finish)
         elif op == STORE:
             res = held.get(s0)
-            if res is None or res.tile is None or res.tile[0] != TENSOR_C or (res.tile[1], res.tile[2]) != (x, y) \
-                    or names[t] != "C":
+            if (
+                res is None
+                or res.tile is None
+                or res.tile[0] != TENSOR_C
+                or (res.tile[1], res.tile[2]) != (x, y)
+                or names[t] != "C"
+            ):
                 raise PlanError(f"a store of C({x}, {y}) does not store that tile's accumulator")
             res.store, res.end, res.used = start, finish, True
         elif op == MXU:
@@ -176,7 +196,9 @@ def _product(held: dict[int, _Open], c: int, a: int, b: int) -> Product:
     if acc.tile is None:
         acc.tile = (TENSOR_C, i, j)
     if acc.tile != (TENSOR_C, i, j):
-        raise PlanError(f"product ({i}, {j}, {k}) accumulates into a slot that does not hold C({i}, {j})")
+        raise PlanError(
+            f"product ({i}, {j}, {k}) accumulates into a slot that does not hold C({i}, {j})"
+        )
     return (i, j, k)
 
 
@@ -199,8 +221,13 @@ def _merge_copies(kept: list[_Open]) -> tuple[list[_Open], dict[int, _Open]]:
     return merged, alias
 
 
-def _assemble(residencies: list[_Open], products: list[tuple[Product, int, _Open, _Open, _Open]], cycles: int,
-              shape: Shape, machine: Machine) -> Plan:
+def _assemble(
+    residencies: list[_Open],
+    products: list[tuple[Product, int, _Open, _Open, _Open]],
+    cycles: int,
+    shape: Shape,
+    machine: Machine,
+) -> Plan:
     kept = [r for r in residencies if r.used and r.tile is not None]
     if any(r.tile is not None and r.tile[0] == TENSOR_C and r.store is None for r in kept):
         raise PlanError("an accumulator is never stored")
@@ -209,9 +236,14 @@ def _assemble(residencies: list[_Open], products: list[tuple[Product, int, _Open
     index = {id(r): n for n, r in enumerate(kept)}
     index.update({key: index[id(target)] for key, target in alias.items()})
     frozen = tuple(Residency(r.tile, r.start, r.end, r.opened_by_load, r.store) for r in kept)  # type: ignore[arg-type]
-    timed = tuple(TimedProduct(p, start, index[id(a)], index[id(b)], index[id(c)]) for p, start, c, a, b in products)
+    timed = tuple(
+        TimedProduct(p, start, index[id(a)], index[id(b)], index[id(c)])
+        for p, start, c, a, b in products
+    )
     Mt, Kt, Nt = shape.tiles(machine.T)
-    if sorted(t.product for t in timed) != [(i, j, k) for i in range(Mt) for j in range(Nt) for k in range(Kt)]:
+    if sorted(t.product for t in timed) != [
+        (i, j, k) for i in range(Mt) for j in range(Nt) for k in range(Kt)
+    ]:
         raise PlanError("the program does not run every tile product exactly once")
     return Plan(frozen, timed, cycles)
 
@@ -227,16 +259,30 @@ def relabel_by_first_use(plan: Plan) -> Plan:
             first.setdefault(timed.product[axis], len(first))
         maps.append(first)
     rows, cols, steps = maps
-    products = tuple(TimedProduct((rows[i], cols[j], steps[k]), t.start, t.a, t.b, t.c)
-                     for t in plan.products for i, j, k in [t.product])
+    products = tuple(
+        TimedProduct((rows[i], cols[j], steps[k]), t.start, t.a, t.b, t.c)
+        for t in plan.products
+        for i, j, k in [t.product]
+    )
     by_tensor = {TENSOR_A: (rows, steps), TENSOR_B: (steps, cols), TENSOR_C: (rows, cols)}
 
     def tile(old: Tile) -> Tile:
         first_map, second_map = by_tensor[old[0]]
         return (old[0], first_map[old[1]], second_map[old[2]])
 
-    residencies = tuple(Residency(tile(r.tile), r.start, r.end, r.opened_by_load, r.store) for r in plan.residencies)
+    residencies = tuple(
+        Residency(tile(r.tile), r.start, r.end, r.opened_by_load, r.store) for r in plan.residencies
+    )
     return Plan(residencies, products, plan.makespan)
 
 
-__all__ = ["Plan", "PlanError", "Residency", "TimedProduct", "assign_slots", "plan_of", "program_of", "relabel_by_first_use"]
+__all__ = [
+    "Plan",
+    "PlanError",
+    "Residency",
+    "TimedProduct",
+    "assign_slots",
+    "plan_of",
+    "program_of",
+    "relabel_by_first_use",
+]

@@ -1,4 +1,5 @@
 """`solve_optimum`: the exact model solved by CP-SAT, its schedule simulated and verified."""
+
 from __future__ import annotations
 
 import time
@@ -89,23 +90,38 @@ class ExactResult:
     def record(self) -> dict[str, object]:
         """The result as plain data (JSON): what was proven, how it was run, the program as text."""
         return {
-            "shape": str(self.shape), "machine": self.machine.as_dict(), "status": self.status,
-            "cycles": self.cycles, "objective": self.objective, "bound": self.bound, "proven": self.proven,
-            "complete": self.complete, "start_cycles": self.start_cycles, "wall_time": round(self.wall_time, 3),
-            "verified": self.verification.ok, "verification": self.verification.describe(),
-            "options": asdict(self.options), "program": to_text(self.program),
+            "shape": str(self.shape),
+            "machine": self.machine.as_dict(),
+            "status": self.status,
+            "cycles": self.cycles,
+            "objective": self.objective,
+            "bound": self.bound,
+            "proven": self.proven,
+            "complete": self.complete,
+            "start_cycles": self.start_cycles,
+            "wall_time": round(self.wall_time, 3),
+            "verified": self.verification.ok,
+            "verification": self.verification.describe(),
+            "options": asdict(self.options),
+            "program": to_text(self.program),
         }
 
 
 def start_program(shape: Shape, machine: Machine) -> Program:
     """The general generator's default schedule: the solver's first solution and horizon."""
     if machine.slots < 3:
-        raise ExactError(f"a tile product needs 3 slots (A, B and C); the scratchpad has {machine.slots}")
+        raise ExactError(
+            f"a tile product needs 3 slots (A, B and C); the scratchpad has {machine.slots}"
+        )
     return general(shape, machine, default_params(shape, machine))
 
 
-def solve_optimum(shape: Shape, machine: Machine, options: ExactOptions = ExactOptions(),
-                  start: Program | None = None) -> ExactResult:
+def solve_optimum(
+    shape: Shape,
+    machine: Machine,
+    options: ExactOptions = ExactOptions(),
+    start: Program | None = None,
+) -> ExactResult:
     """The fastest schedule of C = A @ B on `machine`, or the best found and a proven bound.
 
     `start` (a matmul program of loads, stores, zeros and products, e.g. the tuner's best) is the
@@ -129,19 +145,39 @@ def solve_optimum(shape: Shape, machine: Machine, options: ExactOptions = ExactO
     complete = options.copies is None
     exact_model.add_hint(built, relabel_by_first_use(plan))
     solver = _solver(options)
-    code = solver.Solve(built.model)
+    code = solver.solve(built.model)
     solved = code in (exact_model.cp_model.OPTIMAL, exact_model.cp_model.FEASIBLE)
-    bound = int(round(solver.BestObjectiveBound())) if solved or code == exact_model.cp_model.UNKNOWN else 0
+    bound = (
+        int(round(solver.best_objective_bound))
+        if solved or code == exact_model.cp_model.UNKNOWN
+        else 0
+    )
     bound = max(bound, known) if complete else known
     if solved:
         found = exact_model.read_plan(built, solver)
-        program, status, objective = program_of(found, machine), _status(code, exact_model), found.makespan
+        program, status, objective = (
+            program_of(found, machine),
+            _status(code, exact_model),
+            found.makespan,
+        )
     else:
         program, status, objective = first, START, None
     verification, _ = verify_matmul(machine, program, shape)
     _check(verification, objective, plan, bound)
-    return ExactResult(shape, machine, status, verification.cycles, objective, bound, plan.makespan, program,
-                       verification, time.perf_counter() - started, complete, options)
+    return ExactResult(
+        shape,
+        machine,
+        status,
+        verification.cycles,
+        objective,
+        bound,
+        plan.makespan,
+        program,
+        verification,
+        time.perf_counter() - started,
+        complete,
+        options,
+    )
 
 
 def _solver(options: ExactOptions):  # type: ignore[no-untyped-def]
@@ -170,6 +206,11 @@ def _check(verification: Verification, objective: int | None, plan: Plan, bound:
         raise ExactError(f"the exact schedule failed verification: {verification.describe()}")
     promised = plan.makespan if objective is None else objective
     if verification.cycles > promised:
-        raise ExactError(f"the exact schedule runs in {verification.cycles} cycles, the model said {promised}")
+        raise ExactError(
+            f"the exact schedule runs in {verification.cycles} cycles, the model said {promised}"
+        )
     if verification.cycles < bound:
-        raise ExactError(f"the exact schedule runs in {verification.cycles} cycles, below the proven bound {bound}")
+        raise ExactError(
+            f"the exact schedule runs in {verification.cycles} cycles, "
+            f"below the proven bound {bound}"
+        )
