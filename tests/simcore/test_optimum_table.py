@@ -5,6 +5,7 @@ tests/simcore/data/optima.json is the output of
 tuner's best after 1,000 trials, then CP-SAT from it; every schedule in it ran through the ordinary
 simulator and was verified exactly). A lower bound above a schedule that ran would be wrong; on a
 proven row the schedule is the optimum, so the bound must not pass it."""
+
 from __future__ import annotations
 
 import json
@@ -21,7 +22,10 @@ ROWS = json.loads((Path(__file__).parent / "data" / "optima.json").read_text())
 
 def test_the_table_is_the_issue_size():
     assert len(ROWS) >= 30
-    assert all(2 <= min(parse_shape(r["shape"]).tiles(8)) and max(parse_shape(r["shape"]).tiles(8)) <= 8 for r in ROWS)
+    assert all(
+        2 <= min(parse_shape(r["shape"]).tiles(8)) and max(parse_shape(r["shape"]).tiles(8)) <= 8
+        for r in ROWS
+    )
 
 
 @pytest.mark.parametrize("row", ROWS, ids=lambda r: f"{r['shape']}-{r['machine']}")

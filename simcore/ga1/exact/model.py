@@ -19,8 +19,11 @@ Variables, for C = A @ B with Mt x Kt x Nt tiles, D = dma_cycles, m = mxu_cycles
 * the objective is the makespan, the end of the last store.
 
 Every program of the scope (see `simcore.ga1.exact`) timed by the ordinary rule is a solution of
-this model with the same makespan, and every solution becomes a program (plan.program_of) that
-runs in at most its makespan: the model's optimum is the scope's optimum.
+this model with the same makespan (read by plan.plan_of, which drops unread loads and merges
+overlapping copies, then renumbered by plan.relabel_by_first_use for the symmetry breaking), and
+every solution becomes a program (plan.program_of) that runs in at most its makespan: the model's
+optimum is the scope's optimum. `makespan_of_plan` checks the first direction on any program,
+`solve_optimum` the second on every result.
 """
 
 from __future__ import annotations
