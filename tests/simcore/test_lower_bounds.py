@@ -26,6 +26,10 @@ def test_golden_pipeline_bound():
 
 
 def test_golden_io_bound():
+    # The window argument with the slot the window's first event writes left out (S - 1 held
+    # tiles, none before the first window): X = 28, F(43) = 50, F(28) = 27, 28 * 82 + 1.
+    assert io_bound_tiles(SHAPE, Machine(slots=16)) == 2297
+    assert lower_bound(SHAPE, Machine(slots=16)) == 45_940
     assert io_bound_tiles(SHAPE, Machine(slots=16)) >= 2080
     assert io_bound_cycles(SHAPE, Machine(slots=16)) == io_bound_tiles(SHAPE, Machine(slots=16)) * 20
     assert lower_bound(SHAPE, Machine(slots=16)) >= 41_600
