@@ -244,7 +244,7 @@ def test_transfer_seeds_from_a_nearby_study_and_records_where_from(capsys: pytes
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     assert main(["--shape", "64x64x64", "--slots", "24", "--trials", "40", "--study", "donor"]) == 0
-    assert main(["--shape", "64x64x64", "--slots", "24", "--target", "systolic", "--trials", "3", "--study", "other"]) == 0
+    assert main(["--shape", "64x64x64", "--oracle", "systolic", "--trials", "3", "--study", "other"]) == 0
     assert main(["--shape", "64x80x64", "--slots", "24", "--trials", "30", "--study", "new", "--transfer"]) == 0
     capsys.readouterr()
     study = stored(tmp_path, "new")

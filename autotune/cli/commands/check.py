@@ -13,7 +13,6 @@ from autotune.cli.errors import UsageError
 from autotune.cli.limits import add_limits, check_work
 from simcore.ga1.machine import Machine
 from simcore.shape import Shape
-from autotune.storage.names import blocking_file
 
 HELP = "regression check: tune 128x128x128 at 64 and 16 slots and compare with the chapter and the reference record"
 REFERENCE = Path("reference") / "best.json"   # under --results
@@ -87,6 +86,8 @@ def best_of(slots: int, trials: int) -> dict[str, object]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from autotune.storage.names import blocking_file
+
     path = args.reference or args.results / REFERENCE
     reference = load_reference(path, args.update)
     blocked = blocking_file(path.parent) if args.update else None
