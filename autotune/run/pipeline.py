@@ -124,7 +124,7 @@ def _check_options(options: RunOptions) -> None:
 
 
 def settings_for(spec: RunPlan, options: RunOptions, name: str) -> StudySettings:
-    url = options.storage or default_storage(options.results, name)
+    url = options.storage or default_storage(options.results, name, create=False)
     beat = options.heartbeat
     return StudySettings(name, url, options.sampler, options.seed, spec.objectives,
                          beat or HEARTBEAT_SECONDS, 2 * beat if beat else GRACE_SECONDS)
@@ -296,6 +296,8 @@ def open_jobs(spec: RunPlan, options: RunOptions, name: str) -> list[Job]:
             reasons = [search.why_not(c) for c in options.starts]
             if options.starts and all(reasons):
                 raise PlanError(f"the starting point does not fit study {settings.name!r}: {reasons[0]}")
+            if options.storage is None:  # refusals above create nothing; now the study's folder
+                default_storage(options.results, settings.name)
             shared, study = open_study(settings, search)
             jobs.append(Job(settings, gemm, search, shared, study, ()))
             check_study(study, spec, gemm, options)

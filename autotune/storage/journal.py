@@ -37,7 +37,12 @@ _TORN_TAIL_WAIT = 0.05   # a foreign writer (optuna-dashboard, without our flock
 
 class JournalCorrupt(StorageError):
     """A complete line of the journal is not an Optuna journal record (or what follows the last
-    line cannot be the start of one): reported in one line wherever it is found."""
+    line cannot be the start of one): reported in one line wherever it is found. `reason` says
+    what is wrong without the file's name."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"the storage {path} is damaged: {reason}")
+        self.reason = reason
 
 
 class JournalFile(BaseJournalBackend):
@@ -120,7 +125,7 @@ class JournalFile(BaseJournalBackend):
         except ValueError:
             record = None
         if not isinstance(record, dict) or "op_code" not in record:
-            raise JournalCorrupt(f"the storage {self.path} is damaged: record {number + 1} (byte {offset}) is not a journal record")
+            raise JournalCorrupt(self.path, f"record {number + 1} (byte {offset}) is not a journal record")
         return record
 
     def _complete_size(self) -> int:
@@ -145,8 +150,8 @@ class JournalFile(BaseJournalBackend):
     def _torn_tail_start(self, size: int) -> int:
         keep = _last_newline_end(self._fd, size)
         if os.pread(self._fd, 1, keep) != b"{":  # a record cut short starts like one; anything else is not ours
-            raise JournalCorrupt(f"the storage {self.path} ends with {size - keep} bytes that are not a journal record: "
-                                 f"it is not a journal, or it was damaged (nothing was cut)")
+            raise JournalCorrupt(self.path, f"it ends with {size - keep} bytes that are not a journal "
+                                            f"record (nothing was cut)")
         return keep
 
 

@@ -72,14 +72,18 @@ def _redacted(address: str) -> str:
 # --- the default storage under results/ ------------------------------------------------------
 
 
-def default_storage(results: Path, name: str) -> str:
-    """results/<name>/study.journal; a study begun before the journal keeps its study.db."""
+def default_storage(results: Path, name: str, create: bool = True) -> str:
+    """results/<name>/study.journal; a study begun before the journal keeps its study.db. With
+    `create`, its folder is made; without, only checked (a file in the way is refused)."""
     folder = study_folder(results, name)
     older = folder / SQLITE_FILE
     if older.is_file() and not (folder / JOURNAL_FILE).exists():
         return f"sqlite:///{older}"
-    ensure_folder(results, "results folder", setting="results")
-    ensure_folder(folder, "study folder", setting="study")
+    for path, what, setting in ((results, "results folder", "results"), (folder, "study folder", "study")):
+        if create:
+            ensure_folder(path, what, setting=setting)
+        elif (path.exists() or path.is_symlink()) and not path.is_dir():
+            raise StorageError(f"{what} {path} is a file, not a folder", setting=setting)
     journal = folder / JOURNAL_FILE
     if journal.is_dir():
         raise StorageError(f"the study's storage {journal} is a directory, not a file", setting="study")
@@ -122,6 +126,8 @@ def open_store(address: str, study_name: str, heartbeat_seconds: int, grace_seco
         store = kind(url, study_name, heartbeat_seconds, grace_seconds)
         check_integrity(store.storage)
         return store
+    except JournalCorrupt as exc:
+        raise StorageError(f"cannot open storage {address!r}: {exc.reason}") from None
     except StorageError:
         raise
     except Exception as exc:  # sqlalchemy, the OS and the journal raise many kinds; all mean one thing here
@@ -148,6 +154,8 @@ def read_storage(address: str) -> optuna.storages.BaseStorage:
             check_integrity(storage)
         optuna.get_all_study_names(storage)
         return storage
+    except JournalCorrupt as exc:
+        raise StorageError(f"cannot read storage {address!r}: {exc.reason}") from None
     except StorageError:
         raise
     except Exception as exc:
@@ -207,7 +215,12 @@ def finished_trials(address: str, name: str) -> int:
         return 0
     if url is not None and url.startswith("sqlite:///") and not _sqlite_ready(Path(url[len("sqlite:///"):])):
         return 0
-    study = read_study(address, name)
-    if study is None:
-        return 0
-    return len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED)))
+    storage = read_storage(address)
+    try:
+        if name not in optuna.get_all_study_names(storage):
+            return 0
+        study = optuna.load_study(study_name=name, storage=storage)
+        return len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED)))
+    finally:
+        if hasattr(storage, "engine"):  # an SQLite file keeps its WAL file while a connection is open
+            storage.engine.dispose()

@@ -152,7 +152,7 @@ def test_a_damaged_storage_file_is_one_line(capsys: pytest.CaptureFixture[str], 
     if not storage:  # the default storages: the damaged one is listed as damaged, the others as usual
         assert main(["studies"]) == 0
         line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("hurt"))
-        assert "damaged: the storage" in line
+        assert "damaged: cannot read storage" in line
 
 
 def _read_only_runner(results: Path) -> list[str] | None:

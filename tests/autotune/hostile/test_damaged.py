@@ -166,12 +166,12 @@ def test_a_garbage_record_refuses_tune_and_keeps_the_leaderboard_readable(
     hostile.refuses(BASE, JOURNAL, "record 6", "not a journal record")
     hostile.accepts(
         ["leaderboard", "base"],
-        "warning: the storage results/base/study.journal is damaged",
+        "warning: cannot read storage 'results/base/study.journal': record 6",
         "study 'base'",
     )
     listed = hostile.accepts(["studies"])
     assert any(
-        line.startswith("base") and "damaged: the storage" in line
+        line.startswith("base") and "damaged: cannot read storage" in line
         for line in listed.out.splitlines()
     )
     assert any(line.startswith("wl-a") and "ga1" in line for line in listed.out.splitlines())
