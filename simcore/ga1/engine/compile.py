@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simcore.ga1.engine.evict import add, candidates_section, drop, farthest, fits
+from simcore.ga1.engine.evict import add, candidates_section, drop, farthest, fits, tied
 from simcore.ga1.engine.tilemap import find, insert, remove, section
 from simcore.ga1.engine.jit import get, inline, kernel, put
 from simcore.ga1.engine.blocks import block_products
@@ -37,9 +37,11 @@ from simcore.ga1.schedules import ScheduleError
  RING_AT, POS_AT, WHERE_AT, TILE_AT, NEXT_AT, FREE_AT, EVICT_AT, PENDING_AT, STOP_P, WHERE_LEN,
  QUEUE) = range(PLAN_END, PLAN_END + 21)
 # Two queues of free slots, q = 0: slots freed by a product's last read, q = 1: freed by a store;
-# queue q's first entry and length are at QUEUE + 2 q and QUEUE + 2 q + 1.
+# queue q's first entry and length are at QUEUE + 2 q and QUEUE + 2 q + 1. QUEUE + 4 counts the
+# evictions whose farthest next use was tied (-1: not counted; the periodic timing counts them).
 BY_PRODUCT, BY_STORE = 0, 1
-HEADER = QUEUE + 4
+TIES = QUEUE + 4
+HEADER = QUEUE + 5
 BATCH = 32  # products the order streams ahead at a time, at least
 
 
@@ -61,7 +63,7 @@ def new_state(geo: dict[int, int], sections: list[Section], slots: int, chunk_ro
     evict = candidates_section(slots)
     where = section(slots, geo[N_TILES])  # which slot holds a tile (tilemap.py)
     fields = {**geo, FAILED_AT: -1, SLOTS: slots, RING_MASK: ring_rows - 1, HEADROOM: room_needed,
-              QUEUE + 2 * BY_PRODUCT + 1: slots, STOP_P: geo[P], WHERE_LEN: len(where)}
+              QUEUE + 2 * BY_PRODUCT + 1: slots, TIES: -1, STOP_P: geo[P], WHERE_LEN: len(where)}
     sections = sections + [  # the compiler's own, initialised by start_order
         (RING_AT, ring_rows * RECORD, None), (POS_AT, POSITION, None), (WHERE_AT, len(where), where),
         (TILE_AT, slots, None), (NEXT_AT, slots, None), (FREE_AT, 2 * slots, None),
@@ -152,6 +154,8 @@ def _take_slot(free: np.ndarray, queue: np.ndarray, ev: np.ndarray, nexts: np.nd
     best = farthest(ev, tiles.shape[0])
     if best < 0 or get(nexts, best) <= horizon:
         return -1  # the farthest next use is inside the (protected) prefetch window: nothing to evict
+    if get(queue, 4) >= 0 and tied(ev, tiles.shape[0], best):
+        put(queue, 4, get(queue, 4) + 1)
     drop(ev, best)
     remove(where, get(tiles, best))
     put(tiles, best, -1)
@@ -241,7 +245,7 @@ def run_general(st: np.ndarray) -> None:
     slots = st[SLOTS]
     where = st[st[WHERE_AT]:st[WHERE_AT] + st[WHERE_LEN]]
     tiles, nexts = st[st[TILE_AT]:st[TILE_AT] + slots], st[st[NEXT_AT]:st[NEXT_AT] + slots]
-    free, queue = st[st[FREE_AT]:st[FREE_AT] + 2 * slots], st[QUEUE:QUEUE + 4]
+    free, queue = st[st[FREE_AT]:st[FREE_AT] + 2 * slots], st[QUEUE:QUEUE + 5]
     ev, pend, rows = st[st[EVICT_AT]:st[PENDING_AT]], st[st[PENDING_AT]:st[PENDING_AT] + slots], st[st[OUT_AT]:]
     p, total, lookahead, store_first, protect, never = st[NEXT_P], st[P], st[LOOKAHEAD], st[STORE_FIRST], st[PROTECT], st[NEVER]
     frontier, blocked, pending, out, generated = st[FRONTIER], st[BLOCKED], st[PENDING], st[OUT], st[GENERATED]
