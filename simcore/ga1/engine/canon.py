@@ -56,7 +56,7 @@ def canon_length(slots: int) -> int:
 
 
 def scratch_length(slots: int) -> int:
-    return (PER_SLOT + 3) * slots + 2
+    return (PER_SLOT + 3) * slots + 2  # records, sort keys, the last numbering, far slots
 
 
 @kernel
@@ -107,68 +107,52 @@ def _relative_k(k: int, k0: int, direction: int) -> int:
 
 @inline
 def _rank_far(out: np.ndarray, slots: int, scratch: np.ndarray) -> None:
-    """Replace each far next use by its rank among the distinct far next uses."""
+    """Replace each far next use by its rank among the distinct far next uses: sort the far
+    slots' numbers by next use (insertion; scratch holds them), then rank in one pass."""
     count = 0
     for i in range(slots):
         at = HEAD + slots + PER_SLOT * i
         if out[at + 3] == FAR:
             value, place = out[at + 4], count
-            while place > 0 and scratch[place - 1] > value:  # insertion into the sorted prefix
+            while place > 0 and out[HEAD + slots + PER_SLOT * scratch[place - 1] + 4] > value:
                 scratch[place] = scratch[place - 1]
                 place -= 1
-            scratch[place] = value
+            scratch[place] = i
             count += 1
-    for i in range(slots):
-        at = HEAD + slots + PER_SLOT * i
-        if out[at + 3] == FAR:
-            rank, value = 0, out[at + 4]
-            for index in range(count):
-                if scratch[index] < value and (index == 0 or scratch[index] != scratch[index - 1]):
-                    rank += 1
-            out[at + 4] = rank
+    rank, last = -1, -1
+    for n in range(count):
+        at = HEAD + slots + PER_SLOT * scratch[n] + 4
+        if n == 0 or out[at] != last:
+            rank, last = rank + 1, out[at]
+        out[at] = rank
 
 
 @inline
-def _slot_record(st: np.ndarray, level: int, u0: int, u1: int, u2: int, s: int, record: np.ndarray, at: int,
-        far: int, key0: int) -> int:
-    """Slot s's record (role, coordinates, next use, candidate) at record[at:]; returns how many
-    level-1 units back its far operand's block is, or -1 if the structure does not know its use."""
+def _slot_record(st: np.ndarray, s: int, record: np.ndarray, at: int, origin_of: tuple[int, int, int, int],
+        far: int, key0: int, numbers: int) -> int:
+    """Slot s's record (role, coordinates, next use, candidate) at record[at:]; returns its sort
+    key in the canonical order (role, then coordinates), -1 for a free slot."""
     record[at:at + PER_SLOT] = 0
     tile = st[st[TILE_AT] + s]
     if tile < 0:
-        return 0
-    row0, col0, k0, direction = origin(st, level, u0, u1, u2)
+        return -1
+    row0, col0, k0, direction = origin_of
     role, first, second, k = _frame_tile(st, tile)
     record[at] = role
     if role == ACC:
         record[at + 1], record[at + 2], record[at + 3] = first - row0, second - col0, PINNED_USE
-        return 0
-    record[at + 1] = first - (row0 if role == ROW else col0)
-    record[at + 2] = _relative_k(k, k0, direction)
-    use = st[st[NEXT_AT] + s]
-    numbers = st[EVICT_AT] + BEST + 2 * st[st[EVICT_AT] + GROUPS]
-    record[at + 5] = 1 if st[numbers + s] >= 0 else 0
-    if use < far:
-        record[at + 3], record[at + 4] = NEAR, use - key0
-        return 0
-    if far_next(st, level, u0, u1, role, first, k) != use:
-        return -1
-    record[at + 3], record[at + 4] = FAR, use
-    return units_back(st, level, u0, u1, role, first)
+    else:
+        record[at + 1] = first - (row0 if role == ROW else col0)
+        record[at + 2] = _relative_k(k, k0, direction)
+        use = st[st[NEXT_AT] + s]
+        record[at + 5] = 1 if st[numbers + s] >= 0 else 0
+        record[at + 3], record[at + 4] = (NEAR, use - key0) if use < far else (FAR, use)
+    # coordinates are within +-2**20 (a frame of at most 65536 tiles a side): one sortable number
+    return (record[at] << 42) | ((record[at + 1] + (1 << 20)) << 21) | (record[at + 2] + (1 << 20))
 
 
 @inline
-def _before(record: np.ndarray, a: int, b: int) -> bool:
-    """Whether slot a's tile comes before slot b's in the canonical order (role, coordinates)."""
-    for field in range(3):
-        x, y = record[PER_SLOT * a + field], record[PER_SLOT * b + field]
-        if x != y:
-            return x < y
-    return False
-
-
-@inline
-def _canonical_order(st: np.ndarray, slots: int, record: np.ndarray, order: np.ndarray) -> int:
+def _canonical_order(st: np.ndarray, slots: int, keys: np.ndarray, previous: np.ndarray, order: np.ndarray) -> int:
     """order[i]: the slot numbered i (free slots in queue order, then the others by tile);
     returns how many slots it numbered."""
     count = 0
@@ -178,10 +162,11 @@ def _canonical_order(st: np.ndarray, slots: int, record: np.ndarray, order: np.n
             order[count] = st[st[FREE_AT] + q * slots + (head + n) % slots]
             count += 1
     free = count
-    for s in range(slots):
-        if record[PER_SLOT * s] != FREE:
-            place = count
-            while place > free and _before(record, s, order[place - 1]):  # insertion sort by tile
+    for n in range(slots):  # in the order of the last signature taken: nearly sorted already
+        s = previous[n]
+        if keys[s] >= 0:
+            place, key = count, keys[s]
+            while place > free and key < keys[order[place - 1]]:  # insertion sort by tile
                 order[place] = order[place - 1]
                 place -= 1
             order[place] = s
@@ -191,24 +176,27 @@ def _canonical_order(st: np.ndarray, slots: int, record: np.ndarray, order: np.n
 
 @kernel
 def capture(st: np.ndarray, level: int, u0: int, u1: int, u2: int, out: np.ndarray, order: np.ndarray,
-        scratch: np.ndarray) -> int:
+        scratch: np.ndarray) -> bool:
     """The signature of the compiler's state at the boundary of unit (u0, u1, u2) of `level` into
-    out, and in order[i] the slot numbered i. Returns how many level-1 units back the far
-    operands' blocks reach, or -1 when the signature is not valid."""
+    out, and in order[i] the slot numbered i (order holds a numbering of the slots on entry, the
+    last signature's: the sort starts from it); False if there is none (not at the boundary)."""
     slots = st[SLOTS]
     position, key0 = unit_start(st, u0, u1, u2)
     if position != st[NEXT_P]:
-        return -1
+        return False
     far = far_key(st, level, u0, u1)
-    record, label = scratch[:PER_SLOT * slots], scratch[PER_SLOT * slots:(PER_SLOT + 1) * slots]
-    back = 0
+    origin_of = origin(st, level, u0, u1, u2)
+    numbers = st[EVICT_AT] + BEST + 2 * st[st[EVICT_AT] + GROUPS]
+    record, keys = scratch[:PER_SLOT * slots], scratch[PER_SLOT * slots:(PER_SLOT + 1) * slots]
+    previous = scratch[(PER_SLOT + 1) * slots:(PER_SLOT + 2) * slots]
     for s in range(slots):
-        reach = _slot_record(st, level, u0, u1, u2, s, record, PER_SLOT * s, far, key0)
-        if reach < 0:
-            return -1
-        back = max(back, reach)
-    if _canonical_order(st, slots, record, order) != slots:
-        return -1
+        keys[s] = _slot_record(st, s, record, PER_SLOT * s, origin_of, far, key0, numbers)
+        previous[s] = order[s]
+    if _canonical_order(st, slots, keys, previous, order) != slots:
+        for s in range(slots):  # a free slot outside the queues: no signature, and a numbering to start from
+            order[s] = s
+        return False
+    label = keys  # the keys are not needed any more
     for i in range(slots):
         label[order[i]] = i
     out[0], out[1], out[2] = st[FRONTIER] - position, st[BLOCKED], st[PENDING]
@@ -218,7 +206,26 @@ def capture(st: np.ndarray, level: int, u0: int, u1: int, u2: int, out: np.ndarr
     for i in range(slots):
         for field in range(PER_SLOT):
             out[HEAD + slots + PER_SLOT * i + field] = record[PER_SLOT * order[i] + field]
-    _rank_far(out, slots, scratch[(PER_SLOT + 1) * slots:])
+    _rank_far(out, slots, scratch[(PER_SLOT + 2) * slots:])
+    return True
+
+
+@kernel
+def far_uses_known(st: np.ndarray, level: int, u0: int, u1: int, u2: int) -> int:
+    """Whether the order's structure gives every far next use of the state at the boundary (as
+    a rebuilt state needs): how many level-1 units back the far operands' blocks reach, or -1."""
+    slots, back = st[SLOTS], 0
+    far = far_key(st, level, u0, u1)
+    for s in range(slots):
+        tile, use = st[st[TILE_AT] + s], st[st[NEXT_AT] + s]
+        if tile < 0:
+            continue
+        role, first, _second, k = _frame_tile(st, tile)
+        if role == ACC or use < far:
+            continue
+        if far_next(st, level, u0, u1, role, first, k) != use:
+            return -1
+        back = max(back, units_back(st, level, u0, u1, role, first))
     return back
 
 

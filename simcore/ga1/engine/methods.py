@@ -53,7 +53,7 @@ def periodic_family(generator: Generator, st: np.ndarray) -> int | None:
 
 def _ahead(look: int, products: int) -> int:
     """Units past a stretch the lookahead may reach when a unit has at least `products`."""
-    return -(-look // max(products, 1)) + 1
+    return -(-look // max(products, 1))
 
 
 def _compiled_params(st: np.ndarray, slots: int, budget: int) -> tuple[np.ndarray, int]:
@@ -94,6 +94,7 @@ def time_periodically(generator: Generator, st: np.ndarray, family: int, budget:
     clocks = np.zeros((3, DEPTH, SLOT0 + PER_SLOT * slots), dtype=np.int64)
     # the signature, its numbering, a relabelling, then room for capture's and a jump's work
     scratch = np.zeros(length + 2 * slots + max(scratch_length(slots), (3 + PER_SLOT) * slots), dtype=np.int64)
+    scratch[length:length + slots] = np.arange(slots)  # a numbering of the slots to start from
     kinds = np.zeros((2, kinds_length), dtype=np.int64)
     stats = np.zeros(periodic.STATS, dtype=np.int64)
     status = periodic.drive(family, st, clock, meta, canons, orders, clocks, scratch, kinds, params, stats, NO_TIMES)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from simcore.ga1.engine import stream
-from simcore.ga1.engine.canon import REBUILT, capture, restore, ties
+from simcore.ga1.engine.canon import REBUILT, capture, far_uses_known, restore, ties
 from simcore.ga1.engine.chapter_units import (
     chapter_count, chapter_end, chapter_extent2, chapter_kind, chapter_restore, chapter_start, run_chapter_until,
 )
@@ -41,9 +41,10 @@ DONE_OK, FAILED, OVER_BUDGET, INCONSISTENT = -1, -2, -3, -4
 # params: the history's depth is the array's; then
 LOOK, LEVEL1_AHEAD, LEVEL0_AHEAD, BUDGET, CANON = range(5)
 # stats: products simulated, jumps at each level, units jumped at each level
-# and, when a rebuilt state was inconsistent, why (canon.py's verdict) and where (level, cursor)
-SIMULATED, JUMPS, JUMPED, WHY, WHERE = 0, 1, 4, 7, 8
-STATS = 12
+# and, when a rebuilt state was inconsistent, why (canon.py's verdict) and where (level, cursor);
+# signatures taken; kinds compared
+SIMULATED, JUMPS, JUMPED, WHY, WHERE, SIGNATURES, KINDS = 0, 1, 4, 7, 8, 12, 13
+STATS = 14
 LOGGED = 5  # then, where room is left, each jump: level, the cursor (u0, u1, u2) and the unit jumped to
 
 
@@ -152,7 +153,7 @@ def _ahead(family: int, st: np.ndarray, level: int, u0: int, u1: int, params: np
     if level == 2:
         block = block_at(st, u0, u1)
         hw = block[2] * block[4]
-        return (params[LOOK] + hw - 1) // hw + 1
+        return (params[LOOK] + hw - 1) // hw
     return params[LEVEL1_AHEAD] if level == 1 else params[LEVEL0_AHEAD]
 
 
@@ -174,12 +175,30 @@ def _same(a: np.ndarray, b: np.ndarray, length: int) -> bool:
 
 @inline
 def _capture(family: int, st: np.ndarray, level: int, u0: int, u1: int, u2: int, canon: np.ndarray,
-        order: np.ndarray, scratch: np.ndarray) -> int:
+        order: np.ndarray, scratch: np.ndarray) -> bool:
     if family == COMPILED:
         return capture(st, level, u0, u1, u2, canon, order, scratch)
     for s in range(order.shape[0]):  # the chapter's generators: fixed slots, the position says it all
         order[s] = s
-    return 0
+    return True
+
+
+@inline
+def _back(family: int, st: np.ndarray, level: int, u0: int, u1: int, u2: int) -> int:
+    """How many units back the state's far operands reach, or -1 if it cannot be rebuilt."""
+    return far_uses_known(st, level, u0, u1, u2) if family == COMPILED else 0
+
+
+@inline
+def _room(family: int, st: np.ndarray, level: int, u0: int, u1: int, index: int, params: np.ndarray) -> int:
+    """At most how many units a jump from unit `index` could pass (whatever the period)."""
+    if level < 2:
+        end = _count(family, st, level, u0, u1)
+    elif family == COMPILED:
+        end = _steps_extent(st, index, 0)
+    else:
+        end = chapter_extent2(stream.KOUTER if family == KOUTER else stream.BLOCKED, st, index, 0)
+    return end - _ahead(family, st, level, u0, u1, params) - index
 
 
 @inline
@@ -221,10 +240,13 @@ def _try_jump(family: int, st: np.ndarray, clock: np.ndarray, level: int, u0: in
     depth, length, slots = meta.shape[1], params[CANON], orders.shape[2]
     canon, order, moved = scratch[:length], scratch[length:length + slots], scratch[length + slots:length + 2 * slots]
     work = scratch[length + 2 * slots:]
+    if _room(family, st, level, u0, u1, index, params) < 1:
+        return -1  # nothing to jump to from here: not even a signature to keep
     canonical(clock)
-    back = _capture(family, st, level, u0, u1, u2, canon, order, work)
+    valid = _capture(family, st, level, u0, u1, u2, canon, order, work)
+    stats[SIGNATURES] += 1
     tied = ties(st) if family == COMPILED else 0
-    if back >= 0:
+    if valid:
         for period in range(1, min(depth, index + 1)):
             entry = (index - period) % depth
             if meta[level, entry, 0] != index - period or not _same(canons[level, entry], canon, length):
@@ -234,13 +256,17 @@ def _try_jump(family: int, st: np.ndarray, clock: np.ndarray, level: int, u0: in
                 continue  # a tie went to the smaller slot: only the same slots repeat it
             if not clocks_match(clocks[level, entry], clock, moved):
                 continue
+            back = _back(family, st, level, u0, u1, u2)
+            if back < 0:
+                break
             end = _extent(family, st, level, u0, u1, index, period, back, kinds)
+            stats[KINDS] += max(0, end - index + back)
             periods = (end - _ahead(family, st, level, u0, u1, params) - index) // period
             if periods >= 1:
                 return _jump(family, st, clock, level, u0, u1, u2, index, period, periods, clocks[level, entry],
                              orders[level, entry], canon, order, moved, work, stats)
     entry = index % depth
-    meta[level, entry, 0], meta[level, entry, 1] = (index if back >= 0 else -1), tied
+    meta[level, entry, 0], meta[level, entry, 1] = (index if valid else -1), tied
     for at in range(length):  # element by element: a slice assignment would allocate
         canons[level, entry, at] = canon[at]
     for at in range(slots):
