@@ -23,6 +23,7 @@ from simcore.ga1.program import Program
 from simcore.ga1.schedules import chapter_sweep
 from simcore.shape import Shape
 from simcore.ga1.engine import Generator, Materialised, chapter_generator, time_program
+from simcore.ga1.engine.methods import PERIODIC
 from simcore.ga1.timeline import draw, engine_rows_of_arrays
 from simcore.ga1.timing import engines_of
 
@@ -153,13 +154,18 @@ class GA1Family(Family):
     def violation(self, point: Point, shape: Shape, machine: Machine) -> float:
         return float(max(0, self.slots_needed(point, shape, machine) - machine.slots))
 
-    def evaluate(self, point: Point, shape: Shape, machine: Machine) -> Metrics:
-        timing = self.generator(point, shape, machine).timing()
+    def evaluate(self, point: Point, shape: Shape, machine: Machine, timing_method: str = PERIODIC,
+                 max_products: int | None = None) -> Metrics:
+        """The engine's timing of the point: by the periodic method unless `timing_method` is
+        "full" (the same figures; `timing_method` in the result says which one timed it). With
+        `max_products`, simcore's TimingLimitError rather than simulate more tile products."""
+        timing = self.generator(point, shape, machine).timing(timing_method, max_products)
         return {
             "cycles": timing.cycles, "tiles_moved": timing.tiles_moved, "loads": timing.loads,
             "stores": timing.stores, "mxu_util": timing.mxu_util(machine), "dma_busy": timing.dma_busy,
             "lower_bound": lower_bound(shape, machine),
             "slots_needed": self.slots_needed(point, shape, machine),
+            "timing_method": timing.method,
         }
 
     def verify(self, point: Point, shape: Shape, machine: Machine) -> Verdict:
