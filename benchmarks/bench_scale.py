@@ -45,6 +45,7 @@ SHAPES = ((512, 512, 512), (1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 
           (8192, 8192, 8192), (16384, 16384, 16384))
 GOALS_MS = {(4096, 4096, 4096): 5.0, (4096, 4096, 11008): 5.0, (16384, 16384, 16384): 10.0}
 KEYS = ("cycles", "busy", "loads", "stores", "products")
+SIZE_BUCKETS = (("products <= 1e3", 10**3), ("products <= 1e5", 10**5), ("products <= 2^21", 1 << 21))
 
 
 def cpu(call: object) -> float:
@@ -87,7 +88,10 @@ def random_case(rng: random.Random) -> engine.Generator:
     """One random schedule of a random family on a random machine and shape (at most 2**21 tile products)."""
     while True:
         T = rng.choice([4, 8, 16])
-        shape = Shape(*(int(round(2 ** rng.uniform(0, 10))) for _ in range(3)))
+        if rng.random() < 0.5:  # sides from 1 to 1024, small ones as likely as large ones (edges, single tiles)
+            shape = Shape(*(int(round(2 ** rng.uniform(0, 10))) for _ in range(3)))
+        else:  # large shapes: the steady states the method is for
+            shape = Shape(*(rng.randint(64, 1024) for _ in range(3)))
         Mt, Kt, Nt = shape.tiles(T)
         if Mt * Kt * Nt <= 1 << 21:
             break
@@ -138,14 +142,17 @@ def differential(cases: int, seed: int) -> dict[str, object]:
             periodic_s += time.process_time() - started
         done += 1
         name = type(generator).__name__ if not isinstance(generator, engine.General) else f"General/{generator.params.structure}"
-        counts = per_family.setdefault(name, {"cases": 0, "periodic": 0, "full": 0, "differences": 0})
-        counts["cases"] += 1
-        counts[periodic.method] += 1
+        bucket = next(label for label, top in SIZE_BUCKETS if generator.products <= top)
+        for key in (name, bucket):
+            counts = per_family.setdefault(key, {"cases": 0, "periodic": 0, "full": 0, "differences": 0})
+            counts["cases"] += 1
+            counts[periodic.method] += 1
         if [getattr(full, k) for k in KEYS] != [getattr(periodic, k) for k in KEYS]:
             differences += 1
-            counts["differences"] += 1
+            per_family[name]["differences"] += 1
+            per_family[bucket]["differences"] += 1
             examples.append(f"{name} {generator.shape} {generator.machine}: {periodic} != {full}")
-    fallbacks = sum(c["full"] for c in per_family.values())
+    fallbacks = sum(c["full"] for key, c in per_family.items() if not key.startswith("products"))
     return {"cases": done, "seed": seed, "differences": differences, "fallbacks": fallbacks,
             "fallback_rate": fallbacks / max(done, 1), "by_family": per_family, "examples": examples[:10],
             "periodic_seconds": periodic_s, "full_seconds": full_s}
