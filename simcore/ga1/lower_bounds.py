@@ -43,6 +43,7 @@ def max_products_after(n: int, mt: int, kt: int, nt: int) -> int:
     return q * mt * nt + _pair_products(r, mt, nt)
 
 
+@functools.lru_cache(maxsize=1024)  # its loop runs over the tiles of a row and a column: once per shape and machine
 def compute_pipeline_bound(shape: Shape, machine: Machine) -> int:
     """Cycles no schedule can beat because of the matrix unit and its start and finish.
 

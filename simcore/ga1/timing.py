@@ -26,7 +26,12 @@ ENGINE_NAMES: tuple[str, ...] = ("dma", "mxu", "vpu")
 
 @dataclass(frozen=True, eq=False)
 class Timing:
-    """What the timing rule decided: per-instruction start/finish and engine totals."""
+    """What the timing rule decided: per-instruction start/finish and engine totals.
+
+    `method` says how the totals were reached: "full" (every instruction simulated) or
+    "periodic" (the machine's steady state detected and whole periods jumped, exactly; see
+    simcore/ga1/engine/periodic.py). `simulated` is the tile products actually simulated (all of
+    them for "full"; None when not counted)."""
 
     cycles: int
     busy: tuple[int, int, int]
@@ -35,6 +40,8 @@ class Timing:
     products: int
     starts: np.ndarray | None = None
     finishes: np.ndarray | None = None
+    method: str = "full"
+    simulated: int | None = None
 
     @property
     def tiles_moved(self) -> int:

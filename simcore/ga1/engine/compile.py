@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from simcore.ga1.engine.evict import add, candidates_section, drop, farthest, fits
+from simcore.ga1.engine.evict import add, candidates_section, drop, farthest, fits, tied
+from simcore.ga1.engine.tilemap import find, insert, remove, section
 from simcore.ga1.engine.jit import get, inline, kernel, put
 from simcore.ga1.engine.blocks import block_products
 from simcore.ga1.engine.order import start_units, unit_products
@@ -33,11 +34,14 @@ from simcore.ga1.program import LOAD, MXU, NONE, STORE, TENSOR_A, TENSOR_B, TENS
 from simcore.ga1.schedules import ScheduleError
 
 (FRONTIER, BLOCKED, PENDING, GENERATED, FAILED_AT, LIVE, NEXT_P, SLOTS, RING_MASK, HEADROOM,
- RING_AT, POS_AT, WHERE_AT, TILE_AT, NEXT_AT, FREE_AT, EVICT_AT, PENDING_AT, QUEUE) = range(PLAN_END, PLAN_END + 19)
+ RING_AT, POS_AT, WHERE_AT, TILE_AT, NEXT_AT, FREE_AT, EVICT_AT, PENDING_AT, STOP_P, WHERE_LEN,
+ QUEUE) = range(PLAN_END, PLAN_END + 21)
 # Two queues of free slots, q = 0: slots freed by a product's last read, q = 1: freed by a store;
-# queue q's first entry and length are at QUEUE + 2 q and QUEUE + 2 q + 1.
+# queue q's first entry and length are at QUEUE + 2 q and QUEUE + 2 q + 1. QUEUE + 4 counts the
+# evictions whose farthest next use was tied (-1: not counted; the periodic timing counts them).
 BY_PRODUCT, BY_STORE = 0, 1
-HEADER = QUEUE + 4
+TIES = QUEUE + 4
+HEADER = QUEUE + 5
 BATCH = 32  # products the order streams ahead at a time, at least
 
 
@@ -57,10 +61,11 @@ def new_state(geo: dict[int, int], sections: list[Section], slots: int, chunk_ro
     # them; a power of two, indexed by a mask
     ring_rows, room_needed = 1 << (lookahead + 2 + BATCH).bit_length(), headroom(slots, lookahead)
     evict = candidates_section(slots)
+    where = section(slots, geo[N_TILES])  # which slot holds a tile (tilemap.py)
     fields = {**geo, FAILED_AT: -1, SLOTS: slots, RING_MASK: ring_rows - 1, HEADROOM: room_needed,
-              QUEUE + 2 * BY_PRODUCT + 1: slots}
+              QUEUE + 2 * BY_PRODUCT + 1: slots, TIES: -1, STOP_P: geo[P], WHERE_LEN: len(where)}
     sections = sections + [  # the compiler's own, initialised by start_order
-        (RING_AT, ring_rows * RECORD, None), (POS_AT, POSITION, None), (WHERE_AT, geo[N_TILES], None),
+        (RING_AT, ring_rows * RECORD, None), (POS_AT, POSITION, None), (WHERE_AT, len(where), where),
         (TILE_AT, slots, None), (NEXT_AT, slots, None), (FREE_AT, 2 * slots, None),
         (EVICT_AT, len(evict), evict), (PENDING_AT, slots, None)]
     st = assemble(HEADER, fields, sections, max(chunk_rows, 2 * room_needed))
@@ -78,7 +83,6 @@ def _initialise(st: np.ndarray) -> None:
             st[field] += st[BANDS_AT]
     slots = st[SLOTS]
     st[st[POS_AT]:st[POS_AT] + POSITION] = 0
-    st[st[WHERE_AT]:st[WHERE_AT] + st[N_TILES]] = -1
     st[st[TILE_AT]:st[TILE_AT] + slots] = -1
     st[st[NEXT_AT]:st[NEXT_AT] + slots] = st[NEVER]
     for s in range(slots):
@@ -150,8 +154,10 @@ def _take_slot(free: np.ndarray, queue: np.ndarray, ev: np.ndarray, nexts: np.nd
     best = farthest(ev, tiles.shape[0])
     if best < 0 or get(nexts, best) <= horizon:
         return -1  # the farthest next use is inside the (protected) prefetch window: nothing to evict
+    if get(queue, 4) >= 0 and tied(ev, tiles.shape[0], best):
+        put(queue, 4, get(queue, 4) + 1)
     drop(ev, best)
-    put(where, get(tiles, best), -1)
+    remove(where, get(tiles, best))
     put(tiles, best, -1)
     return best
 
@@ -175,7 +181,7 @@ def _advance(st: np.ndarray, rows: np.ndarray, out: int, where: np.ndarray, tile
                 tile, tensor, x, y = get(st, rec + B_ID), TENSOR_B, get(st, rec + K), get(st, rec + J)
             else:
                 tile, tensor, x, y = get(st, rec + C_ID), NONE, NONE, NONE
-            s = get(where, tile)
+            s = find(where, tile)
             if s >= 0:
                 if operand < 2 and get(nexts, s) > key:
                     put(nexts, s, key)
@@ -184,7 +190,7 @@ def _advance(st: np.ndarray, rows: np.ndarray, out: int, where: np.ndarray, tile
             s = _take_slot(free, queue, ev, nexts, tiles, where, horizon, operand < 2)
             if s < 0:
                 return out, frontier, 1, generated
-            put(where, tile, s)
+            insert(where, tile, s)
             put(tiles, s, tile)
             if operand < 2:
                 put(nexts, s, key)
@@ -209,7 +215,7 @@ def _flush_stores(st: np.ndarray, rows: np.ndarray, out: int, where: np.ndarray,
         tile = get(tiles, s)
         c = tile - n_ab
         out = _emit(rows, out, STORE, s, NONE, NONE, TENSOR_C, c // nt, c % nt)
-        put(where, tile, -1)
+        remove(where, tile)
         put(tiles, s, -1)
         put(nexts, s, never)
         _queue_push(free, queue, BY_STORE, s)
@@ -224,7 +230,7 @@ def _after_read(where: np.ndarray, tiles: np.ndarray, nexts: np.ndarray, free: n
     put(nexts, s, nxt)
     if nxt == never:
         drop(ev, s)
-        put(where, tile, -1)
+        remove(where, tile)
         put(tiles, s, -1)
         _queue_push(free, queue, BY_PRODUCT, s)
         return 0
@@ -237,15 +243,16 @@ def run_general(st: np.ndarray) -> None:
     """Compile products into the chunk until it is nearly full or every product is done
     (st[DONE]); on failure st[FAILED_AT] is the product that found no room."""
     slots = st[SLOTS]
-    where = st[st[WHERE_AT]:st[WHERE_AT] + st[N_TILES]]
+    where = st[st[WHERE_AT]:st[WHERE_AT] + st[WHERE_LEN]]
     tiles, nexts = st[st[TILE_AT]:st[TILE_AT] + slots], st[st[NEXT_AT]:st[NEXT_AT] + slots]
-    free, queue = st[st[FREE_AT]:st[FREE_AT] + 2 * slots], st[QUEUE:QUEUE + 4]
+    free, queue = st[st[FREE_AT]:st[FREE_AT] + 2 * slots], st[QUEUE:QUEUE + 5]
     ev, pend, rows = st[st[EVICT_AT]:st[PENDING_AT]], st[st[PENDING_AT]:st[PENDING_AT] + slots], st[st[OUT_AT]:]
     p, total, lookahead, store_first, protect, never = st[NEXT_P], st[P], st[LOOKAHEAD], st[STORE_FIRST], st[PROTECT], st[NEVER]
     frontier, blocked, pending, out, generated = st[FRONTIER], st[BLOCKED], st[PENDING], st[OUT], st[GENERATED]
     last_start = st[CAPACITY] - st[HEADROOM]  # a product may start while the chunk has its headroom
     ring_at, mask, end = st[RING_AT], st[RING_MASK], st[END]
-    while p < total and out <= last_start:
+    stop = min(total, st[STOP_P])  # a caller may stop the run at a product (the periodic timing's boundaries)
+    while p < stop and out <= last_start:
         limit = min(p + 1 + lookahead, total)
         rec = ring_at + (p & mask) * RECORD
         if protect > 0 and frontier <= p:
@@ -266,7 +273,7 @@ def run_general(st: np.ndarray) -> None:
             st[LIVE] = _count(nexts, st[PINNED])
             break
         a, b, c = get(st, rec + A_ID), get(st, rec + B_ID), get(st, rec + C_ID)
-        sa, sb, sc = get(where, a), get(where, b), get(where, c)
+        sa, sb, sc = find(where, a), find(where, b), find(where, c)
         out = _emit(rows, out, MXU, sc, sa, sb, NONE, NONE, NONE)
         ahead = end if frontier >= total else get(st, ring_at + (frontier & mask) * RECORD + KEY)
         blocked = _after_read(where, tiles, nexts, free, queue, ev, sa, a, get(st, rec + NEXT_A), never, ahead, blocked)

@@ -87,3 +87,18 @@ def farthest(ev: np.ndarray, slots: int) -> int:
     if best < 0:
         return -1
     return ((1 << bits) - 1) - (best & ((1 << bits) - 1))
+
+
+@inline
+def tied(ev: np.ndarray, slots: int, best: int) -> bool:
+    """Whether another candidate's next use is the same as slot best's (the choice between them
+    then falls to the smaller slot: the one decision of the compiler that depends on slot numbers,
+    which the periodic timing must see)."""
+    bits, groups = get(ev, BITS), get(ev, GROUPS)
+    numbers = BEST + 2 * groups
+    use = get(ev, numbers + best) >> bits
+    for s in range(slots):
+        value = get(ev, numbers + s)
+        if s != best and value >= 0 and value >> bits == use:
+            return True
+    return False

@@ -7,12 +7,13 @@ streamed as the timing).
 """
 from __future__ import annotations
 
+import dataclasses
 from abc import ABC, abstractmethod
 from typing import Callable, Iterator
 
 import numpy as np
 
-from simcore.ga1.engine import chapter, compile as compiler, stream
+from simcore.ga1.engine import chapter, compile as compiler, methods, stream
 from simcore.ga1.engine.functional import execute_rows
 from simcore.ga1.engine.plan import general_plan
 from simcore.ga1.engine.strip_order import strip_plan, strip_slots
@@ -66,14 +67,34 @@ class Generator(ABC):
             if st[DONE]:
                 return
 
-    def timing(self) -> Timing:
-        """The program's cycles, busy times and counts, without keeping the program (generated
-        and timed in one compiled call)."""
-        st, clock = self._begin(), new_clock(self.machine)
+    @property
+    def products(self) -> int:
+        Mt, Kt, Nt = self.shape.tiles(self.machine.T)
+        return Mt * Kt * Nt
+
+    def timing(self, method: str = methods.PERIODIC, max_products: int | None = None) -> Timing:
+        """The program's cycles, busy times and counts, without keeping the program. "periodic"
+        detects the machine's steady state and jumps whole periods (exact; methods.py), "full"
+        simulates every instruction (generated and timed in one compiled call); the result's
+        `method` says which one timed it. With `max_products`, TimingLimitError instead of
+        simulating more tile products than that."""
+        methods.check_method(method)
+        budget = max_products if max_products is not None else 1 << 62
+        st = self._begin()
+        family = methods.periodic_family(self, st) if method == methods.PERIODIC else None
+        if family is not None:
+            timing = methods.time_periodically(self, st, family, budget)
+            if timing is not None:
+                return timing
+            st = self._begin()
+        if self.products > budget:
+            raise methods.TimingLimitError(f"timing {self.shape} in full would simulate {self.products:.3g} tile "
+                                           f"products, more than {budget:.3g}")
+        clock = new_clock(self.machine)
         bad = self._generate_and_time(st, clock)
         self._check(st)
         raise_if_bad(self.machine, clock, chunk(st), bad)
-        return timing_of(clock)
+        return dataclasses.replace(timing_of(clock), simulated=self.products)
 
     def program(self) -> Program:
         """The whole program (the same rows as the Python reference builds)."""

@@ -139,4 +139,5 @@ def inline_ir(function: F) -> F:
 def cache_is_warm() -> bool:
     """Whether the compiled kernels are on disk where numba will look (NUMBA_CACHE_DIR when set):
     without them, the first call compiles for seconds."""
-    return PURE_PYTHON or any(_cache_dirs()[-1].glob("stream.time_compiled-*.nbi"))
+    folder = _cache_dirs()[-1]
+    return PURE_PYTHON or (any(folder.glob("stream.time_compiled-*.nbi")) and any(folder.glob("periodic.drive-*.nbi")))

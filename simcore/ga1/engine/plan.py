@@ -44,6 +44,18 @@ def band_starts(total: int, size: int, partition: str) -> tuple[list[int], list[
     return [i * base + min(i, extra) for i in range(count + 1)], [base, base + 1 if extra else base]
 
 
+def band_lengths(total: int, size: int, partition: str) -> tuple[int, int, int, int]:
+    """band_starts' bands without listing them: (how many, the first's length, the last's, how
+    many have the first's length). The first bands are the longest, the last the shortest."""
+    size = min(size, total)
+    count = -(-total // size)
+    if partition == "uniform":
+        last = total - (count - 1) * size
+        return count, size, last, count if last == size else count - 1
+    base, extra = divmod(total, count)
+    return count, base + 1 if extra else base, base, extra if extra else count
+
+
 def _cells(h: int, w: int, inner: str, flip: bool) -> list[tuple[int, int]]:
     """An h x w frame block's cells in visiting order, in frame coordinates."""
     if not flip:

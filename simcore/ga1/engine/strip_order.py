@@ -20,7 +20,7 @@ import numpy as np
 from simcore.ga1.engine.jit import inline
 from simcore.ga1.engine.plan import (
     BANDS_AT, END, FLIP, KT, N_BLOCKS, NEVER, ORDER_FIELDS, PINNED, PLAN_END, PROTECT, STRIPS, STRUCTURE, TAIL,
-    band_starts, cell_tables, common_fields,
+    band_lengths, cell_tables, common_fields,
 )
 from simcore.ga1.engine.record import first_key
 from simcore.ga1.engine.rows import Section
@@ -89,16 +89,14 @@ def strip_plan(shape: Shape, machine: Machine, params: StripParams) -> tuple[dic
     tables: dict[tuple[int, int, bool], int] = {}
     col0 = first_block = base = 0
     for index, (w, height) in enumerate(zip(widths, heights)):
-        starts, _sizes = band_starts(long, height, params.partition)
-        lengths = [b - a for a, b in zip(starts, starts[1:])]
-        big, small, n_big = lengths[0], lengths[-1], lengths.count(lengths[0])
+        count, big, small, n_big = band_lengths(long, height, params.partition)
         ids = []
         for h in (big, small):
             for reverse in (False, True):
                 key = (h, w, reverse and params.flip)
                 ids.append(tables.setdefault(key, len(tables)))
-        records += [col0, w, len(lengths), big, small, n_big, (index + int(params.first_reverse)) % 2, first_block, base, *ids]
-        col0, first_block, base = col0 + w, first_block + len(lengths), base + Kt * w * long
+        records += [col0, w, count, big, small, n_big, (index + int(params.first_reverse)) % 2, first_block, base, *ids]
+        col0, first_block, base = col0 + w, first_block + count, base + Kt * w * long
     offsets, packed = _tables(tuple(tables), params.split, flip)
     products = Mt * Kt * Nt
     geo = {STRUCTURE: STRIPS, FLIP: int(flip), TAIL: min(params.tail, Kt - 1), END: products,
