@@ -48,7 +48,9 @@ TECH_FILE = "zigzag_tpu_like.toml"
 # tile order, a 16 x 16 array, and a reduction within the array's rows (one pass, no read-backs).
 SHAPES = ((128, 128, 128), (32, 512, 512), (256, 256, 64), (64, 128, 256))
 HBM_WORDS_PER_CYCLE = 16
-SHORT = dict(zip(CONVENTIONS, ("reg transfer up", "reg read-back wr", "first read-back", "C width")))
+SHORT = dict(
+    zip(CONVENTIONS, ("reg transfer up", "reg read-back wr", "first read-back", "C width"))
+)
 
 
 def cases() -> list[dict]:

@@ -165,7 +165,10 @@ def bad_files(tmp: Path) -> None:
 
 
 TUNING_RUNS: tuple[tuple[str, list[str]], ...] = (
-    ("resnet50, systolic oracle, default trials", ["--oracle", "systolic", "--workload", "resnet50"]),
+    (
+        "resnet50, systolic oracle, default trials",
+        ["--oracle", "systolic", "--workload", "resnet50"],
+    ),
     ("transformer_b1, GA-1, default trials", ["--workload", "transformer_b1"]),
 )
 
@@ -175,15 +178,25 @@ def timed_run(argv: list[str], folder: Path) -> tuple[float, float, str]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-m", "autotune", *argv, "--results", str(folder)],
-                          capture_output=True, text=True, env=env, cwd=folder, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "autotune", *argv, "--results", str(folder)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=folder,
+        check=False,
+    )
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if done.returncode != 0:
-        raise RuntimeError(f"autotune {' '.join(argv)} exited {done.returncode}: {done.stderr.strip()[-400:]}")
+        raise RuntimeError(
+            f"autotune {' '.join(argv)} exited {done.returncode}: {done.stderr.strip()[-400:]}"
+        )
     lines = done.stdout.splitlines()
-    total = next((line for line in lines if line.startswith("weighted total ") and "cycles" in line), "")
+    total = next(
+        (line for line in lines if line.startswith("weighted total ") and "cycles" in line), ""
+    )
     return wall, cpu, total.split(";")[0]
 
 
@@ -193,7 +206,9 @@ def tuning(tmp: Path) -> None:
         folder = tmp / f"tuning{index}"
         folder.mkdir()
         wall, cpu, total = timed_run(argv, folder)
-        print(f"| `python -m autotune {' '.join(argv)}` ({label}) | {wall:.1f} | {cpu:.1f} | {total} |")
+        print(
+            f"| `python -m autotune {' '.join(argv)}` ({label}) | {wall:.1f} | {cpu:.1f} | {total} |"
+        )
 
 
 def main_bench(argv: list[str] | None = None) -> int:

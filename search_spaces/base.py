@@ -8,6 +8,7 @@ values, names the points every study starts from, and decodes a point into its o
 schedule (`GA1Family.generator`, `SystolicFamily.design`). Its oracle (autotune.oracles) times,
 verifies, bounds and draws it.
 """
+
 from __future__ import annotations
 
 import json
@@ -24,9 +25,9 @@ if TYPE_CHECKING:  # the compiled engine loads numba: only the families that dec
 
 
 # How a verification was done, strongest first. Only EXACT makes an entry `verified`.
-EXACT = "exact"    # the design itself was run: functional result equals numpy's, timing checks clean
+EXACT = "exact"  # the design itself was run: functional result equals numpy's, timing checks clean
 SCALED = "scaled"  # a smaller design of the same kind was run in its place
-MODEL = "model"    # nothing was run: the closed form (or estimate) alone
+MODEL = "model"  # nothing was run: the closed form (or estimate) alone
 LEVELS: tuple[str, ...] = (EXACT, SCALED, MODEL)
 
 
@@ -41,7 +42,9 @@ class Verdict:
 
     def __post_init__(self) -> None:
         if self.level not in LEVELS:
-            raise ValueError(f"verification level must be one of {', '.join(LEVELS)}, got {self.level!r}")
+            raise ValueError(
+                f"verification level must be one of {', '.join(LEVELS)}, got {self.level!r}"
+            )
 
     @property
     def verified(self) -> bool:

@@ -4,6 +4,7 @@ final report say what matters), in the main process and in every spawned worker.
 The command line asks for this before it runs a command, but Optuna takes half a second to
 import and many commands never touch a study: so Optuna is quieted at once when it is already
 loaded, and otherwise when `autotune.storage` (the code that opens studies) first loads it."""
+
 from __future__ import annotations
 
 import logging
@@ -43,7 +44,9 @@ def _quiet_optuna() -> None:
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
 
 
-_interrupted: set[str] = set()   # "Trial N" of the interrupted trials whose first warning was dropped
+_interrupted: set[str] = (
+    set()
+)  # "Trial N" of the interrupted trials whose first warning was dropped
 
 
 def _not_an_interrupted_trial(record: logging.LogRecord) -> bool:

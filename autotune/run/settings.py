@@ -68,8 +68,11 @@ def plan_of(
     if pe_budget is not None and "pe_budget" not in keys:
         settings["pe_budget"] = pe_budget  # a co-design's budget, not a machine parameter
     settings.update(
-        oracle=found.name, spaces=_spaces(spaces),
-        objectives=_objectives(objectives, found, workload is not None and not settings.get("search_machine")),
+        oracle=found.name,
+        spaces=_spaces(spaces),
+        objectives=_objectives(
+            objectives, found, workload is not None and not settings.get("search_machine")
+        ),
     )
     if isinstance(settings.get("technology"), (str, os.PathLike)):
         settings["technology"] = _technology(settings["technology"])
@@ -179,7 +182,9 @@ def _spaces(spaces: str | Sequence[str] | None) -> str:
     return text
 
 
-def _objectives(objectives: str | Sequence[str] | None, oracle: Oracle, per_gemm: bool = False) -> tuple[str, ...]:
+def _objectives(
+    objectives: str | Sequence[str] | None, oracle: Oracle, per_gemm: bool = False
+) -> tuple[str, ...]:
     if objectives is None:
         # A workload tuned GEMM by GEMM ranks each GEMM by cycles alone (its summary adds them up).
         return ("cycles",) if per_gemm else tuple(oracle.default_objectives)

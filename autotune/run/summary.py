@@ -19,7 +19,10 @@ if TYPE_CHECKING:
 
 
 def summarise(
-    spec: RunPlan, name: str, outcomes: list[StudyOutcome], results: Path | None,
+    spec: RunPlan,
+    name: str,
+    outcomes: list[StudyOutcome],
+    results: Path | None,
     storage: str | None = None,
 ) -> tuple[pd.DataFrame, dict[str, object], list[Path]]:
     """A workload tuned GEMM by GEMM: each GEMM's winner, weighted, and the per-layer report

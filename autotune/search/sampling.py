@@ -6,6 +6,7 @@ there are several objectives). `tpe` is
 multivariate TPE with groups over the flat encoding (every parameter of the family on every
 trial), so its studies resume and its figures reproduce. `random`, `grid` and `nsga2` also keep
 the flat encoding."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -19,10 +20,18 @@ if TYPE_CHECKING:
 
 DEFAULT_SAMPLER = "guided"
 SAMPLERS: tuple[str, ...] = ("guided", "tpe", "random", "grid", "nsga2")
-ENCODING: dict[str, str] = {"guided": "conditional", "tpe": "flat", "random": "flat", "grid": "flat", "nsga2": "flat"}
-HELP = ("guided (default: refinement around the best schedules, exploration by mutating them, conditional encoding), "
-        "tpe (multivariate TPE over every parameter of the flat encoding), random, "
-        "grid (every feasible point, most promising first) or nsga2")
+ENCODING: dict[str, str] = {
+    "guided": "conditional",
+    "tpe": "flat",
+    "random": "flat",
+    "grid": "flat",
+    "nsga2": "flat",
+}
+HELP = (
+    "guided (default: refinement around the best schedules, exploration by mutating them, conditional encoding), "
+    "tpe (multivariate TPE over every parameter of the flat encoding), random, "
+    "grid (every feasible point, most promising first) or nsga2"
+)
 
 
 def encoding_for(sampler: str) -> str:
@@ -45,7 +54,13 @@ def make_sampler(name: str, seed: int, search: Search | None = None) -> optuna.s
         return GuidedSampler(search, seed)
     if name == "tpe":
         # The same TPE, drawing the same points, with its history cached between trials.
-        return history_cached(optuna.samplers.TPESampler(seed=seed, multivariate=True, group=True, n_startup_trials=20))
+        return history_cached(
+            optuna.samplers.TPESampler(
+                seed=seed, multivariate=True, group=True, n_startup_trials=20
+            )
+        )
     if name == "nsga2":
         return optuna.samplers.NSGAIISampler(seed=seed, population_size=40)
-    return optuna.samplers.RandomSampler(seed=seed)  # random; grid: every feasible point is enqueued, random fills gaps
+    return optuna.samplers.RandomSampler(
+        seed=seed
+    )  # random; grid: every feasible point is enqueued, random fills gaps

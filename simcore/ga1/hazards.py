@@ -5,6 +5,7 @@ write that produced the value finished, plus that write's fill, unless the reade
 onto an accumulating write (a chained product). A write must not start before every read of
 the slot's previous value has finished.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -25,10 +26,10 @@ class Hazard:
 
 @dataclass
 class _SlotHistory:
-    written_at: int = -1        # finish of the producing write (-1: never written)
+    written_at: int = -1  # finish of the producing write (-1: never written)
     written_fill: int = 0
     written_by_accumulation: bool = False
-    reads_end: int = 0          # latest finish of reads of the current value
+    reads_end: int = 0  # latest finish of reads of the current value
 
 
 # One instruction of a trace: index, engine, start, finish, slots read, slots written, fill.
@@ -60,7 +61,9 @@ def replay(trace: Iterable[Sequence[object]]) -> list[Hazard]:
         for slot in writes:
             # A new value: its readers start afresh (an accumulation counts as its own read).
             history[slot] = _SlotHistory(
-                written_at=finish, written_fill=fill, written_by_accumulation=slot in accumulated,
+                written_at=finish,
+                written_fill=fill,
+                written_by_accumulation=slot in accumulated,
                 reads_end=finish if slot in accumulated else 0,
             )
     return found

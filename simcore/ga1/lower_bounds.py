@@ -9,6 +9,7 @@ Two independent bounds, each a true lower bound:
 
 `lower_bound` is the larger of the two, in cycles.
 """
+
 from __future__ import annotations
 
 import functools
@@ -43,7 +44,9 @@ def max_products_after(n: int, mt: int, kt: int, nt: int) -> int:
     return q * mt * nt + _pair_products(r, mt, nt)
 
 
-@functools.lru_cache(maxsize=1024)  # its loop runs over the tiles of a row and a column: once per shape and machine
+@functools.lru_cache(
+    maxsize=1024
+)  # its loop runs over the tiles of a row and a column: once per shape and machine
 def compute_pipeline_bound(shape: Shape, machine: Machine) -> int:
     """Cycles no schedule can beat because of the matrix unit and its start and finish.
 
@@ -177,5 +180,9 @@ def lower_bound(shape: Shape, machine: Machine) -> int:
 
 
 __all__ = [
-    "compute_pipeline_bound", "io_bound_tiles", "io_bound_cycles", "lower_bound", "max_products_after",
+    "compute_pipeline_bound",
+    "io_bound_tiles",
+    "io_bound_cycles",
+    "lower_bound",
+    "max_products_after",
 ]

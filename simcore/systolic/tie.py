@@ -22,6 +22,7 @@ a back-to-back run it hides behind the previous product's stream, and GA-1 has n
 term. Examples at T = 8: 4x4 -> (32, 6), 8x8 -> (8, 14), 16x16 -> (8, 14) (an array bigger
 than the tile leaves PEs idle: a tile product cannot use them).
 """
+
 from __future__ import annotations
 
 import re

@@ -1,6 +1,7 @@
 """The accounting option of the systolic energy: the physical one is the default, ZigZag's charges
 the same counts with more (never less) energy, only where a reduction runs over the array's rows,
 and its extra line items are exactly the conventions simcore.energy.peer names."""
+
 from __future__ import annotations
 
 import pytest

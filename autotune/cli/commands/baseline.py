@@ -1,4 +1,5 @@
 """`autotune baseline`: the chapter's hand-written sweep, as a table and a parquet file."""
+
 from __future__ import annotations
 
 import argparse
@@ -8,8 +9,8 @@ from pathlib import Path
 
 from autotune.cli.args import (
     add_machine,
-    add_shape,
     add_results,
+    add_shape,
     build_machine,
     default_out,
     schedule_list,
@@ -24,20 +25,38 @@ HELP = "run the chapter's hand-written schedules (blocked, k-outermost) and prin
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "baseline", help=HELP, description=HELP + ". Every result is checked against numpy's product "
-        "and the hazard replay. Writes the table to parquet.")
+        "baseline",
+        help=HELP,
+        description=HELP + ". Every result is checked against numpy's product "
+        "and the hazard replay. Writes the table to parquet.",
+    )
     add_shape(parser)
-    parser.add_argument("--slots", type=slots_list, default=None, metavar="S[,S...]",
-                        help="scratchpad slot counts; one table per value (default 64, or --machine slots=N)")
+    parser.add_argument(
+        "--slots",
+        type=slots_list,
+        default=None,
+        metavar="S[,S...]",
+        help="scratchpad slot counts; one table per value (default 64, or --machine slots=N)",
+    )
     add_machine(parser, slots=False)
-    parser.add_argument("--schedules", default=None, metavar="LIST",
-                        help="subset of the sweep, e.g. 1x1:2,2x4:2,4x8:2 (BIxBJ:BUFFERS, BIxrow:BUFFERS, kouter:BUFFERS)")
-    parser.add_argument("--out", type=Path, default=None,
-                        help="parquet output (default <results>/baseline/<shape>-s<slots>-<digest of the machines and "
-                             "schedules>.parquet)")
+    parser.add_argument(
+        "--schedules",
+        default=None,
+        metavar="LIST",
+        help="subset of the sweep, e.g. 1x1:2,2x4:2,4x8:2 (BIxBJ:BUFFERS, BIxrow:BUFFERS, kouter:BUFFERS)",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="parquet output (default <results>/baseline/<shape>-s<slots>-<digest of the machines and "
+        "schedules>.parquet)",
+    )
     parser.add_argument("--force", action="store_true", help="replace the --out file if it exists")
     add_results(parser)
-    parser.add_argument("--json", action="store_true", help="print one JSON object per row instead of the table")
+    parser.add_argument(
+        "--json", action="store_true", help="print one JSON object per row instead of the table"
+    )
     add_limits(parser)
     parser.set_defaults(run=run)
 
@@ -56,7 +75,9 @@ def run(args: argparse.Namespace) -> int:
     frames, texts, json_rows = [], [], []
     machines = [build_machine(GA1, args.machine, slots=slots) for slots in args.slots or [None]]
     if len({m.key() for m in machines}) < len(machines):
-        raise UsageError(f"--slots {','.join(str(m.slots) for m in machines)} names a scratchpad size twice")
+        raise UsageError(
+            f"--slots {','.join(str(m.slots) for m in machines)} names a scratchpad size twice"
+        )
     if args.out is not None:
         check_output(args.out, args.force)
     for machine in machines:  # every size refused or announced before anything is generated
@@ -79,6 +100,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"\nwrote {out}")
     failed = [row["schedule"] for row in json_rows if row["verified"] is False]
     if failed:
-        print(f"autotune: error: verification failed for {', '.join(map(str, failed))}", file=sys.stderr)
+        print(
+            f"autotune: error: verification failed for {', '.join(map(str, failed))}",
+            file=sys.stderr,
+        )
         return 1
     return 0

@@ -1,5 +1,6 @@
 """`autotune leaderboard`: print any result autotune wrote (a study's leaderboard, rebuilt from
 its storage when the file is missing or older; a Pareto front; a workload; a baseline; a sweep)."""
+
 from __future__ import annotations
 
 import argparse
@@ -12,9 +13,13 @@ HELP = "print a study's leaderboard (a parquet path, a results folder or a study
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("leaderboard", help=HELP, description=HELP + ". " + VERIFIED_LABELS + ".")
+    parser = subparsers.add_parser(
+        "leaderboard", help=HELP, description=HELP + ". " + VERIFIED_LABELS + "."
+    )
     add_source(parser)
-    parser.add_argument("--top", type=positive_int, default=20, help="entries to print (default 20)")
+    parser.add_argument(
+        "--top", type=positive_int, default=20, help="entries to print (default 20)"
+    )
     add_json(parser, "one JSON object per entry")
     parser.set_defaults(run=run)
 

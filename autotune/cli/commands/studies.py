@@ -1,4 +1,5 @@
 """`autotune studies`: the studies there are, with what each is about and how far it got."""
+
 from __future__ import annotations
 
 import argparse
@@ -10,8 +11,16 @@ HELP = "list the studies: name, oracle, shape, machine, trials completed, best c
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("studies", help=HELP, description=HELP + " (read from their storage, so a killed run is listed too).")
-    parser.add_argument("--storage", default=None, help="a journal path or an RDB URL (default: every results/<study>/study.journal or study.db)")
+    parser = subparsers.add_parser(
+        "studies",
+        help=HELP,
+        description=HELP + " (read from their storage, so a killed run is listed too).",
+    )
+    parser.add_argument(
+        "--storage",
+        default=None,
+        help="a journal path or an RDB URL (default: every results/<study>/study.journal or study.db)",
+    )
     add_results(parser)
     add_json(parser, "one JSON object per study")
     parser.set_defaults(run=run)

@@ -22,23 +22,67 @@ the order's structure gives from the tile alone: a far key is checked against it
 signature is taken (a tile whose far use the structure does not know makes the signature
 invalid: no jump from it) and computed from it when a state is rebuilt.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
-from simcore.ga1.engine.blocks import POS_B, POS_CELL, POS_IN_STRIP, POS_S, POS_STRIP, block_products
-from simcore.ga1.engine.compile import (
-    BLOCKED, EVICT_AT, FREE_AT, FRONTIER, GENERATED, NEXT_AT, NEXT_P, PENDING, PENDING_AT, POS_AT, QUEUE, RING_AT,
-    RING_MASK, SLOTS, TIES, TILE_AT, WHERE_AT, WHERE_LEN,
+from simcore.ga1.engine.blocks import (
+    POS_B,
+    POS_CELL,
+    POS_IN_STRIP,
+    POS_S,
+    POS_STRIP,
+    block_products,
 )
-
+from simcore.ga1.engine.compile import (
+    BLOCKED,
+    EVICT_AT,
+    FREE_AT,
+    FRONTIER,
+    GENERATED,
+    NEXT_AT,
+    NEXT_P,
+    PENDING,
+    PENDING_AT,
+    POS_AT,
+    QUEUE,
+    RING_AT,
+    RING_MASK,
+    SLOTS,
+    TIES,
+    TILE_AT,
+    WHERE_AT,
+    WHERE_LEN,
+)
 from simcore.ga1.engine.evict import BEST, GROUPS, add
 from simcore.ga1.engine.jit import inline, kernel
-from simcore.ga1.engine.plan import FLIP, N_A, N_AB, N_CB, NEVER, P, PINNED, REAL_KT, REAL_NT, STRIPS, STRUCTURE
+from simcore.ga1.engine.plan import (
+    FLIP,
+    N_A,
+    N_AB,
+    N_CB,
+    NEVER,
+    PINNED,
+    REAL_KT,
+    REAL_NT,
+    STRIPS,
+    STRUCTURE,
+    P,
+)
 from simcore.ga1.engine.rows import DONE, OUT
 from simcore.ga1.engine.strip_order import S_FIRST_BLOCK, STRIP_FIELDS, STRIPS_AT
 from simcore.ga1.engine.tilemap import insert, remove
-from simcore.ga1.engine.units import ACC, COL, ROW, far_key, far_next, origin, unit_start, units_back
+from simcore.ga1.engine.units import (
+    ACC,
+    COL,
+    ROW,
+    far_key,
+    far_next,
+    origin,
+    unit_start,
+    units_back,
+)
 
 HEAD = 8  # frontier - p, blocked, pending stores, the two queues' lengths
 PER_SLOT = 6  # role, two coordinates, what its next use is, the next use, whether a candidate
@@ -93,7 +137,12 @@ def _tile_of(st: np.ndarray, role: int, first: int, second: int) -> int:
         if first < 0 or first >= frame_rows or second < 0 or second >= frame_cols:
             return BAD_TILE
         return n_ab + (second * nt + first if flip == 1 else first * nt + second)
-    if second < 0 or second >= kt or first < 0 or first >= (frame_rows if role == ROW else frame_cols):
+    if (
+        second < 0
+        or second >= kt
+        or first < 0
+        or first >= (frame_rows if role == ROW else frame_cols)
+    ):
         return BAD_TILE
     if (role == ROW) == (flip == 0):  # a real A tile (i, k)
         return first * kt + second
@@ -128,11 +177,19 @@ def _rank_far(out: np.ndarray, slots: int, scratch: np.ndarray) -> None:
 
 
 @inline
-def _slot_record(st: np.ndarray, s: int, record: np.ndarray, at: int, origin_of: tuple[int, int, int, int],
-        far: int, key0: int, numbers: int) -> int:
+def _slot_record(
+    st: np.ndarray,
+    s: int,
+    record: np.ndarray,
+    at: int,
+    origin_of: tuple[int, int, int, int],
+    far: int,
+    key0: int,
+    numbers: int,
+) -> int:
     """Slot s's record (role, coordinates, next use, candidate) at record[at:]; returns its sort
     key in the canonical order (role, then coordinates), -1 for a free slot."""
-    record[at:at + PER_SLOT] = 0
+    record[at : at + PER_SLOT] = 0
     tile = st[st[TILE_AT] + s]
     if tile < 0:
         return -1
@@ -152,7 +209,9 @@ def _slot_record(st: np.ndarray, s: int, record: np.ndarray, at: int, origin_of:
 
 
 @inline
-def _canonical_order(st: np.ndarray, slots: int, keys: np.ndarray, previous: np.ndarray, order: np.ndarray) -> int:
+def _canonical_order(
+    st: np.ndarray, slots: int, keys: np.ndarray, previous: np.ndarray, order: np.ndarray
+) -> int:
     """order[i]: the slot numbered i (free slots in queue order, then the others by tile);
     returns how many slots it numbered."""
     count = 0
@@ -175,8 +234,16 @@ def _canonical_order(st: np.ndarray, slots: int, keys: np.ndarray, previous: np.
 
 
 @kernel
-def capture(st: np.ndarray, level: int, u0: int, u1: int, u2: int, out: np.ndarray, order: np.ndarray,
-        scratch: np.ndarray) -> bool:
+def capture(
+    st: np.ndarray,
+    level: int,
+    u0: int,
+    u1: int,
+    u2: int,
+    out: np.ndarray,
+    order: np.ndarray,
+    scratch: np.ndarray,
+) -> bool:
     """The signature of the compiler's state at the boundary of unit (u0, u1, u2) of `level` into
     out, and in order[i] the slot numbered i (order holds a numbering of the slots on entry, the
     last signature's: the sort starts from it); False if there is none (not at the boundary)."""
@@ -187,13 +254,15 @@ def capture(st: np.ndarray, level: int, u0: int, u1: int, u2: int, out: np.ndarr
     far = far_key(st, level, u0, u1)
     origin_of = origin(st, level, u0, u1, u2)
     numbers = st[EVICT_AT] + BEST + 2 * st[st[EVICT_AT] + GROUPS]
-    record, keys = scratch[:PER_SLOT * slots], scratch[PER_SLOT * slots:(PER_SLOT + 1) * slots]
-    previous = scratch[(PER_SLOT + 1) * slots:(PER_SLOT + 2) * slots]
+    record, keys = scratch[: PER_SLOT * slots], scratch[PER_SLOT * slots : (PER_SLOT + 1) * slots]
+    previous = scratch[(PER_SLOT + 1) * slots : (PER_SLOT + 2) * slots]
     for s in range(slots):
         keys[s] = _slot_record(st, s, record, PER_SLOT * s, origin_of, far, key0, numbers)
         previous[s] = order[s]
     if _canonical_order(st, slots, keys, previous, order) != slots:
-        for s in range(slots):  # a free slot outside the queues: no signature, and a numbering to start from
+        for s in range(
+            slots
+        ):  # a free slot outside the queues: no signature, and a numbering to start from
             order[s] = s
         return False
     label = keys  # the keys are not needed any more
@@ -206,7 +275,7 @@ def capture(st: np.ndarray, level: int, u0: int, u1: int, u2: int, out: np.ndarr
     for i in range(slots):
         for field in range(PER_SLOT):
             out[HEAD + slots + PER_SLOT * i + field] = record[PER_SLOT * order[i] + field]
-    _rank_far(out, slots, scratch[(PER_SLOT + 2) * slots:])
+    _rank_far(out, slots, scratch[(PER_SLOT + 2) * slots :])
     return True
 
 
@@ -232,7 +301,7 @@ def far_uses_known(st: np.ndarray, level: int, u0: int, u1: int, u2: int) -> int
 @inline
 def _clear(st: np.ndarray, slots: int) -> None:
     """No tile resident, no eviction candidate."""
-    where = st[st[WHERE_AT]:st[WHERE_AT] + st[WHERE_LEN]]
+    where = st[st[WHERE_AT] : st[WHERE_AT] + st[WHERE_LEN]]
     for s in range(slots):
         tile = st[st[TILE_AT] + s]
         if tile >= 0:
@@ -241,17 +310,25 @@ def _clear(st: np.ndarray, slots: int) -> None:
     groups = st[ev + GROUPS]
     for g in range(groups):
         st[ev + BEST + g], st[ev + BEST + groups + g] = -1, 0
-    st[ev + BEST + 2 * groups:ev + BEST + 2 * groups + slots] = -1
+    st[ev + BEST + 2 * groups : ev + BEST + 2 * groups + slots] = -1
 
 
 @inline
-def _restore_slots(st: np.ndarray, level: int, u0: int, u1: int, u2: int, canon: np.ndarray, slot_of: np.ndarray,
-        key0: int) -> int:
+def _restore_slots(
+    st: np.ndarray,
+    level: int,
+    u0: int,
+    u1: int,
+    u2: int,
+    canon: np.ndarray,
+    slot_of: np.ndarray,
+    key0: int,
+) -> int:
     slots = st[SLOTS]
     row0, col0, k0, direction = origin(st, level, u0, u1, u2)
     far = far_key(st, level, u0, u1)
-    where = st[st[WHERE_AT]:st[WHERE_AT] + st[WHERE_LEN]]
-    ev = st[st[EVICT_AT]:st[PENDING_AT]]
+    where = st[st[WHERE_AT] : st[WHERE_AT] + st[WHERE_LEN]]
+    ev = st[st[EVICT_AT] : st[PENDING_AT]]
     for i in range(slots):
         at, s = HEAD + slots + PER_SLOT * i, slot_of[i]
         role, use, tile = canon[at], st[NEVER], -1
@@ -261,7 +338,11 @@ def _restore_slots(st: np.ndarray, level: int, u0: int, u1: int, u2: int, canon:
             first = canon[at + 1] + (row0 if role == ROW else col0)
             k = canon[at + 2] if direction == 0 else k0 + canon[at + 2] * direction
             tile = _tile_of(st, role, first, k)
-            use = key0 + canon[at + 4] if canon[at + 3] == NEAR else far_next(st, level, u0, u1, role, first, k)
+            use = (
+                key0 + canon[at + 4]
+                if canon[at + 3] == NEAR
+                else far_next(st, level, u0, u1, role, first, k)
+            )
             if use < 0 or (canon[at + 3] == FAR) != (use >= far):
                 return UNKNOWN_USE
         if role != FREE:
@@ -287,13 +368,17 @@ def _same_ranks(st: np.ndarray, canon: np.ndarray, slot_of: np.ndarray, slots: i
             if canon[other + 3] != FAR:
                 continue
             a, b = st[st[NEXT_AT] + slot_of[i]], st[st[NEXT_AT] + slot_of[j]]
-            if (a < b) != (canon[at + 4] < canon[other + 4]) or (a == b) != (canon[at + 4] == canon[other + 4]):
+            if (a < b) != (canon[at + 4] < canon[other + 4]) or (a == b) != (
+                canon[at + 4] == canon[other + 4]
+            ):
                 return False
     return True
 
 
 @kernel
-def restore(st: np.ndarray, level: int, u0: int, u1: int, u2: int, canon: np.ndarray, slot_of: np.ndarray) -> int:
+def restore(
+    st: np.ndarray, level: int, u0: int, u1: int, u2: int, canon: np.ndarray, slot_of: np.ndarray
+) -> int:
     """The compiler's state at the boundary of unit (u0, u1, u2) of `level` from a signature
     taken at another boundary of the same kind, slot_of[i] holding what the signature numbers i.
     Returns REBUILT, or why it cannot be rebuilt."""
@@ -305,7 +390,12 @@ def restore(st: np.ndarray, level: int, u0: int, u1: int, u2: int, canon: np.nda
         return rebuilt
     if not _same_ranks(st, canon, slot_of, slots):
         return OTHER_RANKS
-    st[NEXT_P], st[FRONTIER], st[BLOCKED], st[PENDING] = position, position + canon[0], canon[1], canon[2]
+    st[NEXT_P], st[FRONTIER], st[BLOCKED], st[PENDING] = (
+        position,
+        position + canon[0],
+        canon[1],
+        canon[2],
+    )
     for n in range(canon[2]):
         st[st[PENDING_AT] + n] = slot_of[canon[HEAD + n]]
     count = 0
@@ -316,7 +406,9 @@ def restore(st: np.ndarray, level: int, u0: int, u1: int, u2: int, canon: np.nda
             count += 1
     pos = st[POS_AT]
     strips = st[STRUCTURE] == STRIPS
-    st[pos + POS_B] = st[st[STRIPS_AT] + u0 * STRIP_FIELDS + S_FIRST_BLOCK] + u1 if strips else u0 * st[N_CB] + u1
+    st[pos + POS_B] = (
+        st[st[STRIPS_AT] + u0 * STRIP_FIELDS + S_FIRST_BLOCK] + u1 if strips else u0 * st[N_CB] + u1
+    )
     st[pos + POS_S], st[pos + POS_CELL] = u2, 0
     st[pos + POS_STRIP], st[pos + POS_IN_STRIP] = (u0, u1) if strips else (0, 0)
     stop = min(st[P], position + st[RING_MASK] + 1)

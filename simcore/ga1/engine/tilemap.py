@@ -7,6 +7,7 @@ the slots (a probe or two per look-up), keys then slots, -1 marking an empty ent
 shifts the entries after it back (no tombstones), so the table never degrades. The section's
 first entry says which of the two it is.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -82,7 +83,9 @@ def remove(table: np.ndarray, tile: int) -> None:
     while get(table, 1 + probe) != EMPTY:
         home = _home(get(table, 1 + probe), mask)
         # the entry at probe may fill the hole if its home is not in (hole, probe], cyclically
-        if (probe > hole and (home <= hole or home > probe)) or (probe < hole and home <= hole and home > probe):
+        if (probe > hole and (home <= hole or home > probe)) or (
+            probe < hole and home <= hole and home > probe
+        ):
             put(table, 1 + hole, get(table, 1 + probe))
             put(table, 2 + hole + mask, get(table, 2 + probe + mask))
             hole = probe

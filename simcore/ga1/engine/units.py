@@ -13,6 +13,7 @@ strip's blocks that hold its rows, with how those line up). Two stretches of uni
 agree one by one stream records that agree, tile for tile relative to their origins, and keys that
 compare alike: what makes a stretch of the order periodic.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -20,11 +21,35 @@ import numpy as np
 from simcore.ga1.engine.jit import inline
 from simcore.ga1.engine.order import general_block, general_next_col, general_next_row
 from simcore.ga1.engine.plan import (
-    BLOCK_SPAN, COL_START_AT, KT, N_CB, N_RB, NEVER, NT, SERPENTINE, STRIPS, STRUCTURE, TAIL,
+    BLOCK_SPAN,
+    COL_START_AT,
+    KT,
+    N_CB,
+    N_RB,
+    NEVER,
+    NT,
+    SERPENTINE,
+    STRIPS,
+    STRUCTURE,
+    TAIL,
 )
 from simcore.ga1.engine.strip_order import (
-    LONG, N_STRIPS, S_BASE, S_BIG, S_COUNT, S_FIRST_BLOCK, S_N_BIG, S_REVERSED, S_SMALL, S_TABLES, S_W,
-    STRIP_FIELDS, STRIPS_AT, strip_block, strip_next_col, strip_next_row,
+    LONG,
+    N_STRIPS,
+    S_BASE,
+    S_BIG,
+    S_COUNT,
+    S_FIRST_BLOCK,
+    S_N_BIG,
+    S_REVERSED,
+    S_SMALL,
+    S_TABLES,
+    S_W,
+    STRIP_FIELDS,
+    STRIPS_AT,
+    strip_block,
+    strip_next_col,
+    strip_next_row,
 )
 
 ROW, COL, ACC = 1, 2, 3  # a tile's role in the frame: a row's operand, a column's, an accumulator
@@ -56,12 +81,16 @@ def unit_count(st: np.ndarray, level: int, u0: int, u1: int) -> int:
 
 
 @inline
-def block_position(st: np.ndarray, u0: int, u1: int, block: tuple[int, int, int, int, int, int, int]) -> int:
+def block_position(
+    st: np.ndarray, u0: int, u1: int, block: tuple[int, int, int, int, int, int, int]
+) -> int:
     """The number of the block's first product in the order."""
     base, row0, h, col0, w, _table, _down = block
     if st[STRUCTURE] == STRIPS:
         return base  # the strips' keys are product numbers
-    before = st[NT] - col0 - w if _reversed_band(st, u0) else col0  # columns of the band's earlier blocks
+    before = (
+        st[NT] - col0 - w if _reversed_band(st, u0) else col0
+    )  # columns of the band's earlier blocks
     return st[KT] * (row0 * st[NT] + h * before)
 
 
@@ -148,9 +177,17 @@ def far_next(st: np.ndarray, level: int, u0: int, u1: int, role: int, index: int
     if level == 2:
         base, row0, h, col0, w, _table, _down = block_at(st, u0, u1)
         if role == ROW and row0 <= index < row0 + h:
-            return strip_next_row(st, u0, index, k) if strips else general_next_row(st, u0 * st[N_CB] + u1, index - row0, k)
+            return (
+                strip_next_row(st, u0, index, k)
+                if strips
+                else general_next_row(st, u0 * st[N_CB] + u1, index - row0, k)
+            )
         if role == COL and col0 <= index < col0 + w:
-            return strip_next_col(st, u0, u1, index - col0, k) if strips else general_next_col(st, u0 * st[N_CB] + u1, index - col0, k)
+            return (
+                strip_next_col(st, u0, u1, index - col0, k)
+                if strips
+                else general_next_col(st, u0 * st[N_CB] + u1, index - col0, k)
+            )
         return -1
     if level == 1:
         if strips:
@@ -235,7 +272,9 @@ def _strip_rows_kind(st: np.ndarray, strip: int, v: int, out: np.ndarray, at: in
 def unit_kind(st: np.ndarray, level: int, u0: int, u1: int, u2: int, out: np.ndarray) -> int:
     """The kind of unit (u0), (u0, u1) or (u0, u1, u2) of `level`, into out; returns its length."""
     strips = st[STRUCTURE] == STRIPS
-    if level == 2:  # a plain step, or the tail; and whether k is one a block walking k the other way has in its tail
+    if (
+        level == 2
+    ):  # a plain step, or the tail; and whether k is one a block walking k the other way has in its tail
         out[0], out[1] = 0 if u2 < st[KT] - st[TAIL] else 1, 1 if u2 < st[TAIL] else 0
         return 2
     if level == 0:
@@ -247,7 +286,11 @@ def unit_kind(st: np.ndarray, level: int, u0: int, u1: int, u2: int, out: np.nda
     count = unit_count(st, 1, u0, 0)
     at = _put_block(out, 0, block_at(st, u0, u1))
     out[at] = 1 if u1 == count - 1 else 0
-    at = _put_block(out, at + 1, block_at(st, u0, u1 + 1)) if u1 + 1 < count else _none(out, at + 1, 4)
+    at = (
+        _put_block(out, at + 1, block_at(st, u0, u1 + 1))
+        if u1 + 1 < count
+        else _none(out, at + 1, 4)
+    )
     if strips:
         return _strip_rows_kind(st, u0, u1, out, at)
     if u0 + 1 >= st[N_RB]:
@@ -261,4 +304,3 @@ def unit_kind(st: np.ndarray, level: int, u0: int, u1: int, u2: int, out: np.nda
 def kind_length(slots: int) -> int:
     """The longest kind (a strip's block lists its rows, at most the slots)."""
     return 16 + 7 * slots
-
