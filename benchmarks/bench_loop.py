@@ -162,7 +162,9 @@ def child(args: argparse.Namespace) -> None:
 
     objective.Objective.__call__ = observed
     trials: list[str] = []
-    finish = pipeline.finish
+    from autotune.run import finish as finishing
+
+    finish = finishing.finish
 
     def finished(study, *rest, **options):  # type: ignore[no-untyped-def]
         trials.extend(
@@ -171,7 +173,7 @@ def child(args: argparse.Namespace) -> None:
         )
         return finish(study, *rest, **options)
 
-    pipeline.finish = finished
+    finishing.finish = finished
     optimise = pipeline.optimise
     loop: dict[
         str, float

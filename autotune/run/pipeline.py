@@ -13,27 +13,32 @@ autotune.storage."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
 import optuna
-import pandas as pd
 
 from autotune import __version__, record
 from autotune.errors import PlanError, StudyError
 from autotune.interrupt import StopRequest, graceful_stop
 from autotune.record import Provenance
-from autotune.results import leaderboard as board
-from autotune.results import tables
-from autotune.results.owner import claim, storage_key
+from autotune.results.owner import claim
+from autotune.run.finish import finish, finish_jobs, unverified_note  # noqa: F401
 from autotune.run.objective import Objective
+from autotune.run.options import (  # noqa: F401 - the run's types, also here
+    Outcome,
+    RunOptions,
+    StudyOutcome,
+    StudySettings,
+    _check_options,
+    verify_top_default,
+)
 from autotune.run.plan import RunPlan
 from autotune.run.settings import DEFAULT_TRIALS, SHORT_TRIALS  # noqa: F401 - the run's defaults, also here
 from autotune.run.summary import summarise
 from autotune.run.workers import run_workers
 from autotune.search.problem import Candidate, GridTooLarge, Search, directions
-from autotune.search.sampling import DEFAULT_SAMPLER, encoding_for, make_sampler
+from autotune.search.sampling import encoding_for, make_sampler
 from autotune.search.transfer import sibling_seeds, transfer_seeds
 from autotune.storage import (
     GRACE_SECONDS,
@@ -49,93 +54,6 @@ from autotune.storage.locations import finished_trials
 from autotune.storage.names import check_name, study_folder
 from search_spaces.workload import Gemm
 from simcore.shape import Shape, parse_shape
-
-
-def verify_top_default(spec: RunPlan) -> int:
-    """Entries verified by default: ten for one product; a workload uses each GEMM's winner."""
-    return 10 if spec.single else 1
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    trials: int
-    sampler: str = DEFAULT_SAMPLER
-    seed: int = 0
-    study: str | None = None
-    storage: str | None = (
-        None  # a storage address (autotune.storage.locations); None: a journal per study under results/
-    )
-    results: Path = Path("results")
-    workers: int = 1
-    timeout: float | None = None
-    heartbeat: int | None = None
-    verify_top: int | None = None  # None: verify_top_default
-    allow_sampler_change: bool = False
-    starts: tuple[Candidate, ...] = ()  # starting points (exported schedules), run first
-    transfer: bool = (
-        False  # also start from earlier studies' best on nearby problems (autotune.search.transfer)
-    )
-    write: bool = True
-    progress: bool = False
-
-
-@dataclass(frozen=True)
-class StudySettings:
-    """Everything a worker process needs to open the study (picklable)."""
-
-    name: str
-    storage_url: str
-    sampler: str
-    seed: int
-    objectives: tuple[str, ...]
-    heartbeat_seconds: int = HEARTBEAT_SECONDS
-    grace_seconds: int = GRACE_SECONDS
-
-
-@dataclass
-class StudyOutcome:
-    name: str
-    gemm: Gemm | None
-    frame: pd.DataFrame
-    trials: int
-    distinct: int
-    failures: list[str]
-    paths: list[Path] = field(default_factory=list)
-    verified: bool = True  # False: an interrupted run ranked it without verifying
-    study: optuna.Study | None = None  # the run's handle (closed with the run's storage)
-
-
-@dataclass
-class Outcome:
-    name: str
-    studies: list[StudyOutcome]
-    summary: pd.DataFrame | None  # a workload tuned GEMM by GEMM: each GEMM's winner
-    summary_metadata: dict[str, object]
-    paths: list[Path]  # what to tell the user was written
-    elapsed: float
-    interrupted: bool
-
-    @property
-    def failures(self) -> list[str]:
-        return [f for s in self.studies for f in s.failures]
-
-
-def _check_options(options: RunOptions) -> None:
-    if options.trials < 1:
-        raise PlanError(f"trials must be at least 1, got {options.trials}", setting="trials")
-    if options.timeout is not None and options.timeout <= 0:
-        raise PlanError("timeout must be positive", setting="timeout")
-    if options.verify_top is not None and options.verify_top < 0:
-        raise PlanError(
-            f"verify_top must not be negative, got {options.verify_top}", setting="verify_top"
-        )
-    if options.storage is not None and is_memory(options.storage) and options.workers > 1:
-        raise PlanError(
-            "an in-memory study lives in one process: several workers need a storage",
-            setting="workers",
-        )
-    encoding_for(options.sampler)
-
 
 # --- open, check and seed ----------------------------------------------------------------------
 
@@ -300,72 +218,6 @@ def optimise(
     run_workers(settings, search, target, options.timeout, options.workers, options.progress)
 
 
-# --- rank, verify, write -----------------------------------------------------------------------
-
-
-def finish(
-    study: optuna.Study,
-    search: Search,
-    spec: RunPlan,
-    gemm: Gemm | None,
-    verify_top: int,
-    results: Path | None,
-    storage: str | None = None,
-    verify: bool = True,
-) -> StudyOutcome:
-    """Rank the study's distinct candidates, verify the top ones, and (with `results`) write
-    results/<study>/leaderboard.parquet, and pareto.parquet for several objectives. `storage`:
-    the study's storage address, recorded in the files (autotune.results.owner). Without
-    `verify` (an interrupted run) nothing is checked and the files say so: the next reader
-    rebuilds them."""
-    ranked = board.records(study, search)
-    first = (gemm or spec.workload.gemms[0]).shape
-    sampler = record.study_sampler(study) or {}
-    info = board.RunInfo(
-        study.study_name,
-        str(sampler.get("sampler", "")),
-        int(sampler.get("seed", 0)),
-        first,
-        spec.machine,
-        spec.the_oracle(),
-        spec.objectives,
-    )
-    rows = board.rows_of(ranked, info, search.families)
-    failures = board.annotate(rows, ranked, info, search.families, verify_top) if verify else []
-    frame = board.to_frame(rows)
-    done = finished_count(study)
-    outcome = StudyOutcome(
-        study.study_name, gemm, frame, done, len(ranked), failures, verified=verify, study=study
-    )
-    if results is not None:
-        folder = study_folder(results, study.study_name)
-        if storage is not None:
-            claim(folder, storage, lambda: done)
-        metadata = {
-            "study": study.study_name,
-            "shape": str(first),
-            "base_machine": spec.machine.as_dict(),
-            "objectives": list(spec.objectives),
-            "oracle": spec.oracle,
-            "trials": done,
-            "workload": None if spec.single else spec.workload.name,
-            "gemm": gemm.name if gemm else None,
-            "variant": "codesign" if spec.codesign else None,
-            "storage": storage_key(storage, results) if storage is not None else None,
-            "unverified": not verify,
-            **spec.costing_metadata(),
-        }
-        outcome.paths.append(
-            tables.write("leaderboard", frame, folder / "leaderboard.parquet", metadata)
-        )
-        if len(spec.objectives) > 1:
-            front = frame[frame["pareto"] == True].copy() if not frame.empty else frame  # noqa: E712
-            if not front.empty:
-                front["rank"] = list(range(1, len(front) + 1))
-            outcome.paths.append(tables.write("pareto", front, folder / "pareto.parquet", metadata))
-    return outcome
-
-
 # --- the run -----------------------------------------------------------------------------------
 
 
@@ -520,46 +372,3 @@ def _run_job(
             f"tuning {job.gemm.label if job.gemm else job.settings.name}: {trials} trials in study {job.settings.name!r}"
         )
     optimise(job.settings, job.search, job.shared, job.study, target, options)
-
-
-def finish_jobs(
-    jobs: list[Job], spec: RunPlan, options: RunOptions, stop: StopRequest
-) -> list[StudyOutcome]:
-    """Rank, verify and write each study. Verification may take long and leaves nothing to
-    finish: a Ctrl-C there (or an earlier second one) stops it, and the studies not yet written
-    are ranked and written unverified, marked so that the next reader verifies them."""
-    verify_top = options.verify_top if options.verify_top is not None else verify_top_default(spec)
-    results = options.results if options.write else None
-    outcomes: list[StudyOutcome] = []
-
-    def write(job: Job, verify: bool) -> StudyOutcome:
-        return finish(
-            job.study,
-            job.search,
-            spec,
-            job.gemm,
-            verify_top,
-            results,
-            job.settings.storage_url,
-            verify,
-        )
-
-    if not stop.forced:
-        try:
-            with stop.urgently():
-                for job in jobs:
-                    outcomes.append(write(job, True))
-        except KeyboardInterrupt:
-            pass
-    return outcomes + [write(job, False) for job in jobs[len(outcomes) :]]
-
-
-def unverified_note(outcomes: list[StudyOutcome], run: str | None) -> str:
-    """What an interrupted run wrote without verifying, and the one command that verifies it."""
-    names = [o.name for o in outcomes if not o.verified]
-    target = run or names[0]
-    return (
-        f"interrupted: wrote the leaderboard of {len(names)} {'study' if len(names) == 1 else 'studies'} "
-        f"from the stored trials, unverified; `autotune leaderboard {target}` verifies "
-        f"{'it' if len(names) == 1 else 'them'}"
-    )

@@ -9,7 +9,7 @@ pytest.importorskip(
     "ortools", reason="the exact solver needs OR-Tools (pip install 'autotune[exact]')"
 )
 
-from generator_strategies import general_params, strip_params  # noqa: E402
+from tests.helpers.generator_strategies import general_params, strip_params  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 

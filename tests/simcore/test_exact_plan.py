@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from generator_strategies import general_params
+from tests.helpers.generator_strategies import general_params
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import warnings
 
 import pytest
-from generator_strategies import general_params, strip_params
+from tests.helpers.generator_strategies import general_params, strip_params
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

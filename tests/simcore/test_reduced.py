@@ -4,7 +4,7 @@ k steps, no larger than the full shape, reduced once for all, and a schedule tha
 
 from __future__ import annotations
 
-from generator_strategies import general_params, strip_params
+from tests.helpers.generator_strategies import general_params, strip_params
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
