@@ -9,7 +9,6 @@ pytest.importorskip(
     "ortools", reason="the exact solver needs OR-Tools (pip install 'autotune[exact]')"
 )
 
-from tests.helpers.generator_strategies import general_params, strip_params  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
@@ -18,6 +17,7 @@ from simcore.ga1.exact import OPTIMAL, ExactError, ExactOptions, plan_of, solve_
 from simcore.ga1.exact.model import makespan_of_plan  # noqa: E402
 from simcore.ga1.generator import general, slots_needed, strip_slots_needed, strips  # noqa: E402
 from simcore.ga1.lower_bounds import compute_pipeline_bound, lower_bound  # noqa: E402
+from tests.helpers.generator_strategies import general_params, strip_params  # noqa: E402
 
 QUICK = ExactOptions(time_limit=None, work_limit=0.3, workers=1)
 

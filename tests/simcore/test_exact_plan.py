@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from tests.helpers.generator_strategies import general_params
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,6 +16,7 @@ from simcore.ga1.exact.plan import (
 )
 from simcore.ga1.generator import default_params, general, slots_needed
 from simcore.ga1.verify import verify_matmul
+from tests.helpers.generator_strategies import general_params
 
 
 def _programs():

@@ -11,7 +11,6 @@ from __future__ import annotations
 import warnings
 
 import pytest
-from tests.helpers.generator_strategies import general_params, strip_params
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -20,6 +19,7 @@ from simcore.ga1 import engine
 from simcore.ga1.engine import FULL, PERIODIC, TimingLimitError
 from simcore.ga1.generator import GeneralParams, default_params, slots_needed
 from simcore.ga1.schedules import ScheduleError
+from tests.helpers.generator_strategies import general_params, strip_params
 
 T_AND_SIZES = st.sampled_from(
     [(4, 100), (8, 200)]

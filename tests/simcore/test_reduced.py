@@ -4,7 +4,6 @@ k steps, no larger than the full shape, reduced once for all, and a schedule tha
 
 from __future__ import annotations
 
-from tests.helpers.generator_strategies import general_params, strip_params
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -22,6 +21,7 @@ from simcore.ga1.reduced import (
     reduced_strips,
 )
 from simcore.ga1.schedules import ScheduleError
+from tests.helpers.generator_strategies import general_params, strip_params
 
 SIDES = st.integers(1, 240)
 QUICK = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
