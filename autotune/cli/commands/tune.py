@@ -302,6 +302,12 @@ def starting_points(args: argparse.Namespace, plan: RunPlan) -> tuple:
 def run(args: argparse.Namespace) -> int:
     spec = build_plan(args)
     spec.validate()  # a plan no search can honour is refused before the engine or Optuna loads
+    if args.study is not None:
+        from autotune.storage.names import name_problem, shown
+
+        problem = name_problem(args.study)
+        if problem is not None:
+            raise UsageError(f"--study name {shown(args.study)} {problem}")
     for gemm in spec.workload.gemms:  # every GEMM refused or announced before anything is generated
         work = spec.the_oracle().work(gemm.shape, spec.machine)
         if work is not None:
