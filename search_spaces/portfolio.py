@@ -17,7 +17,7 @@ CHAPTER_FAMILIES = frozenset({"blocked", "kouter"})
 
 
 @dataclass(frozen=True)
-class Entry:
+class PortfolioPoint:
     family: str
     point: Point
 
@@ -65,9 +65,9 @@ def _neighbours(seed: Point, family: Family, shape: Shape, machine: Machine) -> 
     return moves
 
 
-def portfolio(families: tuple[Family, ...], shape: Shape, machine: Machine) -> list[Entry]:
+def portfolio(families: tuple[Family, ...], shape: Shape, machine: Machine) -> list[PortfolioPoint]:
     """Every family's seed points, then the general family's neighbourhood; no repeats."""
-    entries: dict[str, Entry] = {}
+    entries: dict[str, PortfolioPoint] = {}
     for family in families:
         seeds = family.seed_points(shape, machine)
         points = list(seeds)
@@ -75,6 +75,6 @@ def portfolio(families: tuple[Family, ...], shape: Shape, machine: Machine) -> l
             for seed in seeds:
                 points += _neighbours(seed, family, shape, machine)
         for point in points:
-            entry = Entry(family.name, point)
+            entry = PortfolioPoint(family.name, point)
             entries.setdefault(entry.key(), entry)
     return list(entries.values())
