@@ -6,7 +6,7 @@ example systolic accelerator (tpu_like.yaml) with its per-access costs. Our side
 costs, from simcore/energy/data/zigzag_tpu_like.toml. For every case this prints:
   * the access counts per memory level and direction that the two models share, ZigZag's
     element counts against ours (simcore.energy.peer.zigzag_pairs);
-  * the energy per GEMM under both accountings of simcore.energy.accounting: `zigzag` (the same
+  * the energy per GEMM under both accountings of simcore.energy.accountings: `zigzag` (the same
     counts charged by ZigZag's conventions) against ZigZag's, and `physical` (the default)
     against ZigZag's, that difference split into the conventions that make it
     (simcore.energy.peer.zigzag_gap_terms), with what is left unexplained.
@@ -48,7 +48,9 @@ TECH_FILE = "zigzag_tpu_like.toml"
 # tile order, a 16 x 16 array, and a reduction within the array's rows (one pass, no read-backs).
 SHAPES = ((128, 128, 128), (32, 512, 512), (256, 256, 64), (64, 128, 256))
 HBM_WORDS_PER_CYCLE = 16
-SHORT = dict(zip(CONVENTIONS, ("reg transfer up", "reg read-back wr", "first read-back", "C width")))
+SHORT = dict(
+    zip(CONVENTIONS, ("reg transfer up", "reg read-back wr", "first read-back", "C width"))
+)
 
 
 def cases() -> list[dict]:

@@ -8,8 +8,13 @@
    and SRAM counts, the CPU time of `autotune systolic --workload` in process against the
    seconds SCALE-Sim took on the same case.
 3. Bad model files through `autotune gemms`: the exit status and the one-line message.
+4. Tuning runs of whole networks, each a fresh `python -m autotune` process in an empty results
+   folder (imports, tuning, verification and the report included): wall seconds and the CPU
+   seconds of the process (user + system, from resource.getrusage). ResNet-50 on the systolic
+   oracle with default trials, and the small bundled transformer on GA-1 with default trials;
+   `--tuning-only` runs only this part, `--no-tuning` skips it.
 
-Usage: python benchmarks/bench_workloads.py [--repeats N]
+Usage: python benchmarks/bench_workloads.py [--repeats N] [--tuning-only | --no-tuning]
 """
 
 from __future__ import annotations
@@ -18,6 +23,9 @@ import argparse
 import contextlib
 import io
 import json
+import os
+import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -156,14 +164,67 @@ def bad_files(tmp: Path) -> None:
         print(f"| {label} | {code} | `{err.replace(str(path), 'model.onnx')}` |")
 
 
+TUNING_RUNS: tuple[tuple[str, list[str]], ...] = (
+    (
+        "resnet50, systolic oracle, default trials",
+        ["--oracle", "systolic", "--workload", "resnet50"],
+    ),
+    ("transformer_b1, GA-1, default trials", ["--workload", "transformer_b1"]),
+)
+
+
+def timed_run(argv: list[str], folder: Path) -> tuple[float, float, str]:
+    """(wall s, CPU s, the report's closing lines) of one `python -m autotune` process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-m", "autotune", *argv, "--results", str(folder)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=folder,
+        check=False,
+    )
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if done.returncode != 0:
+        raise RuntimeError(
+            f"autotune {' '.join(argv)} exited {done.returncode}: {done.stderr.strip()[-400:]}"
+        )
+    lines = done.stdout.splitlines()
+    total = next(
+        (line for line in lines if line.startswith("weighted total ") and "cycles" in line), ""
+    )
+    return wall, cpu, total.split(";")[0]
+
+
+def tuning(tmp: Path) -> None:
+    print("\n| run | wall s | CPU s | result |\n|---|---|---|---|")
+    for index, (label, argv) in enumerate(TUNING_RUNS):
+        folder = tmp / f"tuning{index}"
+        folder.mkdir()
+        wall, cpu, total = timed_run(argv, folder)
+        print(
+            f"| `python -m autotune {' '.join(argv)}` ({label}) | {wall:.1f} | {cpu:.1f} | {total} |"
+        )
+
+
 def main_bench(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--tuning-only", action="store_true", help="only the tuning runs (part 4)")
+    which.add_argument("--no-tuning", action="store_true", help="skip the tuning runs (part 4)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        imports(Path(tmp), args.repeats)
-        topologies(Path(tmp), args.repeats)
-        bad_files(Path(tmp))
+        if not args.tuning_only:
+            imports(Path(tmp), args.repeats)
+            topologies(Path(tmp), args.repeats)
+            bad_files(Path(tmp))
+        if not args.no_tuning:
+            tuning(Path(tmp))
     return 0
 
 

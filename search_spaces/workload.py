@@ -15,6 +15,7 @@ TOML (Python 3.11's tomllib; on 3.10 the `tomli` package if installed):
 CSV (any Python): a header `name,shape,weight`, then one GEMM per line; `#` starts a comment.
 A .csv whose header is a SCALE-Sim topology's is read as one (formats/scalesim.py).
 """
+
 from __future__ import annotations
 
 import csv
@@ -32,7 +33,7 @@ BUNDLED = Path(__file__).resolve().parent / "workloads"
 # Occurrences per step: more than any model has, few enough that weight x cycles stays finite.
 MAX_WEIGHT = 1e9
 _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?", re.ASCII)
-MAX_NAME = 128   # a GEMM name becomes part of a study folder's name (at most 255 bytes)
+MAX_NAME = 128  # a GEMM name becomes part of a study folder's name (at most 255 bytes)
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # becomes part of a study name and a file path
 
 
@@ -54,8 +55,8 @@ class Gemm:
     name: str
     shape: Shape
     weight: float  # occurrences per workload step; the objective sums weight x cycles
-    source: str = ""                # the op it comes from (Conv, MatMul, ...), if known
-    layers: tuple[str, ...] = ()    # the model's layers that run it, if known (merged layers)
+    source: str = ""  # the op it comes from (Conv, MatMul, ...), if known
+    layers: tuple[str, ...] = ()  # the model's layers that run it, if known (merged layers)
 
     @property
     def macs(self) -> int:
@@ -71,7 +72,7 @@ class Gemm:
 class Workload:
     name: str
     gemms: tuple[Gemm, ...]
-    summary: tuple[str, ...] = ()   # what an importer read besides the GEMMs (other ops)
+    summary: tuple[str, ...] = ()  # what an importer read besides the GEMMs (other ops)
     warnings: tuple[str, ...] = ()  # what it could not turn into GEMMs
 
     def weighted(self, cycles: dict[str, int | float]) -> float:
@@ -91,21 +92,26 @@ def resolve_workload(path: str | Path) -> Path:
         bundled = bundled_workloads()
         if path.name in bundled:
             return bundled[path.name]
-        raise WorkloadError(f"workload {path}: no such file, and no bundled workload of that name "
-                            f"(bundled: {', '.join(bundled)})")
+        raise WorkloadError(
+            f"workload {path}: no such file, and no bundled workload of that name "
+            f"(bundled: {', '.join(bundled)})"
+        )
     return path
 
 
-def load_workload(path: str | Path,
-                  input_shapes: dict[str, tuple[int, ...]] | None = None) -> Workload:
+def load_workload(
+    path: str | Path, input_shapes: dict[str, tuple[int, ...]] | None = None
+) -> Workload:
     """Read and validate a workload: .toml, .csv (autotune's or a SCALE-Sim topology), .onnx, or a
     bundled network's name; WorkloadError with a one-line reason. `input_shapes` fixes an ONNX
     model's input shapes by input name."""
     path = resolve_workload(path)
     suffix = path.suffix.lower()
     if suffix not in FORMATS:
-        raise WorkloadError(f"workload {path}: unknown format {path.suffix or '(no suffix)'!r} "
-                            f"(use .toml, .csv or .onnx)")
+        raise WorkloadError(
+            f"workload {path}: unknown format {path.suffix or '(no suffix)'!r} "
+            f"(use .toml, .csv or .onnx)"
+        )
     if path.is_dir():
         raise WorkloadError(f"workload {path} is a directory, not a file")
     if not path.is_file():
@@ -147,8 +153,10 @@ def build_workload(name: str, entries: list[dict[str, object]], source: str) -> 
 def _gemm(entry: dict[str, object], where: str) -> Gemm:
     unknown = sorted(set(entry) - set(CSV_HEADER) - set(OPTIONAL_KEYS))
     if unknown:
-        raise WorkloadError(f"{where}: unknown key(s) {', '.join(unknown)} "
-                            f"(expected name, shape, weight; optional source, layers)")
+        raise WorkloadError(
+            f"{where}: unknown key(s) {', '.join(unknown)} "
+            f"(expected name, shape, weight; optional source, layers)"
+        )
     missing = [k for k in CSV_HEADER if entry.get(k) in (None, "")]
     if missing:
         raise WorkloadError(f"{where}: missing {', '.join(missing)}")
@@ -175,7 +183,9 @@ def _weight(raw: object, where: str) -> float:
     if isinstance(raw, bool):
         raise WorkloadError(f"{where}: weight must be a positive number, got {raw!r}")
     if isinstance(raw, str):
-        if not _NUMBER.fullmatch(raw.strip()):  # float() would take 'inf', '1_0' and other scripts' digits
+        if not _NUMBER.fullmatch(
+            raw.strip()
+        ):  # float() would take 'inf', '1_0' and other scripts' digits
             raise WorkloadError(f"{where}: weight must be a positive number, got {raw!r}")
         raw = float(raw.strip())
     if not isinstance(raw, (int, float)) or raw != raw or raw in (float("inf"), float("-inf")):
@@ -183,8 +193,10 @@ def _weight(raw: object, where: str) -> float:
     if raw <= 0:
         raise WorkloadError(f"{where}: weight must be positive, got {raw:g}")
     if raw > MAX_WEIGHT:
-        raise WorkloadError(f"{where}: weight {raw:g} is too large (at most {MAX_WEIGHT:g} occurrences per step, so that "
-                            f"weighted cycles stay finite)")
+        raise WorkloadError(
+            f"{where}: weight {raw:g} is too large (at most {MAX_WEIGHT:g} occurrences per step, so that "
+            f"weighted cycles stay finite)"
+        )
     return float(raw)
 
 
@@ -195,15 +207,19 @@ def _toml_entries(text: str, path: Path) -> list[dict[str, object]]:
         try:
             import tomli as tomllib  # type: ignore[no-redef]
         except ModuleNotFoundError:
-            raise WorkloadError(f"workload {path}: TOML needs Python 3.11 or the tomli package; "
-                                f"use the CSV format (name,shape,weight) instead") from None
+            raise WorkloadError(
+                f"workload {path}: TOML needs Python 3.11 or the tomli package; "
+                f"use the CSV format (name,shape,weight) instead"
+            ) from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise WorkloadError(f"workload {path}: invalid TOML: {exc}") from None
     extra = sorted(k for k in data if k != "gemm")
     if extra:
-        raise WorkloadError(f"workload {path}: unknown table(s) {', '.join(extra)} (expected [[gemm]] entries)")
+        raise WorkloadError(
+            f"workload {path}: unknown table(s) {', '.join(extra)} (expected [[gemm]] entries)"
+        )
     entries = data.get("gemm", [])
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
         raise WorkloadError(f"workload {path}: 'gemm' must be an array of tables ([[gemm]])")
@@ -211,17 +227,23 @@ def _toml_entries(text: str, path: Path) -> list[dict[str, object]]:
 
 
 def _csv_entries(text: str, path: Path) -> list[dict[str, object]]:
-    lines = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    lines = [
+        line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")
+    ]
     if not lines:
         return []
     reader = csv.reader(io.StringIO("\n".join(lines)))
     header = tuple(cell.strip().lower() for cell in next(reader))
     if header != CSV_HEADER:
-        raise WorkloadError(f"workload {path}: the CSV header must be {','.join(CSV_HEADER)}, got "
-                            f"{','.join(repr(cell) for cell in header)}")
+        raise WorkloadError(
+            f"workload {path}: the CSV header must be {','.join(CSV_HEADER)}, got "
+            f"{','.join(repr(cell) for cell in header)}"
+        )
     entries: list[dict[str, object]] = []
     for number, cells in enumerate(reader, start=2):
         if len(cells) != len(CSV_HEADER):
-            raise WorkloadError(f"workload {path}, data line {number}: expected 3 fields (name,shape,weight), got {len(cells)}")
+            raise WorkloadError(
+                f"workload {path}, data line {number}: expected 3 fields (name,shape,weight), got {len(cells)}"
+            )
         entries.append(dict(zip(CSV_HEADER, (c.strip() for c in cells))))
     return entries

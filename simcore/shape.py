@@ -1,4 +1,5 @@
 """Matrix-product shapes: M x K x N, with A of M x K and B of K x N."""
+
 from __future__ import annotations
 
 import math

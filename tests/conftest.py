@@ -5,6 +5,7 @@ the tests/helpers package; test modules import those, never each other.
 
 The package never imports the reference; tests may, and skip cleanly when it is not there.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -77,5 +78,9 @@ def chapter_checks() -> ModuleType:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     # Here, not in tests/autotune/conftest.py: pytest only takes options from the top conftest.
-    parser.addoption("--require-postgres", action="store_true", default=False,
-                     help="fail (instead of skipping) the PostgreSQL tests when initdb/pg_ctl are not installed (CI)")
+    parser.addoption(
+        "--require-postgres",
+        action="store_true",
+        default=False,
+        help="fail (instead of skipping) the PostgreSQL tests when initdb/pg_ctl are not installed (CI)",
+    )

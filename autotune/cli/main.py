@@ -1,4 +1,5 @@
 """The command line: `python -m autotune [COMMAND] ...`; with no command, `tune`."""
+
 from __future__ import annotations
 
 import argparse
@@ -6,8 +7,8 @@ import sys
 from typing import Any, Sequence
 
 from autotune import __version__
-from autotune.cli.strict import strict
 from autotune.cli.errors import UsageError, message
+from autotune.cli.strict import strict
 from autotune.errors import AutotuneError
 from autotune.run.quiet import quiet_libraries
 
@@ -30,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="autotune",
         description="Schedule search for matrix accelerators, with cycle-exact simulators as the oracle. "
-                    "With no command, runs `tune`.",
+        "With no command, runs `tune`.",
     )
     parser.add_argument("--version", action="version", version=f"autotune {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -42,8 +43,20 @@ def build_parser() -> argparse.ArgumentParser:
 def _command_modules() -> list:
     import importlib
 
-    names = ["baseline", "tune", "studies", "leaderboard", "show", "export", "check", "sweep", "systolic", "tile_model", "plot",
-             "gemms"]
+    names = [
+        "baseline",
+        "tune",
+        "studies",
+        "leaderboard",
+        "show",
+        "export",
+        "check",
+        "sweep",
+        "systolic",
+        "tile_model",
+        "plot",
+        "gemms",
+    ]
     modules = []
     for name in names:
         try:
@@ -70,6 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not getattr(args, "run", None):
             parser.print_help()
             return 2
+        quiet_libraries()
         return int(args.run(args))
     except UsageError as exc:
         print(f"autotune: error: {exc}", file=sys.stderr)

@@ -2,6 +2,7 @@
 over the target and flush the folder, so that a crash at any moment leaves either the old file
 or the new one, whole. A target that cannot be written (a read-only results folder, a full
 disk) is a one-line error. And where a command may write at all (`check_output`)."""
+
 from __future__ import annotations
 
 import contextlib
@@ -19,7 +20,7 @@ import pyarrow.parquet as pq
 from autotune.errors import ResultsError
 from autotune.storage.names import blocking_file, ensure_folder
 
-_CHECKSUM = b"autotune.sha256"   # of the schema and metadata: a damaged footer shows on reading
+_CHECKSUM = b"autotune.sha256"  # of the schema and metadata: a damaged footer shows on reading
 
 
 @contextlib.contextmanager
@@ -55,7 +56,9 @@ def _replace(temporary: Path, path: Path) -> None:
         os.close(folder)
 
 
-def write_parquet(frame: pd.DataFrame, path: Path, metadata: Mapping[str, object] | None = None) -> Path:
+def write_parquet(
+    frame: pd.DataFrame, path: Path, metadata: Mapping[str, object] | None = None
+) -> Path:
     """Write `frame` to `path` atomically, with `metadata` as JSON in the schema's metadata."""
     table = pa.Table.from_pandas(frame, preserve_index=False)
     if metadata:
@@ -64,7 +67,9 @@ def write_parquet(frame: pd.DataFrame, path: Path, metadata: Mapping[str, object
         table = table.replace_schema_metadata(merged)
         table = table.replace_schema_metadata({**merged, _CHECKSUM: _digest(table.schema)})
     with atomically(path) as temporary:
-        pq.write_table(table, temporary, write_page_checksum=True)  # damage shows on reading, not as wrong numbers
+        pq.write_table(
+            table, temporary, write_page_checksum=True
+        )  # damage shows on reading, not as wrong numbers
     return path
 
 
@@ -72,7 +77,11 @@ def _digest(schema: pa.Schema) -> bytes:
     """A checksum of what page checksums do not cover: the columns' names and types, and the
     pandas and autotune metadata (a flipped bit there would rename a column or change a type)."""
     metadata = schema.metadata or {}
-    parts = [schema.remove_metadata().to_string().encode(), metadata.get(b"pandas", b""), metadata.get(b"autotune", b"")]
+    parts = [
+        schema.remove_metadata().to_string().encode(),
+        metadata.get(b"pandas", b""),
+        metadata.get(b"autotune", b""),
+    ]
     return hashlib.sha256(b"\0".join(parts)).hexdigest().encode()
 
 
@@ -118,7 +127,9 @@ def atomically(path: Path) -> Iterator[Path]:
 # --- where a command may write ---------------------------------------------------------------
 
 # The files a study's folder holds: never an output, whatever is asked.
-STUDY_FILES = frozenset({"study.journal", "study.db", "leaderboard.parquet", "pareto.parquet", "workload.parquet"})
+STUDY_FILES = frozenset(
+    {"study.journal", "study.db", "leaderboard.parquet", "pareto.parquet", "workload.parquet"}
+)
 
 
 def study_file(path: Path) -> bool:
@@ -135,7 +146,9 @@ def study_file(path: Path) -> bool:
         return False
     if head.startswith(b"PAR1"):  # a study's results wherever they were copied
         return _results_kind(path) in ("leaderboard", "pareto", "workload")
-    return head.startswith(b"SQLite format 3\x00") or (head.startswith(b'{"op_code":') and b"\n" in head)
+    return head.startswith(b"SQLite format 3\x00") or (
+        head.startswith(b'{"op_code":') and b"\n" in head
+    )
 
 
 def _results_kind(path: Path) -> object:

@@ -12,7 +12,7 @@ category's line items, what the oracle does not count, energy per MAC, EDP and a
 
 from __future__ import annotations
 
-from simcore.energy.accounting import (
+from simcore.energy.accountings import (
     ACCOUNTINGS,
     PHYSICAL,
     ZIGZAG,

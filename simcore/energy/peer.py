@@ -6,12 +6,12 @@ direction: rd_out_to_low (read towards the MACs), wr_in_by_high (written from th
 wr_in_by_low (written by the level below) and rd_out_to_high (read towards the level above).
 The levels are those of benchmarks/zigzag_runner.py: rf_stationary (the stationary input's PE
 register), rf_output (each PE's output register), sram, and dram for the stationary operand.
-ZigZag's energy is systolic_cost's under the ZIGZAG accounting (simcore.energy.accounting).
+ZigZag's energy is systolic_cost's under the ZIGZAG accounting (simcore.energy.accountings).
 """
 
 from __future__ import annotations
 
-from simcore.energy.accounting import ZIGZAG
+from simcore.energy.accountings import ZIGZAG
 from simcore.energy.systolic import SystolicCounts, convention_items
 from simcore.energy.technology import Technology
 
@@ -55,7 +55,7 @@ def zigzag_pairs(counts: SystolicCounts, hbm: bool) -> dict[Level, int]:
 
 def zigzag_gap_terms(counts: SystolicCounts, tech: Technology) -> dict[str, float]:
     """pJ by which ZigZag's energy exceeds ours under the physical accounting, by convention
-    (simcore.energy.accounting.ZIGZAG; 0 where a convention does not apply, as for os): what
+    (simcore.energy.accountings.ZIGZAG; 0 where a convention does not apply, as for os): what
     systolic_cost charges under ZIGZAG beyond PHYSICAL for the same counts."""
     register, on_chip = convention_items(counts, tech, ZIGZAG)
     charged = {

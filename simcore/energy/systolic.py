@@ -16,7 +16,7 @@ Registers, per PE, from the dataflow (every count follows from the design and th
               there: once per MAC for ws and is (one operand streams), twice for os (both do)
 Padding zeros of padded edge tiles are made in the array and not costed.
 These are the physical counts; systolic_cost charges them by an accounting (PHYSICAL by default,
-or ZIGZAG's conventions, which add tagged line items: simcore.energy.accounting).
+or ZIGZAG's conventions, which add tagged line items: simcore.energy.accountings).
 
 The buffers are costed as one SRAM of their total capacity (`buffer_words`): the streamed
 operand and the results whole (partial sums at accumulator width), and the stationary matrix
@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from simcore.energy.accounting import PHYSICAL, Accounting
+from simcore.energy.accountings import PHYSICAL, Accounting
 from simcore.energy.cost import Category, Cost, Item, area_mm2
 from simcore.energy.technology import Technology
 from simcore.shape import Shape
@@ -205,7 +205,7 @@ def convention_items(
     counts: SystolicCounts, tech: Technology, accounting: Accounting
 ) -> tuple[tuple[Item, ...], tuple[Item, ...]]:
     """The (register, on-chip) items that `accounting` charges beyond the physical one for the
-    same counts (simcore.energy.accounting); none for os, which reduces inside each PE."""
+    same counts (simcore.energy.accountings); none for os, which reduces inside each PE."""
     if counts.dataflow == "os":
         return (), ()
     tag, macs, t = accounting.name, counts.macs, counts.traffic
@@ -255,7 +255,7 @@ def systolic_cost(
     accounting: Accounting = PHYSICAL,
 ) -> Cost:
     """Energy and area of one GEMM on `design` from its counts, charged by `accounting`
-    (PHYSICAL, or ZIGZAG's conventions: simcore.energy.accounting)."""
+    (PHYSICAL, or ZIGZAG's conventions: simcore.energy.accountings)."""
     register, on_chip = convention_items(counts, tech, accounting)
     off_chip = []
     if counts.hbm_reads:
@@ -303,7 +303,7 @@ def systolic_cost_of(
 ) -> Cost:
     """systolic_cost of a GEMM, its cycles from the closed form unless given."""
     if cycles is None:
-        from simcore.systolic.schedule import cycles as closed_form
+        from simcore.systolic.closed_form import cycles as closed_form
 
         cycles = closed_form(design, shape)
     return systolic_cost(design, systolic_counts(design, shape, cycles, tech), tech, accounting)

@@ -273,8 +273,11 @@ def default_technology() -> Technology:
 
 def technology_to_dict(tech: Technology) -> dict[str, Any]:
     """The table in its file's layout: technology_from_dict(technology_to_dict(t)) == t."""
-    data: dict[str, Any] = {"name": tech.name, "word_bits": tech.word_bits,
-                            "accumulator_bits": tech.accumulator_bits}
+    data: dict[str, Any] = {
+        "name": tech.name,
+        "word_bits": tech.word_bits,
+        "accumulator_bits": tech.accumulator_bits,
+    }
     for key in ("node_nm", "supply_v"):
         if getattr(tech, key) is not None:
             data[key] = getattr(tech, key)

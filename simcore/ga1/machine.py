@@ -1,4 +1,5 @@
 """The GA-1 machine: a frozen set of parameters, with the chapter's names."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -123,11 +124,14 @@ def _array(value: object) -> tuple[int, int]:
         except ValueError as exc:
             raise MachineError(f"machine parameter {MXU_ARRAY}: {exc}") from None
     if (
-        isinstance(value, tuple) and len(value) == 2
+        isinstance(value, tuple)
+        and len(value) == 2
         and all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in value)
     ):
         return value[0], value[1]
-    raise MachineError(f"machine parameter {MXU_ARRAY} must be RxC with positive R and C, got {value!r}")
+    raise MachineError(
+        f"machine parameter {MXU_ARRAY} must be RxC with positive R and C, got {value!r}"
+    )
 
 
 def machine_from(overrides: Mapping[str, OverrideValue], slots: int | None = None) -> Machine:
@@ -145,7 +149,9 @@ def machine_from(overrides: Mapping[str, OverrideValue], slots: int | None = Non
     if array is not None:
         clash = [key for key in ("mxu_cycles", "mxu_fill") if key in params]
         if clash:
-            raise MachineError(f"{MXU_ARRAY} derives mxu_cycles and mxu_fill: do not also give {' or '.join(clash)}")
+            raise MachineError(
+                f"{MXU_ARRAY} derives mxu_cycles and mxu_fill: do not also give {' or '.join(clash)}"
+            )
     machine = Machine(**params)  # type: ignore[arg-type]  # validates every plain parameter
     if array is None:
         return machine

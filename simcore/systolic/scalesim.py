@@ -18,8 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from simcore.shape import Shape
+from simcore.systolic.closed_form import cycles
 from simcore.systolic.model import SCALESIM, Mapping, SystolicDesign, design_traffic, tile_count
-from simcore.systolic.schedule import cycles
 
 
 @dataclass(frozen=True)

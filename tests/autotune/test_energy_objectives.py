@@ -1,6 +1,7 @@
 """Energy and area in the tuner, without running a study: every evaluation of either oracle carries
 the energy of its exact counts; energy, edp and area parse and combine as objectives; budgets
 are graded (area before a candidate runs, energy after); the plan carries its technology table."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -34,8 +35,15 @@ from simcore.shape import Shape
 
 SHAPE = Shape(32, 24, 40)
 WORKLOADS = Path(__file__).resolve().parents[2] / "search_spaces" / "workloads"
-ENERGY_KEYS = ("energy_pj", "energy_per_mac_pj", "edp", "area_mm2", "energy_compute_pj", "energy_on_chip_pj",
-               "energy_off_chip_pj")
+ENERGY_KEYS = (
+    "energy_pj",
+    "energy_per_mac_pj",
+    "edp",
+    "area_mm2",
+    "energy_compute_pj",
+    "energy_on_chip_pj",
+    "energy_off_chip_pj",
+)
 ZIGZAG = load_technology(shipped_table("zigzag_tpu_like.toml"))
 
 
@@ -56,7 +64,9 @@ def ga1_point() -> tuple[oracles.Oracle, object, dict[str, object], Machine]:
 def test_ga1_evaluation_is_costed_from_its_own_timing() -> None:
     oracle, family, point, machine = ga1_point()
     metrics = oracle.evaluate(family, point, SHAPE, machine)  # type: ignore[arg-type]
-    assert set(ENERGY_KEYS) <= set(metrics) and "energy_register_pj" not in metrics  # GA-1 counts no registers
+    assert (
+        set(ENERGY_KEYS) <= set(metrics) and "energy_register_pj" not in metrics
+    )  # GA-1 counts no registers
     timing = family.generator(point, SHAPE, machine).timing()  # type: ignore[attr-defined]
     cost = ga1_cost_of_timing(machine, timing, default_technology())
     assert metrics["energy_pj"] == pytest.approx(cost.energy_pj) and metrics["macs"] == cost.macs
@@ -75,8 +85,12 @@ def test_systolic_evaluation_is_costed_from_its_model_counts() -> None:
     assert set(ENERGY_KEYS) | {"energy_register_pj"} <= set(metrics)
     design = family.design(point)  # type: ignore[attr-defined]
     cost = systolic_cost_of(design, SHAPE, default_technology(), int(metrics["cycles"]))  # type: ignore[call-overload]
-    assert metrics["energy_pj"] == pytest.approx(cost.energy_pj) and metrics["area_mm2"] == pytest.approx(cost.area_mm2)
-    assert oracle.area_mm2(family, point, SHAPE, oracle.default_machine()) == pytest.approx(cost.area_mm2)
+    assert metrics["energy_pj"] == pytest.approx(cost.energy_pj) and metrics[
+        "area_mm2"
+    ] == pytest.approx(cost.area_mm2)
+    assert oracle.area_mm2(family, point, SHAPE, oracle.default_machine()) == pytest.approx(
+        cost.area_mm2
+    )
 
 
 def test_a_technology_table_configures_a_copy_of_the_oracle() -> None:
@@ -89,16 +103,44 @@ def test_a_technology_table_configures_a_copy_of_the_oracle() -> None:
     assert oracles.get("ga1") is oracle  # the registered oracle is unchanged
 
 
-@pytest.mark.parametrize("argv, objectives", [
-    (["--shape", "32x32x32", "--objectives", "cycles,energy"], ("cycles", "energy")),
-    (["--shape", "32x32x32", "--objectives", "cycles, edp ,area"], ("cycles", "edp", "area")),
-    (["--shape", "32x32x32", "--search-machine", "--objectives", "cycles,energy,area,scratchpad_words"],
-     ("cycles", "energy", "area", "scratchpad_words")),
-    (["--shape", "32x32x32", "--oracle", "systolic", "--objectives", "cycles,energy,words_per_mac"],
-     ("cycles", "energy", "words_per_mac")),
-    (["--workload", str(WORKLOADS / "chapter.toml"), "--search-machine", "--objectives", "cycles,edp,area"],
-     ("cycles", "edp", "area")),
-])
+@pytest.mark.parametrize(
+    "argv, objectives",
+    [
+        (["--shape", "32x32x32", "--objectives", "cycles,energy"], ("cycles", "energy")),
+        (["--shape", "32x32x32", "--objectives", "cycles, edp ,area"], ("cycles", "edp", "area")),
+        (
+            [
+                "--shape",
+                "32x32x32",
+                "--search-machine",
+                "--objectives",
+                "cycles,energy,area,scratchpad_words",
+            ],
+            ("cycles", "energy", "area", "scratchpad_words"),
+        ),
+        (
+            [
+                "--shape",
+                "32x32x32",
+                "--oracle",
+                "systolic",
+                "--objectives",
+                "cycles,energy,words_per_mac",
+            ],
+            ("cycles", "energy", "words_per_mac"),
+        ),
+        (
+            [
+                "--workload",
+                str(WORKLOADS / "chapter.toml"),
+                "--search-machine",
+                "--objectives",
+                "cycles,edp,area",
+            ],
+            ("cycles", "edp", "area"),
+        ),
+    ],
+)
 def test_objectives_parse_and_combine(argv: list[str], objectives: tuple[str, ...]) -> None:
     plan = plan_of(*argv)
     assert plan.objectives == objectives
@@ -106,21 +148,36 @@ def test_objectives_parse_and_combine(argv: list[str], objectives: tuple[str, ..
     assert all(DIRECTIONS[n] == "minimize" for n in ("energy", "edp", "area"))
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--objectives", "energy,cycles"], "the first objective must be cycles"),
-    (["--objectives", "cycles,energy,energy"], "names an objective twice"),
-    (["--objectives", "cycles,joules"], "unknown objective(s) joules"),
-    (["--area-budget", "0.1"], "needs search_machine"),
-    (["--energy-budget", "1e6"], "needs search_machine"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--objectives", "energy,cycles"], "the first objective must be cycles"),
+        (["--objectives", "cycles,energy,energy"], "names an objective twice"),
+        (["--objectives", "cycles,joules"], "unknown objective(s) joules"),
+        (["--area-budget", "0.1"], "needs search_machine"),
+        (["--energy-budget", "1e6"], "needs search_machine"),
+    ],
+)
 def test_refused_objectives_and_budgets(argv: list[str], message: str) -> None:
     with pytest.raises(PlanError, match=message.replace("(", r"\(").replace(")", r"\)")):
         plan_of("--shape", "32x32x32", *argv)
 
 
 def test_objectives_read_their_metric_columns() -> None:
-    row = {"energy_pj": 5.0, "area_mm2": 0.25, "edp": 40.0, "cycles": 8, "total_cycles": 80, "total_energy_pj": 50.0}
-    assert [objective_value(row, n) for n in ("energy", "area", "edp", "cycles")] == [5.0, 0.25, 40.0, 8.0]
+    row = {
+        "energy_pj": 5.0,
+        "area_mm2": 0.25,
+        "edp": 40.0,
+        "cycles": 8,
+        "total_cycles": 80,
+        "total_energy_pj": 50.0,
+    }
+    assert [objective_value(row, n) for n in ("energy", "area", "edp", "cycles")] == [
+        5.0,
+        0.25,
+        40.0,
+        8.0,
+    ]
     assert [machine_value(row, n) for n in ("energy", "area", "cycles")] == [50.0, 0.25, 80.0]
 
 
@@ -129,20 +186,39 @@ def budgeted_problem(area: float | None = None, energy: float | None = None) -> 
     base = Machine(slots=16)
     families = oracle.families(("chapter",), base)
     space = MachineSpace.create(base, None, 128 * 64)
-    return Problem(SHAPE, base, families, oracle, space, ("cycles", "energy"), area_budget=area, energy_budget=energy)
+    return Problem(
+        SHAPE,
+        base,
+        families,
+        oracle,
+        space,
+        ("cycles", "energy"),
+        area_budget=area,
+        energy_budget=energy,
+    )
 
 
 def test_area_budget_is_graded_before_anything_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     problem = budgeted_problem(area=0.05)
-    small = Candidate("blocked", {"bi": 1, "bj": 1, "buffers": 1, "order": "row"},
-                      {"slots": 8, "dma_setup": 16, "dma_words_per_cycle": 8, "mxu_cycles": 8})
-    big = Candidate("blocked", small.point, {**small.machine_point, "slots": 32, "dma_words_per_cycle": 64})
+    small = Candidate(
+        "blocked",
+        {"bi": 1, "bj": 1, "buffers": 1, "order": "row"},
+        {"slots": 8, "dma_setup": 16, "dma_words_per_cycle": 8, "mxu_cycles": 8},
+    )
+    big = Candidate(
+        "blocked", small.point, {**small.machine_point, "slots": 32, "dma_words_per_cycle": 64}
+    )
     assert problem.fits(small) and not problem.fits(big)
-    monkeypatch.setattr(type(problem.oracle), "evaluate", lambda *a: pytest.fail("an infeasible machine ran"))
+    monkeypatch.setattr(
+        type(problem.oracle), "evaluate", lambda *a: pytest.fail("an infeasible machine ran")
+    )
     refused = problem.evaluate(big)
     area = problem.oracle.machine_area_mm2(problem.machine_for(big))
     assert not refused.feasible and refused.violation == pytest.approx(area / 0.05 - 1)  # type: ignore[operator]
-    assert problem.constraints(refused) == {"slots_over": 0.0, "area_over": pytest.approx(area / 0.05 - 1)}  # type: ignore[operator]
+    assert problem.constraints(refused) == {
+        "slots_over": 0.0,
+        "area_over": pytest.approx(area / 0.05 - 1),
+    }  # type: ignore[operator]
 
 
 def test_energy_budget_is_graded_after_the_run() -> None:
@@ -162,8 +238,15 @@ def test_codesign_carries_the_workloads_energy_and_the_machines_area() -> None:
     base = Machine(slots=16)
     workload = Workload("w", (Gemm("a", Shape(16, 32, 24), 2.0), Gemm("b", Shape(8, 8, 40), 1.0)))
     space = MachineSpace.create(base, None, None)
-    search = Codesign(workload, base, oracle.families(("chapter",), base), space, ("cycles", "energy"), oracle,
-                      area_budget=1.0)
+    search = Codesign(
+        workload,
+        base,
+        oracle.families(("chapter",), base),
+        space,
+        ("cycles", "energy"),
+        oracle,
+        area_budget=1.0,
+    )
     found = search.evaluate(search.seeds()[0])
     assert found.feasible
     shapes = found.metrics["shapes"]
@@ -196,7 +279,9 @@ def test_codesign_energy_budget_is_graded_on_the_workloads_total() -> None:
     families = oracle.families(("chapter",), base)
     free = Codesign(workload, base, families, space, ("cycles", "energy"), oracle)
     energy = float(free.evaluate(free.seeds()[0]).metrics["energy_pj"])
-    over = Codesign(workload, base, families, space, ("cycles", "energy"), oracle, energy_budget=energy / 4)
+    over = Codesign(
+        workload, base, families, space, ("cycles", "energy"), oracle, energy_budget=energy / 4
+    )
     refused = over.evaluate(over.seeds()[0])
     assert not refused.feasible and refused.violation == pytest.approx(3.0)  # four times the budget
     assert over.constraints(refused) == {"scratchpad_over": 0.0, "energy_over": pytest.approx(3.0)}

@@ -1,6 +1,7 @@
 """The accounting option of the systolic energy: the physical one is the default, ZigZag's charges
 the same counts with more (never less) energy, only where a reduction runs over the array's rows,
 and its extra line items are exactly the conventions simcore.energy.peer names."""
+
 from __future__ import annotations
 
 import pytest
@@ -17,7 +18,7 @@ from simcore.energy import (
     systolic_counts,
 )
 from simcore.energy.peer import zigzag_gap_terms
-from simcore.systolic.schedule import cycles as closed_form_cycles
+from simcore.systolic.closed_form import cycles as closed_form_cycles
 from tests.helpers.systolic_strategies import designs, shapes
 
 TECH = load_technology()

@@ -5,6 +5,7 @@ cases on its example systolic accelerator's costs are in tests/simcore/golden/zi
 Every access count the two models share is equal. Under the zigzag accounting the energy equals
 ZigZag's on every case. Under the physical one (the default) it is equal for os; for ws and is
 ZigZag's exceeds ours by exactly the conventions of simcore.energy.peer.zigzag_gap_terms."""
+
 from __future__ import annotations
 
 import json
@@ -33,13 +34,19 @@ def _ours(case: dict) -> tuple[SystolicDesign, Shape]:
     link = HbmLink(16 if case["hbm"] else None, 2)
     mapping = Mapping(case["rows"], case["cols"], case["order"])
     array = SystolicArray(case["rows"], case["cols"])
-    return (SystolicDesign(array, case["dataflow"], mapping, Assumptions(shadow=False), link),
-            Shape(case["m"], case["k"], case["n"]))
+    return (
+        SystolicDesign(array, case["dataflow"], mapping, Assumptions(shadow=False), link),
+        Shape(case["m"], case["k"], case["n"]),
+    )
 
 
 def _elements(peer: dict) -> dict[tuple[str, str, str], int]:
-    return {(op, level["memory"], direction): count for op, levels in peer["levels"].items()
-            for level in levels for direction, count in level["elements"].items()}
+    return {
+        (op, level["memory"], direction): count
+        for op, levels in peer["levels"].items()
+        for level in levels
+        for direction, count in level["elements"].items()
+    }
 
 
 def test_the_golden_data_says_where_it_came_from() -> None:

@@ -107,12 +107,12 @@ MUTANTS: tuple[Mutant, ...] = (
         # In the timing rule and in the trace alike, as the chapter's (its replay sees 0 too).
         (
             timing("machine.mxu_fill", "0"),
-            Rewrite("ga1.simulate", "trace_records", "machine.mxu_fill", "0"),
+            Rewrite("ga1.simulator", "trace_records", "machine.mxu_fill", "0"),
         ),
         ("hand_timed_84",),
         engine=(
             clock_at_zero("machine.mxu_fill", "0"),
-            Rewrite("ga1.simulate", "trace_records", "machine.mxu_fill", "0"),
+            Rewrite("ga1.simulator", "trace_records", "machine.mxu_fill", "0"),
         ),
     ),
     Mutant(

@@ -23,7 +23,7 @@ from tests.helpers.simcore_copies import load_simcore_copy
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "scalesim.json").read_text())["cases"]
 
 stationary_events = partial(Rewrite, "systolic.events_stationary", "_operands")
-closed_form = partial(Rewrite, "systolic.schedule")
+closed_form = partial(Rewrite, "systolic.closed_form")
 
 MUTANTS: dict[str, tuple[Rewrite, ...]] = {
     "a swap does not check that the next load spared the shadow register": (

@@ -1,65 +1,19 @@
 """`autotune gemms FILE`: the GEMMs a workload file becomes, whatever its format (TOML, CSV, an
 ONNX model, a SCALE-Sim topology, or a bundled network's name): one line per GEMM and the totals.
-Also the workload loading that the other commands share: `--input-shape` and the warnings."""
+The workload loading that the commands share (`--input-shape`, the warnings) is in
+autotune.cli.workloads."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import re
-import sys
 
-from autotune.cli.errors import UsageError
+from autotune.cli.workloads import add_input_shape, load
 from search_spaces.gemm_list import format_listing, listing
-from search_spaces.workload import DynamicShapeError, Workload, WorkloadError, load_workload
 
 HELP = (
     "list the GEMMs a workload becomes (TOML, CSV, ONNX, SCALE-Sim topology or a bundled network)"
 )
-INPUT_SHAPE_HELP = (
-    "an ONNX input's shape, NAME=1x3x224x224 (repeatable): needed for inputs with "
-    "dynamic dimensions"
-)
-_INPUT_SHAPE = re.compile(r"^(?P<name>.+)=(?P<dims>\d+(?:[xX]\d+)*)$")
-
-
-def add_input_shape(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--input-shape",
-        action="append",
-        default=[],
-        metavar="NAME=1x3x224x224",
-        help=INPUT_SHAPE_HELP,
-    )
-
-
-def parse_input_shapes(values: list[str]) -> dict[str, tuple[int, ...]]:
-    shapes: dict[str, tuple[int, ...]] = {}
-    for text in values:
-        match = _INPUT_SHAPE.match(text.strip())
-        if not match:
-            raise UsageError(f"--input-shape expects NAME=1x3x224x224, got {text!r}")
-        dims = tuple(int(d) for d in re.split("[xX]", match["dims"]))
-        if any(d < 1 for d in dims):
-            raise UsageError(f"--input-shape {text!r}: every dimension must be at least 1")
-        if match["name"] in shapes:
-            raise UsageError(f"--input-shape gives input {match['name']!r} twice")
-        shapes[match["name"]] = dims
-    return shapes
-
-
-def load(path: str, input_shape: list[str]) -> Workload:
-    """The workload, its warnings printed; a bad file is a UsageError (one line, exit 2)."""
-    try:
-        workload = load_workload(path, parse_input_shapes(input_shape) or None)
-    except DynamicShapeError as exc:
-        example = "x".join(str(d or 1) for d in exc.dims) or "1x3x224x224"
-        raise UsageError(f"{exc} (--input-shape {exc.input_name}={example})") from None
-    except WorkloadError as exc:
-        raise UsageError(str(exc)) from None
-    for warning in workload.warnings:
-        print(f"autotune: warning: {warning}", file=sys.stderr)
-    return workload
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

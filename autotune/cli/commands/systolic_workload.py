@@ -16,13 +16,13 @@ import dataclasses
 import json
 from typing import Any
 
-from autotune.cli.commands import gemms
 from autotune.cli.errors import UsageError
+from autotune.cli.workloads import load
 from search_spaces.gemm_list import totals
 from search_spaces.workload import Gemm, Workload
+from simcore.systolic.closed_form import cycles
 from simcore.systolic.model import DATAFLOWS, SystolicArray, SystolicDesign, design_traffic
 from simcore.systolic.scalesim import is_scalesim, scalesim_report
-from simcore.systolic.schedule import cycles
 
 FIGURES = ("cycles", "a_reads", "b_reads", "psum_writes", "psum_readbacks", "c_writes")
 SCALESIM_FIGURES = ("total_cycles", "ifmap_sram_reads", "filter_sram_reads", "ofmap_sram_writes")
@@ -135,7 +135,7 @@ def run_workload(args: argparse.Namespace, base: SystolicDesign) -> int:
         raise UsageError(
             "--check runs one GEMM (--shape); with --workload the closed form is reported"
         )
-    workload = gemms.load(args.workload, args.input_shape)
+    workload = load(args.workload, args.input_shape)
     objects = report(args, workload, base)
     if args.json:
         for obj in objects:

@@ -213,9 +213,24 @@ def test_a_results_folder_of_another_storage_is_refused_before_any_trial(
 )
 def test_a_copied_leaderboard_is_a_study_file_too(hostile, world: Path, command: list[str]) -> None:  # type: ignore[no-untyped-def]
     shutil.copy(world / "results" / "base" / "leaderboard.parquet", world / "copy.parquet")
-    hostile.refuses([*command, "--out", "copy.parquet", "--force"], "copy.parquet", "a study's own file")
+    hostile.refuses(
+        [*command, "--out", "copy.parquet", "--force"], "copy.parquet", "a study's own file"
+    )
 
 
 def test_a_refused_workload_run_creates_no_study_folder(hostile) -> None:  # type: ignore[no-untyped-def]
-    hostile.refuses(["--workload", "w.csv", "--space", "chapter", "--trials", "2", "--study", "wl",
-                     "--storage", ":memory:"], "results/wl")
+    hostile.refuses(
+        [
+            "--workload",
+            "w.csv",
+            "--space",
+            "chapter",
+            "--trials",
+            "2",
+            "--study",
+            "wl",
+            "--storage",
+            ":memory:",
+        ],
+        "results/wl",
+    )

@@ -222,8 +222,9 @@ def test_an_interrupted_run_loses_nothing(
         assert killed is None and code == 130, (code, err)
 
     # Every trial the run completed is in the storage, completed.
-    from autotune.storage.locations import read_storage
     from optuna.trial import TrialState
+
+    from autotune.storage.locations import read_storage
 
     journal = tmp_path / "results" / "f" / "study.journal"
     done = completed_ids(log)
