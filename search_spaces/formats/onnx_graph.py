@@ -265,9 +265,9 @@ def read_onnx(path: Path, input_shapes: dict[str, tuple[int, ...]] | None = None
     model = _load(onnx, path)
     _check_versions(onnx, model, path)
     if model.functions:  # model-local functions: their bodies hold ops too
-        import onnx.inliner
+        from onnx.inliner import inline_local_functions
 
-        model = onnx.inliner.inline_local_functions(model)
+        model = inline_local_functions(model)
     _fix_inputs(model.graph, dict(input_shapes or {}), path)
     inferred = _infer(onnx, model, path)
     walk = _Walk(onnx, _shapes(inferred.graph), path)
