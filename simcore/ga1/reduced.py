@@ -20,7 +20,9 @@ program: the label says so.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Iterable
+import itertools
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from simcore.ga1.generator.order import GeneralParams
 from simcore.ga1.generator.strips import StripParams, block_height, strip_widths
@@ -66,7 +68,7 @@ def _line_descriptors(runs: Runs) -> dict[tuple[int, bool, bool, int], set[int]]
         for low, high, next_length in ((start, start + many - 1, length), (start + many - 1, start + many, after)):
             # places low .. high - 1 (the run's all but last, then its last); the line's ends alone
             cuts = sorted({low, high} | {c for c in (1, total - 1) if low < c < high})
-            for a, b in zip(cuts, cuts[1:]):
+            for a, b in itertools.pairwise(cuts):
                 last = b == total
                 key = (length, a == 0, last, 0 if last else next_length)
                 out.setdefault(key, set()).update({a % 2} if b - a == 1 else {0, 1})
@@ -197,7 +199,7 @@ def reduced_strips(shape: Shape, machine: Machine, params: StripParams) -> Shape
     widths = sorted({int(kind[0]) for kind in want[0]})  # type: ignore[call-overload]
 
     def bands_of(lg: int) -> list[tuple[object, ...]]:
-        found = []
+        found: list[tuple[object, ...]] = []
         for w in widths:
             runs = _runs(lg, block_height(w, machine.slots, params.reserve, lg), params.partition)
             found.append((frozenset(_line_descriptors(runs)), sum(many for _length, many in runs) % 2))

@@ -10,10 +10,9 @@ from __future__ import annotations
 import warnings
 
 import pytest
+from generator_strategies import general_params, strip_params
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from generator_strategies import general_params, strip_params
 
 from simcore import Machine, Shape
 from simcore.ga1 import engine
@@ -52,6 +51,7 @@ def same_either_way(generator: engine.Generator) -> None:
     assert full.method == FULL and full.simulated == full.products
     assert periodic.method in (PERIODIC, FULL)
     # a jump passes at least one unit of products; without one, every product was simulated
+    assert periodic.simulated is not None
     assert periodic.simulated == full.products if periodic.method == FULL else periodic.simulated < full.products
 
 
@@ -91,7 +91,7 @@ def test_steady_states_are_found(generator: engine.Generator) -> None:
     # A blocked order's k steps repeat: the periodic method simulates a fraction of the products.
     periodic, full = generator.timing(), generator.timing(FULL)
     assert totals(periodic) == totals(full)
-    assert periodic.method == PERIODIC and periodic.simulated < full.products // 4
+    assert periodic.method == PERIODIC and periodic.simulated is not None and periodic.simulated < full.products // 4
 
 
 def test_the_rotating_window_is_timed_in_full() -> None:

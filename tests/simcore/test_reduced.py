@@ -3,10 +3,9 @@ from the engine's own order (its bands, blocks and strips, block by block), the 
 k steps, no larger than the full shape, reduced once for all, and a schedule that verifies."""
 from __future__ import annotations
 
+from generator_strategies import general_params, strip_params
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from generator_strategies import general_params, strip_params
 
 from simcore import Machine, Shape
 from simcore.ga1 import engine
@@ -14,7 +13,13 @@ from simcore.ga1.engine import units
 from simcore.ga1.engine.plan import TAIL
 from simcore.ga1.generator import GeneralParams, default_params, slots_needed
 from simcore.ga1.generator.strips import StripParams
-from simcore.ga1.reduced import reduced_blocked, reduced_general, reduced_generator, reduced_kouter, reduced_strips
+from simcore.ga1.reduced import (
+    reduced_blocked,
+    reduced_general,
+    reduced_generator,
+    reduced_kouter,
+    reduced_strips,
+)
 from simcore.ga1.schedules import ScheduleError
 
 SIDES = st.integers(1, 240)
@@ -29,7 +34,7 @@ def _line(lengths: list[int], i: int) -> tuple[int, bool, bool, int]:
 def engine_block_kinds(generator: engine.Generator) -> frozenset[tuple[object, ...]]:
     """Every block of the engine's order, as its band's and column's kinds and its k direction."""
     st_ = generator._begin()
-    found = set()
+    found: set[tuple[object, ...]] = set()
     strips = isinstance(generator, engine.Strips)
     for u0 in range(units.unit_count(st_, 0, 0, 0)):
         count = units.unit_count(st_, 1, u0, 0)
@@ -87,7 +92,7 @@ def test_strip_reductions_keep_every_kind_of_block(m: int, k: int, n: int, param
     except ScheduleError:
         return
     small = reduced_generator(generator)
-    widths = lambda g: {units.block_at(g._begin(), u0, 0)[4] for u0 in range(units.unit_count(g._begin(), 0, 0, 0))}  # noqa: E731
+    widths = lambda g: {units.block_at(g._begin(), u0, 0)[4] for u0 in range(units.unit_count(g._begin(), 0, 0, 0))}
     assert widths(small) == widths(generator)
     check(generator, small)
     assert small.verify().ok
@@ -101,7 +106,7 @@ def test_chapter_reductions(m: int, k: int, n: int, bi: int, bj: int, buffers: i
     small = reduced_blocked(shape, machine, bi, bj, buffers, order)
     same_edges(shape, small, 8)
     (Mt, Kt, Nt), (mt, kt, nt) = shape.tiles(8), small.tiles(8)
-    edge = lambda total, size: {min(size, total - s) for s in range(0, total, size)}  # noqa: E731
+    edge = lambda total, size: {min(size, total - s) for s in range(0, total, size)}
     assert edge(Mt, bi) == edge(mt, bi) and edge(Nt, bj) == edge(nt, bj)
     assert kt % buffers == Kt % buffers and (kt == Kt or kt >= 2 * buffers)
     assert engine.Blocked(small, machine, bi, bj, buffers, order).verify().ok
@@ -115,7 +120,7 @@ def test_an_llm_layer_reduces_to_a_few_thousand_products() -> None:
     shape, machine = Shape(4096, 4096, 11008), Machine(slots=64)
     generator = engine.General(shape, machine, default_params(shape, machine))
     small = reduced_generator(generator)
-    assert small.products < 10_000 and small.params == generator.params
+    assert isinstance(small, engine.General) and small.products < 10_000 and small.params == generator.params
     assert small.verify().ok
     strips = engine.Strips(shape, Machine(slots=16), StripParams(split=2, tail=2, protect=8))
     assert reduced_strips(shape, Machine(slots=16), strips.params).tiles(8)[0] < 64

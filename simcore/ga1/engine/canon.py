@@ -26,19 +26,62 @@ from __future__ import annotations
 
 import numpy as np
 
-from simcore.ga1.engine.blocks import POS_B, POS_CELL, POS_IN_STRIP, POS_S, POS_STRIP, block_products
-from simcore.ga1.engine.compile import (
-    BLOCKED, EVICT_AT, FREE_AT, FRONTIER, GENERATED, NEXT_AT, NEXT_P, PENDING, PENDING_AT, POS_AT, QUEUE, RING_AT,
-    RING_MASK, SLOTS, TIES, TILE_AT, WHERE_AT, WHERE_LEN,
+from simcore.ga1.engine.blocks import (
+    POS_B,
+    POS_CELL,
+    POS_IN_STRIP,
+    POS_S,
+    POS_STRIP,
+    block_products,
 )
-
+from simcore.ga1.engine.compile import (
+    BLOCKED,
+    EVICT_AT,
+    FREE_AT,
+    FRONTIER,
+    GENERATED,
+    NEXT_AT,
+    NEXT_P,
+    PENDING,
+    PENDING_AT,
+    POS_AT,
+    QUEUE,
+    RING_AT,
+    RING_MASK,
+    SLOTS,
+    TIES,
+    TILE_AT,
+    WHERE_AT,
+    WHERE_LEN,
+)
 from simcore.ga1.engine.evict import BEST, GROUPS, add
 from simcore.ga1.engine.jit import inline, kernel
-from simcore.ga1.engine.plan import FLIP, N_A, N_AB, N_CB, NEVER, P, PINNED, REAL_KT, REAL_NT, STRIPS, STRUCTURE
+from simcore.ga1.engine.plan import (
+    FLIP,
+    N_A,
+    N_AB,
+    N_CB,
+    NEVER,
+    PINNED,
+    REAL_KT,
+    REAL_NT,
+    STRIPS,
+    STRUCTURE,
+    P,
+)
 from simcore.ga1.engine.rows import DONE, OUT
 from simcore.ga1.engine.strip_order import S_FIRST_BLOCK, STRIP_FIELDS, STRIPS_AT
 from simcore.ga1.engine.tilemap import insert, remove
-from simcore.ga1.engine.units import ACC, COL, ROW, far_key, far_next, origin, unit_start, units_back
+from simcore.ga1.engine.units import (
+    ACC,
+    COL,
+    ROW,
+    far_key,
+    far_next,
+    origin,
+    unit_start,
+    units_back,
+)
 
 HEAD = 8  # frontier - p, blocked, pending stores, the two queues' lengths
 PER_SLOT = 6  # role, two coordinates, what its next use is, the next use, whether a candidate

@@ -16,9 +16,26 @@ import numpy as np
 
 from simcore.ga1.engine import periodic, stream
 from simcore.ga1.engine.canon import canon_length, scratch_length, start_counting_ties
-from simcore.ga1.engine.plan import KT, LOOKAHEAD, NT, PROTECT, SIZES_AT, STRIPS, STRUCTURE, UNITS
-from simcore.ga1.engine.strip_order import LONG, N_STRIPS, S_BIG, S_SMALL, S_W, STRIP_FIELDS, STRIPS_AT
-from simcore.ga1.engine.timing import NO_TIMES, SLOT0, PER_SLOT, new_clock, timing_of
+from simcore.ga1.engine.plan import (
+    KT,
+    LOOKAHEAD,
+    NT,
+    PROTECT,
+    SIZES_AT,
+    STRIPS,
+    STRUCTURE,
+    UNITS,
+)
+from simcore.ga1.engine.strip_order import (
+    LONG,
+    N_STRIPS,
+    S_BIG,
+    S_SMALL,
+    S_W,
+    STRIP_FIELDS,
+    STRIPS_AT,
+)
+from simcore.ga1.engine.timing import NO_TIMES, PER_SLOT, SLOT0, new_clock, timing_of
 from simcore.ga1.engine.units import kind_length
 from simcore.ga1.timing import Timing
 

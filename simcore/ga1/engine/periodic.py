@@ -22,15 +22,33 @@ import numpy as np
 from simcore.ga1.engine import stream
 from simcore.ga1.engine.canon import REBUILT, capture, far_uses_known, restore, ties
 from simcore.ga1.engine.chapter_units import (
-    chapter_count, chapter_end, chapter_extent2, chapter_kind, chapter_restore, chapter_start, run_chapter_until,
+    chapter_count,
+    chapter_end,
+    chapter_extent2,
+    chapter_kind,
+    chapter_restore,
+    chapter_start,
+    run_chapter_until,
 )
-from simcore.ga1.engine.clocksnap import advance, canonical, clocks_match, power, relabelling
+from simcore.ga1.engine.clocksnap import (
+    advance,
+    canonical,
+    clocks_match,
+    power,
+    relabelling,
+)
 from simcore.ga1.engine.compile import FAILED_AT, NEXT_P, STOP_P
 from simcore.ga1.engine.jit import inline, kernel
-from simcore.ga1.engine.plan import KT, P, TAIL
+from simcore.ga1.engine.plan import KT, TAIL, P
 from simcore.ga1.engine.rows import DONE, OUT, OUT_AT
 from simcore.ga1.engine.timing import PRODUCTS, time_rows
-from simcore.ga1.engine.units import block_at, unit_count, unit_kind, unit_length, unit_start
+from simcore.ga1.engine.units import (
+    block_at,
+    unit_count,
+    unit_kind,
+    unit_length,
+    unit_start,
+)
 
 # Which generator the driver runs: the compiled orders (the compiler's state is part of the
 # signature) or the chapter's two (their rows follow from the position).
@@ -325,6 +343,22 @@ def drive(family: int, st: np.ndarray, clock: np.ndarray, meta: np.ndarray, cano
     return status
 
 
-__all__ = ["drive", "COMPILED", "BLOCKED", "KOUTER", "DONE_OK", "FAILED", "OVER_BUDGET",
-           "INCONSISTENT", "SIMULATED", "JUMPS", "JUMPED", "STATS", "LOOK", "LEVEL1_AHEAD", "LEVEL0_AHEAD",
-           "BUDGET", "CANON"]
+__all__ = [
+    "BLOCKED",
+    "BUDGET",
+    "CANON",
+    "COMPILED",
+    "DONE_OK",
+    "FAILED",
+    "INCONSISTENT",
+    "JUMPED",
+    "JUMPS",
+    "KOUTER",
+    "LEVEL0_AHEAD",
+    "LEVEL1_AHEAD",
+    "LOOK",
+    "OVER_BUDGET",
+    "SIMULATED",
+    "STATS",
+    "drive",
+]

@@ -20,11 +20,35 @@ import numpy as np
 from simcore.ga1.engine.jit import inline
 from simcore.ga1.engine.order import general_block, general_next_col, general_next_row
 from simcore.ga1.engine.plan import (
-    BLOCK_SPAN, COL_START_AT, KT, N_CB, N_RB, NEVER, NT, SERPENTINE, STRIPS, STRUCTURE, TAIL,
+    BLOCK_SPAN,
+    COL_START_AT,
+    KT,
+    N_CB,
+    N_RB,
+    NEVER,
+    NT,
+    SERPENTINE,
+    STRIPS,
+    STRUCTURE,
+    TAIL,
 )
 from simcore.ga1.engine.strip_order import (
-    LONG, N_STRIPS, S_BASE, S_BIG, S_COUNT, S_FIRST_BLOCK, S_N_BIG, S_REVERSED, S_SMALL, S_TABLES, S_W,
-    STRIP_FIELDS, STRIPS_AT, strip_block, strip_next_col, strip_next_row,
+    LONG,
+    N_STRIPS,
+    S_BASE,
+    S_BIG,
+    S_COUNT,
+    S_FIRST_BLOCK,
+    S_N_BIG,
+    S_REVERSED,
+    S_SMALL,
+    S_TABLES,
+    S_W,
+    STRIP_FIELDS,
+    STRIPS_AT,
+    strip_block,
+    strip_next_col,
+    strip_next_row,
 )
 
 ROW, COL, ACC = 1, 2, 3  # a tile's role in the frame: a row's operand, a column's, an accumulator
@@ -146,7 +170,7 @@ def far_next(st: np.ndarray, level: int, u0: int, u1: int, role: int, index: int
     past the unit's parent, from the order's structure; -1 if the order has no such use."""
     strips = st[STRUCTURE] == STRIPS
     if level == 2:
-        base, row0, h, col0, w, _table, _down = block_at(st, u0, u1)
+        _base, row0, h, col0, w, _table, _down = block_at(st, u0, u1)
         if role == ROW and row0 <= index < row0 + h:
             return strip_next_row(st, u0, index, k) if strips else general_next_row(st, u0 * st[N_CB] + u1, index - row0, k)
         if role == COL and col0 <= index < col0 + w:
