@@ -53,7 +53,8 @@ def _runs(total: int, size: int, partition: str) -> Runs:
 def _with_edges(shape: Shape, T: int, tiles: tuple[int, int, int]) -> Shape:
     """The shape of `tiles` tiles whose last tile on each side is as partial as `shape`'s."""
     full = shape.tiles(T)
-    return Shape(*(t * T - (f * T - side) for t, f, side in zip(tiles, full, (shape.m, shape.k, shape.n))))
+    sides = (shape.m, shape.k, shape.n)
+    return Shape(*(t * T - (f * T - side) for t, f, side in zip(tiles, full, sides)))
 
 
 def _line_descriptors(runs: Runs) -> dict[tuple[int, bool, bool, int], set[int]]:
@@ -65,7 +66,8 @@ def _line_descriptors(runs: Runs) -> dict[tuple[int, bool, bool, int], set[int]]
     start = 0
     for j, (length, many) in enumerate(runs):
         after = runs[j + 1][0] if j + 1 < len(runs) else 0
-        for low, high, next_length in ((start, start + many - 1, length), (start + many - 1, start + many, after)):
+        end = start + many
+        for low, high, next_length in ((start, end - 1, length), (end - 1, end, after)):
             # places low .. high - 1 (the run's all but last, then its last); the line's ends alone
             cuts = sorted({low, high} | {c for c in (1, total - 1) if low < c < high})
             for a, b in itertools.pairwise(cuts):
@@ -85,7 +87,8 @@ def _block_kinds(rows: Runs, cols: Runs, serpentine: bool, alternate: bool) -> K
             for r in row_parities:
                 reversed_ = serpentine and r == 1
                 for c in col_parities:
-                    place = ((n_cb - 1) % 2) ^ c if reversed_ else c  # the block's place in its band, mod 2
+                    # the block's place in its band, mod 2
+                    place = ((n_cb - 1) % 2) ^ c if reversed_ else c
                     down = alternate and (r * n_cb + place) % 2 == 1
                     found.add((row, reversed_, col, down))
     return frozenset(found)
@@ -147,15 +150,18 @@ def reduced_general(shape: Shape, machine: Machine, params: GeneralParams) -> Sh
         return _runs(n, fbj, params.partition)
 
     want = _block_kinds(rows(fm), cols(fn), params.serpentine, alternate)
-    frame = _frames(rows, cols, (fm, fn), lambda r, c: _block_kinds(r, c, params.serpentine, alternate) == want)
+    def same_kinds(r: Runs, c: Runs) -> bool:
+        return _block_kinds(r, c, params.serpentine, alternate) == want
+
+    frame = _frames(rows, cols, (fm, fn), same_kinds)
     fm, fn = frame if frame is not None else (fm, fn)
     tail = min(params.tail, Kt)
     kt = Kt if tail == Kt else _steps(Kt, tail)
     return _with_edges(shape, machine.T, (fn, kt, fm) if flip else (fm, kt, fn))
 
 
-def _reduced_rotate(shape: Shape, machine: Machine, params: GeneralParams, frame: tuple[int, int, int, int],
-                    flip: bool) -> Shape:
+def _reduced_rotate(shape: Shape, machine: Machine, params: GeneralParams,
+                    frame: tuple[int, int, int, int], flip: bool) -> Shape:
     _Mt, Kt, _Nt = shape.tiles(machine.T)
     fm, fn, fbi, fbj = frame
     window = min(fbj, fn)
@@ -181,7 +187,8 @@ def _strip_kinds(long: int, cut: int, slots: int, params: StripParams) -> tuple[
         heights = _runs(long, block_height(w, slots, params.reserve, long), params.partition)
         reversed_ = (index + int(params.first_reverse)) % 2 == 1
         last = index == len(widths) - 1
-        strips.add((w, tuple(length for length, _many in heights), reversed_, first_block % 2, index == 0, last,
+        lengths = tuple(length for length, _many in heights)
+        strips.add((w, lengths, reversed_, first_block % 2, index == 0, last,
                     0 if last else widths[index + 1]))
         for key, parities in _line_descriptors(heights[::-1] if reversed_ else heights).items():
             for v in parities:
@@ -202,7 +209,8 @@ def reduced_strips(shape: Shape, machine: Machine, params: StripParams) -> Shape
         found: list[tuple[object, ...]] = []
         for w in widths:
             runs = _runs(lg, block_height(w, machine.slots, params.reserve, lg), params.partition)
-            found.append((frozenset(_line_descriptors(runs)), sum(many for _length, many in runs) % 2))
+            count = sum(many for _length, many in runs)
+            found.append((frozenset(_line_descriptors(runs)), count % 2))
         return found
 
     # every width's blocks must cut the strip as in the full frame (and as many modulo 2, which
@@ -210,13 +218,16 @@ def reduced_strips(shape: Shape, machine: Machine, params: StripParams) -> Shape
     full_bands = bands_of(long)
     longs = _smallest(long, lambda lg: bands_of(lg) == full_bands, 4)
     cuts = range(1, min(cut, 4 * sum(widths) + 8) + 1)
-    frame = next(((lg, ct) for lg, ct in _pairs(longs, cuts) if _strip_kinds(lg, ct, machine.slots, params) == want),
-                 (long, cut))
+    fits = [(lg, ct) for lg, ct in _pairs(longs, cuts)
+            if _strip_kinds(lg, ct, machine.slots, params) == want][:1]
+    frame = fits[0] if fits else (long, cut)
     kt = _steps(Kt, min(params.tail, Kt - 1))
-    return _with_edges(shape, machine.T, (frame[1], kt, frame[0]) if flip else (frame[0], kt, frame[1]))
+    tiles = (frame[1], kt, frame[0]) if flip else (frame[0], kt, frame[1])
+    return _with_edges(shape, machine.T, tiles)
 
 
-def reduced_blocked(shape: Shape, machine: Machine, bi: int, bj: int, buffers: int, order: str = "row") -> Shape:
+def reduced_blocked(shape: Shape, machine: Machine, bi: int, bj: int, buffers: int,
+                    order: str = "row") -> Shape:
     """The chapter's blocked family's reduced shape: its blocks of bi x bj and the edge ones, and
     every step's buffer (the visiting order does not change which blocks there are)."""
     Mt, Kt, Nt = shape.tiles(machine.T)
@@ -234,8 +245,9 @@ def reduced_blocked(shape: Shape, machine: Machine, bi: int, bj: int, buffers: i
 def reduced_kouter(shape: Shape, machine: Machine, buffers: int) -> Shape:
     """The k-outermost family's reduced shape: every plane's, row's and product's buffer."""
     Mt, Kt, Nt = shape.tiles(machine.T)
-    return _with_edges(shape, machine.T, (_modular(Mt, buffers, buffers), _modular(Kt, buffers, buffers + 1),
-                                          _modular(Nt, buffers, buffers)))
+    tiles = (_modular(Mt, buffers, buffers), _modular(Kt, buffers, buffers + 1),
+             _modular(Nt, buffers, buffers))
+    return _with_edges(shape, machine.T, tiles)
 
 
 def reduced_generator(generator: Generator) -> Generator:
@@ -244,12 +256,15 @@ def reduced_generator(generator: Generator) -> Generator:
 
     shape, machine = generator.shape, generator.machine
     if isinstance(generator, engine.General):
-        return engine.General(reduced_general(shape, machine, generator.params), machine, generator.params)
+        params = generator.params
+        return engine.General(reduced_general(shape, machine, params), machine, params)
     if isinstance(generator, engine.Strips):
-        return engine.Strips(reduced_strips(shape, machine, generator.params), machine, generator.params)
+        strips = generator.params
+        return engine.Strips(reduced_strips(shape, machine, strips), machine, strips)
     if isinstance(generator, engine.Blocked):
-        small = reduced_blocked(shape, machine, generator.bi, generator.bj, generator.buffers, generator.order)
-        return engine.Blocked(small, machine, generator.bi, generator.bj, generator.buffers, generator.order)
+        block = (generator.bi, generator.bj, generator.buffers, generator.order)
+        return engine.Blocked(reduced_blocked(shape, machine, *block), machine, *block)
     if isinstance(generator, engine.KOuter):
-        return engine.KOuter(reduced_kouter(shape, machine, generator.buffers), machine, generator.buffers)
+        buffers = generator.buffers
+        return engine.KOuter(reduced_kouter(shape, machine, buffers), machine, buffers)
     raise TypeError(f"no reduced shape for {type(generator).__name__} (its program is built whole)")

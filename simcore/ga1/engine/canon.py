@@ -136,7 +136,8 @@ def _tile_of(st: np.ndarray, role: int, first: int, second: int) -> int:
         if first < 0 or first >= frame_rows or second < 0 or second >= frame_cols:
             return BAD_TILE
         return n_ab + (second * nt + first if flip == 1 else first * nt + second)
-    if second < 0 or second >= kt or first < 0 or first >= (frame_rows if role == ROW else frame_cols):
+    extent = frame_rows if role == ROW else frame_cols
+    if second < 0 or second >= kt or first < 0 or first >= extent:
         return BAD_TILE
     if (role == ROW) == (flip == 0):  # a real A tile (i, k)
         return first * kt + second
@@ -171,8 +172,8 @@ def _rank_far(out: np.ndarray, slots: int, scratch: np.ndarray) -> None:
 
 
 @inline
-def _slot_record(st: np.ndarray, s: int, record: np.ndarray, at: int, origin_of: tuple[int, int, int, int],
-        far: int, key0: int, numbers: int) -> int:
+def _slot_record(st: np.ndarray, s: int, record: np.ndarray, at: int,
+        origin_of: tuple[int, int, int, int], far: int, key0: int, numbers: int) -> int:
     """Slot s's record (role, coordinates, next use, candidate) at record[at:]; returns its sort
     key in the canonical order (role, then coordinates), -1 for a free slot."""
     record[at:at + PER_SLOT] = 0
@@ -195,7 +196,8 @@ def _slot_record(st: np.ndarray, s: int, record: np.ndarray, at: int, origin_of:
 
 
 @inline
-def _canonical_order(st: np.ndarray, slots: int, keys: np.ndarray, previous: np.ndarray, order: np.ndarray) -> int:
+def _canonical_order(st: np.ndarray, slots: int, keys: np.ndarray, previous: np.ndarray,
+        order: np.ndarray) -> int:
     """order[i]: the slot numbered i (free slots in queue order, then the others by tile);
     returns how many slots it numbered."""
     count = 0
@@ -218,8 +220,8 @@ def _canonical_order(st: np.ndarray, slots: int, keys: np.ndarray, previous: np.
 
 
 @kernel
-def capture(st: np.ndarray, level: int, u0: int, u1: int, u2: int, out: np.ndarray, order: np.ndarray,
-        scratch: np.ndarray) -> bool:
+def capture(st: np.ndarray, level: int, u0: int, u1: int, u2: int, out: np.ndarray,
+        order: np.ndarray, scratch: np.ndarray) -> bool:
     """The signature of the compiler's state at the boundary of unit (u0, u1, u2) of `level` into
     out, and in order[i] the slot numbered i (order holds a numbering of the slots on entry, the
     last signature's: the sort starts from it); False if there is none (not at the boundary)."""
@@ -236,7 +238,8 @@ def capture(st: np.ndarray, level: int, u0: int, u1: int, u2: int, out: np.ndarr
         keys[s] = _slot_record(st, s, record, PER_SLOT * s, origin_of, far, key0, numbers)
         previous[s] = order[s]
     if _canonical_order(st, slots, keys, previous, order) != slots:
-        for s in range(slots):  # a free slot outside the queues: no signature, and a numbering to start from
+        # a free slot outside the queues: no signature, and a numbering to start from
+        for s in range(slots):
             order[s] = s
         return False
     label = keys  # the keys are not needed any more
@@ -288,8 +291,8 @@ def _clear(st: np.ndarray, slots: int) -> None:
 
 
 @inline
-def _restore_slots(st: np.ndarray, level: int, u0: int, u1: int, u2: int, canon: np.ndarray, slot_of: np.ndarray,
-        key0: int) -> int:
+def _restore_slots(st: np.ndarray, level: int, u0: int, u1: int, u2: int, canon: np.ndarray,
+        slot_of: np.ndarray, key0: int) -> int:
     slots = st[SLOTS]
     row0, col0, k0, direction = origin(st, level, u0, u1, u2)
     far = far_key(st, level, u0, u1)
@@ -304,7 +307,10 @@ def _restore_slots(st: np.ndarray, level: int, u0: int, u1: int, u2: int, canon:
             first = canon[at + 1] + (row0 if role == ROW else col0)
             k = canon[at + 2] if direction == 0 else k0 + canon[at + 2] * direction
             tile = _tile_of(st, role, first, k)
-            use = key0 + canon[at + 4] if canon[at + 3] == NEAR else far_next(st, level, u0, u1, role, first, k)
+            if canon[at + 3] == NEAR:
+                use = key0 + canon[at + 4]
+            else:
+                use = far_next(st, level, u0, u1, role, first, k)
             if use < 0 or (canon[at + 3] == FAR) != (use >= far):
                 return UNKNOWN_USE
         if role != FREE:
@@ -330,13 +336,15 @@ def _same_ranks(st: np.ndarray, canon: np.ndarray, slot_of: np.ndarray, slots: i
             if canon[other + 3] != FAR:
                 continue
             a, b = st[st[NEXT_AT] + slot_of[i]], st[st[NEXT_AT] + slot_of[j]]
-            if (a < b) != (canon[at + 4] < canon[other + 4]) or (a == b) != (canon[at + 4] == canon[other + 4]):
+            x, y = canon[at + 4], canon[other + 4]
+            if (a < b) != (x < y) or (a == b) != (x == y):
                 return False
     return True
 
 
 @kernel
-def restore(st: np.ndarray, level: int, u0: int, u1: int, u2: int, canon: np.ndarray, slot_of: np.ndarray) -> int:
+def restore(st: np.ndarray, level: int, u0: int, u1: int, u2: int, canon: np.ndarray,
+        slot_of: np.ndarray) -> int:
     """The compiler's state at the boundary of unit (u0, u1, u2) of `level` from a signature
     taken at another boundary of the same kind, slot_of[i] holding what the signature numbers i.
     Returns REBUILT, or why it cannot be rebuilt."""
@@ -348,7 +356,8 @@ def restore(st: np.ndarray, level: int, u0: int, u1: int, u2: int, canon: np.nda
         return rebuilt
     if not _same_ranks(st, canon, slot_of, slots):
         return OTHER_RANKS
-    st[NEXT_P], st[FRONTIER], st[BLOCKED], st[PENDING] = position, position + canon[0], canon[1], canon[2]
+    st[NEXT_P], st[FRONTIER] = position, position + canon[0]
+    st[BLOCKED], st[PENDING] = canon[1], canon[2]
     for n in range(canon[2]):
         st[st[PENDING_AT] + n] = slot_of[canon[HEAD + n]]
     count = 0
@@ -359,7 +368,10 @@ def restore(st: np.ndarray, level: int, u0: int, u1: int, u2: int, canon: np.nda
             count += 1
     pos = st[POS_AT]
     strips = st[STRUCTURE] == STRIPS
-    st[pos + POS_B] = st[st[STRIPS_AT] + u0 * STRIP_FIELDS + S_FIRST_BLOCK] + u1 if strips else u0 * st[N_CB] + u1
+    if strips:
+        st[pos + POS_B] = st[st[STRIPS_AT] + u0 * STRIP_FIELDS + S_FIRST_BLOCK] + u1
+    else:
+        st[pos + POS_B] = u0 * st[N_CB] + u1
     st[pos + POS_S], st[pos + POS_CELL] = u2, 0
     st[pos + POS_STRIP], st[pos + POS_IN_STRIP] = (u0, u1) if strips else (0, 0)
     stop = min(st[P], position + st[RING_MASK] + 1)

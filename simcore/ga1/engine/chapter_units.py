@@ -75,10 +75,12 @@ def _extent_of_line(st: np.ndarray, level: int, u: int) -> int:
 
 
 @inline
-def chapter_kind(kind: int, st: np.ndarray, level: int, u0: int, u1: int, u2: int, out: np.ndarray) -> int:
+def chapter_kind(kind: int, st: np.ndarray, level: int, u0: int, u1: int, u2: int,
+        out: np.ndarray) -> int:
     buffers = st[BUFFERS]
     if kind == stream.KOUTER:
-        first = u0 * st[MT] * st[NT] if level == 0 else chapter_start(kind, st, u0, u1, 0 if level == 1 else u2)
+        first = u0 * st[MT] * st[NT] if level == 0 else chapter_start(kind, st, u0, u1,
+            0 if level == 1 else u2)
         out[0], out[1] = 1 if u0 == 0 else 0, first % buffers
         return 2
     if level < 2:
@@ -101,14 +103,16 @@ def chapter_extent2(kind: int, st: np.ndarray, index: int, period: int) -> int:
         return index
     if kind == stream.KOUTER:
         return st[NT]
-    loading_end = st[KT] - buffers + 2  # steps k <= kt - buffers load ahead: units 1 .. kt - buffers + 1
+    # steps k <= kt - buffers load ahead: units 1 .. kt - buffers + 1
+    loading_end = st[KT] - buffers + 2
     if index - period >= 1 and index < loading_end:
         return loading_end
     return index
 
 
 @kernel
-def run_chapter_until(kind: int, st: np.ndarray, clock: np.ndarray, stop: int, times: np.ndarray) -> int:
+def run_chapter_until(kind: int, st: np.ndarray, clock: np.ndarray, stop: int,
+        times: np.ndarray) -> int:
     """Emit and time the chapter generator's rows up to position `stop` (or its end). Returns -1,
     or the first malformed row of the last chunk."""
     st[STOP] = stop

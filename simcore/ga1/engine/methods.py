@@ -78,22 +78,25 @@ def _compiled_params(st: np.ndarray, slots: int, budget: int) -> tuple[np.ndarra
     look = int(st[LOOKAHEAD]) + int(st[PROTECT]) + 3
     kt = int(st[KT])
     if int(st[STRUCTURE]) == STRIPS:
-        records = [st[int(st[STRIPS_AT]) + i * STRIP_FIELDS:][:STRIP_FIELDS] for i in range(int(st[N_STRIPS]))]
+        at = int(st[STRIPS_AT])
+        records = [st[at + i * STRIP_FIELDS:][:STRIP_FIELDS] for i in range(int(st[N_STRIPS]))]
         block = min((min(int(r[S_BIG]), int(r[S_SMALL])) * int(r[S_W]) for r in records), default=1)
         band = min((int(r[S_W]) for r in records), default=1) * int(st[LONG])
         tallest = max((int(r[S_BIG]) for r in records), default=1)
     else:
         h0, h1, w0, w1 = (int(v) for v in st[int(st[SIZES_AT]):][:4])
         block, band, tallest = min(h0, h1) * min(w0, w1), min(h0, h1) * int(st[NT]), 1
-    params = np.array([look, _ahead(look, kt * block), _ahead(look, kt * band), budget, canon_length(slots)],
-                      dtype=np.int64)
+    fields = [look, _ahead(look, kt * block), _ahead(look, kt * band), budget, canon_length(slots)]
+    params = np.array(fields, dtype=np.int64)
     return params, kind_length(max(slots, tallest))
 
 
-LAST_STATS = np.zeros(periodic.STATS, dtype=np.int64)  # the last periodic timing's: products simulated, jumps, units jumped
+# the last periodic timing's: products simulated, jumps, units jumped
+LAST_STATS = np.zeros(periodic.STATS, dtype=np.int64)
 
 
-def time_periodically(generator: Generator, st: np.ndarray, family: int, budget: int) -> Timing | None:
+def time_periodically(generator: Generator, st: np.ndarray, family: int,
+        budget: int) -> Timing | None:
     """The program's timing by the periodic method, from the generator's state at its start;
     None when the driver found a rebuilt state inconsistent (the caller then times in full)."""
     machine = generator.machine
@@ -105,26 +108,30 @@ def time_periodically(generator: Generator, st: np.ndarray, family: int, budget:
     else:
         params, kinds_length = np.array([0, 0, 0, budget, 0], dtype=np.int64), 4
     length = int(params[periodic.CANON])
-    meta = np.full((3, DEPTH, 2), -1, dtype=np.int64)  # per signature kept: its unit, the ties before it
+    # per signature kept: its unit, the ties before it
+    meta = np.full((3, DEPTH, 2), -1, dtype=np.int64)
     canons = np.zeros((3, DEPTH, max(length, 1)), dtype=np.int64)
     orders = np.zeros((3, DEPTH, slots), dtype=np.int64)
     clocks = np.zeros((3, DEPTH, SLOT0 + PER_SLOT * slots), dtype=np.int64)
     # the signature, its numbering, a relabelling, then room for capture's and a jump's work
-    scratch = np.zeros(length + 2 * slots + max(scratch_length(slots), (3 + PER_SLOT) * slots), dtype=np.int64)
+    scratch = np.zeros(length + 2 * slots + max(scratch_length(slots), (3 + PER_SLOT) * slots),
+        dtype=np.int64)
     scratch[length:length + slots] = np.arange(slots)  # a numbering of the slots to start from
     kinds = np.zeros((2, kinds_length), dtype=np.int64)
     stats = np.zeros(periodic.STATS, dtype=np.int64)
-    status = periodic.drive(family, st, clock, meta, canons, orders, clocks, scratch, kinds, params, stats, NO_TIMES)
+    status = periodic.drive(family, st, clock, meta, canons, orders, clocks, scratch, kinds,
+        params, stats, NO_TIMES)
     LAST_STATS[:] = stats
     if status == periodic.INCONSISTENT:
         where = stats[periodic.WHERE:periodic.WHERE + 4].tolist()
-        warnings.warn(f"periodic timing of {type(generator).__name__} {generator.shape}: the state rebuilt at "
-                      f"level {where[0]}, unit {tuple(where[1:])} disagreed with its signature (verdict "
-                      f"{int(stats[periodic.WHY])}); timed in full", RuntimeWarning, stacklevel=3)
+        name, why = type(generator).__name__, int(stats[periodic.WHY])
+        warnings.warn(f"periodic timing of {name} {generator.shape}: the state rebuilt at level "
+                      f"{where[0]}, unit {tuple(where[1:])} disagreed with its signature (verdict "
+                      f"{why}); timed in full", RuntimeWarning, stacklevel=3)
         return None
     if status == periodic.OVER_BUDGET:
-        raise TimingLimitError(f"timing {generator.shape} would simulate more than {budget:.3g} tile products "
-                               "(the schedule does not settle into a period)")
+        raise TimingLimitError(f"timing {generator.shape} would simulate more than {budget:.3g} "
+                               "tile products (the schedule does not settle into a period)")
     generator._check(st)  # a failed generator raises ScheduleError
     if status != periodic.DONE_OK:
         from simcore.ga1.engine.rows import chunk
@@ -133,4 +140,5 @@ def time_periodically(generator: Generator, st: np.ndarray, family: int, budget:
         raise_if_bad(machine, clock, chunk(st), int(status))
     jumped = int(stats[periodic.JUMPS:periodic.JUMPS + 3].sum()) > 0
     timing = timing_of(clock)
-    return dataclasses.replace(timing, method=PERIODIC if jumped else FULL, simulated=int(stats[periodic.SIMULATED]))
+    return dataclasses.replace(timing, method=PERIODIC if jumped else FULL,
+        simulated=int(stats[periodic.SIMULATED]))

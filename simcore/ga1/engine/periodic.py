@@ -63,7 +63,8 @@ LOOK, LEVEL1_AHEAD, LEVEL0_AHEAD, BUDGET, CANON = range(5)
 # signatures taken; kinds compared
 SIMULATED, JUMPS, JUMPED, WHY, WHERE, SIGNATURES, KINDS = 0, 1, 4, 7, 8, 12, 13
 STATS = 14
-LOGGED = 5  # then, where room is left, each jump: level, the cursor (u0, u1, u2) and the unit jumped to
+# then, where room is left, each jump: level, the cursor (u0, u1, u2) and the unit jumped to
+LOGGED = 5
 
 
 @kernel
@@ -81,38 +82,45 @@ def _run_compiled_until(st: np.ndarray, clock: np.ndarray, stop: int, times: np.
 
 
 @inline
+def _chapter(family: int) -> int:
+    """The chapter generator's kind (stream.py) of a chapter family."""
+    return stream.KOUTER if family == KOUTER else stream.BLOCKED
+
+
+@inline
 def _count(family: int, st: np.ndarray, level: int, u0: int, u1: int) -> int:
     if family == COMPILED:
         return unit_count(st, level, u0, u1)
-    return chapter_count(stream.KOUTER if family == KOUTER else stream.BLOCKED, st, level, u0, u1)
+    return chapter_count(_chapter(family), st, level, u0, u1)
 
 
 @inline
 def _start_and_length(family: int, st: np.ndarray, u0: int, u1: int, u2: int) -> tuple[int, int]:
     if family == COMPILED:
         return unit_start(st, u0, u1, u2)[0], unit_length(st, u0, u1, u2)
-    return chapter_start(stream.KOUTER if family == KOUTER else stream.BLOCKED, st, u0, u1, u2), 1
+    return chapter_start(_chapter(family), st, u0, u1, u2), 1
 
 
 @inline
 def _run_until(family: int, st: np.ndarray, clock: np.ndarray, stop: int, times: np.ndarray) -> int:
     if family == COMPILED:
         return _run_compiled_until(st, clock, stop, times)
-    return run_chapter_until(stream.KOUTER if family == KOUTER else stream.BLOCKED, st, clock, stop, times)
+    return run_chapter_until(_chapter(family), st, clock, stop, times)
 
 
 @inline
 def _end(family: int, st: np.ndarray) -> int:
     if family == COMPILED:
         return st[P]
-    return chapter_end(stream.KOUTER if family == KOUTER else stream.BLOCKED, st)
+    return chapter_end(_chapter(family), st)
 
 
 @inline
-def _kind(family: int, st: np.ndarray, level: int, u0: int, u1: int, u2: int, out: np.ndarray) -> int:
+def _kind(family: int, st: np.ndarray, level: int, u0: int, u1: int, u2: int,
+        out: np.ndarray) -> int:
     if family == COMPILED:
         return unit_kind(st, level, u0, u1, u2, out)
-    return chapter_kind(stream.KOUTER if family == KOUTER else stream.BLOCKED, st, level, u0, u1, u2, out)
+    return chapter_kind(_chapter(family), st, level, u0, u1, u2, out)
 
 
 @inline
@@ -126,13 +134,13 @@ def _cursor(level: int, u0: int, u1: int, u2: int, index: int) -> tuple[int, int
 
 
 @inline
-def _extent(family: int, st: np.ndarray, level: int, u0: int, u1: int, index: int, period: int, back: int,
-        kinds: np.ndarray) -> int:
+def _extent(family: int, st: np.ndarray, level: int, u0: int, u1: int, index: int, period: int,
+        back: int, kinds: np.ndarray) -> int:
     """The first unit from index - back on whose kind is not the kind of the unit `period`
     before it (the end of the periodic stretch), or `index` when there is none to jump."""
     if level == 2:
         if family != COMPILED:
-            return chapter_extent2(stream.KOUTER if family == KOUTER else stream.BLOCKED, st, index, period)
+            return chapter_extent2(_chapter(family), st, index, period)
         return _steps_extent(st, index, period)
     if index - back - period < 0:
         return index
@@ -196,7 +204,8 @@ def _capture(family: int, st: np.ndarray, level: int, u0: int, u1: int, u2: int,
         order: np.ndarray, scratch: np.ndarray) -> bool:
     if family == COMPILED:
         return capture(st, level, u0, u1, u2, canon, order, scratch)
-    for s in range(order.shape[0]):  # the chapter's generators: fixed slots, the position says it all
+    # the chapter's generators: fixed slots, the position says it all
+    for s in range(order.shape[0]):
         order[s] = s
     return True
 
@@ -208,14 +217,15 @@ def _back(family: int, st: np.ndarray, level: int, u0: int, u1: int, u2: int) ->
 
 
 @inline
-def _room(family: int, st: np.ndarray, level: int, u0: int, u1: int, index: int, params: np.ndarray) -> int:
+def _room(family: int, st: np.ndarray, level: int, u0: int, u1: int, index: int,
+        params: np.ndarray) -> int:
     """At most how many units a jump from unit `index` could pass (whatever the period)."""
     if level < 2:
         end = _count(family, st, level, u0, u1)
     elif family == COMPILED:
         end = _steps_extent(st, index, 0)
     else:
-        end = chapter_extent2(stream.KOUTER if family == KOUTER else stream.BLOCKED, st, index, 0)
+        end = chapter_extent2(_chapter(family), st, index, 0)
     return end - _ahead(family, st, level, u0, u1, params) - index
 
 
@@ -224,14 +234,15 @@ def _restore(family: int, st: np.ndarray, level: int, u0: int, u1: int, u2: int,
         slot_of: np.ndarray) -> int:
     if family == COMPILED:
         return restore(st, level, u0, u1, u2, canon, slot_of)
-    chapter_restore(stream.KOUTER if family == KOUTER else stream.BLOCKED, st, u0, u1, u2)
+    chapter_restore(_chapter(family), st, u0, u1, u2)
     return REBUILT
 
 
 @inline
-def _jump(family: int, st: np.ndarray, clock: np.ndarray, level: int, u0: int, u1: int, u2: int, index: int,
-        period: int, periods: int, before: np.ndarray, order_before: np.ndarray, canon: np.ndarray,
-        order: np.ndarray, moved: np.ndarray, work: np.ndarray, stats: np.ndarray) -> int:
+def _jump(family: int, st: np.ndarray, clock: np.ndarray, level: int, u0: int, u1: int, u2: int,
+        index: int, period: int, periods: int, before: np.ndarray, order_before: np.ndarray,
+        canon: np.ndarray, order: np.ndarray, moved: np.ndarray, work: np.ndarray,
+        stats: np.ndarray) -> int:
     """Move clock and generator `periods` periods on from unit `index` (the state one period
     before is `before`, its slots numbered by `order_before`). Returns the unit jumped to."""
     slots = moved.shape[0]
@@ -244,19 +255,21 @@ def _jump(family: int, st: np.ndarray, clock: np.ndarray, level: int, u0: int, u
     t0, t1, t2 = _cursor(level, u0, u1, u2, target)
     verdict = _restore(family, st, level, t0, t1, t2, canon, slot_of)
     if verdict != REBUILT:
-        stats[WHY], stats[WHERE], stats[WHERE + 1], stats[WHERE + 2], stats[WHERE + 3] = verdict, level, t0, t1, t2
+        stats[WHY], stats[WHERE], stats[WHERE + 1] = verdict, level, t0
+        stats[WHERE + 2], stats[WHERE + 3] = t1, t2
         return INCONSISTENT
     return target
 
 
 @inline
-def _try_jump(family: int, st: np.ndarray, clock: np.ndarray, level: int, u0: int, u1: int, u2: int, index: int,
-        meta: np.ndarray, canons: np.ndarray, orders: np.ndarray, clocks: np.ndarray, scratch: np.ndarray,
-        kinds: np.ndarray, params: np.ndarray, stats: np.ndarray) -> int:
+def _try_jump(family: int, st: np.ndarray, clock: np.ndarray, level: int, u0: int, u1: int, u2: int,
+        index: int, meta: np.ndarray, canons: np.ndarray, orders: np.ndarray, clocks: np.ndarray,
+        scratch: np.ndarray, kinds: np.ndarray, params: np.ndarray, stats: np.ndarray) -> int:
     """At the boundary of unit `index` of `level`: jump whole periods ahead if the state recurs
     (returns the unit jumped to, or INCONSISTENT), else remember the state (returns -1)."""
     depth, length, slots = meta.shape[1], params[CANON], orders.shape[2]
-    canon, order, moved = scratch[:length], scratch[length:length + slots], scratch[length + slots:length + 2 * slots]
+    canon, order = scratch[:length], scratch[length:length + slots]
+    moved = scratch[length + slots:length + 2 * slots]
     work = scratch[length + 2 * slots:]
     if _room(family, st, level, u0, u1, index, params) < 1:
         return -1  # nothing to jump to from here: not even a signature to keep
@@ -267,7 +280,9 @@ def _try_jump(family: int, st: np.ndarray, clock: np.ndarray, level: int, u0: in
     if valid:
         for period in range(1, min(depth, index + 1)):
             entry = (index - period) % depth
-            if meta[level, entry, 0] != index - period or not _same(canons[level, entry], canon, length):
+            if meta[level, entry, 0] != index - period:
+                continue
+            if not _same(canons[level, entry], canon, length):
                 continue
             relabelling(orders[level, entry], order, moved)
             if tied != meta[level, entry, 1] and not _identity(moved):
@@ -281,8 +296,9 @@ def _try_jump(family: int, st: np.ndarray, clock: np.ndarray, level: int, u0: in
             stats[KINDS] += max(0, end - index + back)
             periods = (end - _ahead(family, st, level, u0, u1, params) - index) // period
             if periods >= 1:
-                return _jump(family, st, clock, level, u0, u1, u2, index, period, periods, clocks[level, entry],
-                             orders[level, entry], canon, order, moved, work, stats)
+                return _jump(family, st, clock, level, u0, u1, u2, index, period, periods,
+                             clocks[level, entry], orders[level, entry], canon, order, moved, work,
+                             stats)
     entry = index % depth
     meta[level, entry, 0], meta[level, entry, 1] = (index if valid else -1), tied
     for at in range(length):  # element by element: a slice assignment would allocate
@@ -296,8 +312,8 @@ def _try_jump(family: int, st: np.ndarray, clock: np.ndarray, level: int, u0: in
 
 @kernel
 def drive(family: int, st: np.ndarray, clock: np.ndarray, meta: np.ndarray, canons: np.ndarray,
-        orders: np.ndarray, clocks: np.ndarray, scratch: np.ndarray, kinds: np.ndarray, params: np.ndarray,
-        stats: np.ndarray, times: np.ndarray) -> int:
+        orders: np.ndarray, clocks: np.ndarray, scratch: np.ndarray, kinds: np.ndarray,
+        params: np.ndarray, stats: np.ndarray, times: np.ndarray) -> int:
     """Time the generator's program periodically (see the module's note). Returns DONE_OK,
     FAILED, OVER_BUDGET, INCONSISTENT, or the first malformed row of the last chunk."""
     level, u0, u1, u2 = 0, 0, 0, 0
@@ -310,15 +326,16 @@ def drive(family: int, st: np.ndarray, clock: np.ndarray, meta: np.ndarray, cano
             level -= 1
             u0, u1, u2 = (u0 + 1, 0, 0) if level == 0 else (u0, u1 + 1, 0)
             continue
-        target = _try_jump(family, st, clock, level, u0, u1, u2, index, meta, canons, orders, clocks, scratch, kinds,
-                           params, stats)
+        target = _try_jump(family, st, clock, level, u0, u1, u2, index, meta, canons, orders,
+                           clocks, scratch, kinds, params, stats)
         if target == INCONSISTENT:
             return INCONSISTENT
         if target >= 0:
             stats[JUMPS + level] += 1
             stats[JUMPED + level] += target - index
             logged = STATS + LOGGED * (stats[JUMPS] + stats[JUMPS + 1] + stats[JUMPS + 2] - 1)
-            if logged + LOGGED <= stats.shape[0]:  # room for a log of the jumps (tests and benchmarks)
+            # room for a log of the jumps (tests and benchmarks)
+            if logged + LOGGED <= stats.shape[0]:
                 stats[logged], stats[logged + 1], stats[logged + 2] = level, u0, u1
                 stats[logged + 3], stats[logged + 4] = u2, target
             u0, u1, u2 = _cursor(level, u0, u1, u2, target)

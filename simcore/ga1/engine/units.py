@@ -51,6 +51,7 @@ from simcore.ga1.engine.strip_order import (
     strip_next_row,
 )
 
+Block = tuple[int, int, int, int, int, int, int]  # record.py's description of a block
 ROW, COL, ACC = 1, 2, 3  # a tile's role in the frame: a row's operand, a column's, an accumulator
 NO_KIND = -7  # stands for a neighbour that does not exist
 
@@ -61,7 +62,7 @@ def _reversed_band(st: np.ndarray, r: int) -> bool:
 
 
 @inline
-def block_at(st: np.ndarray, u0: int, u1: int) -> tuple[int, int, int, int, int, int, int]:
+def block_at(st: np.ndarray, u0: int, u1: int) -> Block:
     """Block u1 (in visiting order) of band or strip u0, as record.py describes blocks."""
     if st[STRUCTURE] == STRIPS:
         return strip_block(st, u0, u1)
@@ -80,12 +81,13 @@ def unit_count(st: np.ndarray, level: int, u0: int, u1: int) -> int:
 
 
 @inline
-def block_position(st: np.ndarray, u0: int, u1: int, block: tuple[int, int, int, int, int, int, int]) -> int:
+def block_position(st: np.ndarray, u0: int, u1: int, block: Block) -> int:
     """The number of the block's first product in the order."""
     base, row0, h, col0, w, _table, _down = block
     if st[STRUCTURE] == STRIPS:
         return base  # the strips' keys are product numbers
-    before = st[NT] - col0 - w if _reversed_band(st, u0) else col0  # columns of the band's earlier blocks
+    # columns of the band's earlier blocks
+    before = st[NT] - col0 - w if _reversed_band(st, u0) else col0
     return st[KT] * (row0 * st[NT] + h * before)
 
 
@@ -172,9 +174,13 @@ def far_next(st: np.ndarray, level: int, u0: int, u1: int, role: int, index: int
     if level == 2:
         _base, row0, h, col0, w, _table, _down = block_at(st, u0, u1)
         if role == ROW and row0 <= index < row0 + h:
-            return strip_next_row(st, u0, index, k) if strips else general_next_row(st, u0 * st[N_CB] + u1, index - row0, k)
+            if strips:
+                return strip_next_row(st, u0, index, k)
+            return general_next_row(st, u0 * st[N_CB] + u1, index - row0, k)
         if role == COL and col0 <= index < col0 + w:
-            return strip_next_col(st, u0, u1, index - col0, k) if strips else general_next_col(st, u0 * st[N_CB] + u1, index - col0, k)
+            if strips:
+                return strip_next_col(st, u0, u1, index - col0, k)
+            return general_next_col(st, u0 * st[N_CB] + u1, index - col0, k)
         return -1
     if level == 1:
         if strips:
@@ -198,7 +204,7 @@ def units_back(st: np.ndarray, level: int, u0: int, u1: int, role: int, index: i
 
 
 @inline
-def _put_block(out: np.ndarray, at: int, block: tuple[int, int, int, int, int, int, int]) -> int:
+def _put_block(out: np.ndarray, at: int, block: Block) -> int:
     out[at], out[at + 1], out[at + 2], out[at + 3] = block[2], block[4], block[5], block[6]
     return at + 4
 
@@ -259,7 +265,8 @@ def _strip_rows_kind(st: np.ndarray, strip: int, v: int, out: np.ndarray, at: in
 def unit_kind(st: np.ndarray, level: int, u0: int, u1: int, u2: int, out: np.ndarray) -> int:
     """The kind of unit (u0), (u0, u1) or (u0, u1, u2) of `level`, into out; returns its length."""
     strips = st[STRUCTURE] == STRIPS
-    if level == 2:  # a plain step, or the tail; and whether k is one a block walking k the other way has in its tail
+    # a plain step or the tail; and whether k is one a block walking k the other way has in its tail
+    if level == 2:
         out[0], out[1] = 0 if u2 < st[KT] - st[TAIL] else 1, 1 if u2 < st[TAIL] else 0
         return 2
     if level == 0:
@@ -271,7 +278,8 @@ def unit_kind(st: np.ndarray, level: int, u0: int, u1: int, u2: int, out: np.nda
     count = unit_count(st, 1, u0, 0)
     at = _put_block(out, 0, block_at(st, u0, u1))
     out[at] = 1 if u1 == count - 1 else 0
-    at = _put_block(out, at + 1, block_at(st, u0, u1 + 1)) if u1 + 1 < count else _none(out, at + 1, 4)
+    at = _put_block(out, at + 1, block_at(st, u0, u1 + 1)) if u1 + 1 < count else _none(out,
+        at + 1, 4)
     if strips:
         return _strip_rows_kind(st, u0, u1, out, at)
     if u0 + 1 >= st[N_RB]:
