@@ -13,18 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from simcore.ga1.engine import stream
-from simcore.ga1.engine.chapter import (
-    BI,
-    BJ,
-    BUFFERS,
-    BY_COLUMNS,
-    KT,
-    MT,
-    NEXT,
-    NT,
-    STOP,
-    UNIT,
-)
+from simcore.ga1.engine.chapter import BI, BJ, BUFFERS, BY_COLUMNS, KT, MT, NEXT, NT, STOP, UNIT
 from simcore.ga1.engine.jit import inline, kernel
 from simcore.ga1.engine.rows import DONE, OUT, OUT_AT
 from simcore.ga1.engine.timing import time_rows

@@ -35,24 +35,8 @@ import numpy as np
 
 from simcore.ga1.engine.jit import inline
 from simcore.ga1.engine.timing import (
-    ACC_READY,
-    BY_MXU,
-    BY_OTHERS,
-    COUNT,
-    DMA_FREE,
-    END,
-    FILL,
-    LOADS,
-    MXU_FREE,
-    PER_SLOT,
-    PRODUCTS,
-    READY,
-    SLOT0,
-    SLOTS,
-    STORES,
-    VPU_BUSY,
-    VPU_FREE,
-    ZEROS,
+    ACC_READY, BY_MXU, BY_OTHERS, COUNT, DMA_FREE, END, FILL, LOADS, MXU_FREE, PER_SLOT, PRODUCTS,
+    READY, SLOT0, SLOTS, STORES, VPU_BUSY, VPU_FREE, ZEROS,
 )
 
 

@@ -2,9 +2,11 @@
 (periodic.py: the steady state detected and whole periods jumped). Both give the same cycles,
 busy times and counts; the result says which one did (`Timing.method`).
 
-The periodic method covers the compiled block and strip orders and the chapter's two families.
-Other generators (the general family's rotating window, a materialised program) are timed in
-full. A budget of simulated products bounds either method: past it, TimingLimitError.
+The periodic method covers every generator but a materialised program (timed in full): the
+general family's blocks and rotating window, the strips, the chapter's blocked and k-outermost
+orders. A schedule whose state never recurs is simulated in full by it (a rotating window whose
+leftover operands drift from period to period does that). A budget of simulated products bounds
+either method: past it, TimingLimitError.
 """
 from __future__ import annotations
 
@@ -17,23 +19,10 @@ import numpy as np
 from simcore.ga1.engine import periodic, stream
 from simcore.ga1.engine.canon import canon_length, scratch_length, start_counting_ties
 from simcore.ga1.engine.plan import (
-    KT,
-    LOOKAHEAD,
-    NT,
-    PROTECT,
-    SIZES_AT,
-    STRIPS,
-    STRUCTURE,
-    UNITS,
+    KT, LOOKAHEAD, NT, PROTECT, RAMP, SIZES_AT, STRIPS, STRUCTURE, UNITS, W,
 )
 from simcore.ga1.engine.strip_order import (
-    LONG,
-    N_STRIPS,
-    S_BIG,
-    S_SMALL,
-    S_W,
-    STRIP_FIELDS,
-    STRIPS_AT,
+    LONG, N_STRIPS, S_BIG, S_SMALL, S_W, STRIP_FIELDS, STRIPS_AT,
 )
 from simcore.ga1.engine.timing import NO_TIMES, PER_SLOT, SLOT0, new_clock, timing_of
 from simcore.ga1.engine.units import kind_length
@@ -63,7 +52,7 @@ def periodic_family(generator: Generator, st: np.ndarray) -> int | None:
         return periodic.BLOCKED
     if kind == stream.KOUTER:
         return periodic.KOUTER
-    if kind is None and int(st[STRUCTURE]) != UNITS:
+    if kind is None:
         return periodic.COMPILED
     return None
 
@@ -83,12 +72,30 @@ def _compiled_params(st: np.ndarray, slots: int, budget: int) -> tuple[np.ndarra
         block = min((min(int(r[S_BIG]), int(r[S_SMALL])) * int(r[S_W]) for r in records), default=1)
         band = min((int(r[S_W]) for r in records), default=1) * int(st[LONG])
         tallest = max((int(r[S_BIG]) for r in records), default=1)
+    elif int(st[STRUCTURE]) == UNITS:
+        return _rotate_params(st, slots, budget, look)
     else:
         h0, h1, w0, w1 = (int(v) for v in st[int(st[SIZES_AT]):][:4])
         block, band, tallest = min(h0, h1) * min(w0, w1), min(h0, h1) * int(st[NT]), 1
-    fields = [look, _ahead(look, kt * block), _ahead(look, kt * band), budget, canon_length(slots)]
+    ahead = (_ahead(look, kt * block), _ahead(look, kt * band))
+    fields = [look, ahead[0], ahead[1], budget, canon_length(slots), 0]
     params = np.array(fields, dtype=np.int64)
     return params, kind_length(max(slots, tallest))
+
+
+def _rotate_params(st: np.ndarray, slots: int, budget: int, look: int) -> tuple[np.ndarray, int]:
+    """A rotating window's: its stretches (from one unit entering to the next) hold at least
+    KT // W steps of one live unit's cells each; with KT < W, a step passes per KT / W stretches."""
+    kt, window, ramp = int(st[KT]), int(st[W]), int(st[RAMP])
+    lowest = min(int(v) for v in st[int(st[SIZES_AT]):][:2])  # the shorter row band
+    if kt >= window:
+        stretch = _ahead(look, (kt // window) * lowest) + 1
+    else:
+        stretch = _ahead(look * window, kt * lowest) + window + 1
+    band = _ahead(look, kt * lowest * int(st[NT])) + 1
+    fields = [look, 0, band, budget, canon_length(slots), stretch]
+    live = window + ramp + 2  # units live at once, at most, and as many entering within KT steps
+    return np.array(fields, dtype=np.int64), 32 + 9 * live + 3 * (2 * live + 2)
 
 
 # the last periodic timing's: products simulated, jumps, units jumped
@@ -106,7 +113,7 @@ def time_periodically(generator: Generator, st: np.ndarray, family: int,
         params, kinds_length = _compiled_params(st, slots, budget)
         start_counting_ties(st)
     else:
-        params, kinds_length = np.array([0, 0, 0, budget, 0], dtype=np.int64), 4
+        params, kinds_length = np.array([0, 0, 0, budget, 0, 0], dtype=np.int64), 4
     length = int(params[periodic.CANON])
     # per signature kept: its unit, the ties before it
     meta = np.full((3, DEPTH, 2), -1, dtype=np.int64)

@@ -22,33 +22,16 @@ import numpy as np
 from simcore.ga1.engine import stream
 from simcore.ga1.engine.canon import REBUILT, capture, far_uses_known, restore, ties
 from simcore.ga1.engine.chapter_units import (
-    chapter_count,
-    chapter_end,
-    chapter_extent2,
-    chapter_kind,
-    chapter_restore,
-    chapter_start,
+    chapter_count, chapter_end, chapter_extent2, chapter_kind, chapter_restore, chapter_start,
     run_chapter_until,
 )
-from simcore.ga1.engine.clocksnap import (
-    advance,
-    canonical,
-    clocks_match,
-    power,
-    relabelling,
-)
+from simcore.ga1.engine.clocksnap import advance, canonical, clocks_match, power, relabelling
 from simcore.ga1.engine.compile import FAILED_AT, NEXT_P, STOP_P
 from simcore.ga1.engine.jit import inline, kernel
-from simcore.ga1.engine.plan import KT, TAIL, P
+from simcore.ga1.engine.plan import KT, STRUCTURE, TAIL, UNITS, P
 from simcore.ga1.engine.rows import DONE, OUT, OUT_AT
 from simcore.ga1.engine.timing import PRODUCTS, time_rows
-from simcore.ga1.engine.units import (
-    block_at,
-    unit_count,
-    unit_kind,
-    unit_length,
-    unit_start,
-)
+from simcore.ga1.engine.units import block_at, unit_count, unit_kind, unit_length, unit_start
 
 # Which generator the driver runs: the compiled orders (the compiler's state is part of the
 # signature) or the chapter's two (their rows follow from the position).
@@ -57,7 +40,8 @@ COMPILED, BLOCKED, KOUTER = 0, 1, 2
 # its budget, or a rebuilt state disagreed with its signature (a flaw: the caller times in full).
 DONE_OK, FAILED, OVER_BUDGET, INCONSISTENT = -1, -2, -3, -4
 # params: the history's depth is the array's; then
-LOOK, LEVEL1_AHEAD, LEVEL0_AHEAD, BUDGET, CANON = range(5)
+# (STRETCH_AHEAD: a rotating window's level 2, its stretches between units entering)
+LOOK, LEVEL1_AHEAD, LEVEL0_AHEAD, BUDGET, CANON, STRETCH_AHEAD = range(6)
 # stats: products simulated, jumps at each level, units jumped at each level
 # and, when a rebuilt state was inconsistent, why (canon.py's verdict) and where (level, cursor);
 # signatures taken; kinds compared
@@ -138,9 +122,9 @@ def _extent(family: int, st: np.ndarray, level: int, u0: int, u1: int, index: in
         back: int, kinds: np.ndarray) -> int:
     """The first unit from index - back on whose kind is not the kind of the unit `period`
     before it (the end of the periodic stretch), or `index` when there is none to jump."""
-    if level == 2:
-        if family != COMPILED:
-            return chapter_extent2(_chapter(family), st, index, period)
+    if level == 2 and family != COMPILED:
+        return chapter_extent2(_chapter(family), st, index, period)
+    if level == 2 and st[STRUCTURE] != UNITS:
         return _steps_extent(st, index, period)
     if index - back - period < 0:
         return index
@@ -176,6 +160,8 @@ def _ahead(family: int, st: np.ndarray, level: int, u0: int, u1: int, params: np
     """Units past a periodic stretch that the lookahead (and a prefetch's protection) may reach."""
     if family != COMPILED:
         return 0
+    if level == 2 and st[STRUCTURE] == UNITS:
+        return params[STRETCH_AHEAD]
     if level == 2:
         block = block_at(st, u0, u1)
         hw = block[2] * block[4]
@@ -220,7 +206,7 @@ def _back(family: int, st: np.ndarray, level: int, u0: int, u1: int, u2: int) ->
 def _room(family: int, st: np.ndarray, level: int, u0: int, u1: int, index: int,
         params: np.ndarray) -> int:
     """At most how many units a jump from unit `index` could pass (whatever the period)."""
-    if level < 2:
+    if level < 2 or (family == COMPILED and st[STRUCTURE] == UNITS):
         end = _count(family, st, level, u0, u1)
     elif family == COMPILED:
         end = _steps_extent(st, index, 0)
