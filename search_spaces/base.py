@@ -24,6 +24,7 @@ from simcore.ga1.schedules import chapter_sweep
 from simcore.shape import Shape
 from simcore.ga1.engine import Generator, Materialised, chapter_generator, time_program
 from simcore.ga1.engine.methods import PERIODIC
+from simcore.ga1.reduced import reduced_generator
 from simcore.ga1.timeline import draw, engine_rows_of_arrays
 from simcore.ga1.timing import engines_of
 
@@ -171,6 +172,14 @@ class GA1Family(Family):
     def verify(self, point: Point, shape: Shape, machine: Machine) -> Verdict:
         verification = self.generator(point, shape, machine).verify()
         return Verdict(verification.ok, EXACT, verification.describe())
+
+    def verify_reduced(self, point: Point, shape: Shape, machine: Machine) -> Verdict:
+        """verify() on the schedule's reduced shape (simcore/ga1/reduced.py: the same family,
+        parameters and machine, and every kind of block, edge and k step the full schedule has):
+        a SCALED verdict, for schedules too large to run in full."""
+        small = reduced_generator(self.generator(point, shape, machine))
+        verification = small.verify()
+        return Verdict(verification.ok, SCALED, f"on the reduced shape {small.shape}: {verification.describe()}")
 
     def describe(self, point: Point, shape: Shape, machine: Machine, per_char: int | None = None, width: int = 120) -> str:
         program = self.build(point, shape, machine)

@@ -127,3 +127,10 @@ def test_large_shapes_time_in_memory_bounded_by_the_slots() -> None:
     timing = generator.timing(max_products=1 << 20)
     assert timing.method == PERIODIC and timing.products == 8192**3
     assert timing.cycles >= timing.products * machine.mxu_cycles
+
+
+def test_a_huge_scratchpad_is_timed_in_full() -> None:
+    # A signature has a record per slot: with thousands of slots, most never used, full simulation.
+    shape, machine = Shape(64, 64, 64), Machine(slots=5000)
+    generator = engine.General(shape, machine, GeneralParams(bi=4, bj=4))
+    assert generator.timing().method == FULL

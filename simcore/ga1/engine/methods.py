@@ -5,7 +5,8 @@ busy times and counts; the result says which one did (`Timing.method`).
 The periodic method covers every generator but a materialised program (timed in full): the
 general family's blocks and rotating window, the strips, the chapter's blocked and k-outermost
 orders. A schedule whose state never recurs is simulated in full by it (a rotating window whose
-leftover operands drift from period to period does that). A budget of simulated products bounds
+leftover operands drift from period to period does that), and a machine of more than MOST_SLOTS
+slots is timed in full. A budget of simulated products bounds
 either method: past it, TimingLimitError.
 """
 from __future__ import annotations
@@ -34,6 +35,9 @@ if TYPE_CHECKING:
 PERIODIC, FULL = "periodic", "full"
 METHODS: tuple[str, ...] = (PERIODIC, FULL)
 DEPTH = 9  # signatures kept per level: periods of up to DEPTH - 1 units are found
+# A signature has a record per slot: past this many slots (most of them never used) the periodic
+# method's signatures would cost more than they save, and its memory grows past tens of MB.
+MOST_SLOTS = 4096
 
 
 class TimingLimitError(ValueError):
@@ -47,6 +51,8 @@ def check_method(method: str) -> None:
 
 def periodic_family(generator: Generator, st: np.ndarray) -> int | None:
     """The driver's family for this generator and state, or None when it times in full."""
+    if generator.machine.slots > MOST_SLOTS:
+        return None
     kind = getattr(generator, "STREAM", None)
     if kind == stream.BLOCKED:
         return periodic.BLOCKED
