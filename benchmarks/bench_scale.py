@@ -8,10 +8,12 @@
     shapes interleaved round by round; with the products, the products simulated, the signatures
     taken and the jumps. Full simulation (timing("full")) is timed beside it up to --full-up-to
     products, and agrees in every count. A table, and a log-log plot of time against products.
-(b) A differential run: --cases random cases (shapes up to 1024 a side, T of 4, 8 or 16,
-    random machines, every family: general blocks and rotating windows, strips, the chapter's
+(b) A differential run: --cases random cases (shapes up to 1024 a side, half with sides drawn
+    log-uniformly from 1, half uniformly from 64; at most 2^21 tile products; T of 4, 8 or 16;
+    random machines; every family: general blocks and rotating windows, strips, the chapter's
     blocked and k-outermost) timed both ways; the differences in cycles, busy times, loads,
-    stores and products (0 expected), and how many fell back to full simulation.
+    stores and products (0 expected), and how many were timed in full (no period found: mostly
+    the smallest shapes, whose loops are too short to repeat), by family and by size.
 
 Usage: python benchmarks/bench_scale.py [--repeats N] [--cases N] [--seed S] [--out DIR]
                                         [--full-up-to PRODUCTS] [--skip-differential]
