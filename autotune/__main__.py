@@ -2,6 +2,6 @@ from __future__ import annotations
 
 import sys
 
-from autotune.cli import main
+from autotune.cli.main import main
 
 sys.exit(main(sys.argv[1:]))

@@ -2,38 +2,27 @@
 hand-written sweep, every family's seed points, and a small neighbourhood of the general
 generator's seed. Co-design evaluates it per machine instead of a full inner search: it is
 cheap, reproducible, and contains the chapter's best by construction."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from search_spaces.base import Family, canonical_json
+from search_spaces.domains import IntRange, Point
 from simcore.ga1.generator.order import INNER_ORDERS
 from simcore.ga1.machine import Machine
-from simcore.ga1.schedules import ScheduleError
 from simcore.shape import Shape
-
-from search_spaces.base import Family, Metrics, canonical_json
-from search_spaces.domains import IntRange, Point
 
 CHAPTER_FAMILIES = frozenset({"blocked", "kouter"})
 
 
 @dataclass(frozen=True)
-class Entry:
+class PortfolioPoint:
     family: str
     point: Point
 
     def key(self) -> str:
         return canonical_json({"family": self.family, **self.point})
-
-
-@dataclass(frozen=True)
-class Outcome:
-    entry: Entry
-    metrics: Metrics
-
-    @property
-    def cycles(self) -> int:
-        return int(self.metrics["cycles"])  # type: ignore[call-overload]
 
 
 def _neighbours(seed: Point, family: Family, shape: Shape, machine: Machine) -> list[Point]:
@@ -65,16 +54,20 @@ def _neighbours(seed: Point, family: Family, shape: Shape, machine: Machine) -> 
         move(tail=2 if int(seed["tail"]) == 0 else 0)
     for inner in INNER_ORDERS:
         move(inner=inner)
-    for name, options in (("store_first", (True, False)), ("structure", ("blocks", "rotate")),
-                          ("k_direction", ("up", "alternate")), ("partition", ("uniform", "balanced"))):
+    for name, options in (
+        ("store_first", (True, False)),
+        ("structure", ("blocks", "rotate")),
+        ("k_direction", ("up", "alternate")),
+        ("partition", ("uniform", "balanced")),
+    ):
         if name in seed:
             move(**{name: next(o for o in options if o != seed[name])})
     return moves
 
 
-def portfolio(families: tuple[Family, ...], shape: Shape, machine: Machine) -> list[Entry]:
+def portfolio(families: tuple[Family, ...], shape: Shape, machine: Machine) -> list[PortfolioPoint]:
     """Every family's seed points, then the general family's neighbourhood; no repeats."""
-    entries: dict[str, Entry] = {}
+    entries: dict[str, PortfolioPoint] = {}
     for family in families:
         seeds = family.seed_points(shape, machine)
         points = list(seeds)
@@ -82,27 +75,6 @@ def portfolio(families: tuple[Family, ...], shape: Shape, machine: Machine) -> l
             for seed in seeds:
                 points += _neighbours(seed, family, shape, machine)
         for point in points:
-            entry = Entry(family.name, point)
+            entry = PortfolioPoint(family.name, point)
             entries.setdefault(entry.key(), entry)
     return list(entries.values())
-
-
-def evaluate_portfolio(families: tuple[Family, ...], shape: Shape, machine: Machine) -> list[Outcome]:
-    """Every feasible entry, simulated (infeasible ones are skipped, never simulated)."""
-    by_name = {f.name: f for f in families}
-    found: list[Outcome] = []
-    for entry in portfolio(families, shape, machine):
-        family = by_name[entry.family]
-        if family.violation(entry.point, shape, machine) > 0:
-            continue
-        try:
-            found.append(Outcome(entry, family.evaluate(entry.point, shape, machine)))
-        except ScheduleError:  # the slot count was optimistic: does not fit after all
-            continue
-    return found
-
-
-def best(outcomes: list[Outcome], chapter_only: bool = False) -> Outcome | None:
-    """Fewest cycles; ties by the canonical key (so equal runs pick the same schedule)."""
-    pool = [o for o in outcomes if not chapter_only or o.entry.family in CHAPTER_FAMILIES]
-    return min(pool, key=lambda o: (o.cycles, o.entry.key()), default=None)

@@ -18,6 +18,7 @@ per band at least, and the number of k steps modulo the window. Verifying the re
 (functional result and hazard replay) checks every kind of block the full one runs, not the full
 program: the label says so.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -122,8 +123,12 @@ def _modular(total: int, period: int, least: int) -> int:
     return least + (total - least) % period
 
 
-def _frames(rows: Callable[[int], Runs], cols: Callable[[int], Runs], limits: tuple[int, int],
-             fits: Callable[[Runs, Runs], bool]) -> tuple[int, int] | None:
+def _frames(
+    rows: Callable[[int], Runs],
+    cols: Callable[[int], Runs],
+    limits: tuple[int, int],
+    fits: Callable[[Runs, Runs], bool],
+) -> tuple[int, int] | None:
     """The smallest frame (rows x columns of tiles, by area) whose bands fit, trying the smallest
     sides whose bands alone have the full frame's kinds first."""
     want_rows = set(_line_descriptors(rows(limits[0])))
@@ -150,6 +155,7 @@ def reduced_general(shape: Shape, machine: Machine, params: GeneralParams) -> Sh
         return _runs(n, fbj, params.partition)
 
     want = _block_kinds(rows(fm), cols(fn), params.serpentine, alternate)
+
     def same_kinds(r: Runs, c: Runs) -> bool:
         return _block_kinds(r, c, params.serpentine, alternate) == want
 
@@ -160,15 +166,23 @@ def reduced_general(shape: Shape, machine: Machine, params: GeneralParams) -> Sh
     return _with_edges(shape, machine.T, (fn, kt, fm) if flip else (fm, kt, fn))
 
 
-def _reduced_rotate(shape: Shape, machine: Machine, params: GeneralParams,
-                    frame: tuple[int, int, int, int], flip: bool) -> Shape:
+def _reduced_rotate(
+    shape: Shape,
+    machine: Machine,
+    params: GeneralParams,
+    frame: tuple[int, int, int, int],
+    flip: bool,
+) -> Shape:
     _Mt, Kt, _Nt = shape.tiles(machine.T)
     fm, fn, fbi, fbj = frame
     window = min(fbj, fn)
 
     def kinds(m: int) -> set[tuple[object, ...]]:
-        return {(key, params.serpentine and parity == 1) for key, parities in
-                _line_descriptors(_runs(m, fbi, params.partition)).items() for parity in parities}
+        return {
+            (key, params.serpentine and parity == 1)
+            for key, parities in _line_descriptors(_runs(m, fbi, params.partition)).items()
+            for parity in parities
+        }
 
     want = kinds(fm)
     m = next(iter(_smallest(fm, lambda m: kinds(m) == want)), fm)
@@ -188,8 +202,17 @@ def _strip_kinds(long: int, cut: int, slots: int, params: StripParams) -> tuple[
         reversed_ = (index + int(params.first_reverse)) % 2 == 1
         last = index == len(widths) - 1
         lengths = tuple(length for length, _many in heights)
-        strips.add((w, lengths, reversed_, first_block % 2, index == 0, last,
-                    0 if last else widths[index + 1]))
+        strips.add(
+            (
+                w,
+                lengths,
+                reversed_,
+                first_block % 2,
+                index == 0,
+                last,
+                0 if last else widths[index + 1],
+            )
+        )
         for key, parities in _line_descriptors(heights[::-1] if reversed_ else heights).items():
             for v in parities:
                 blocks.add((key, w, (first_block + v) % 2))
@@ -218,16 +241,20 @@ def reduced_strips(shape: Shape, machine: Machine, params: StripParams) -> Shape
     full_bands = bands_of(long)
     longs = _smallest(long, lambda lg: bands_of(lg) == full_bands, 4)
     cuts = range(1, min(cut, 4 * sum(widths) + 8) + 1)
-    fits = [(lg, ct) for lg, ct in _pairs(longs, cuts)
-            if _strip_kinds(lg, ct, machine.slots, params) == want][:1]
+    fits = [
+        (lg, ct)
+        for lg, ct in _pairs(longs, cuts)
+        if _strip_kinds(lg, ct, machine.slots, params) == want
+    ][:1]
     frame = fits[0] if fits else (long, cut)
     kt = _steps(Kt, min(params.tail, Kt - 1))
     tiles = (frame[1], kt, frame[0]) if flip else (frame[0], kt, frame[1])
     return _with_edges(shape, machine.T, tiles)
 
 
-def reduced_blocked(shape: Shape, machine: Machine, bi: int, bj: int, buffers: int,
-                    order: str = "row") -> Shape:
+def reduced_blocked(
+    shape: Shape, machine: Machine, bi: int, bj: int, buffers: int, order: str = "row"
+) -> Shape:
     """The chapter's blocked family's reduced shape: its blocks of bi x bj and the edge ones, and
     every step's buffer (the visiting order does not change which blocks there are)."""
     Mt, Kt, Nt = shape.tiles(machine.T)
@@ -245,8 +272,11 @@ def reduced_blocked(shape: Shape, machine: Machine, bi: int, bj: int, buffers: i
 def reduced_kouter(shape: Shape, machine: Machine, buffers: int) -> Shape:
     """The k-outermost family's reduced shape: every plane's, row's and product's buffer."""
     Mt, Kt, Nt = shape.tiles(machine.T)
-    tiles = (_modular(Mt, buffers, buffers), _modular(Kt, buffers, buffers + 1),
-             _modular(Nt, buffers, buffers))
+    tiles = (
+        _modular(Mt, buffers, buffers),
+        _modular(Kt, buffers, buffers + 1),
+        _modular(Nt, buffers, buffers),
+    )
     return _with_edges(shape, machine.T, tiles)
 
 

@@ -1,4 +1,5 @@
 """Leaderboard rows and files: deterministic ranking, typed columns, atomic parquet writes."""
+
 from __future__ import annotations
 
 import json
@@ -13,44 +14,71 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from autotune import __version__
+from autotune.errors import AutotuneError
+from autotune.record import Evaluation, Provenance, TrialRecord
+from autotune.results import files, tables
+from autotune.results import leaderboard as board
+from autotune.run import load
 from simcore.ga1.machine import Machine
 
-from autotune import __version__, files, readback, tables
-from autotune import leaderboard as board
-from autotune.errors import UsageError
 
-
-def make_row(cycles: int | None, params: str, trial: int, machine: str = "{}", violation: float = 0.0) -> dict[str, object]:
+def make_row(
+    cycles: int | None, params: str, trial: int, machine: str = "{}", violation: float = 0.0
+) -> dict[str, object]:
     feasible = cycles is not None
-    return {"family": "blocked", "params_json": params, "machine_json": machine, "cycles": cycles,
-            "feasible": feasible, "violation": violation if not feasible else 0.0, "trial": trial}
+    return {
+        "family": "blocked",
+        "params_json": params,
+        "machine_json": machine,
+        "cycles": cycles,
+        "feasible": feasible,
+        "violation": violation if not feasible else 0.0,
+        "trial": trial,
+    }
 
 
-def make_record(cycles: int | None, params: str, trial: int, machine: str = "m", violation: float = 0.0) -> board.Record:
-    attrs = {"feasible": cycles is not None, "violation": 0.0 if cycles is not None else violation}
-    return board.Record(trial, attrs, {}, None, machine, params, None if cycles is None else (float(cycles),))
+def make_record(
+    cycles: int | None, params: str, trial: int, machine: str = "m", violation: float = 0.0
+) -> board.Ranked:
+    evaluation = Evaluation(cycles is not None, 0.0 if cycles is not None else violation, {})
+    record = TrialRecord(trial, {}, evaluation, Provenance())
+    return board.Ranked(record, machine, params, None if cycles is None else (float(cycles),))
 
 
 records_strategy = st.lists(
-    st.tuples(st.one_of(st.none(), st.integers(1, 5)), st.sampled_from(["a", "b", "c"]), st.sampled_from(["m1", "m2"]),
-              st.integers(0, 50), st.sampled_from([0.5, 1.0, 3.0])),
-    min_size=1, max_size=12,
+    st.tuples(
+        st.one_of(st.none(), st.integers(1, 5)),
+        st.sampled_from(["a", "b", "c"]),
+        st.sampled_from(["m1", "m2"]),
+        st.integers(0, 50),
+        st.sampled_from([0.5, 1.0, 3.0]),
+    ),
+    min_size=1,
+    max_size=12,
 )
 
 
 @settings(max_examples=60, deadline=None)
 @given(records_strategy, st.randoms(use_true_random=False))
-def test_sort_is_deterministic_and_follows_the_documented_key(specs: list[tuple], rng: random.Random) -> None:
+def test_sort_is_deterministic_and_follows_the_documented_key(
+    specs: list[tuple], rng: random.Random
+) -> None:
     found = [make_record(c, p, t, m, v) for c, p, m, t, v in specs]
     shuffled = list(found)
     rng.shuffle(shuffled)
     ranked = board.rank(found)
-    assert [r.sort_key() for r in board.rank(shuffled)] == [r.sort_key() for r in ranked]  # the input order never matters
+    assert [r.sort_key() for r in board.rank(shuffled)] == [
+        r.sort_key() for r in ranked
+    ]  # the input order never matters
     feasible = [r for r in ranked if r.values is not None]
-    assert ranked[:len(feasible)] == feasible  # feasible first
+    assert ranked[: len(feasible)] == feasible  # feasible first
     keys = [(r.values, r.machine_json, r.params_json, r.trial) for r in feasible]
     assert keys == sorted(keys)
-    infeasible = [(r.attrs["violation"], r.machine_json, r.params_json, r.trial) for r in ranked[len(feasible):]]
+    infeasible = [
+        (r.evaluation.violation, r.machine_json, r.params_json, r.trial)
+        for r in ranked[len(feasible) :]
+    ]
     assert infeasible == sorted(infeasible)  # least over the limit first
     # One objective: the front is every feasible record with the best value.
     best = min((r.values for r in feasible), default=None)
@@ -58,16 +86,33 @@ def test_sort_is_deterministic_and_follows_the_documented_key(specs: list[tuple]
 
 
 def test_ties_break_on_machine_then_params_then_trial() -> None:
-    found = [make_record(10, "b", 1, "m1"), make_record(10, "a", 7, "m2"), make_record(10, "a", 3, "m1"),
-             make_record(10, "a", 2, "m1"), make_record(9, "z", 9, "m9")]
+    found = [
+        make_record(10, "b", 1, "m1"),
+        make_record(10, "a", 7, "m2"),
+        make_record(10, "a", 3, "m1"),
+        make_record(10, "a", 2, "m1"),
+        make_record(9, "z", 9, "m9"),
+    ]
     ranked = board.rank(found)
     assert [(r.values[0], r.machine_json, r.params_json, r.trial) for r in ranked] == [  # type: ignore[index]
-        (9, "m9", "z", 9), (10, "m1", "a", 2), (10, "m1", "a", 3), (10, "m1", "b", 1), (10, "m2", "a", 7)]
+        (9, "m9", "z", 9),
+        (10, "m1", "a", 2),
+        (10, "m1", "a", 3),
+        (10, "m1", "b", 1),
+        (10, "m2", "a", 7),
+    ]
 
 
 def test_pareto_flags_with_two_objectives() -> None:
     values = [(100, 64), (90, 128), (120, 32), (130, 64), None, (90, 128)]
-    assert board.pareto_flags(values) == [True, True, True, False, False, True]  # equal points are both on the front
+    assert board.pareto_flags(values) == [
+        True,
+        True,
+        True,
+        False,
+        False,
+        True,
+    ]  # equal points are both on the front
 
 
 @settings(max_examples=60, deadline=None)
@@ -75,20 +120,34 @@ def test_pareto_flags_with_two_objectives() -> None:
 def test_pareto_front_is_exactly_the_non_dominated_points(values: list) -> None:
     flags = board.pareto_flags(values)
     for mine, flag in zip(values, flags):
-        dominated = mine is not None and any(o is not None and o != mine and o[0] <= mine[0] and o[1] <= mine[1] for o in values)
+        dominated = mine is not None and any(
+            o is not None and o != mine and o[0] <= mine[0] and o[1] <= mine[1] for o in values
+        )
         assert flag == (mine is not None and not dominated)
 
 
 def test_frame_columns_are_typed() -> None:
-    rows = [dict(make_row(10, "a", 1), bi=4, mxu_util=0.5, verified=True, serpentine=True),
-            dict(make_row(None, "b", 2, violation=2.0), bi=None, mxu_util=None, verified=None, serpentine=None)]
+    rows = [
+        dict(make_row(10, "a", 1), bi=4, mxu_util=0.5, verified=True, serpentine=True),
+        dict(
+            make_row(None, "b", 2, violation=2.0),
+            bi=None,
+            mxu_util=None,
+            verified=None,
+            serpentine=None,
+        ),
+    ]
     frame = board.to_frame(rows)
     assert list(frame["rank"]) == [1, 2]
     assert str(frame["cycles"].dtype) == "Int64" and str(frame["bi"].dtype) == "Int64"
     assert str(frame["mxu_util"].dtype) == "Float64"
     assert str(frame["verified"].dtype) == "boolean" and str(frame["serpentine"].dtype) == "boolean"
     json_rows = board.json_rows(frame)
-    assert json_rows[1]["cycles"] is None and json_rows[1]["mxu_util"] is None and json_rows[1]["verified"] is None
+    assert (
+        json_rows[1]["cycles"] is None
+        and json_rows[1]["mxu_util"] is None
+        and json_rows[1]["verified"] is None
+    )
     assert json_rows[0]["cycles"] == 10 and isinstance(json_rows[0]["cycles"], int)
     json.dumps(json_rows)  # plain JSON, no numpy or pandas scalars
     assert board.to_frame([]).empty
@@ -96,12 +155,22 @@ def test_frame_columns_are_typed() -> None:
 
 def test_write_and_load_round_trip(tmp_path: Path) -> None:
     frame = board.to_frame([dict(make_row(10, "a", 1), m=8, k=8, n=8)])
-    metadata = {"study": "s", "shape": "8x8x8", "base_machine": Machine().as_dict(), "objectives": ["cycles"]}
+    metadata = {
+        "study": "s",
+        "shape": "8x8x8",
+        "base_machine": Machine().as_dict(),
+        "objectives": ["cycles"],
+    }
     path = tables.write("leaderboard", frame, tmp_path / "deep" / "leaderboard.parquet", metadata)
-    loaded = readback.load(str(path))
-    assert loaded.metadata == {**metadata, "kind": "leaderboard", "schema": tables.SCHEMAS["leaderboard"], "autotune_version": __version__}
+    loaded = load.load(str(path))
+    assert loaded.metadata == {
+        **metadata,
+        "kind": "leaderboard",
+        "schema": tables.SCHEMAS["leaderboard"],
+        "autotune_version": __version__,
+    }
     pd.testing.assert_frame_equal(loaded.frame, frame)
-    assert readback.load(str(path.parent)).frame.equals(loaded.frame)  # a results folder works too
+    assert load.load(str(path.parent)).frame.equals(loaded.frame)  # a results folder works too
 
 
 @pytest.mark.parametrize("kind", sorted(tables.SCHEMAS))
@@ -115,24 +184,30 @@ def test_every_kind_is_readable_with_its_own_schema(tmp_path: Path, kind: str) -
 def test_load_rejects_other_files(tmp_path: Path) -> None:
     other = tmp_path / "other.parquet"
     files.write_parquet(pd.DataFrame({"x": [1]}), other, {"kind": "something", "schema": 1})
-    with pytest.raises(UsageError, match="not an autotune result this version reads"):
-        readback.load(str(other))
+    with pytest.raises(AutotuneError, match="not an autotune result this version reads"):
+        load.load(str(other))
     future = tmp_path / "future.parquet"
-    files.write_parquet(pd.DataFrame({"x": [1]}), future, {"kind": "leaderboard", "schema": tables.SCHEMAS["leaderboard"] + 1})
-    with pytest.raises(UsageError, match="schema 3"):
-        readback.load(str(future))
+    files.write_parquet(
+        pd.DataFrame({"x": [1]}),
+        future,
+        {"kind": "leaderboard", "schema": tables.SCHEMAS["leaderboard"] + 1},
+    )
+    with pytest.raises(AutotuneError, match=f"schema {tables.SCHEMAS['leaderboard'] + 1}"):
+        load.load(str(future))
     garbage = tmp_path / "garbage.parquet"
     garbage.write_bytes(b"not parquet at all")
-    with pytest.raises(UsageError, match="cannot read"):
-        readback.load(str(garbage))
-    with pytest.raises(UsageError, match="no leaderboard"):
-        readback.load(str(tmp_path / "missing"))
+    with pytest.raises(AutotuneError, match="cannot read"):
+        load.load(str(garbage))
+    with pytest.raises(AutotuneError, match="no leaderboard"):
+        load.load(str(tmp_path / "missing"))
 
 
 def test_parquet_write_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "board.parquet"
     files.write_parquet(pd.DataFrame({"cycles": [1, 2]}), path, {"kind": "test", "version": 1})
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["board.parquet"]  # no temporary left behind
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "board.parquet"
+    ]  # no temporary left behind
     assert files.read_parquet(path)[1] == {"kind": "test", "version": 1}
     before = path.read_bytes()
 
@@ -141,7 +216,9 @@ def test_parquet_write_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         raise OSError("disk full")
 
     monkeypatch.setattr(pq, "write_table", broken)
-    with pytest.raises(UsageError, match="cannot write .*board.parquet: disk full"):  # one line, not a traceback
+    with pytest.raises(
+        AutotuneError, match="cannot write .*board.parquet: disk full"
+    ):  # one line, not a traceback
         files.write_parquet(pd.DataFrame({"cycles": [3]}), path, {"kind": "test", "version": 2})
     assert path.read_bytes() == before  # the old file is intact
     assert sorted(p.name for p in tmp_path.iterdir()) == ["board.parquet"]
@@ -154,7 +231,7 @@ def test_text_write_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     path = tmp_path / "best.json"
     files.write_text("old\n", path)
     monkeypatch.setattr(os, "replace", lambda *_: (_ for _ in ()).throw(OSError("no rename")))
-    with pytest.raises(UsageError, match="cannot write .*best.json: no rename"):
+    with pytest.raises(AutotuneError, match="cannot write .*best.json: no rename"):
         files.write_text("new\n", path)
     assert path.read_text() == "old\n"
     assert [p.name for p in tmp_path.iterdir()] == ["best.json"]

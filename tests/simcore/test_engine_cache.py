@@ -1,5 +1,6 @@
 """The compiled engine is cached on disk: a second process loads the kernels instead of
 compiling them (numba's dispatcher statistics say which). No wall-clock limits."""
+
 from __future__ import annotations
 
 import json
@@ -28,7 +29,9 @@ print(json.dumps({"warm": warm, "hits": sum(sum(s.cache_hits.values()) for s in 
 
 def run_once(cache: Path) -> dict[str, object]:
     env = {**os.environ, "NUMBA_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, check=True
+    )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 

@@ -5,12 +5,12 @@ result reports; the budget of simulated products; memory that does not grow with
 
 A rebuilt state that disagrees with its signature warns and falls back to full simulation; here
 that warning is an error, so a flaw in the unit kinds fails the test instead of hiding."""
+
 from __future__ import annotations
 
 import warnings
 
 import pytest
-from generator_strategies import general_params, strip_params
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -19,12 +19,19 @@ from simcore.ga1 import engine
 from simcore.ga1.engine import FULL, PERIODIC, TimingLimitError
 from simcore.ga1.generator import GeneralParams, default_params, slots_needed
 from simcore.ga1.schedules import ScheduleError
+from tests.helpers.generator_strategies import general_params, strip_params
 
-T_AND_SIZES = st.sampled_from([(4, 100), (8, 200)])  # at most 25 tiles a side: full simulation stays quick
-machine_params = st.fixed_dictionaries({
-    "dma_setup": st.integers(0, 20), "dma_words_per_cycle": st.sampled_from([1, 4, 16, 64]),
-    "mxu_cycles": st.integers(1, 16), "mxu_fill": st.integers(0, 12),
-})
+T_AND_SIZES = st.sampled_from(
+    [(4, 100), (8, 200)]
+)  # at most 25 tiles a side: full simulation stays quick
+machine_params = st.fixed_dictionaries(
+    {
+        "dma_setup": st.integers(0, 20),
+        "dma_words_per_cycle": st.sampled_from([1, 4, 16, 64]),
+        "mxu_cycles": st.integers(1, 16),
+        "mxu_fill": st.integers(0, 12),
+    }
+)
 QUICK = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -35,7 +42,10 @@ def shapes(draw: st.DrawFn) -> tuple[int, Shape]:
 
 
 def totals(timing: object) -> tuple[object, ...]:
-    return tuple(getattr(timing, name) for name in ("cycles", "busy", "loads", "stores", "products", "tiles_moved"))
+    return tuple(
+        getattr(timing, name)
+        for name in ("cycles", "busy", "loads", "stores", "products", "tiles_moved")
+    )
 
 
 def same_either_way(generator: engine.Generator) -> None:
@@ -52,46 +62,86 @@ def same_either_way(generator: engine.Generator) -> None:
     assert periodic.method in (PERIODIC, FULL)
     # a jump passes at least one unit of products; without one, every product was simulated
     assert periodic.simulated is not None
-    assert periodic.simulated == full.products if periodic.method == FULL else periodic.simulated < full.products
+    assert (
+        periodic.simulated == full.products
+        if periodic.method == FULL
+        else periodic.simulated < full.products
+    )
 
 
 @QUICK
-@given(case=shapes(), params=general_params(block=6, tail=5, lookahead=40, ramp=4), machine=machine_params,
-       extra=st.sampled_from([0, 1, 3, 12, 40]))
-def test_general_schedules(case: tuple[int, Shape], params: GeneralParams, machine: dict[str, int], extra: int) -> None:
+@given(
+    case=shapes(),
+    params=general_params(block=6, tail=5, lookahead=40, ramp=4),
+    machine=machine_params,
+    extra=st.sampled_from([0, 1, 3, 12, 40]),
+)
+def test_general_schedules(
+    case: tuple[int, Shape], params: GeneralParams, machine: dict[str, int], extra: int
+) -> None:
     T, shape = case
     base = Machine(T=T, **machine)
-    same_either_way(engine.General(shape, base.replace(slots=slots_needed(shape, base, params) + extra), params))
+    same_either_way(
+        engine.General(shape, base.replace(slots=slots_needed(shape, base, params) + extra), params)
+    )
 
 
 @QUICK
 @given(case=shapes(), params=strip_params(), machine=machine_params, slots=st.integers(6, 48))
-def test_strip_schedules(case: tuple[int, Shape], params: object, machine: dict[str, int], slots: int) -> None:
+def test_strip_schedules(
+    case: tuple[int, Shape], params: object, machine: dict[str, int], slots: int
+) -> None:
     T, shape = case
     same_either_way(engine.Strips(shape, Machine(T=T, slots=slots, **machine), params))  # type: ignore[arg-type]
 
 
 @QUICK
-@given(case=shapes(), bi=st.integers(1, 5), bj=st.integers(1, 5), buffers=st.integers(1, 3),
-       order=st.sampled_from(["row", "col"]), machine=machine_params, extra=st.integers(0, 4))
-def test_chapter_schedules(case: tuple[int, Shape], bi: int, bj: int, buffers: int, order: str,
-                           machine: dict[str, int], extra: int) -> None:
+@given(
+    case=shapes(),
+    bi=st.integers(1, 5),
+    bj=st.integers(1, 5),
+    buffers=st.integers(1, 3),
+    order=st.sampled_from(["row", "col"]),
+    machine=machine_params,
+    extra=st.integers(0, 4),
+)
+def test_chapter_schedules(
+    case: tuple[int, Shape],
+    bi: int,
+    bj: int,
+    buffers: int,
+    order: str,
+    machine: dict[str, int],
+    extra: int,
+) -> None:
     T, shape = case
     target = Machine(T=T, slots=bi * bj + buffers * (bi + bj) + extra, **machine)
     same_either_way(engine.Blocked(shape, target, bi, bj, buffers, order))
     same_either_way(engine.KOuter(shape, target, min(buffers, target.slots // 3)))
 
 
-@pytest.mark.parametrize("generator", [
-    engine.General(Shape(512, 512, 512), Machine(slots=64), default_params(Shape(512, 512, 512), Machine(slots=64))),
-    engine.Blocked(Shape(256, 512, 256), Machine(slots=40), 4, 4, 2),
-    engine.KOuter(Shape(128, 256, 128), Machine(slots=6), 2),
-], ids=["general", "blocked", "kouter"])
+@pytest.mark.parametrize(
+    "generator",
+    [
+        engine.General(
+            Shape(512, 512, 512),
+            Machine(slots=64),
+            default_params(Shape(512, 512, 512), Machine(slots=64)),
+        ),
+        engine.Blocked(Shape(256, 512, 256), Machine(slots=40), 4, 4, 2),
+        engine.KOuter(Shape(128, 256, 128), Machine(slots=6), 2),
+    ],
+    ids=["general", "blocked", "kouter"],
+)
 def test_steady_states_are_found(generator: engine.Generator) -> None:
     # A blocked order's k steps repeat: the periodic method simulates a fraction of the products.
     periodic, full = generator.timing(), generator.timing(FULL)
     assert totals(periodic) == totals(full)
-    assert periodic.method == PERIODIC and periodic.simulated is not None and periodic.simulated < full.products // 4
+    assert (
+        periodic.method == PERIODIC
+        and periodic.simulated is not None
+        and periodic.simulated < full.products // 4
+    )
 
 
 def test_a_rotating_window_settles_where_its_leftover_tiles_do_not_drift() -> None:
@@ -99,10 +149,14 @@ def test_a_rotating_window_settles_where_its_leftover_tiles_do_not_drift() -> No
     # left over from earlier steps drift from period to period, and the state never recurs.
     shape = Shape(200, 64, 200)
     settles = GeneralParams(bi=2, bj=3, structure="rotate", lookahead=0)
-    generator = engine.General(shape, Machine(slots=slots_needed(shape, Machine(), settles) + 10), settles)
+    generator = engine.General(
+        shape, Machine(slots=slots_needed(shape, Machine(), settles) + 10), settles
+    )
     periodic = generator.timing()
     assert periodic.method == PERIODIC and totals(periodic) == totals(generator.timing(FULL))
-    drifts = engine.General(Shape(96, 96, 96), Machine(slots=40), GeneralParams(bi=3, bj=4, structure="rotate"))
+    drifts = engine.General(
+        Shape(96, 96, 96), Machine(slots=40), GeneralParams(bi=3, bj=4, structure="rotate")
+    )
     periodic = drifts.timing()
     assert periodic.method == FULL and totals(periodic) == totals(drifts.timing(FULL))
 

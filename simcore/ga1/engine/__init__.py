@@ -8,15 +8,38 @@ streamed. `simulate`, `time_program`, `execute`, `replay` and `verify_program` a
 reference's functions over materialised programs, compiled. The Python modules of simcore.ga1
 stay the readable reference; differential tests hold every kernel here to them.
 """
+
 from __future__ import annotations
 
-from simcore.ga1.engine.generators import Blocked, General, Generator, KOuter, Materialised, Strips, chapter_generator
+from simcore.ga1.engine.generators import (
+    Blocked,
+    General,
+    Generator,
+    KOuter,
+    Materialised,
+    Strips,
+    chapter_generator,
+)
 from simcore.ga1.engine.jit import cache_is_warm
 from simcore.ga1.engine.methods import FULL, METHODS, PERIODIC, TimingLimitError
-from simcore.ga1.engine.simulate import execute, replay, simulate, time_program, verify_program
+from simcore.ga1.engine.programs import execute, replay, simulate, time_program, verify_program
 
 __all__ = [
-    "Generator", "General", "Strips", "Blocked", "KOuter", "Materialised", "chapter_generator",
-    "simulate", "time_program", "execute", "replay", "verify_program", "cache_is_warm",
-    "PERIODIC", "FULL", "METHODS", "TimingLimitError",
+    "Generator",
+    "General",
+    "Strips",
+    "Blocked",
+    "KOuter",
+    "Materialised",
+    "chapter_generator",
+    "simulate",
+    "time_program",
+    "execute",
+    "replay",
+    "verify_program",
+    "cache_is_warm",
+    "PERIODIC",
+    "FULL",
+    "METHODS",
+    "TimingLimitError",
 ]

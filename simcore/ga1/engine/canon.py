@@ -22,30 +22,71 @@ the order's structure gives from the tile alone: a far key is checked against it
 signature is taken (a tile whose far use the structure does not know makes the signature
 invalid: no jump from it) and computed from it when a state is rebuilt.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 from simcore.ga1.engine.blocks import (
-    POS_B, POS_CELL, POS_IN_STRIP, POS_S, POS_STRIP, block_products,
+    POS_B,
+    POS_CELL,
+    POS_IN_STRIP,
+    POS_S,
+    POS_STRIP,
+    block_products,
 )
 from simcore.ga1.engine.compile import (
-    BLOCKED, EVICT_AT, FREE_AT, FRONTIER, GENERATED, NEXT_AT, NEXT_P, PENDING, PENDING_AT, POS_AT,
-    QUEUE, RING_AT, RING_MASK, SLOTS, TIES, TILE_AT, WHERE_AT, WHERE_LEN,
+    BLOCKED,
+    EVICT_AT,
+    FREE_AT,
+    FRONTIER,
+    GENERATED,
+    NEXT_AT,
+    NEXT_P,
+    PENDING,
+    PENDING_AT,
+    POS_AT,
+    QUEUE,
+    RING_AT,
+    RING_MASK,
+    SLOTS,
+    TIES,
+    TILE_AT,
+    WHERE_AT,
+    WHERE_LEN,
 )
 from simcore.ga1.engine.evict import BEST, GROUPS, add
 from simcore.ga1.engine.jit import inline, kernel
 from simcore.ga1.engine.order import POS_HI as UNIT_HI
 from simcore.ga1.engine.order import _enter_step, _first_live, unit_products
 from simcore.ga1.engine.plan import (
-    FLIP, N_A, N_AB, N_CB, NEVER, PINNED, REAL_KT, REAL_NT, STRIPS, STRUCTURE, UNITS, P,
+    FLIP,
+    N_A,
+    N_AB,
+    N_CB,
+    NEVER,
+    PINNED,
+    REAL_KT,
+    REAL_NT,
+    STRIPS,
+    STRUCTURE,
+    UNITS,
+    P,
 )
 from simcore.ga1.engine.rotate_units import MODULAR, stretch_start
 from simcore.ga1.engine.rows import DONE, OUT
 from simcore.ga1.engine.strip_order import S_FIRST_BLOCK, STRIP_FIELDS, STRIPS_AT
 from simcore.ga1.engine.tilemap import insert, remove
 from simcore.ga1.engine.units import (
-    ACC, COL, ROW, Origin, far_key, far_next, origin, unit_start, units_back,
+    ACC,
+    COL,
+    ROW,
+    Origin,
+    far_key,
+    far_next,
+    origin,
+    unit_start,
+    units_back,
 )
 
 HEAD = 8  # frontier - p, blocked, pending stores, the two queues' lengths
@@ -146,11 +187,19 @@ def _rank_far(out: np.ndarray, slots: int, scratch: np.ndarray) -> None:
 
 
 @inline
-def _slot_record(st: np.ndarray, s: int, record: np.ndarray, at: int,
-        origin_of: Origin, far: int, key0: int, numbers: int) -> int:
+def _slot_record(
+    st: np.ndarray,
+    s: int,
+    record: np.ndarray,
+    at: int,
+    origin_of: Origin,
+    far: int,
+    key0: int,
+    numbers: int,
+) -> int:
     """Slot s's record (role, coordinates, next use, candidate) at record[at:]; returns its sort
     key in the canonical order (role, then coordinates), -1 for a free slot."""
-    record[at:at + PER_SLOT] = 0
+    record[at : at + PER_SLOT] = 0
     tile = st[st[TILE_AT] + s]
     if tile < 0:
         return -1
@@ -171,8 +220,9 @@ def _slot_record(st: np.ndarray, s: int, record: np.ndarray, at: int,
 
 
 @inline
-def _canonical_order(st: np.ndarray, slots: int, keys: np.ndarray, previous: np.ndarray,
-        order: np.ndarray) -> int:
+def _canonical_order(
+    st: np.ndarray, slots: int, keys: np.ndarray, previous: np.ndarray, order: np.ndarray
+) -> int:
     """order[i]: the slot numbered i (free slots in queue order, then the others by tile);
     returns how many slots it numbered."""
     count = 0
@@ -195,8 +245,16 @@ def _canonical_order(st: np.ndarray, slots: int, keys: np.ndarray, previous: np.
 
 
 @kernel
-def capture(st: np.ndarray, level: int, u0: int, u1: int, u2: int, out: np.ndarray,
-        order: np.ndarray, scratch: np.ndarray) -> bool:
+def capture(
+    st: np.ndarray,
+    level: int,
+    u0: int,
+    u1: int,
+    u2: int,
+    out: np.ndarray,
+    order: np.ndarray,
+    scratch: np.ndarray,
+) -> bool:
     """The signature of the compiler's state at the boundary of unit (u0, u1, u2) of `level` into
     out, and in order[i] the slot numbered i (order holds a numbering of the slots on entry, the
     last signature's: the sort starts from it); False if there is none (not at the boundary)."""
@@ -207,8 +265,8 @@ def capture(st: np.ndarray, level: int, u0: int, u1: int, u2: int, out: np.ndarr
     far = far_key(st, level, u0, u1)
     origin_of = origin(st, level, u0, u1, u2)
     numbers = st[EVICT_AT] + BEST + 2 * st[st[EVICT_AT] + GROUPS]
-    record, keys = scratch[:PER_SLOT * slots], scratch[PER_SLOT * slots:(PER_SLOT + 1) * slots]
-    previous = scratch[(PER_SLOT + 1) * slots:(PER_SLOT + 2) * slots]
+    record, keys = scratch[: PER_SLOT * slots], scratch[PER_SLOT * slots : (PER_SLOT + 1) * slots]
+    previous = scratch[(PER_SLOT + 1) * slots : (PER_SLOT + 2) * slots]
     for s in range(slots):
         keys[s] = _slot_record(st, s, record, PER_SLOT * s, origin_of, far, key0, numbers)
         previous[s] = order[s]
@@ -227,7 +285,7 @@ def capture(st: np.ndarray, level: int, u0: int, u1: int, u2: int, out: np.ndarr
     for i in range(slots):
         for field in range(PER_SLOT):
             out[HEAD + slots + PER_SLOT * i + field] = record[PER_SLOT * order[i] + field]
-    _rank_far(out, slots, scratch[(PER_SLOT + 2) * slots:])
+    _rank_far(out, slots, scratch[(PER_SLOT + 2) * slots :])
     return True
 
 
@@ -253,7 +311,7 @@ def far_uses_known(st: np.ndarray, level: int, u0: int, u1: int, u2: int) -> int
 @inline
 def _clear(st: np.ndarray, slots: int) -> None:
     """No tile resident, no eviction candidate."""
-    where = st[st[WHERE_AT]:st[WHERE_AT] + st[WHERE_LEN]]
+    where = st[st[WHERE_AT] : st[WHERE_AT] + st[WHERE_LEN]]
     for s in range(slots):
         tile = st[st[TILE_AT] + s]
         if tile >= 0:
@@ -262,17 +320,25 @@ def _clear(st: np.ndarray, slots: int) -> None:
     groups = st[ev + GROUPS]
     for g in range(groups):
         st[ev + BEST + g], st[ev + BEST + groups + g] = -1, 0
-    st[ev + BEST + 2 * groups:ev + BEST + 2 * groups + slots] = -1
+    st[ev + BEST + 2 * groups : ev + BEST + 2 * groups + slots] = -1
 
 
 @inline
-def _restore_slots(st: np.ndarray, level: int, u0: int, u1: int, u2: int, canon: np.ndarray,
-        slot_of: np.ndarray, key0: int) -> int:
+def _restore_slots(
+    st: np.ndarray,
+    level: int,
+    u0: int,
+    u1: int,
+    u2: int,
+    canon: np.ndarray,
+    slot_of: np.ndarray,
+    key0: int,
+) -> int:
     slots = st[SLOTS]
     row0, col0, columns, k0, mode = origin(st, level, u0, u1, u2)
     far = far_key(st, level, u0, u1)
-    where = st[st[WHERE_AT]:st[WHERE_AT] + st[WHERE_LEN]]
-    ev = st[st[EVICT_AT]:st[PENDING_AT]]
+    where = st[st[WHERE_AT] : st[WHERE_AT] + st[WHERE_LEN]]
+    ev = st[st[EVICT_AT] : st[PENDING_AT]]
     for i in range(slots):
         at, s = HEAD + slots + PER_SLOT * i, slot_of[i]
         role, use, tile = canon[at], st[NEVER], -1
@@ -341,8 +407,9 @@ def _position_stream(st: np.ndarray, u0: int, u1: int, u2: int, position: int) -
 
 
 @kernel
-def restore(st: np.ndarray, level: int, u0: int, u1: int, u2: int, canon: np.ndarray,
-        slot_of: np.ndarray) -> int:
+def restore(
+    st: np.ndarray, level: int, u0: int, u1: int, u2: int, canon: np.ndarray, slot_of: np.ndarray
+) -> int:
     """The compiler's state at the boundary of unit (u0, u1, u2) of `level` from a signature
     taken at another boundary of the same kind, slot_of[i] holding what the signature numbers i.
     Returns REBUILT, or why it cannot be rebuilt."""

@@ -5,6 +5,7 @@ Each kernel resumes at its position and emits until the chunk is nearly full: bl
 work is a block's opening (zeros and the first loads), one k step, or its stores; kouter's is one
 (k, i, j) product with its transfers.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -18,17 +19,34 @@ HEADER = COMMON + 11
 NO_STOP = 1 << 62  # STOP: where a run stops (a block's unit, or a product), for the periodic timing
 
 
-def blocked_state(tiles: tuple[int, int, int], bi: int, bj: int, buffers: int, by_columns: bool,
-        chunk_rows: int) -> np.ndarray:
+def blocked_state(
+    tiles: tuple[int, int, int], bi: int, bj: int, buffers: int, by_columns: bool, chunk_rows: int
+) -> np.ndarray:
     # a unit of work: a block's zeros and first loads, a k step, or its stores
     room_needed = 2 * bi * bj + 2 * buffers * (bi + bj) + 8
-    fields = {MT: tiles[0], KT: tiles[1], NT: tiles[2], BI: bi, BJ: bj, BUFFERS: buffers, BY_COLUMNS: int(by_columns),
-              HEADROOM: room_needed, STOP: NO_STOP}
+    fields = {
+        MT: tiles[0],
+        KT: tiles[1],
+        NT: tiles[2],
+        BI: bi,
+        BJ: bj,
+        BUFFERS: buffers,
+        BY_COLUMNS: int(by_columns),
+        HEADROOM: room_needed,
+        STOP: NO_STOP,
+    }
     return assemble(HEADER, fields, [], max(chunk_rows, 2 * room_needed))
 
 
 def kouter_state(tiles: tuple[int, int, int], buffers: int, chunk_rows: int) -> np.ndarray:
-    fields = {MT: tiles[0], KT: tiles[1], NT: tiles[2], BUFFERS: buffers, HEADROOM: 5, STOP: NO_STOP}
+    fields = {
+        MT: tiles[0],
+        KT: tiles[1],
+        NT: tiles[2],
+        BUFFERS: buffers,
+        HEADROOM: 5,
+        STOP: NO_STOP,
+    }
     return assemble(HEADER, fields, [], max(chunk_rows, 10))
 
 

@@ -8,6 +8,7 @@ modulo the buffers. Level 0 is a line of blocks (a row of them, or a column with
 or a k plane, level 1 a block of the line or a row of the plane, level 2 a unit or a product.
 A position counts units (blocked: a block's units one after another) or products (kouter).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -64,12 +65,16 @@ def _extent_of_line(st: np.ndarray, level: int, u: int) -> int:
 
 
 @inline
-def chapter_kind(kind: int, st: np.ndarray, level: int, u0: int, u1: int, u2: int,
-        out: np.ndarray) -> int:
+def chapter_kind(
+    kind: int, st: np.ndarray, level: int, u0: int, u1: int, u2: int, out: np.ndarray
+) -> int:
     buffers = st[BUFFERS]
     if kind == stream.KOUTER:
-        first = u0 * st[MT] * st[NT] if level == 0 else chapter_start(kind, st, u0, u1,
-            0 if level == 1 else u2)
+        first = (
+            u0 * st[MT] * st[NT]
+            if level == 0
+            else chapter_start(kind, st, u0, u1, 0 if level == 1 else u2)
+        )
         out[0], out[1] = 1 if u0 == 0 else 0, first % buffers
         return 2
     if level < 2:
@@ -100,14 +105,15 @@ def chapter_extent2(kind: int, st: np.ndarray, index: int, period: int) -> int:
 
 
 @kernel
-def run_chapter_until(kind: int, st: np.ndarray, clock: np.ndarray, stop: int,
-        times: np.ndarray) -> int:
+def run_chapter_until(
+    kind: int, st: np.ndarray, clock: np.ndarray, stop: int, times: np.ndarray
+) -> int:
     """Emit and time the chapter generator's rows up to position `stop` (or its end). Returns -1,
     or the first malformed row of the last chunk."""
     st[STOP] = stop
     while True:
         stream.chapter_chunk(kind, st)
-        bad = time_rows(clock, st[st[OUT_AT]:], st[OUT], times)
+        bad = time_rows(clock, st[st[OUT_AT] :], st[OUT], times)
         if bad >= 0:
             return bad
         if st[DONE] == 1 or _position(kind, st) >= stop:

@@ -29,14 +29,31 @@ to ACC_READY; and the vector unit's free time only counts where it is later than
 times that a zero waits for, so it is raised to the least of those. Stale times then move with
 the period instead of lingering.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 from simcore.ga1.engine.jit import inline
 from simcore.ga1.engine.timing import (
-    ACC_READY, BY_MXU, BY_OTHERS, COUNT, DMA_FREE, END, FILL, LOADS, MXU_FREE, PER_SLOT, PRODUCTS,
-    READY, SLOT0, SLOTS, STORES, VPU_BUSY, VPU_FREE, ZEROS,
+    ACC_READY,
+    BY_MXU,
+    BY_OTHERS,
+    COUNT,
+    DMA_FREE,
+    END,
+    FILL,
+    LOADS,
+    MXU_FREE,
+    PER_SLOT,
+    PRODUCTS,
+    READY,
+    SLOT0,
+    SLOTS,
+    STORES,
+    VPU_BUSY,
+    VPU_FREE,
+    ZEROS,
 )
 
 
@@ -83,8 +100,14 @@ def clocks_match(a: np.ndarray, b: np.ndarray, moved: np.ndarray) -> bool:
 
 
 @inline
-def advance(clock: np.ndarray, a: np.ndarray, moved: np.ndarray, onward: np.ndarray, periods: int,
-        scratch: np.ndarray) -> None:
+def advance(
+    clock: np.ndarray,
+    a: np.ndarray,
+    moved: np.ndarray,
+    onward: np.ndarray,
+    periods: int,
+    scratch: np.ndarray,
+) -> None:
     """The clock `periods` periods after itself, given the clock `a` one period before it (the
     two match with `moved`); onward[t] is where slot t of the clock is `periods` periods later."""
     delta = clock[MXU_FREE] - a[MXU_FREE]

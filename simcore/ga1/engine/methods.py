@@ -9,6 +9,7 @@ leftover operands drift from period to period does that), and a machine of more 
 slots is timed in full. A budget of simulated products bounds
 either method: past it, TimingLimitError.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -20,10 +21,25 @@ import numpy as np
 from simcore.ga1.engine import periodic, stream
 from simcore.ga1.engine.canon import canon_length, scratch_length, start_counting_ties
 from simcore.ga1.engine.plan import (
-    KT, LOOKAHEAD, NT, PROTECT, RAMP, SIZES_AT, STRIPS, STRUCTURE, UNITS, W,
+    KT,
+    LOOKAHEAD,
+    NT,
+    PROTECT,
+    RAMP,
+    SIZES_AT,
+    STRIPS,
+    STRUCTURE,
+    UNITS,
+    W,
 )
 from simcore.ga1.engine.strip_order import (
-    LONG, N_STRIPS, S_BIG, S_SMALL, S_W, STRIP_FIELDS, STRIPS_AT,
+    LONG,
+    N_STRIPS,
+    S_BIG,
+    S_SMALL,
+    S_W,
+    STRIP_FIELDS,
+    STRIPS_AT,
 )
 from simcore.ga1.engine.timing import NO_TIMES, PER_SLOT, SLOT0, new_clock, timing_of
 from simcore.ga1.engine.units import kind_length
@@ -74,14 +90,14 @@ def _compiled_params(st: np.ndarray, slots: int, budget: int) -> tuple[np.ndarra
     kt = int(st[KT])
     if int(st[STRUCTURE]) == STRIPS:
         at = int(st[STRIPS_AT])
-        records = [st[at + i * STRIP_FIELDS:][:STRIP_FIELDS] for i in range(int(st[N_STRIPS]))]
+        records = [st[at + i * STRIP_FIELDS :][:STRIP_FIELDS] for i in range(int(st[N_STRIPS]))]
         block = min((min(int(r[S_BIG]), int(r[S_SMALL])) * int(r[S_W]) for r in records), default=1)
         band = min((int(r[S_W]) for r in records), default=1) * int(st[LONG])
         tallest = max((int(r[S_BIG]) for r in records), default=1)
     elif int(st[STRUCTURE]) == UNITS:
         return _rotate_params(st, slots, budget, look)
     else:
-        h0, h1, w0, w1 = (int(v) for v in st[int(st[SIZES_AT]):][:4])
+        h0, h1, w0, w1 = (int(v) for v in st[int(st[SIZES_AT]) :][:4])
         block, band, tallest = min(h0, h1) * min(w0, w1), min(h0, h1) * int(st[NT]), 1
     ahead = (_ahead(look, kt * block), _ahead(look, kt * band))
     fields = [look, ahead[0], ahead[1], budget, canon_length(slots), 0]
@@ -93,7 +109,7 @@ def _rotate_params(st: np.ndarray, slots: int, budget: int, look: int) -> tuple[
     """A rotating window's: its stretches (from one unit entering to the next) hold at least
     KT // W steps of one live unit's cells each; with KT < W, a step passes per KT / W stretches."""
     kt, window, ramp = int(st[KT]), int(st[W]), int(st[RAMP])
-    lowest = min(int(v) for v in st[int(st[SIZES_AT]):][:2])  # the shorter row band
+    lowest = min(int(v) for v in st[int(st[SIZES_AT]) :][:2])  # the shorter row band
     if kt >= window:
         stretch = _ahead(look, (kt // window) * lowest) + 1
     else:
@@ -108,8 +124,9 @@ def _rotate_params(st: np.ndarray, slots: int, budget: int, look: int) -> tuple[
 LAST_STATS = np.zeros(periodic.STATS, dtype=np.int64)
 
 
-def time_periodically(generator: Generator, st: np.ndarray, family: int,
-        budget: int) -> Timing | None:
+def time_periodically(
+    generator: Generator, st: np.ndarray, family: int, budget: int
+) -> Timing | None:
     """The program's timing by the periodic method, from the generator's state at its start;
     None when the driver found a rebuilt state inconsistent (the caller then times in full)."""
     machine = generator.machine
@@ -127,31 +144,40 @@ def time_periodically(generator: Generator, st: np.ndarray, family: int,
     orders = np.zeros((3, DEPTH, slots), dtype=np.int64)
     clocks = np.zeros((3, DEPTH, SLOT0 + PER_SLOT * slots), dtype=np.int64)
     # the signature, its numbering, a relabelling, then room for capture's and a jump's work
-    scratch = np.zeros(length + 2 * slots + max(scratch_length(slots), (3 + PER_SLOT) * slots),
-        dtype=np.int64)
-    scratch[length:length + slots] = np.arange(slots)  # a numbering of the slots to start from
+    scratch = np.zeros(
+        length + 2 * slots + max(scratch_length(slots), (3 + PER_SLOT) * slots), dtype=np.int64
+    )
+    scratch[length : length + slots] = np.arange(slots)  # a numbering of the slots to start from
     kinds = np.zeros((2, kinds_length), dtype=np.int64)
     stats = np.zeros(periodic.STATS, dtype=np.int64)
-    status = periodic.drive(family, st, clock, meta, canons, orders, clocks, scratch, kinds,
-        params, stats, NO_TIMES)
+    status = periodic.drive(
+        family, st, clock, meta, canons, orders, clocks, scratch, kinds, params, stats, NO_TIMES
+    )
     LAST_STATS[:] = stats
     if status == periodic.INCONSISTENT:
-        where = stats[periodic.WHERE:periodic.WHERE + 4].tolist()
+        where = stats[periodic.WHERE : periodic.WHERE + 4].tolist()
         name, why = type(generator).__name__, int(stats[periodic.WHY])
-        warnings.warn(f"periodic timing of {name} {generator.shape}: the state rebuilt at level "
-                      f"{where[0]}, unit {tuple(where[1:])} disagreed with its signature (verdict "
-                      f"{why}); timed in full", RuntimeWarning, stacklevel=3)
+        warnings.warn(
+            f"periodic timing of {name} {generator.shape}: the state rebuilt at level "
+            f"{where[0]}, unit {tuple(where[1:])} disagreed with its signature (verdict "
+            f"{why}); timed in full",
+            RuntimeWarning,
+            stacklevel=3,
+        )
         return None
     if status == periodic.OVER_BUDGET:
-        raise TimingLimitError(f"timing {generator.shape} would simulate more than {budget:.3g} "
-                               "tile products (the schedule does not settle into a period)")
+        raise TimingLimitError(
+            f"timing {generator.shape} would simulate more than {budget:.3g} "
+            "tile products (the schedule does not settle into a period)"
+        )
     generator._check(st)  # a failed generator raises ScheduleError
     if status != periodic.DONE_OK:
         from simcore.ga1.engine.rows import chunk
         from simcore.ga1.engine.timing import raise_if_bad
 
         raise_if_bad(machine, clock, chunk(st), int(status))
-    jumped = int(stats[periodic.JUMPS:periodic.JUMPS + 3].sum()) > 0
+    jumped = int(stats[periodic.JUMPS : periodic.JUMPS + 3].sum()) > 0
     timing = timing_of(clock)
-    return dataclasses.replace(timing, method=PERIODIC if jumped else FULL,
-        simulated=int(stats[periodic.SIMULATED]))
+    return dataclasses.replace(
+        timing, method=PERIODIC if jumped else FULL, simulated=int(stats[periodic.SIMULATED])
+    )

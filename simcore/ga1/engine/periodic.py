@@ -15,6 +15,7 @@ band's blocks collapse within it and the bands collapse in turn.
 Where no signature recurs (an irregular order, a state that never settles), every unit is
 simulated: the result is the full simulation's, and says so (`method`).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -22,7 +23,12 @@ import numpy as np
 from simcore.ga1.engine import stream
 from simcore.ga1.engine.canon import REBUILT, capture, far_uses_known, restore, ties
 from simcore.ga1.engine.chapter_units import (
-    chapter_count, chapter_end, chapter_extent2, chapter_kind, chapter_restore, chapter_start,
+    chapter_count,
+    chapter_end,
+    chapter_extent2,
+    chapter_kind,
+    chapter_restore,
+    chapter_start,
     run_chapter_until,
 )
 from simcore.ga1.engine.clocksnap import advance, canonical, clocks_match, power, relabelling
@@ -58,7 +64,7 @@ def _run_compiled_until(st: np.ndarray, clock: np.ndarray, stop: int, times: np.
         stream.compiled_chunk(st)
         if st[FAILED_AT] >= 0:
             return FAILED
-        bad = time_rows(clock, st[st[OUT_AT]:], st[OUT], times)
+        bad = time_rows(clock, st[st[OUT_AT] :], st[OUT], times)
         if bad >= 0:
             return bad
         if st[DONE] == 1 or (st[NEXT_P] >= stop and stop < st[P]):
@@ -100,8 +106,9 @@ def _end(family: int, st: np.ndarray) -> int:
 
 
 @inline
-def _kind(family: int, st: np.ndarray, level: int, u0: int, u1: int, u2: int,
-        out: np.ndarray) -> int:
+def _kind(
+    family: int, st: np.ndarray, level: int, u0: int, u1: int, u2: int, out: np.ndarray
+) -> int:
     if family == COMPILED:
         return unit_kind(st, level, u0, u1, u2, out)
     return chapter_kind(_chapter(family), st, level, u0, u1, u2, out)
@@ -118,8 +125,17 @@ def _cursor(level: int, u0: int, u1: int, u2: int, index: int) -> tuple[int, int
 
 
 @inline
-def _extent(family: int, st: np.ndarray, level: int, u0: int, u1: int, index: int, period: int,
-        back: int, kinds: np.ndarray) -> int:
+def _extent(
+    family: int,
+    st: np.ndarray,
+    level: int,
+    u0: int,
+    u1: int,
+    index: int,
+    period: int,
+    back: int,
+    kinds: np.ndarray,
+) -> int:
     """The first unit from index - back on whose kind is not the kind of the unit `period`
     before it (the end of the periodic stretch), or `index` when there is none to jump."""
     if level == 2 and family != COMPILED:
@@ -186,8 +202,17 @@ def _same(a: np.ndarray, b: np.ndarray, length: int) -> bool:
 
 
 @inline
-def _capture(family: int, st: np.ndarray, level: int, u0: int, u1: int, u2: int, canon: np.ndarray,
-        order: np.ndarray, scratch: np.ndarray) -> bool:
+def _capture(
+    family: int,
+    st: np.ndarray,
+    level: int,
+    u0: int,
+    u1: int,
+    u2: int,
+    canon: np.ndarray,
+    order: np.ndarray,
+    scratch: np.ndarray,
+) -> bool:
     if family == COMPILED:
         return capture(st, level, u0, u1, u2, canon, order, scratch)
     # the chapter's generators: fixed slots, the position says it all
@@ -203,8 +228,9 @@ def _back(family: int, st: np.ndarray, level: int, u0: int, u1: int, u2: int) ->
 
 
 @inline
-def _room(family: int, st: np.ndarray, level: int, u0: int, u1: int, index: int,
-        params: np.ndarray) -> int:
+def _room(
+    family: int, st: np.ndarray, level: int, u0: int, u1: int, index: int, params: np.ndarray
+) -> int:
     """At most how many units a jump from unit `index` could pass (whatever the period)."""
     if level < 2 or (family == COMPILED and st[STRUCTURE] == UNITS):
         end = _count(family, st, level, u0, u1)
@@ -216,8 +242,16 @@ def _room(family: int, st: np.ndarray, level: int, u0: int, u1: int, index: int,
 
 
 @inline
-def _restore(family: int, st: np.ndarray, level: int, u0: int, u1: int, u2: int, canon: np.ndarray,
-        slot_of: np.ndarray) -> int:
+def _restore(
+    family: int,
+    st: np.ndarray,
+    level: int,
+    u0: int,
+    u1: int,
+    u2: int,
+    canon: np.ndarray,
+    slot_of: np.ndarray,
+) -> int:
     if family == COMPILED:
         return restore(st, level, u0, u1, u2, canon, slot_of)
     chapter_restore(_chapter(family), st, u0, u1, u2)
@@ -225,16 +259,31 @@ def _restore(family: int, st: np.ndarray, level: int, u0: int, u1: int, u2: int,
 
 
 @inline
-def _jump(family: int, st: np.ndarray, clock: np.ndarray, level: int, u0: int, u1: int, u2: int,
-        index: int, period: int, periods: int, before: np.ndarray, order_before: np.ndarray,
-        canon: np.ndarray, order: np.ndarray, moved: np.ndarray, work: np.ndarray,
-        stats: np.ndarray) -> int:
+def _jump(
+    family: int,
+    st: np.ndarray,
+    clock: np.ndarray,
+    level: int,
+    u0: int,
+    u1: int,
+    u2: int,
+    index: int,
+    period: int,
+    periods: int,
+    before: np.ndarray,
+    order_before: np.ndarray,
+    canon: np.ndarray,
+    order: np.ndarray,
+    moved: np.ndarray,
+    work: np.ndarray,
+    stats: np.ndarray,
+) -> int:
     """Move clock and generator `periods` periods on from unit `index` (the state one period
     before is `before`, its slots numbered by `order_before`). Returns the unit jumped to."""
     slots = moved.shape[0]
-    onward, seen, slot_of = work[:slots], work[slots:2 * slots], work[2 * slots:3 * slots]
+    onward, seen, slot_of = work[:slots], work[slots : 2 * slots], work[2 * slots : 3 * slots]
     power(moved, periods, onward, seen)
-    advance(clock, before, moved, onward, periods, work[3 * slots:])
+    advance(clock, before, moved, onward, periods, work[3 * slots :])
     for i in range(slots):
         slot_of[i] = onward[order[i]]
     target = index + periods * period
@@ -248,15 +297,30 @@ def _jump(family: int, st: np.ndarray, clock: np.ndarray, level: int, u0: int, u
 
 
 @inline
-def _try_jump(family: int, st: np.ndarray, clock: np.ndarray, level: int, u0: int, u1: int, u2: int,
-        index: int, meta: np.ndarray, canons: np.ndarray, orders: np.ndarray, clocks: np.ndarray,
-        scratch: np.ndarray, kinds: np.ndarray, params: np.ndarray, stats: np.ndarray) -> int:
+def _try_jump(
+    family: int,
+    st: np.ndarray,
+    clock: np.ndarray,
+    level: int,
+    u0: int,
+    u1: int,
+    u2: int,
+    index: int,
+    meta: np.ndarray,
+    canons: np.ndarray,
+    orders: np.ndarray,
+    clocks: np.ndarray,
+    scratch: np.ndarray,
+    kinds: np.ndarray,
+    params: np.ndarray,
+    stats: np.ndarray,
+) -> int:
     """At the boundary of unit `index` of `level`: jump whole periods ahead if the state recurs
     (returns the unit jumped to, or INCONSISTENT), else remember the state (returns -1)."""
     depth, length, slots = meta.shape[1], params[CANON], orders.shape[2]
-    canon, order = scratch[:length], scratch[length:length + slots]
-    moved = scratch[length + slots:length + 2 * slots]
-    work = scratch[length + 2 * slots:]
+    canon, order = scratch[:length], scratch[length : length + slots]
+    moved = scratch[length + slots : length + 2 * slots]
+    work = scratch[length + 2 * slots :]
     if _room(family, st, level, u0, u1, index, params) < 1:
         return -1  # nothing to jump to from here: not even a signature to keep
     canonical(clock)
@@ -282,9 +346,25 @@ def _try_jump(family: int, st: np.ndarray, clock: np.ndarray, level: int, u0: in
             stats[KINDS] += max(0, end - index + back)
             periods = (end - _ahead(family, st, level, u0, u1, params) - index) // period
             if periods >= 1:
-                return _jump(family, st, clock, level, u0, u1, u2, index, period, periods,
-                             clocks[level, entry], orders[level, entry], canon, order, moved, work,
-                             stats)
+                return _jump(
+                    family,
+                    st,
+                    clock,
+                    level,
+                    u0,
+                    u1,
+                    u2,
+                    index,
+                    period,
+                    periods,
+                    clocks[level, entry],
+                    orders[level, entry],
+                    canon,
+                    order,
+                    moved,
+                    work,
+                    stats,
+                )
     entry = index % depth
     meta[level, entry, 0], meta[level, entry, 1] = (index if valid else -1), tied
     for at in range(length):  # element by element: a slice assignment would allocate
@@ -297,9 +377,20 @@ def _try_jump(family: int, st: np.ndarray, clock: np.ndarray, level: int, u0: in
 
 
 @kernel
-def drive(family: int, st: np.ndarray, clock: np.ndarray, meta: np.ndarray, canons: np.ndarray,
-        orders: np.ndarray, clocks: np.ndarray, scratch: np.ndarray, kinds: np.ndarray,
-        params: np.ndarray, stats: np.ndarray, times: np.ndarray) -> int:
+def drive(
+    family: int,
+    st: np.ndarray,
+    clock: np.ndarray,
+    meta: np.ndarray,
+    canons: np.ndarray,
+    orders: np.ndarray,
+    clocks: np.ndarray,
+    scratch: np.ndarray,
+    kinds: np.ndarray,
+    params: np.ndarray,
+    stats: np.ndarray,
+    times: np.ndarray,
+) -> int:
     """Time the generator's program periodically (see the module's note). Returns DONE_OK,
     FAILED, OVER_BUDGET, INCONSISTENT, or the first malformed row of the last chunk."""
     level, u0, u1, u2 = 0, 0, 0, 0
@@ -312,8 +403,24 @@ def drive(family: int, st: np.ndarray, clock: np.ndarray, meta: np.ndarray, cano
             level -= 1
             u0, u1, u2 = (u0 + 1, 0, 0) if level == 0 else (u0, u1 + 1, 0)
             continue
-        target = _try_jump(family, st, clock, level, u0, u1, u2, index, meta, canons, orders,
-                           clocks, scratch, kinds, params, stats)
+        target = _try_jump(
+            family,
+            st,
+            clock,
+            level,
+            u0,
+            u1,
+            u2,
+            index,
+            meta,
+            canons,
+            orders,
+            clocks,
+            scratch,
+            kinds,
+            params,
+            stats,
+        )
         if target == INCONSISTENT:
             return INCONSISTENT
         if target >= 0:

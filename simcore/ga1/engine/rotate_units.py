@@ -13,6 +13,7 @@ the units entering within KT steps (where a row's operand is next used), and whe
 band's units in the live units' columns enter (where a column's operand is next used, past the
 band: far, so only how those uses compare counts).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -20,7 +21,16 @@ import numpy as np
 from simcore.ga1.engine.jit import inline
 from simcore.ga1.engine.order import _band, _entry, _first_live, _step_with, _unit_key
 from simcore.ga1.engine.plan import (
-    KT, N_RB, N_UNITS, NEVER, NT, RAMP, ROW_START_AT, SERPENTINE, STEP, W,
+    KT,
+    N_RB,
+    N_UNITS,
+    NEVER,
+    NT,
+    RAMP,
+    ROW_START_AT,
+    SERPENTINE,
+    STEP,
+    W,
 )
 
 MODULAR = 2  # origin's k mode: k relative to the step's, modulo KT
@@ -114,8 +124,9 @@ def rotate_far_key(st: np.ndarray, level: int, u0: int) -> int:
 
 
 @inline
-def rotate_far_next(st: np.ndarray, level: int, u0: int, is_column: bool, column: int,
-        k: int) -> int:
+def rotate_far_next(
+    st: np.ndarray, level: int, u0: int, is_column: bool, column: int, k: int
+) -> int:
     """Where a column's operand (column, k) is next used past band u0: the next band's unit in
     that column, at the step of its life that multiplies by k; -1 for anything else."""
     if level != 2 or not is_column or u0 + 1 >= st[N_RB]:

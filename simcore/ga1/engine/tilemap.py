@@ -7,6 +7,7 @@ the slots (a probe or two per look-up), keys then slots, -1 marking an empty ent
 shifts the entries after it back (no tombstones), so the table never degrades. The section's
 first entry says which of the two it is.
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -13,6 +13,7 @@ strip's blocks that hold its rows, with how those line up). Two stretches of uni
 agree one by one stream records that agree, tile for tile relative to their origins, and keys that
 compare alike: what makes a stretch of the order periodic.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -20,16 +21,46 @@ import numpy as np
 from simcore.ga1.engine.jit import inline
 from simcore.ga1.engine.order import general_block, general_next_col, general_next_row
 from simcore.ga1.engine.plan import (
-    BLOCK_SPAN, COL_START_AT, KT, N_CB, N_RB, NEVER, NT, SERPENTINE, STEP, STRIPS, STRUCTURE, TAIL,
+    BLOCK_SPAN,
+    COL_START_AT,
+    KT,
+    N_CB,
+    N_RB,
+    NEVER,
+    NT,
+    SERPENTINE,
+    STEP,
+    STRIPS,
+    STRUCTURE,
+    TAIL,
     UNITS,
 )
 from simcore.ga1.engine.rotate_units import (
-    position, rotate_far_key, rotate_far_next, rotate_kind, rotate_origin, stretch_end,
+    position,
+    rotate_far_key,
+    rotate_far_next,
+    rotate_kind,
+    rotate_origin,
+    stretch_end,
     stretch_start,
 )
 from simcore.ga1.engine.strip_order import (
-    LONG, N_STRIPS, S_BASE, S_BIG, S_COUNT, S_FIRST_BLOCK, S_N_BIG, S_REVERSED, S_SMALL, S_TABLES,
-    S_W, STRIP_FIELDS, STRIPS_AT, strip_block, strip_next_col, strip_next_row,
+    LONG,
+    N_STRIPS,
+    S_BASE,
+    S_BIG,
+    S_COUNT,
+    S_FIRST_BLOCK,
+    S_N_BIG,
+    S_REVERSED,
+    S_SMALL,
+    S_TABLES,
+    S_W,
+    STRIP_FIELDS,
+    STRIPS_AT,
+    strip_block,
+    strip_next_col,
+    strip_next_row,
 )
 
 Block = tuple[int, int, int, int, int, int, int]  # record.py's description of a block
@@ -278,8 +309,11 @@ def unit_kind(st: np.ndarray, level: int, u0: int, u1: int, u2: int, out: np.nda
     count = unit_count(st, 1, u0, 0)
     at = _put_block(out, 0, block_at(st, u0, u1))
     out[at] = 1 if u1 == count - 1 else 0
-    at = _put_block(out, at + 1, block_at(st, u0, u1 + 1)) if u1 + 1 < count else _none(out,
-        at + 1, 4)
+    at = (
+        _put_block(out, at + 1, block_at(st, u0, u1 + 1))
+        if u1 + 1 < count
+        else _none(out, at + 1, 4)
+    )
     if strips:
         return _strip_rows_kind(st, u0, u1, out, at)
     if u0 + 1 >= st[N_RB]:
@@ -293,4 +327,3 @@ def unit_kind(st: np.ndarray, level: int, u0: int, u1: int, u2: int, out: np.nda
 def kind_length(slots: int) -> int:
     """The longest kind (a strip's block lists its rows, at most the slots)."""
     return 16 + 7 * slots
-

@@ -1,0 +1,107 @@
+"""The command line: `python -m autotune [COMMAND] ...`; with no command, `tune`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, Sequence
+
+from autotune import __version__
+from autotune.cli.errors import UsageError, message
+from autotune.cli.strict import strict
+from autotune.errors import AutotuneError
+from autotune.run.quiet import quiet_libraries
+
+DEFAULT_COMMAND = "tune"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but errors are one line and exit status 2, without the usage dump; every
+    option at most once, no empty value, numbers in ASCII digits (autotune.cli.strict)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        strict(self)
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="autotune",
+        description="Schedule search for matrix accelerators, with cycle-exact simulators as the oracle. "
+        "With no command, runs `tune`.",
+    )
+    parser.add_argument("--version", action="version", version=f"autotune {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for module in _command_modules():
+        module.register(subparsers)
+    return parser
+
+
+def _command_modules() -> list:
+    import importlib
+
+    names = [
+        "baseline",
+        "tune",
+        "studies",
+        "leaderboard",
+        "show",
+        "export",
+        "check",
+        "sweep",
+        "systolic",
+        "tile_model",
+        "plot",
+        "gemms",
+    ]
+    modules = []
+    for name in names:
+        try:
+            modules.append(importlib.import_module(f"autotune.cli.commands.{name}"))
+        except ModuleNotFoundError as exc:
+            if exc.name != f"autotune.cli.commands.{name}":
+                raise
+    return modules
+
+
+def _with_default_command(argv: list[str], commands: set[str]) -> list[str]:
+    if not argv or argv[0] in commands or argv[0] in ("-h", "--help", "--version"):
+        return argv
+    return [DEFAULT_COMMAND, *argv]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        quiet_libraries()
+        parser = build_parser()
+        commands = set(parser._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
+        args = parser.parse_args(_with_default_command(argv, commands))
+        if not getattr(args, "run", None):
+            parser.print_help()
+            return 2
+        quiet_libraries()
+        return int(args.run(args))
+    except UsageError as exc:
+        print(f"autotune: error: {exc}", file=sys.stderr)
+        return 2
+    except AutotuneError as exc:
+        print(f"autotune: error: {message(exc)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("autotune: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # The reader left (`autotune leaderboard x | head`): no traceback. Point stdout at
+        # /dev/null so the interpreter's final flush does not fail again.
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+
+
+def main_entry() -> None:
+    sys.exit(main())

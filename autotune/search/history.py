@@ -1,0 +1,120 @@
+"""What a study has tried, as the guided sampler sees it: every distinct candidate evaluated
+(its best value and the first trial that found it), and the candidates still pending in other
+workers. Read incrementally from the study's trials; keys are the search's canonical keys, so
+equal schedules are one entry whatever encoding recorded them."""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+from typing import Sequence
+
+from optuna.trial import FrozenTrial, TrialState
+
+from autotune.search.problem import Candidate, Search
+
+
+@dataclass(frozen=True)
+class Seen:
+    value: float  # the first objective (minimised); an infeasible candidate's is worse than any
+    first: int  # the first trial that evaluated it
+    candidate: Candidate
+
+
+class History:
+    def __init__(self, search: Search) -> None:
+        self._search = search
+        self._structural = sorted({p.name for p in search.all_params() if p.structural})
+        self._seen: dict[str, Seen] = {}
+        self._ranked: list[tuple[float, int, str]] = []  # (value, first, key), best first
+        self._read: set[int] = set()
+        self._pending: set[str] = set()
+        self._kinds: (
+            list[list[Candidate]] | None
+        ) = []  # cached trajectories per kind (None: to recompute)
+        # Per kind: its best and its improving steps, kept up to date while trials arrive in order
+        # (one process); a trial that arrives after a later one (another worker's) forces a rebuild.
+        self._best: dict[tuple, Seen] = {}
+        self._steps: dict[tuple, list[Candidate]] = {}
+        self._last_first = -1
+        self._rebuild = False
+
+    def __len__(self) -> int:
+        return len(self._seen)
+
+    def key(self, candidate: Candidate) -> str | None:
+        return self._search.key_of(candidate.params())
+
+    def update(self, trials: Sequence[FrozenTrial], current: int) -> None:
+        """Read the trials not read yet, and which are pending now (`current` is the trial being
+        sampled: neither)."""
+        self._pending = set()
+        for trial in trials:
+            if trial.number == current or trial.number in self._read:
+                continue
+            if trial.state == TrialState.COMPLETE:
+                self._read.add(trial.number)
+                self._add(trial)
+            elif trial.state in (TrialState.RUNNING, TrialState.WAITING):
+                key = self._search.key_of(trial.system_attrs.get("fixed_params", trial.params))
+                if key is not None:
+                    self._pending.add(key)
+
+    def _add(self, trial: FrozenTrial) -> None:
+        key = self._search.key_of(trial.params)
+        if key is None or key in self._seen or not trial.values:
+            return  # a repeat keeps the first trial's value (each candidate is evaluated once)
+        seen = Seen(
+            float(trial.values[0]),
+            trial.number,
+            self._search.canonical(self._search.from_params(trial.params)),
+        )
+        self._seen[key] = seen
+        bisect.insort(self._ranked, (seen.value, seen.first, key))
+        if seen.first < self._last_first:
+            self._rebuild, self._kinds = True, None
+        elif not self._rebuild:
+            self._step(seen)
+        self._last_first = max(self._last_first, seen.first)
+
+    def _step(self, seen: Seen) -> None:
+        """Add a candidate, later than every one added, to its kind's improving steps."""
+        kind = self.kind(seen.candidate)
+        best = self._best.get(kind)
+        if best is None or seen.value < best.value:
+            self._best[kind] = seen
+            self._steps.setdefault(kind, []).append(seen.candidate)
+            self._kinds = None
+
+    def taken(self, candidate: Candidate) -> bool:
+        return self.taken_key(self.key(candidate))
+
+    def taken_key(self, key: str | None) -> bool:
+        return key in self._seen or key in self._pending
+
+    def elite(self, count: int) -> list[Candidate]:
+        """The `count` best candidates, ties broken by the first trial that found them."""
+        return [self._seen[key].candidate for _, _, key in self._ranked[:count]]
+
+    def incumbent_trial(self) -> int:
+        """The first trial of the best candidate (-1 before any)."""
+        return self._seen[self._ranked[0][2]].first if self._ranked else -1
+
+    def kind(self, candidate: Candidate) -> tuple:
+        """The kind of schedule: its family and its structural choices (Param.structural)."""
+        return (candidate.family, *(candidate.point.get(name) for name in self._structural))
+
+    def kinds(self) -> list[list[Candidate]]:
+        """For each kind of schedule evaluated, the candidates that improved on every earlier one of
+        that kind, in trial order (its best last); the kinds ordered by their best, the
+        incumbent's first (ties by the trial that found it)."""
+        if self._rebuild:
+            self._best, self._steps, self._rebuild = {}, {}, False
+            for seen in sorted(self._seen.values(), key=lambda s: s.first):
+                self._step(seen)
+        if self._kinds is None:
+            order = sorted(
+                self._best, key=lambda kind: (self._best[kind].value, self._best[kind].first)
+            )
+            self._kinds = [list(self._steps[kind]) for kind in order]
+        return self._kinds
