@@ -31,7 +31,7 @@ SECONDS_PER_PRODUCT = 1.5e-7  # generation and timing, the slowest family
 VERIFY_SECONDS_PER_MAC = 1.5e-9  # a verification's arithmetic, per multiply-add
 # The periodic method: products simulated per loop level's unit side (bands, blocks, k steps),
 # and the cost of a simulated product with the signatures taken around it.
-PERIODIC_UNITS = 10
+PERIODIC_UNITS = 8
 SECONDS_PER_SIMULATED = 2.5e-7
 PERIODIC_SETUP_SECONDS = 2e-4  # the plan, the state and the lower bound's look-up, per evaluation
 # The engine's tile map (simcore/ga1/engine/tilemap.py) has an entry per tile up to this many

@@ -21,7 +21,9 @@ program: the label says so.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Iterable
+import itertools
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from simcore.ga1.generator.order import GeneralParams
 from simcore.ga1.generator.strips import StripParams, block_height, strip_widths
@@ -52,9 +54,8 @@ def _runs(total: int, size: int, partition: str) -> Runs:
 def _with_edges(shape: Shape, T: int, tiles: tuple[int, int, int]) -> Shape:
     """The shape of `tiles` tiles whose last tile on each side is as partial as `shape`'s."""
     full = shape.tiles(T)
-    return Shape(
-        *(t * T - (f * T - side) for t, f, side in zip(tiles, full, (shape.m, shape.k, shape.n)))
-    )
+    sides = (shape.m, shape.k, shape.n)
+    return Shape(*(t * T - (f * T - side) for t, f, side in zip(tiles, full, sides)))
 
 
 def _line_descriptors(runs: Runs) -> dict[tuple[int, bool, bool, int], set[int]]:
@@ -66,13 +67,11 @@ def _line_descriptors(runs: Runs) -> dict[tuple[int, bool, bool, int], set[int]]
     start = 0
     for j, (length, many) in enumerate(runs):
         after = runs[j + 1][0] if j + 1 < len(runs) else 0
-        for low, high, next_length in (
-            (start, start + many - 1, length),
-            (start + many - 1, start + many, after),
-        ):
+        end = start + many
+        for low, high, next_length in ((start, end - 1, length), (end - 1, end, after)):
             # places low .. high - 1 (the run's all but last, then its last); the line's ends alone
             cuts = sorted({low, high} | {c for c in (1, total - 1) if low < c < high})
-            for a, b in zip(cuts, cuts[1:]):
+            for a, b in itertools.pairwise(cuts):
                 last = b == total
                 key = (length, a == 0, last, 0 if last else next_length)
                 out.setdefault(key, set()).update({a % 2} if b - a == 1 else {0, 1})
@@ -89,9 +88,8 @@ def _block_kinds(rows: Runs, cols: Runs, serpentine: bool, alternate: bool) -> K
             for r in row_parities:
                 reversed_ = serpentine and r == 1
                 for c in col_parities:
-                    place = (
-                        ((n_cb - 1) % 2) ^ c if reversed_ else c
-                    )  # the block's place in its band, mod 2
+                    # the block's place in its band, mod 2
+                    place = ((n_cb - 1) % 2) ^ c if reversed_ else c
                     down = alternate and (r * n_cb + place) % 2 == 1
                     found.add((row, reversed_, col, down))
     return frozenset(found)
@@ -157,9 +155,11 @@ def reduced_general(shape: Shape, machine: Machine, params: GeneralParams) -> Sh
         return _runs(n, fbj, params.partition)
 
     want = _block_kinds(rows(fm), cols(fn), params.serpentine, alternate)
-    frame = _frames(
-        rows, cols, (fm, fn), lambda r, c: _block_kinds(r, c, params.serpentine, alternate) == want
-    )
+
+    def same_kinds(r: Runs, c: Runs) -> bool:
+        return _block_kinds(r, c, params.serpentine, alternate) == want
+
+    frame = _frames(rows, cols, (fm, fn), same_kinds)
     fm, fn = frame if frame is not None else (fm, fn)
     tail = min(params.tail, Kt)
     kt = Kt if tail == Kt else _steps(Kt, tail)
@@ -201,10 +201,11 @@ def _strip_kinds(long: int, cut: int, slots: int, params: StripParams) -> tuple[
         heights = _runs(long, block_height(w, slots, params.reserve, long), params.partition)
         reversed_ = (index + int(params.first_reverse)) % 2 == 1
         last = index == len(widths) - 1
+        lengths = tuple(length for length, _many in heights)
         strips.add(
             (
                 w,
-                tuple(length for length, _many in heights),
+                lengths,
                 reversed_,
                 first_block % 2,
                 index == 0,
@@ -231,9 +232,8 @@ def reduced_strips(shape: Shape, machine: Machine, params: StripParams) -> Shape
         found: list[tuple[object, ...]] = []
         for w in widths:
             runs = _runs(lg, block_height(w, machine.slots, params.reserve, lg), params.partition)
-            found.append(
-                (frozenset(_line_descriptors(runs)), sum(many for _length, many in runs) % 2)
-            )
+            count = sum(many for _length, many in runs)
+            found.append((frozenset(_line_descriptors(runs)), count % 2))
         return found
 
     # every width's blocks must cut the strip as in the full frame (and as many modulo 2, which
@@ -241,18 +241,15 @@ def reduced_strips(shape: Shape, machine: Machine, params: StripParams) -> Shape
     full_bands = bands_of(long)
     longs = _smallest(long, lambda lg: bands_of(lg) == full_bands, 4)
     cuts = range(1, min(cut, 4 * sum(widths) + 8) + 1)
-    frame = next(
-        (
-            (lg, ct)
-            for lg, ct in _pairs(longs, cuts)
-            if _strip_kinds(lg, ct, machine.slots, params) == want
-        ),
-        (long, cut),
-    )
+    fits = [
+        (lg, ct)
+        for lg, ct in _pairs(longs, cuts)
+        if _strip_kinds(lg, ct, machine.slots, params) == want
+    ][:1]
+    frame = fits[0] if fits else (long, cut)
     kt = _steps(Kt, min(params.tail, Kt - 1))
-    return _with_edges(
-        shape, machine.T, (frame[1], kt, frame[0]) if flip else (frame[0], kt, frame[1])
-    )
+    tiles = (frame[1], kt, frame[0]) if flip else (frame[0], kt, frame[1])
+    return _with_edges(shape, machine.T, tiles)
 
 
 def reduced_blocked(
@@ -275,15 +272,12 @@ def reduced_blocked(
 def reduced_kouter(shape: Shape, machine: Machine, buffers: int) -> Shape:
     """The k-outermost family's reduced shape: every plane's, row's and product's buffer."""
     Mt, Kt, Nt = shape.tiles(machine.T)
-    return _with_edges(
-        shape,
-        machine.T,
-        (
-            _modular(Mt, buffers, buffers),
-            _modular(Kt, buffers, buffers + 1),
-            _modular(Nt, buffers, buffers),
-        ),
+    tiles = (
+        _modular(Mt, buffers, buffers),
+        _modular(Kt, buffers, buffers + 1),
+        _modular(Nt, buffers, buffers),
     )
+    return _with_edges(shape, machine.T, tiles)
 
 
 def reduced_generator(generator: Generator) -> Generator:
@@ -292,22 +286,15 @@ def reduced_generator(generator: Generator) -> Generator:
 
     shape, machine = generator.shape, generator.machine
     if isinstance(generator, engine.General):
-        return engine.General(
-            reduced_general(shape, machine, generator.params), machine, generator.params
-        )
+        params = generator.params
+        return engine.General(reduced_general(shape, machine, params), machine, params)
     if isinstance(generator, engine.Strips):
-        return engine.Strips(
-            reduced_strips(shape, machine, generator.params), machine, generator.params
-        )
+        strips = generator.params
+        return engine.Strips(reduced_strips(shape, machine, strips), machine, strips)
     if isinstance(generator, engine.Blocked):
-        small = reduced_blocked(
-            shape, machine, generator.bi, generator.bj, generator.buffers, generator.order
-        )
-        return engine.Blocked(
-            small, machine, generator.bi, generator.bj, generator.buffers, generator.order
-        )
+        block = (generator.bi, generator.bj, generator.buffers, generator.order)
+        return engine.Blocked(reduced_blocked(shape, machine, *block), machine, *block)
     if isinstance(generator, engine.KOuter):
-        return engine.KOuter(
-            reduced_kouter(shape, machine, generator.buffers), machine, generator.buffers
-        )
+        buffers = generator.buffers
+        return engine.KOuter(reduced_kouter(shape, machine, buffers), machine, buffers)
     raise TypeError(f"no reduced shape for {type(generator).__name__} (its program is built whole)")

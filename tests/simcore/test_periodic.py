@@ -61,6 +61,7 @@ def same_either_way(generator: engine.Generator) -> None:
     assert full.method == FULL and full.simulated == full.products
     assert periodic.method in (PERIODIC, FULL)
     # a jump passes at least one unit of products; without one, every product was simulated
+    assert periodic.simulated is not None
     assert (
         periodic.simulated == full.products
         if periodic.method == FULL
@@ -136,14 +137,28 @@ def test_steady_states_are_found(generator: engine.Generator) -> None:
     # A blocked order's k steps repeat: the periodic method simulates a fraction of the products.
     periodic, full = generator.timing(), generator.timing(FULL)
     assert totals(periodic) == totals(full)
-    assert periodic.method == PERIODIC and periodic.simulated < full.products // 4
+    assert (
+        periodic.method == PERIODIC
+        and periodic.simulated is not None
+        and periodic.simulated < full.products // 4
+    )
 
 
-def test_the_rotating_window_is_timed_in_full() -> None:
-    shape, machine = Shape(96, 96, 96), Machine(slots=40)
-    generator = engine.General(shape, machine, GeneralParams(bi=3, bj=4, structure="rotate"))
+def test_a_rotating_window_settles_where_its_leftover_tiles_do_not_drift() -> None:
+    # Without prefetching the window's stretches repeat; with 40 slots and a lookahead the operands
+    # left over from earlier steps drift from period to period, and the state never recurs.
+    shape = Shape(200, 64, 200)
+    settles = GeneralParams(bi=2, bj=3, structure="rotate", lookahead=0)
+    generator = engine.General(
+        shape, Machine(slots=slots_needed(shape, Machine(), settles) + 10), settles
+    )
     periodic = generator.timing()
-    assert periodic.method == FULL and totals(periodic) == totals(generator.timing(FULL))
+    assert periodic.method == PERIODIC and totals(periodic) == totals(generator.timing(FULL))
+    drifts = engine.General(
+        Shape(96, 96, 96), Machine(slots=40), GeneralParams(bi=3, bj=4, structure="rotate")
+    )
+    periodic = drifts.timing()
+    assert periodic.method == FULL and totals(periodic) == totals(drifts.timing(FULL))
 
 
 def test_the_budget_bounds_either_method() -> None:
@@ -166,3 +181,10 @@ def test_large_shapes_time_in_memory_bounded_by_the_slots() -> None:
     timing = generator.timing(max_products=1 << 20)
     assert timing.method == PERIODIC and timing.products == 8192**3
     assert timing.cycles >= timing.products * machine.mxu_cycles
+
+
+def test_a_huge_scratchpad_is_timed_in_full() -> None:
+    # A signature has a record per slot: with thousands of slots, most never used, full simulation.
+    shape, machine = Shape(64, 64, 64), Machine(slots=5000)
+    generator = engine.General(shape, machine, GeneralParams(bi=4, bj=4))
+    assert generator.timing().method == FULL

@@ -35,7 +35,7 @@ def _line(lengths: list[int], i: int) -> tuple[int, bool, bool, int]:
 def engine_block_kinds(generator: engine.Generator) -> frozenset[tuple[object, ...]]:
     """Every block of the engine's order, as its band's and column's kinds and its k direction."""
     st_ = generator._begin()
-    found = set()
+    found: set[tuple[object, ...]] = set()
     strips = isinstance(generator, engine.Strips)
     for u0 in range(units.unit_count(st_, 0, 0, 0)):
         count = units.unit_count(st_, 1, u0, 0)
@@ -114,11 +114,9 @@ def test_strip_reductions_keep_every_kind_of_block(
         return
     small = reduced_generator(generator)
 
-    def widths(g):  # type: ignore[no-untyped-def]
-        return {
-            units.block_at(g._begin(), u0, 0)[4]
-            for u0 in range(units.unit_count(g._begin(), 0, 0, 0))
-        }
+    def widths(g: engine.Generator) -> set[int]:
+        state = g._begin()
+        return {units.block_at(state, u0, 0)[4] for u0 in range(units.unit_count(state, 0, 0, 0))}
 
     assert widths(small) == widths(generator)
     check(generator, small)
@@ -145,7 +143,10 @@ def test_chapter_reductions(
     small = reduced_blocked(shape, machine, bi, bj, buffers, order)
     same_edges(shape, small, 8)
     (Mt, Kt, Nt), (mt, kt, nt) = shape.tiles(8), small.tiles(8)
-    edge = lambda total, size: {min(size, total - s) for s in range(0, total, size)}  # noqa: E731
+
+    def edge(total: int, size: int) -> set[int]:
+        return {min(size, total - s) for s in range(0, total, size)}
+
     assert edge(Mt, bi) == edge(mt, bi) and edge(Nt, bj) == edge(nt, bj)
     assert kt % buffers == Kt % buffers and (kt == Kt or kt >= 2 * buffers)
     assert engine.Blocked(small, machine, bi, bj, buffers, order).verify().ok
@@ -159,7 +160,11 @@ def test_an_llm_layer_reduces_to_a_few_thousand_products() -> None:
     shape, machine = Shape(4096, 4096, 11008), Machine(slots=64)
     generator = engine.General(shape, machine, default_params(shape, machine))
     small = reduced_generator(generator)
-    assert small.products < 10_000 and small.params == generator.params
+    assert (
+        isinstance(small, engine.General)
+        and small.products < 10_000
+        and small.params == generator.params
+    )
     assert small.verify().ok
     strips = engine.Strips(shape, Machine(slots=16), StripParams(split=2, tail=2, protect=8))
     assert reduced_strips(shape, Machine(slots=16), strips.params).tiles(8)[0] < 64

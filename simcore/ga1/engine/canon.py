@@ -57,6 +57,8 @@ from simcore.ga1.engine.compile import (
 )
 from simcore.ga1.engine.evict import BEST, GROUPS, add
 from simcore.ga1.engine.jit import inline, kernel
+from simcore.ga1.engine.order import POS_HI as UNIT_HI
+from simcore.ga1.engine.order import _enter_step, _first_live, unit_products
 from simcore.ga1.engine.plan import (
     FLIP,
     N_A,
@@ -68,8 +70,10 @@ from simcore.ga1.engine.plan import (
     REAL_NT,
     STRIPS,
     STRUCTURE,
+    UNITS,
     P,
 )
+from simcore.ga1.engine.rotate_units import MODULAR, stretch_start
 from simcore.ga1.engine.rows import DONE, OUT
 from simcore.ga1.engine.strip_order import S_FIRST_BLOCK, STRIP_FIELDS, STRIPS_AT
 from simcore.ga1.engine.tilemap import insert, remove
@@ -77,6 +81,7 @@ from simcore.ga1.engine.units import (
     ACC,
     COL,
     ROW,
+    Origin,
     far_key,
     far_next,
     origin,
@@ -137,12 +142,8 @@ def _tile_of(st: np.ndarray, role: int, first: int, second: int) -> int:
         if first < 0 or first >= frame_rows or second < 0 or second >= frame_cols:
             return BAD_TILE
         return n_ab + (second * nt + first if flip == 1 else first * nt + second)
-    if (
-        second < 0
-        or second >= kt
-        or first < 0
-        or first >= (frame_rows if role == ROW else frame_cols)
-    ):
+    extent = frame_rows if role == ROW else frame_cols
+    if second < 0 or second >= kt or first < 0 or first >= extent:
         return BAD_TILE
     if (role == ROW) == (flip == 0):  # a real A tile (i, k)
         return first * kt + second
@@ -150,8 +151,17 @@ def _tile_of(st: np.ndarray, role: int, first: int, second: int) -> int:
 
 
 @inline
-def _relative_k(k: int, k0: int, direction: int) -> int:
-    return k if direction == 0 else (k - k0) * direction
+def _relative_k(k: int, k0: int, mode: int, kt: int) -> int:
+    if mode == MODULAR:
+        return (k - k0) % kt
+    return k if mode == 0 else (k - k0) * mode
+
+
+@inline
+def _absolute_k(relative: int, k0: int, mode: int, kt: int) -> int:
+    if mode == MODULAR:
+        return (k0 + relative) % kt
+    return relative if mode == 0 else k0 + relative * mode
 
 
 @inline
@@ -182,7 +192,7 @@ def _slot_record(
     s: int,
     record: np.ndarray,
     at: int,
-    origin_of: tuple[int, int, int, int],
+    origin_of: Origin,
     far: int,
     key0: int,
     numbers: int,
@@ -193,14 +203,15 @@ def _slot_record(
     tile = st[st[TILE_AT] + s]
     if tile < 0:
         return -1
-    row0, col0, k0, direction = origin_of
+    row0, col0, columns, k0, mode = origin_of
     role, first, second, k = _frame_tile(st, tile)
     record[at] = role
     if role == ACC:
-        record[at + 1], record[at + 2], record[at + 3] = first - row0, second - col0, PINNED_USE
+        record[at + 1], record[at + 2] = first - row0, (second - col0) * columns
+        record[at + 3] = PINNED_USE
     else:
-        record[at + 1] = first - (row0 if role == ROW else col0)
-        record[at + 2] = _relative_k(k, k0, direction)
+        record[at + 1] = first - row0 if role == ROW else (first - col0) * columns
+        record[at + 2] = _relative_k(k, k0, mode, st[REAL_KT])
         use = st[st[NEXT_AT] + s]
         record[at + 5] = 1 if st[numbers + s] >= 0 else 0
         record[at + 3], record[at + 4] = (NEAR, use - key0) if use < far else (FAR, use)
@@ -260,9 +271,8 @@ def capture(
         keys[s] = _slot_record(st, s, record, PER_SLOT * s, origin_of, far, key0, numbers)
         previous[s] = order[s]
     if _canonical_order(st, slots, keys, previous, order) != slots:
-        for s in range(
-            slots
-        ):  # a free slot outside the queues: no signature, and a numbering to start from
+        # a free slot outside the queues: no signature, and a numbering to start from
+        for s in range(slots):
             order[s] = s
         return False
     label = keys  # the keys are not needed any more
@@ -325,7 +335,7 @@ def _restore_slots(
     key0: int,
 ) -> int:
     slots = st[SLOTS]
-    row0, col0, k0, direction = origin(st, level, u0, u1, u2)
+    row0, col0, columns, k0, mode = origin(st, level, u0, u1, u2)
     far = far_key(st, level, u0, u1)
     where = st[st[WHERE_AT] : st[WHERE_AT] + st[WHERE_LEN]]
     ev = st[st[EVICT_AT] : st[PENDING_AT]]
@@ -333,16 +343,16 @@ def _restore_slots(
         at, s = HEAD + slots + PER_SLOT * i, slot_of[i]
         role, use, tile = canon[at], st[NEVER], -1
         if role == ACC:
-            tile, use = _tile_of(st, ACC, canon[at + 1] + row0, canon[at + 2] + col0), st[PINNED]
+            tile = _tile_of(st, ACC, canon[at + 1] + row0, col0 + canon[at + 2] * columns)
+            use = st[PINNED]
         elif role != FREE:
-            first = canon[at + 1] + (row0 if role == ROW else col0)
-            k = canon[at + 2] if direction == 0 else k0 + canon[at + 2] * direction
+            first = canon[at + 1] + row0 if role == ROW else col0 + canon[at + 1] * columns
+            k = _absolute_k(canon[at + 2], k0, mode, st[REAL_KT])
             tile = _tile_of(st, role, first, k)
-            use = (
-                key0 + canon[at + 4]
-                if canon[at + 3] == NEAR
-                else far_next(st, level, u0, u1, role, first, k)
-            )
+            if canon[at + 3] == NEAR:
+                use = key0 + canon[at + 4]
+            else:
+                use = far_next(st, level, u0, u1, role, first, k)
             if use < 0 or (canon[at + 3] == FAR) != (use >= far):
                 return UNKNOWN_USE
         if role != FREE:
@@ -368,11 +378,32 @@ def _same_ranks(st: np.ndarray, canon: np.ndarray, slot_of: np.ndarray, slots: i
             if canon[other + 3] != FAR:
                 continue
             a, b = st[st[NEXT_AT] + slot_of[i]], st[st[NEXT_AT] + slot_of[j]]
-            if (a < b) != (canon[at + 4] < canon[other + 4]) or (a == b) != (
-                canon[at + 4] == canon[other + 4]
-            ):
+            x, y = canon[at + 4], canon[other + 4]
+            if (a < b) != (x < y) or (a == b) != (x == y):
                 return False
     return True
+
+
+@inline
+def _position_stream(st: np.ndarray, u0: int, u1: int, u2: int, position: int) -> None:
+    """The order's stream at the unit's first product, and the ring streamed from it."""
+    pos, ring_at, mask = st[POS_AT], st[RING_AT], st[RING_MASK]
+    stop = min(st[P], position + mask + 1)
+    if st[STRUCTURE] == UNITS:
+        t = stretch_start(st, u0, u2)
+        st[pos + UNIT_HI] = _first_live(st, t) - 1  # the step's entering units are found from there
+        _enter_step(st, pos, t)
+        unit_products(st, pos, ring_at, mask, position, stop)
+    else:
+        if st[STRUCTURE] == STRIPS:
+            st[pos + POS_B] = st[st[STRIPS_AT] + u0 * STRIP_FIELDS + S_FIRST_BLOCK] + u1
+        else:
+            st[pos + POS_B] = u0 * st[N_CB] + u1
+        st[pos + POS_S], st[pos + POS_CELL] = u2, 0
+        strip = st[STRUCTURE] == STRIPS
+        st[pos + POS_STRIP], st[pos + POS_IN_STRIP] = (u0, u1) if strip else (0, 0)
+        block_products(st, pos, ring_at, mask, position, stop)
+    st[GENERATED] = stop
 
 
 @kernel
@@ -390,12 +421,8 @@ def restore(
         return rebuilt
     if not _same_ranks(st, canon, slot_of, slots):
         return OTHER_RANKS
-    st[NEXT_P], st[FRONTIER], st[BLOCKED], st[PENDING] = (
-        position,
-        position + canon[0],
-        canon[1],
-        canon[2],
-    )
+    st[NEXT_P], st[FRONTIER] = position, position + canon[0]
+    st[BLOCKED], st[PENDING] = canon[1], canon[2]
     for n in range(canon[2]):
         st[st[PENDING_AT] + n] = slot_of[canon[HEAD + n]]
     count = 0
@@ -404,14 +431,6 @@ def restore(
         for n in range(canon[3 + q]):
             st[st[FREE_AT] + q * slots + n] = slot_of[count]
             count += 1
-    pos = st[POS_AT]
-    strips = st[STRUCTURE] == STRIPS
-    st[pos + POS_B] = (
-        st[st[STRIPS_AT] + u0 * STRIP_FIELDS + S_FIRST_BLOCK] + u1 if strips else u0 * st[N_CB] + u1
-    )
-    st[pos + POS_S], st[pos + POS_CELL] = u2, 0
-    st[pos + POS_STRIP], st[pos + POS_IN_STRIP] = (u0, u1) if strips else (0, 0)
-    stop = min(st[P], position + st[RING_MASK] + 1)
-    block_products(st, pos, st[RING_AT], st[RING_MASK], position, stop)
-    st[GENERATED], st[OUT], st[DONE] = stop, 0, 0
+    _position_stream(st, u0, u1, u2, position)
+    st[OUT], st[DONE] = 0, 0
     return REBUILT

@@ -97,9 +97,8 @@ def chapter_extent2(kind: int, st: np.ndarray, index: int, period: int) -> int:
         return index
     if kind == stream.KOUTER:
         return st[NT]
-    loading_end = (
-        st[KT] - buffers + 2
-    )  # steps k <= kt - buffers load ahead: units 1 .. kt - buffers + 1
+    # steps k <= kt - buffers load ahead: units 1 .. kt - buffers + 1
+    loading_end = st[KT] - buffers + 2
     if index - period >= 1 and index < loading_end:
         return loading_end
     return index

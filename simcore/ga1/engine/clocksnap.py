@@ -82,9 +82,8 @@ def clocks_match(a: np.ndarray, b: np.ndarray, moved: np.ndarray) -> bool:
         if b[engine] != a[engine]:
             if b[engine] - a[engine] != delta:
                 return False
-            floor = min(
-                floor, a[engine]
-            )  # the engine ran: times it reads are bounded by its free time
+            # the engine ran: times it reads are bounded by its free time
+            floor = min(floor, a[engine])
     for s in range(a[SLOTS]):
         at, there = SLOT0 + PER_SLOT * s, SLOT0 + PER_SLOT * moved[s]
         touched = moved[s] != s
@@ -133,7 +132,8 @@ def advance(
 
 @inline
 def relabelling(before: np.ndarray, after: np.ndarray, moved: np.ndarray) -> None:
-    """moved[s]: the slot numbered, in `after`, as slot s is in `before` (order[i]: slot numbered i)."""
+    """moved[s]: the slot numbered in `after` as slot s is in `before` (order[i]: the slot
+    numbered i)."""
     for i in range(before.shape[0]):
         moved[before[i]] = after[i]
 

@@ -34,7 +34,7 @@ from simcore.ga1.engine.chapter_units import (
 from simcore.ga1.engine.clocksnap import advance, canonical, clocks_match, power, relabelling
 from simcore.ga1.engine.compile import FAILED_AT, NEXT_P, STOP_P
 from simcore.ga1.engine.jit import inline, kernel
-from simcore.ga1.engine.plan import KT, TAIL, P
+from simcore.ga1.engine.plan import KT, STRUCTURE, TAIL, UNITS, P
 from simcore.ga1.engine.rows import DONE, OUT, OUT_AT
 from simcore.ga1.engine.timing import PRODUCTS, time_rows
 from simcore.ga1.engine.units import block_at, unit_count, unit_kind, unit_length, unit_start
@@ -46,15 +46,15 @@ COMPILED, BLOCKED, KOUTER = 0, 1, 2
 # its budget, or a rebuilt state disagreed with its signature (a flaw: the caller times in full).
 DONE_OK, FAILED, OVER_BUDGET, INCONSISTENT = -1, -2, -3, -4
 # params: the history's depth is the array's; then
-LOOK, LEVEL1_AHEAD, LEVEL0_AHEAD, BUDGET, CANON = range(5)
+# (STRETCH_AHEAD: a rotating window's level 2, its stretches between units entering)
+LOOK, LEVEL1_AHEAD, LEVEL0_AHEAD, BUDGET, CANON, STRETCH_AHEAD = range(6)
 # stats: products simulated, jumps at each level, units jumped at each level
 # and, when a rebuilt state was inconsistent, why (canon.py's verdict) and where (level, cursor);
 # signatures taken; kinds compared
 SIMULATED, JUMPS, JUMPED, WHY, WHERE, SIGNATURES, KINDS = 0, 1, 4, 7, 8, 12, 13
 STATS = 14
-LOGGED = (
-    5  # then, where room is left, each jump: level, the cursor (u0, u1, u2) and the unit jumped to
-)
+# then, where room is left, each jump: level, the cursor (u0, u1, u2) and the unit jumped to
+LOGGED = 5
 
 
 @kernel
@@ -72,33 +72,37 @@ def _run_compiled_until(st: np.ndarray, clock: np.ndarray, stop: int, times: np.
 
 
 @inline
+def _chapter(family: int) -> int:
+    """The chapter generator's kind (stream.py) of a chapter family."""
+    return stream.KOUTER if family == KOUTER else stream.BLOCKED
+
+
+@inline
 def _count(family: int, st: np.ndarray, level: int, u0: int, u1: int) -> int:
     if family == COMPILED:
         return unit_count(st, level, u0, u1)
-    return chapter_count(stream.KOUTER if family == KOUTER else stream.BLOCKED, st, level, u0, u1)
+    return chapter_count(_chapter(family), st, level, u0, u1)
 
 
 @inline
 def _start_and_length(family: int, st: np.ndarray, u0: int, u1: int, u2: int) -> tuple[int, int]:
     if family == COMPILED:
         return unit_start(st, u0, u1, u2)[0], unit_length(st, u0, u1, u2)
-    return chapter_start(stream.KOUTER if family == KOUTER else stream.BLOCKED, st, u0, u1, u2), 1
+    return chapter_start(_chapter(family), st, u0, u1, u2), 1
 
 
 @inline
 def _run_until(family: int, st: np.ndarray, clock: np.ndarray, stop: int, times: np.ndarray) -> int:
     if family == COMPILED:
         return _run_compiled_until(st, clock, stop, times)
-    return run_chapter_until(
-        stream.KOUTER if family == KOUTER else stream.BLOCKED, st, clock, stop, times
-    )
+    return run_chapter_until(_chapter(family), st, clock, stop, times)
 
 
 @inline
 def _end(family: int, st: np.ndarray) -> int:
     if family == COMPILED:
         return st[P]
-    return chapter_end(stream.KOUTER if family == KOUTER else stream.BLOCKED, st)
+    return chapter_end(_chapter(family), st)
 
 
 @inline
@@ -107,9 +111,7 @@ def _kind(
 ) -> int:
     if family == COMPILED:
         return unit_kind(st, level, u0, u1, u2, out)
-    return chapter_kind(
-        stream.KOUTER if family == KOUTER else stream.BLOCKED, st, level, u0, u1, u2, out
-    )
+    return chapter_kind(_chapter(family), st, level, u0, u1, u2, out)
 
 
 @inline
@@ -136,11 +138,9 @@ def _extent(
 ) -> int:
     """The first unit from index - back on whose kind is not the kind of the unit `period`
     before it (the end of the periodic stretch), or `index` when there is none to jump."""
-    if level == 2:
-        if family != COMPILED:
-            return chapter_extent2(
-                stream.KOUTER if family == KOUTER else stream.BLOCKED, st, index, period
-            )
+    if level == 2 and family != COMPILED:
+        return chapter_extent2(_chapter(family), st, index, period)
+    if level == 2 and st[STRUCTURE] != UNITS:
         return _steps_extent(st, index, period)
     if index - back - period < 0:
         return index
@@ -176,6 +176,8 @@ def _ahead(family: int, st: np.ndarray, level: int, u0: int, u1: int, params: np
     """Units past a periodic stretch that the lookahead (and a prefetch's protection) may reach."""
     if family != COMPILED:
         return 0
+    if level == 2 and st[STRUCTURE] == UNITS:
+        return params[STRETCH_AHEAD]
     if level == 2:
         block = block_at(st, u0, u1)
         hw = block[2] * block[4]
@@ -213,9 +215,8 @@ def _capture(
 ) -> bool:
     if family == COMPILED:
         return capture(st, level, u0, u1, u2, canon, order, scratch)
-    for s in range(
-        order.shape[0]
-    ):  # the chapter's generators: fixed slots, the position says it all
+    # the chapter's generators: fixed slots, the position says it all
+    for s in range(order.shape[0]):
         order[s] = s
     return True
 
@@ -231,12 +232,12 @@ def _room(
     family: int, st: np.ndarray, level: int, u0: int, u1: int, index: int, params: np.ndarray
 ) -> int:
     """At most how many units a jump from unit `index` could pass (whatever the period)."""
-    if level < 2:
+    if level < 2 or (family == COMPILED and st[STRUCTURE] == UNITS):
         end = _count(family, st, level, u0, u1)
     elif family == COMPILED:
         end = _steps_extent(st, index, 0)
     else:
-        end = chapter_extent2(stream.KOUTER if family == KOUTER else stream.BLOCKED, st, index, 0)
+        end = chapter_extent2(_chapter(family), st, index, 0)
     return end - _ahead(family, st, level, u0, u1, params) - index
 
 
@@ -253,7 +254,7 @@ def _restore(
 ) -> int:
     if family == COMPILED:
         return restore(st, level, u0, u1, u2, canon, slot_of)
-    chapter_restore(stream.KOUTER if family == KOUTER else stream.BLOCKED, st, u0, u1, u2)
+    chapter_restore(_chapter(family), st, u0, u1, u2)
     return REBUILT
 
 
@@ -289,13 +290,8 @@ def _jump(
     t0, t1, t2 = _cursor(level, u0, u1, u2, target)
     verdict = _restore(family, st, level, t0, t1, t2, canon, slot_of)
     if verdict != REBUILT:
-        stats[WHY], stats[WHERE], stats[WHERE + 1], stats[WHERE + 2], stats[WHERE + 3] = (
-            verdict,
-            level,
-            t0,
-            t1,
-            t2,
-        )
+        stats[WHY], stats[WHERE], stats[WHERE + 1] = verdict, level, t0
+        stats[WHERE + 2], stats[WHERE + 3] = t1, t2
         return INCONSISTENT
     return target
 
@@ -322,11 +318,8 @@ def _try_jump(
     """At the boundary of unit `index` of `level`: jump whole periods ahead if the state recurs
     (returns the unit jumped to, or INCONSISTENT), else remember the state (returns -1)."""
     depth, length, slots = meta.shape[1], params[CANON], orders.shape[2]
-    canon, order, moved = (
-        scratch[:length],
-        scratch[length : length + slots],
-        scratch[length + slots : length + 2 * slots],
-    )
+    canon, order = scratch[:length], scratch[length : length + slots]
+    moved = scratch[length + slots : length + 2 * slots]
     work = scratch[length + 2 * slots :]
     if _room(family, st, level, u0, u1, index, params) < 1:
         return -1  # nothing to jump to from here: not even a signature to keep
@@ -337,9 +330,9 @@ def _try_jump(
     if valid:
         for period in range(1, min(depth, index + 1)):
             entry = (index - period) % depth
-            if meta[level, entry, 0] != index - period or not _same(
-                canons[level, entry], canon, length
-            ):
+            if meta[level, entry, 0] != index - period:
+                continue
+            if not _same(canons[level, entry], canon, length):
                 continue
             relabelling(orders[level, entry], order, moved)
             if tied != meta[level, entry, 1] and not _identity(moved):
@@ -434,9 +427,8 @@ def drive(
             stats[JUMPS + level] += 1
             stats[JUMPED + level] += target - index
             logged = STATS + LOGGED * (stats[JUMPS] + stats[JUMPS + 1] + stats[JUMPS + 2] - 1)
-            if (
-                logged + LOGGED <= stats.shape[0]
-            ):  # room for a log of the jumps (tests and benchmarks)
+            # room for a log of the jumps (tests and benchmarks)
+            if logged + LOGGED <= stats.shape[0]:
                 stats[logged], stats[logged + 1], stats[logged + 2] = level, u0, u1
                 stats[logged + 3], stats[logged + 4] = u2, target
             u0, u1, u2 = _cursor(level, u0, u1, u2, target)
@@ -462,21 +454,21 @@ def drive(
 
 
 __all__ = [
-    "drive",
-    "COMPILED",
     "BLOCKED",
-    "KOUTER",
-    "DONE_OK",
-    "FAILED",
-    "OVER_BUDGET",
-    "INCONSISTENT",
-    "SIMULATED",
-    "JUMPS",
-    "JUMPED",
-    "STATS",
-    "LOOK",
-    "LEVEL1_AHEAD",
-    "LEVEL0_AHEAD",
     "BUDGET",
     "CANON",
+    "COMPILED",
+    "DONE_OK",
+    "FAILED",
+    "INCONSISTENT",
+    "JUMPED",
+    "JUMPS",
+    "KOUTER",
+    "LEVEL0_AHEAD",
+    "LEVEL1_AHEAD",
+    "LOOK",
+    "OVER_BUDGET",
+    "SIMULATED",
+    "STATS",
+    "drive",
 ]

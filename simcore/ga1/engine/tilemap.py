@@ -83,9 +83,8 @@ def remove(table: np.ndarray, tile: int) -> None:
     while get(table, 1 + probe) != EMPTY:
         home = _home(get(table, 1 + probe), mask)
         # the entry at probe may fill the hole if its home is not in (hole, probe], cyclically
-        if (probe > hole and (home <= hole or home > probe)) or (
-            probe < hole and home <= hole and home > probe
-        ):
+        after_hole = home <= hole or home > probe if probe > hole else home <= hole and home > probe
+        if after_hole:
             put(table, 1 + hole, get(table, 1 + probe))
             put(table, 2 + hole + mask, get(table, 2 + probe + mask))
             hole = probe

@@ -29,9 +29,20 @@ from simcore.ga1.engine.plan import (
     NEVER,
     NT,
     SERPENTINE,
+    STEP,
     STRIPS,
     STRUCTURE,
     TAIL,
+    UNITS,
+)
+from simcore.ga1.engine.rotate_units import (
+    position,
+    rotate_far_key,
+    rotate_far_next,
+    rotate_kind,
+    rotate_origin,
+    stretch_end,
+    stretch_start,
 )
 from simcore.ga1.engine.strip_order import (
     LONG,
@@ -52,6 +63,8 @@ from simcore.ga1.engine.strip_order import (
     strip_next_row,
 )
 
+Block = tuple[int, int, int, int, int, int, int]  # record.py's description of a block
+Origin = tuple[int, int, int, int, int]  # see origin
 ROW, COL, ACC = 1, 2, 3  # a tile's role in the frame: a row's operand, a column's, an accumulator
 NO_KIND = -7  # stands for a neighbour that does not exist
 
@@ -62,7 +75,7 @@ def _reversed_band(st: np.ndarray, r: int) -> bool:
 
 
 @inline
-def block_at(st: np.ndarray, u0: int, u1: int) -> tuple[int, int, int, int, int, int, int]:
+def block_at(st: np.ndarray, u0: int, u1: int) -> Block:
     """Block u1 (in visiting order) of band or strip u0, as record.py describes blocks."""
     if st[STRUCTURE] == STRIPS:
         return strip_block(st, u0, u1)
@@ -73,6 +86,8 @@ def block_at(st: np.ndarray, u0: int, u1: int) -> tuple[int, int, int, int, int,
 def unit_count(st: np.ndarray, level: int, u0: int, u1: int) -> int:
     """How many units of `level` its parent (u0, or u0 and u1) holds."""
     strips = st[STRUCTURE] == STRIPS
+    if st[STRUCTURE] == UNITS:  # bands, the band, the stretches of its units entering
+        return st[N_RB] if level == 0 else (1 if level == 1 else st[NT])
     if level == 0:
         return st[N_STRIPS] if strips else st[N_RB]
     if level == 1:
@@ -81,22 +96,23 @@ def unit_count(st: np.ndarray, level: int, u0: int, u1: int) -> int:
 
 
 @inline
-def block_position(
-    st: np.ndarray, u0: int, u1: int, block: tuple[int, int, int, int, int, int, int]
-) -> int:
+def block_position(st: np.ndarray, u0: int, u1: int, block: Block) -> int:
     """The number of the block's first product in the order."""
     base, row0, h, col0, w, _table, _down = block
     if st[STRUCTURE] == STRIPS:
         return base  # the strips' keys are product numbers
-    before = (
-        st[NT] - col0 - w if _reversed_band(st, u0) else col0
-    )  # columns of the band's earlier blocks
+    # columns of the band's earlier blocks
+    before = st[NT] - col0 - w if _reversed_band(st, u0) else col0
     return st[KT] * (row0 * st[NT] + h * before)
 
 
 @inline
 def unit_start(st: np.ndarray, u0: int, u1: int, u2: int) -> tuple[int, int]:
-    """(position, key) of step (or tail) u2 of block u1 of band or strip u0."""
+    """(position, key) of step (or tail) u2 of block u1 of band or strip u0 (of stretch u2 of
+    band u0 for a rotating window)."""
+    if st[STRUCTURE] == UNITS:
+        t = stretch_start(st, u0, u2)
+        return position(st, t), t * st[STEP]
     block = block_at(st, u0, u1)
     hw = block[2] * block[4]
     return block_position(st, u0, u1, block) + u2 * hw, block[0] + u2 * hw
@@ -104,31 +120,39 @@ def unit_start(st: np.ndarray, u0: int, u1: int, u2: int) -> tuple[int, int]:
 
 @inline
 def unit_length(st: np.ndarray, u0: int, u1: int, u2: int) -> int:
-    """Products of step (or tail) u2 of the block."""
+    """Products of step (or tail) u2 of the block (of stretch u2 of band u0)."""
+    if st[STRUCTURE] == UNITS:
+        return position(st, stretch_end(st, u0, u2)) - position(st, stretch_start(st, u0, u2))
     block = block_at(st, u0, u1)
     plain = st[KT] - st[TAIL]
     return block[2] * block[4] * (1 if u2 < plain else st[TAIL])
 
 
 @inline
-def origin(st: np.ndarray, level: int, u0: int, u1: int, u2: int) -> tuple[int, int, int, int]:
-    """(row, column, k, k direction) that a unit's tiles are taken relative to; a direction of 0
-    keeps k as it is (a band's or a block's tiles span every k)."""
+def origin(st: np.ndarray, level: int, u0: int, u1: int, u2: int) -> Origin:
+    """(row, column, column direction, k, k mode) that a unit's tiles are taken relative to: a
+    column counts from the column in its direction; a k mode of 1 or -1 counts k from k in that
+    direction, 0 keeps k as it is (a band's or a block's tiles span every k), MODULAR counts it
+    modulo KT (a rotating window's units wrap around)."""
+    if st[STRUCTURE] == UNITS:
+        return rotate_origin(st, u0, u2)
     block = block_at(st, u0, u1)
     _base, row0, _h, col0, _w, _table, down = block
     if level == 2:
         s = min(u2, st[KT] - 1)
-        return row0, col0, st[KT] - 1 - s if down == 1 else s, -1 if down == 1 else 1
+        return row0, col0, 1, st[KT] - 1 - s if down == 1 else s, -1 if down == 1 else 1
     if level == 1:
-        return row0, col0, 0, 0
+        return row0, col0, 1, 0, 0
     if st[STRUCTURE] == STRIPS:
-        return 0, col0, 0, 0
-    return row0, 0, 0, 0
+        return 0, col0, 1, 0, 0
+    return row0, 0, 1, 0, 0
 
 
 @inline
 def far_key(st: np.ndarray, level: int, u0: int, u1: int) -> int:
     """The first key past the unit's parent: keys from it on are far (only their order counts)."""
+    if st[STRUCTURE] == UNITS:
+        return rotate_far_key(st, level, u0)
     block = block_at(st, u0, u1)
     if level == 2:
         return block[0] + st[KT] * block[2] * block[4]
@@ -173,21 +197,19 @@ def _strip_place(st: np.ndarray, strip: int, row: int) -> int:
 def far_next(st: np.ndarray, level: int, u0: int, u1: int, role: int, index: int, k: int) -> int:
     """Where an operand (a frame row's or column's at k) held at a unit's boundary is next used
     past the unit's parent, from the order's structure; -1 if the order has no such use."""
+    if st[STRUCTURE] == UNITS:
+        return rotate_far_next(st, level, u0, role == COL, index, k)
     strips = st[STRUCTURE] == STRIPS
     if level == 2:
-        base, row0, h, col0, w, _table, _down = block_at(st, u0, u1)
+        _base, row0, h, col0, w, _table, _down = block_at(st, u0, u1)
         if role == ROW and row0 <= index < row0 + h:
-            return (
-                strip_next_row(st, u0, index, k)
-                if strips
-                else general_next_row(st, u0 * st[N_CB] + u1, index - row0, k)
-            )
+            if strips:
+                return strip_next_row(st, u0, index, k)
+            return general_next_row(st, u0 * st[N_CB] + u1, index - row0, k)
         if role == COL and col0 <= index < col0 + w:
-            return (
-                strip_next_col(st, u0, u1, index - col0, k)
-                if strips
-                else general_next_col(st, u0 * st[N_CB] + u1, index - col0, k)
-            )
+            if strips:
+                return strip_next_col(st, u0, u1, index - col0, k)
+            return general_next_col(st, u0 * st[N_CB] + u1, index - col0, k)
         return -1
     if level == 1:
         if strips:
@@ -203,7 +225,7 @@ def far_next(st: np.ndarray, level: int, u0: int, u1: int, role: int, index: int
 @inline
 def units_back(st: np.ndarray, level: int, u0: int, u1: int, role: int, index: int) -> int:
     """How many level-1 units before u1 the far operand's own block is (0 at other levels)."""
-    if level != 1:
+    if level != 1 or st[STRUCTURE] == UNITS:
         return 0
     if st[STRUCTURE] == STRIPS:
         return max(0, u1 - _strip_place(st, u0, index)) if role == ROW else 0
@@ -211,7 +233,7 @@ def units_back(st: np.ndarray, level: int, u0: int, u1: int, role: int, index: i
 
 
 @inline
-def _put_block(out: np.ndarray, at: int, block: tuple[int, int, int, int, int, int, int]) -> int:
+def _put_block(out: np.ndarray, at: int, block: Block) -> int:
     out[at], out[at + 1], out[at + 2], out[at + 3] = block[2], block[4], block[5], block[6]
     return at + 4
 
@@ -271,10 +293,11 @@ def _strip_rows_kind(st: np.ndarray, strip: int, v: int, out: np.ndarray, at: in
 @inline
 def unit_kind(st: np.ndarray, level: int, u0: int, u1: int, u2: int, out: np.ndarray) -> int:
     """The kind of unit (u0), (u0, u1) or (u0, u1, u2) of `level`, into out; returns its length."""
+    if st[STRUCTURE] == UNITS:
+        return rotate_kind(st, level, u0, u2, out)
     strips = st[STRUCTURE] == STRIPS
-    if (
-        level == 2
-    ):  # a plain step, or the tail; and whether k is one a block walking k the other way has in its tail
+    # a plain step or the tail; and whether k is one a block walking k the other way has in its tail
+    if level == 2:
         out[0], out[1] = 0 if u2 < st[KT] - st[TAIL] else 1, 1 if u2 < st[TAIL] else 0
         return 2
     if level == 0:
