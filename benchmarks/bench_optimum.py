@@ -192,10 +192,14 @@ def measure(shape_text: str, overrides: str, args: argparse.Namespace) -> Row:
     )
 
 
+def read_rows(path: Path) -> list[Row]:
+    return [Row(**row) for row in json.loads(path.read_text())] if path.is_file() else []
+
+
 def rebound(path: Path) -> list[Row]:
     """Rows of an earlier run, with the lower bounds recomputed (the proven bound too, when the
     new lower bound passes the solver's)."""
-    rows = [Row(**row) for row in json.loads(path.read_text())]
+    rows = read_rows(path)
     for row in rows:
         shape, machine = parse_shape(row.shape), machine_from(parse_overrides(row.machine), None)
         row.old_bound, row.new_bound = previous_bound(shape, machine), lower_bound(shape, machine)
@@ -320,6 +324,16 @@ def main() -> int:
         "--tuner-only", action="store_true", help="only run the tuner (fill --tuner-cache)"
     )
     parser.add_argument(
+        "--partial",
+        type=Path,
+        default=None,
+        help="keep every measured row here (programs included) and skip the rows already in it",
+    )
+    parser.add_argument(
+        "--shard", type=int, default=0, help="measure instance numbers n with n %% shards == shard"
+    )
+    parser.add_argument("--shards", type=int, default=1)
+    parser.add_argument(
         "--check-proofs",
         action="store_true",
         help="with --from-json: solve each proven row again without lower_bound in the model",
@@ -333,10 +347,18 @@ def main() -> int:
     )
     args = parser.parse_args()
     rows = [] if args.from_json is None else rebound(args.from_json)
-    for shape, overrides in INSTANCES if args.from_json is None else ():
+    done = {(r.shape, r.machine): r for r in read_rows(args.partial)} if args.partial else {}
+    for number, (shape, overrides) in enumerate(INSTANCES if args.from_json is None else ()):
         if args.only and args.only not in f"{shape} {overrides}":
             continue
+        if number % args.shards != args.shard:
+            continue
+        if (shape, overrides) in done:  # measured by an earlier, interrupted run
+            rows.append(done[(shape, overrides)])
+            continue
         rows.append(measure(shape, overrides, args))
+        if args.partial:
+            args.partial.write_text(json.dumps([asdict(row) for row in rows], indent=1) + "\n")
         r = rows[-1]
         print(
             f"# {shape} {overrides}: tuner {r.tuner} ({r.tuner_family}), "
