@@ -11,12 +11,12 @@ import sys
 
 from autotune.cli.errors import UsageError
 from autotune.cli.strict import strict_float
-from simcore.ga1.estimate import Work, estimate
+from simcore.ga1.estimate import FULL_SIMULATION_PRODUCTS, Work, estimate
 from simcore.ga1.machine import Machine
 from simcore.shape import Shape
 
-# 2**27 tile products (a 4096^3 product in 8 x 8 tiles) take about 20 s per evaluation.
-DEFAULT_MAX_PRODUCTS = 1 << 27
+# 2**27 tile products (a 4096^3 product in 8 x 8 tiles) take about 20 s to simulate in full.
+DEFAULT_MAX_PRODUCTS = FULL_SIMULATION_PRODUCTS
 MAX_PRODUCTS = 1e18  # far past any limit that could finish; keeps the count an exact integer
 MAX_BYTES = float(1 << 50)
 ANNOUNCE_SECONDS = 2.0
@@ -74,8 +74,9 @@ def add_limits(parser: argparse.ArgumentParser) -> None:
         type=_count,
         default=DEFAULT_MAX_PRODUCTS,
         metavar="N",
-        help=f"refuse shapes with more tile products per evaluation (default {DEFAULT_MAX_PRODUCTS:.3g}, "
-        "about 20 s each)",
+        help="most tile products an evaluation simulates in full (default "
+        f"{DEFAULT_MAX_PRODUCTS:.3g}, about 20 s): a larger shape is timed periodically, in "
+        "milliseconds, and its schedules that never settle into a period are refused",
     )
     parser.add_argument(
         "--max-memory",
@@ -119,16 +120,26 @@ def check_work(
     if program:
         needs.append(("the program and its timeline", work.program_bytes))
     what, memory = max(needs, key=lambda need: need[1])
-    if work.products > args.max_products or memory > args.max_memory:
+    simulated = work.periodic_products if not program else work.products
+    if simulated > args.max_products or memory > args.max_memory:
         raise UsageError(
             f"{shape} on {machine.slots} slots (T={machine.T}) needs {work.products:.3g} tile products per evaluation "
             f"(about {_duration(work.evaluation_seconds)} each) and {_size(memory)} for {what}; the limits are "
             f"{args.max_products:.3g} products (--max-products) and {_size(args.max_memory)} (--max-memory)"
         )
-    if work.evaluation_seconds >= ANNOUNCE_SECONDS:
+    if not program and work.products > args.max_products:
         print(
-            f"autotune: {shape}: {work.products:.3g} tile products per evaluation, about "
-            f"{_duration(work.evaluation_seconds)} each",
+            f"autotune: {shape}: {work.products:.3g} tile products, timed periodically (about "
+            f"{_duration(work.periodic_seconds)} each); a schedule that does not settle into a "
+            f"period is refused (in full it would take {_duration(work.evaluation_seconds)})",
+            file=sys.stderr,
+            flush=True,
+        )
+    elif not program and work.evaluation_seconds >= ANNOUNCE_SECONDS:
+        print(
+            f"autotune: {shape}: {work.products:.3g} tile products per evaluation, timed "
+            f"periodically (about {_duration(work.periodic_seconds)} each); a schedule that does not "
+            f"settle into a period is timed in full, about {_duration(work.evaluation_seconds)}",
             file=sys.stderr,
             flush=True,
         )

@@ -23,6 +23,11 @@ if TYPE_CHECKING:
 Metrics = dict[str, object]
 
 
+class EvaluationRefused(ValueError):
+    """The oracle will not evaluate this candidate within its limit of work (the message says
+    why); the search records the candidate as infeasible and goes on."""
+
+
 class Work(Protocol):
     """What one evaluation of a shape costs, for the size guard (simcore.ga1.estimate.Work)."""
 
@@ -42,7 +47,13 @@ class Work(Protocol):
     def program_bytes(self) -> int: ...
 
     @property
-    def evaluation_seconds(self) -> float: ...
+    def evaluation_seconds(self) -> float: ...  # simulated in full
+
+    @property
+    def periodic_products(self) -> int: ...  # simulated where the schedule settles into a period
+
+    @property
+    def periodic_seconds(self) -> float: ...
 
 
 class Oracle(ABC):
@@ -60,6 +71,14 @@ class Oracle(ABC):
     takes_workloads: bool = True  # several GEMMs in one run
     searches_machines: bool = False  # machine parameters searched with schedules
     technology: Technology | None = None  # energy and area table; None: the shipped one
+    full_limit: int | None = None  # most units of work simulated in full; None: the oracle's own
+
+    def with_full_limit(self, limit: int | None) -> Oracle:
+        """This oracle simulating at most `limit` units of work in full per evaluation (a copy);
+        None: its own default."""
+        configured = copy.copy(self)
+        configured.full_limit = limit
+        return configured
 
     def with_technology(self, technology: Technology | None) -> Oracle:
         """This oracle costing energy and area with `technology` (a copy: the registered oracle
@@ -184,6 +203,15 @@ class Oracle(ABC):
     def cost(self, family: Family, point: Point, shape: Shape, machine: Any) -> Cost | None:
         """The point's energy and area with every line item, or None when not costed."""
         return None
+
+    timing_methods: tuple[str, ...] = ()  # ways to time a point again (the first: evaluate's)
+
+    def cycles_by(
+        self, family: Family, point: Point, shape: Shape, machine: Any, method: str
+    ) -> int:
+        """The point's cycles timed by `method`, one of `timing_methods` (ValueError otherwise;
+        EvaluationRefused past the limit of work simulated in full)."""
+        raise ValueError(f"the {self.name} oracle has one timing method")
 
     # --- pictures (optional) -----------------------------------------------------------------
 

@@ -8,14 +8,14 @@ from __future__ import annotations
 import functools
 from typing import Any, Mapping
 
-from autotune.oracles.base import Metrics, Oracle
-from search_spaces.base import EXACT, Family, GA1Family, Verdict
+from autotune.oracles.base import EvaluationRefused, Metrics, Oracle
+from search_spaces.base import EXACT, MODEL, SCALED, Family, GA1Family, Verdict
 from search_spaces.domains import Point
 from search_spaces.portfolio import CHAPTER_FAMILIES, portfolio
 from search_spaces.registry import families as space_families
 from search_spaces.registry import find_family
 from simcore.energy import Cost, ga1_area_mm2, ga1_cost_of_timing
-from simcore.ga1.estimate import Work, estimate
+from simcore.ga1.estimate import FULL_SIMULATION_PRODUCTS, Work, estimate
 from simcore.ga1.lower_bounds import lower_bound
 from simcore.ga1.machine import Machine, machine_from, parse_overrides
 from simcore.ga1.program import Program
@@ -96,11 +96,38 @@ class GA1Oracle(Oracle):
             return None
         return found if found.oracle == self.name else None
 
+    def timing(self, family: Family, point: Point, shape: Shape, machine: Machine) -> Timing:
+        """Timed periodically where the schedule settles, else in full within the limit of
+        products; EvaluationRefused past it."""
+        from simcore.ga1.engine.methods import TimingLimitError
+
+        limit = self.full_limit or FULL_SIMULATION_PRODUCTS
+        budget = estimate(shape, machine).budget(limit)
+        try:
+            return _ga1(family).generator(point, shape, machine).timing(max_products=budget)
+        except TimingLimitError as exc:
+            raise EvaluationRefused(
+                f"{exc}; in full it would simulate more than the limit, {limit:.3g} products"
+            ) from None
+
+    timing_methods = ("periodic", "full")
+
+    def cycles_by(
+        self, family: Family, point: Point, shape: Shape, machine: Machine, method: str
+    ) -> int:
+        from simcore.ga1.engine.methods import TimingLimitError, check_method
+
+        check_method(method)
+        limit = self.full_limit or FULL_SIMULATION_PRODUCTS
+        generator = _ga1(family).generator(point, shape, machine)
+        try:
+            return generator.timing(method, max_products=limit).cycles
+        except TimingLimitError as exc:
+            raise EvaluationRefused(f"{exc} (the limit of products timed in full)") from None
+
     def evaluate(self, family: Family, point: Point, shape: Shape, machine: Machine) -> Metrics:
         ga1 = _ga1(family)
-        timing = ga1.generator(
-            point, shape, machine
-        ).timing()  # periodic where it settles, else full
+        timing = self.timing(family, point, shape, machine)
         return {
             "timing": timing.method,
             "cycles": timing.cycles,
@@ -123,12 +150,20 @@ class GA1Oracle(Oracle):
         return ga1_area_mm2(machine, self.tech())
 
     def cost(self, family: Family, point: Point, shape: Shape, machine: Machine) -> Cost:
-        timing = _ga1(family).generator(point, shape, machine).timing()
+        timing = self.timing(family, point, shape, machine)
         return ga1_cost_of_timing(machine, timing, self.tech())
 
     def verify(self, family: Family, point: Point, shape: Shape, machine: Machine) -> Verdict:
-        verification = _ga1(family).generator(point, shape, machine).verify()
-        return Verdict(verification.ok, EXACT, verification.describe())
+        """The whole program run and replayed (EXACT) up to FULL_VERIFICATION_PRODUCTS; past
+        it, the same schedule on its reduced shape (SCALED: every kind of block, edge and k step
+        it has, simcore.ga1.reduced); MODEL when even that is too large to run."""
+        from simcore.ga1.reduced import verify_at_scale
+
+        found = verify_at_scale(_ga1(family).generator(point, shape, machine))
+        if found.verification is None:
+            return Verdict(True, MODEL, found.describe())
+        level = EXACT if found.reduced is None else SCALED
+        return Verdict(found.verification.ok, level, found.describe())
 
     def bound(self, shape: Shape, machine: Machine) -> int | None:
         return lower_bound(shape, machine)
@@ -196,7 +231,10 @@ class GA1Oracle(Oracle):
                 continue  # infeasible: never simulated
             try:
                 metrics = self.evaluate(family, entry.point, shape, machine)
-            except ScheduleError:  # the slot count was optimistic: does not fit after all
+            except (
+                ScheduleError,
+                EvaluationRefused,
+            ):  # the slot count was optimistic: does not fit after all
                 continue
             found.append(
                 (

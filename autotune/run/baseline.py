@@ -6,9 +6,11 @@ from typing import Sequence
 
 import pandas as pd
 
+from search_spaces.base import EXACT, MODEL, SCALED
 from simcore.ga1.bounds import predicted_double_buffered_cycles, simple_bounds
 from simcore.ga1.engine import chapter_generator
 from simcore.ga1.machine import MACHINE_KEYS, Machine
+from simcore.ga1.reduced import verify_at_scale
 from simcore.ga1.schedules import ChapterSchedule
 from simcore.shape import Shape
 
@@ -67,8 +69,13 @@ def sweep_rows(
             if block and schedule.buffers == 2:
                 model = predicted_double_buffered_cycles(shape, machine, *block)
                 row.update(model_cycles=model, model_ratio=model / result.cycles)
-            if verify:  # the program itself, functionally and hazard-replayed: an exact check
-                row.update(verified=generator.verify().ok, verification="exact")
+            if verify:  # functionally and hazard-replayed: the program, or its reduced shape's
+                found = verify_at_scale(generator)
+                checked = found.verification
+                row.update(
+                    verified=checked.ok if checked is not None else None,
+                    verification=MODEL if checked is None else SCALED if found.reduced else EXACT,
+                )
         rows.append(row)
     fitted = [int(r["cycles"]) for r in rows if r["fits"]]  # type: ignore[call-overload]
     best = min(fitted) if fitted else None

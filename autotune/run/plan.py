@@ -51,6 +51,9 @@ class RunPlan:
     technology: Technology | None = None  # energy and area table; None: the shipped default
     area_budget: float | None = None  # mm2: most area of a searched machine (or systolic design)
     energy_budget: float | None = None  # pJ: most energy of a product, or of a co-designed workload
+    max_products: int | None = (
+        None  # most tile products an evaluation simulates in full; not identity
+    )
 
     def __post_init__(self) -> None:
         if not self.spaces:
@@ -67,7 +70,8 @@ class RunPlan:
 
     def the_oracle(self) -> Oracle:
         """The oracle, costing energy and area with the plan's technology table."""
-        return oracles.get(self.oracle).with_technology(self.technology)
+        found = oracles.get(self.oracle).with_technology(self.technology)
+        return found.with_full_limit(self.max_products)
 
     @property
     def codesign(self) -> bool:

@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
-from autotune.oracles.base import Oracle
+from autotune.oracles.base import EvaluationRefused, Oracle
 from autotune.record import Evaluation
 from search_spaces.base import Family, canonical_json
 from search_spaces.domains import Choice, IntRange, Param, Point, Value, conditional_order, grid
@@ -332,6 +332,8 @@ class Problem:
             except ScheduleError:
                 # The cheap slot count was optimistic: the compiler found the working set too big.
                 feasible, violation, limits["slots_over"] = False, 1.0, 1.0
+            except EvaluationRefused:  # too costly to time: never settles, and too big in full
+                feasible, violation, limits["timing_over"] = False, 1.0, 1.0
         if self.energy_budget is not None:
             energy = metrics.get("energy_pj") if feasible else None
             # A candidate that did not run has no energy: 0 here, infeasible by another limit.

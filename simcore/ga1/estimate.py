@@ -34,6 +34,18 @@ VERIFY_SECONDS_PER_MAC = 1.5e-9  # a verification's arithmetic, per multiply-add
 PERIODIC_UNITS = 8
 SECONDS_PER_SIMULATED = 2.5e-7
 PERIODIC_SETUP_SECONDS = 2e-4  # the plan, the state and the lower bound's look-up, per evaluation
+# An evaluation simulates at most this many products in full (about 20 s): a schedule that does
+# not settle into a period is timed in full up to it, and refused past it.
+FULL_SIMULATION_PRODUCTS = 1 << 27
+# A schedule past that limit gets this many simulated products to settle into a period (about a
+# quarter of a second, hundreds of times what a settling schedule needs).
+PERIODIC_ALLOWANCE = 1 << 20
+# Verification runs the whole program up to this many products (a few seconds, and operands of
+# tens of MB); past it, the same schedule on its reduced shape (simcore.ga1.reduced).
+FULL_VERIFICATION_PRODUCTS = 1 << 22
+# The periodic method takes its signatures over every slot: past this many it times in full
+# (simcore/ga1/engine/methods.py).
+PERIODIC_MOST_SLOTS = 4096
 # The engine's tile map (simcore/ga1/engine/tilemap.py) has an entry per tile up to this many
 # tiles, and a table of a few entries per slot beyond.
 DIRECT_TILES = 1 << 18
@@ -63,14 +75,34 @@ class Work:
             return self.evaluation_seconds
         return PERIODIC_SETUP_SECONDS + self.periodic_products * SECONDS_PER_SIMULATED
 
+    def seconds(self, full_limit: int = FULL_SIMULATION_PRODUCTS) -> float:
+        """An evaluation, the longest it may take: a schedule that does not settle is timed in
+        full within `full_limit` products, or given PERIODIC_ALLOWANCE products and refused."""
+        if self.products <= full_limit:
+            return self.evaluation_seconds
+        return PERIODIC_SETUP_SECONDS + self.budget(full_limit) * SECONDS_PER_SIMULATED
+
+    def budget(self, full_limit: int = FULL_SIMULATION_PRODUCTS) -> int:
+        """The products an evaluation may simulate (evaluation_budget)."""
+        if self.products <= full_limit:
+            return full_limit
+        return min(full_limit, max(PERIODIC_ALLOWANCE, 16 * self.periodic_products))
+
+    @property
+    def verifies_in_full(self) -> bool:
+        return self.products <= FULL_VERIFICATION_PRODUCTS
+
     def verification_seconds(self, machine: Machine) -> float:
-        return self.evaluation_seconds + self.products * machine.T**3 * VERIFY_SECONDS_PER_MAC
+        products = min(self.products, FULL_VERIFICATION_PRODUCTS)
+        return products * (SECONDS_PER_PRODUCT + machine.T**3 * VERIFY_SECONDS_PER_MAC)
 
 
 def periodic_products(shape: Shape, machine: Machine) -> int:
     """About how many products the periodic method simulates: PERIODIC_UNITS units at each loop
     level (or all of them, where there are fewer) of blocks of about the slots' area."""
     Mt, Kt, Nt = shape.tiles(machine.T)
+    if machine.slots > PERIODIC_MOST_SLOTS:
+        return Mt * Kt * Nt
     side = max(
         1, math.isqrt(machine.slots) - 1
     )  # a block of h x w accumulators and its operands fit the slots
@@ -94,6 +126,10 @@ def estimate(shape: Shape, machine: Machine) -> Work:
         + CHUNK_BYTES
     )
     operands = 8 * (shape.m * shape.k + shape.k * shape.n)
+    if products > FULL_VERIFICATION_PRODUCTS:  # verified on a reduced shape: a few blocks a side
+        side = 8 * machine.T * max(2, math.isqrt(machine.slots))
+        shape = Shape(*(min(d, side) for d in (shape.m, shape.k, shape.n)))
+        operands = 8 * (shape.m * shape.k + shape.k * shape.n)
     verification = (
         2 * operands + 8 * 2 * shape.m * shape.n + 8 * machine.slots * machine.T**2 + state
     )

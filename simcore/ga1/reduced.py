@@ -23,11 +23,14 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from simcore.ga1.estimate import FULL_VERIFICATION_PRODUCTS
 from simcore.ga1.generator.order import GeneralParams
 from simcore.ga1.generator.strips import StripParams, block_height, strip_widths
 from simcore.ga1.machine import Machine
+from simcore.ga1.verify import Verification
 from simcore.shape import Shape
 
 if TYPE_CHECKING:
@@ -133,8 +136,8 @@ def _frames(
     sides whose bands alone have the full frame's kinds first."""
     want_rows = set(_line_descriptors(rows(limits[0])))
     want_cols = set(_line_descriptors(cols(limits[1])))
-    row_sides = _smallest(limits[0], lambda m: set(_line_descriptors(rows(m))) == want_rows, 8)
-    col_sides = _smallest(limits[1], lambda n: set(_line_descriptors(cols(n))) == want_cols, 8)
+    row_sides = _smallest(limits[0], lambda m: set(_line_descriptors(rows(m))) == want_rows, 24)
+    col_sides = _smallest(limits[1], lambda n: set(_line_descriptors(cols(n))) == want_cols, 24)
     return next(((m, n) for m, n in _pairs(row_sides, col_sides) if fits(rows(m), cols(n))), None)
 
 
@@ -239,14 +242,18 @@ def reduced_strips(shape: Shape, machine: Machine, params: StripParams) -> Shape
     # every width's blocks must cut the strip as in the full frame (and as many modulo 2, which
     # sets the next strip's first k direction): the lengths that do, first
     full_bands = bands_of(long)
-    longs = _smallest(long, lambda lg: bands_of(lg) == full_bands, 4)
-    cuts = range(1, min(cut, 4 * sum(widths) + 8) + 1)
-    fits = [
-        (lg, ct)
-        for lg, ct in _pairs(longs, cuts)
-        if _strip_kinds(lg, ct, machine.slots, params) == want
-    ][:1]
-    frame = fits[0] if fits else (long, cut)
+    # the blocks' kinds hold the parity of their place in the whole order, which the strips
+    # before them set: a dozen lengths and a few dozen strips find them all, smallest first
+    longs = _smallest(long, lambda lg: bands_of(lg) == full_bands, 12)
+    cuts = range(1, min(cut, 8 * sum(widths) + 8) + 1)
+    frame = next(
+        (
+            (lg, ct)
+            for lg, ct in _pairs(longs, cuts)
+            if _strip_kinds(lg, ct, machine.slots, params) == want
+        ),
+        (long, cut),
+    )
     kt = _steps(Kt, min(params.tail, Kt - 1))
     tiles = (frame[1], kt, frame[0]) if flip else (frame[0], kt, frame[1])
     return _with_edges(shape, machine.T, tiles)
@@ -298,3 +305,30 @@ def reduced_generator(generator: Generator) -> Generator:
         buffers = generator.buffers
         return engine.KOuter(reduced_kouter(shape, machine, buffers), machine, buffers)
     raise TypeError(f"no reduced shape for {type(generator).__name__} (its program is built whole)")
+
+
+@dataclass(frozen=True)
+class ScaledVerification:
+    """A verification at any size: of the whole program (`reduced` None), of the same schedule on
+    its reduced shape, or none (`verification` None) when even that is too large to run."""
+
+    verification: Verification | None
+    reduced: Shape | None
+
+    def describe(self) -> str:
+        if self.verification is None:
+            return f"timed only: its reduced shape {self.reduced} is too large to run"
+        if self.reduced is None:
+            return self.verification.describe()
+        return f"verified-reduced on {self.reduced}: {self.verification.describe()}"
+
+
+def verify_at_scale(generator: Generator, seed: int = 1) -> ScaledVerification:
+    """The whole program run and replayed up to FULL_VERIFICATION_PRODUCTS products (its operands
+    stay in tens of MB); past it, the same schedule on its reduced shape."""
+    if generator.products <= FULL_VERIFICATION_PRODUCTS:
+        return ScaledVerification(generator.verify(seed), None)
+    small = reduced_generator(generator)
+    if small.products > FULL_VERIFICATION_PRODUCTS:
+        return ScaledVerification(None, small.shape)
+    return ScaledVerification(small.verify(seed), small.shape)

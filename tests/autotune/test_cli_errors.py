@@ -9,22 +9,11 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers.cli import run_error
 
 from autotune.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def run_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
-    """Run the CLI in-process; it must fail with status 2 and one `autotune: error:` line."""
-    code = main(argv)
-    captured = capsys.readouterr()
-    assert code == 2, (code, captured.out, captured.err)
-    assert "Traceback" not in captured.err and "Traceback" not in captured.out
-    lines = captured.err.strip().splitlines()
-    assert len(lines) == 1, captured.err
-    assert lines[0].startswith("autotune: error: ")
-    return lines[0]
 
 
 @pytest.fixture(autouse=True)

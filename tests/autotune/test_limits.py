@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 
 import pytest
-from test_cli_errors import run_error
+from helpers.cli import run_error
 
 from autotune.cli.errors import UsageError
 from autotune.cli.limits import DEFAULT_MAX_PRODUCTS, add_limits, check_work
@@ -27,10 +27,11 @@ def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.mark.parametrize(
     "argv",
     [
-        ["baseline", "--shape", HUGE, "--schedules", "4x8:2"],
-        ["--shape", HUGE, "--trials", "5"],
-        ["sweep", "--shape", HUGE],
-        ["tune", "--shape", "4096x4096x8192"],  # 2^28 products: over the default
+        ["baseline", "--shape", HUGE, "--schedules", "4x8:2", "--slots", "5000"],
+        ["--shape", HUGE, "--trials", "5", "--slots", "5000"],
+        ["sweep", "--shape", HUGE, "--slots", "5000"],
+        # past the periodic method's slots, 2^28 products are over the default
+        ["tune", "--shape", "4096x4096x8192", "--slots", "5000"],
     ],
 )
 def test_huge_shapes_are_refused_before_anything_runs(
@@ -43,6 +44,16 @@ def test_huge_shapes_are_refused_before_anything_runs(
         and "--max-memory" in line
     )
     assert not (in_tmp / "results").exists() or not any((in_tmp / "results").rglob("*.db"))
+
+
+def test_shapes_past_the_full_limit_are_timed_periodically(
+    capsys: pytest.CaptureFixture[str], in_tmp: Path
+) -> None:
+    assert main(["--shape", "4096x4096x8192", "--trials", "4", "--verify-top", "1"]) == 0
+    captured = capsys.readouterr()
+    assert "2.68e+08 tile products, timed periodically" in captured.err
+    assert "verified-reduced" not in captured.out  # the table says `scaled`; the detail says how
+    assert " scaled " in captured.out
 
 
 def test_the_limits_are_flags(capsys: pytest.CaptureFixture[str]) -> None:
@@ -75,9 +86,9 @@ def test_estimate_and_announcement(capsys: pytest.CaptureFixture[str]) -> None:
     add_limits(parser)
     args = parser.parse_args([])
     assert args.max_products == DEFAULT_MAX_PRODUCTS
-    check_work(
-        args, Shape(4096, 4096, 4096), Machine(slots=64)
-    )  # 2^27 products: allowed, announced
+    check_work(args, Shape(4096, 4096, 4096), Machine(slots=64))  # 2^27: timed in full at worst
     assert "4096x4096x4096: 1.34e+08 tile products per evaluation" in capsys.readouterr().err
+    check_work(args, Shape(4096, 8192, 4096), Machine(slots=64))  # past it: periodic, or refused
+    assert "a schedule that does not settle into a period is refused" in capsys.readouterr().err
     with pytest.raises(UsageError, match="needs 2.68e\\+08 tile products"):
-        check_work(args, Shape(4096, 8192, 4096), Machine(slots=64))
+        check_work(args, Shape(4096, 8192, 4096), Machine(slots=5000))

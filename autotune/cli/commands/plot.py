@@ -282,7 +282,10 @@ def timeline(frame: pd.DataFrame, rank: int, out: Path, args: argparse.Namespace
     work = oracle.work(shape, machine)
     if work is None:
         return f"the {oracle.name} oracle draws no engine timeline"
-    check_work(args, shape, machine, verify=False, program=True, work=work)
+    try:  # past the limits, the other pictures are still drawn
+        check_work(args, shape, machine, verify=False, program=True, work=work)
+    except UsageError as exc:
+        return str(exc)
     program = oracle.program(family, board.schedule_point(row), shape, machine)
     assert program is not None  # a family has a program exactly when it has a work estimate
     timing = time_program(machine, program, record=True)  # starts and finishes, no Python trace

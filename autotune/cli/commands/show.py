@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from autotune.cli.args import add_json, add_source, positive_int
+from autotune.cli.errors import UsageError
 from autotune.cli.limits import add_limits, check_work
 from simcore.shape import Shape
 
@@ -26,6 +27,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         help="cycles per timeline character (default: fit 120 columns)",
     )
+    parser.add_argument(
+        "--timing",
+        choices=("recorded", "full"),
+        default="recorded",
+        help="full: time the entry again by full simulation (every instruction) and print both "
+        "cycle counts; JSON fields cycles (as recorded) and cycles_full (default: recorded)",
+    )
     add_json(parser, "one JSON object: the entry's columns and its description")
     add_limits(parser)
     parser.set_defaults(run=run)
@@ -43,29 +51,68 @@ def run(args: argparse.Namespace) -> int:
         board.family_of(str(row["family"])) if row.get("feasible") and row.get("family") else None
     )
     picture = energy = ""
+    full: dict[str, object] = {}
+    if args.timing == "full" and found is None:
+        raise UsageError(f"--timing full: rank {args.rank} was never simulated (infeasible)")
     if found is not None:
         oracle, family = found
         machine = board.machine_of(row, oracle)
-        work = oracle.work(shape, machine)
-        if work is not None:  # the picture builds the program: refused or announced first
-            check_work(args, shape, machine, verify=False, program=True, work=work)
-        picture = oracle.report(
-            family, board.schedule_point(row), shape, machine, per_char=args.per_char
-        )
+        if args.timing == "full":
+            full = {"cycles_full": timed_in_full(args, oracle, family, row, shape, machine)}
+        picture = picture_of(args, oracle, family, row, shape, machine)
         energy = energy_breakdown(oracle, family, row, shape, machine, loaded.metadata)
     if args.json:
-        print(
-            json.dumps({**row, "description": picture or None, "energy_breakdown": energy or None})
-        )
+        described = {"description": picture or None, "energy_breakdown": energy or None}
+        print(json.dumps({**row, **full, **described}))
         return 0
     print(f"rank {args.rank} of study {loaded.metadata.get('study')!r}, shape {shape}")
     for key, value in row.items():
         if value is not None:
             print(f"  {key:<24} {value}")
+    if full:
+        same = "equal" if full["cycles_full"] == row["cycles"] else "DIFFERENT"
+        print(f"  {'cycles_full':<24} {full['cycles_full']}   (timed in full: {same})")
     print(picture if picture else "infeasible: never simulated" if not row.get("feasible") else "")
     if energy:
         print(energy)
     return 0
+
+
+def timed_in_full(
+    args: argparse.Namespace, oracle: Any, family: Any, row: dict, shape: Shape, machine: Any
+) -> int:
+    """The entry's cycles by full simulation; refused past --max-products."""
+    from autotune.oracles.base import EvaluationRefused
+    from autotune.results import leaderboard as board
+
+    if "full" not in oracle.timing_methods:
+        raise UsageError(f"--timing full: the {oracle.name} oracle has one timing method")
+    work = oracle.work(shape, machine)
+    if work is not None and work.products > args.max_products:
+        raise UsageError(
+            f"--timing full: {shape} needs {work.products:.3g} tile products in full (about "
+            f"{work.evaluation_seconds:.3g} s), over the limit of {args.max_products:.3g} (--max-products)"
+        )
+    try:
+        limited = oracle.with_full_limit(args.max_products)
+        return int(limited.cycles_by(family, board.schedule_point(row), shape, machine, "full"))
+    except EvaluationRefused as exc:
+        raise UsageError(f"--timing full: {exc} (--max-products)") from None
+
+
+def picture_of(
+    args: argparse.Namespace, oracle: Any, family: Any, row: dict, shape: Shape, machine: Any
+) -> str:
+    """The family's picture of the entry, or why there is none (a program too large to draw)."""
+    from autotune.results import leaderboard as board
+
+    work = oracle.work(shape, machine)
+    if work is not None:  # the picture builds the program: refused or announced first
+        try:
+            check_work(args, shape, machine, verify=False, program=True, work=work)
+        except UsageError as exc:
+            return f"no timeline: {exc}"
+    return oracle.report(family, board.schedule_point(row), shape, machine, per_char=args.per_char)
 
 
 def energy_breakdown(

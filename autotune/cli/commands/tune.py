@@ -270,6 +270,7 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
         technology=technology(args.tech),
         area_budget=args.area_budget,
         energy_budget=args.energy_budget,
+        max_products=args.max_products,
     )
 
 

@@ -43,6 +43,7 @@ from simcore.ga1.engine.strip_order import (
 )
 from simcore.ga1.engine.timing import NO_TIMES, PER_SLOT, SLOT0, new_clock, timing_of
 from simcore.ga1.engine.units import kind_length
+from simcore.ga1.estimate import PERIODIC_MOST_SLOTS
 from simcore.ga1.timing import Timing
 
 if TYPE_CHECKING:
@@ -53,7 +54,7 @@ METHODS: tuple[str, ...] = (PERIODIC, FULL)
 DEPTH = 9  # signatures kept per level: periods of up to DEPTH - 1 units are found
 # A signature has a record per slot: past this many slots (most of them never used) the periodic
 # method's signatures would cost more than they save, and its memory grows past tens of MB.
-MOST_SLOTS = 4096
+MOST_SLOTS = PERIODIC_MOST_SLOTS
 
 
 class TimingLimitError(ValueError):
