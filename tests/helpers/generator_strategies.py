@@ -1,4 +1,4 @@
-"""Hypothesis strategies shared by the generators' and the bounds' property tests."""
+"""Hypothesis strategies shared by the generators', the engine's and the bounds' property tests."""
 
 from __future__ import annotations
 
@@ -54,3 +54,15 @@ def strip_params(
         store_first=st.booleans(),
         protect=st.integers(0, protect),
     )
+
+
+# Machines for the generators' tests: T and the timing constants (slots are chosen per test).
+machine_params = st.fixed_dictionaries(
+    {
+        "T": st.sampled_from([4, 8]),
+        "dma_setup": st.integers(0, 20),
+        "dma_words_per_cycle": st.sampled_from([1, 4, 16, 64]),
+        "mxu_cycles": st.integers(1, 16),
+        "mxu_fill": st.integers(0, 12),
+    }
+)

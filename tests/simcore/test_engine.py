@@ -9,14 +9,12 @@ the same verdict from the streamed verification, for good programs and broken on
 
 from __future__ import annotations
 
-from typing import Any
 from unittest import mock
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_differential import cases
 
 from simcore import (
     Machine,
@@ -36,29 +34,12 @@ from simcore.ga1.engine.hazards import new_history, replay_rows
 from simcore.ga1.functional import execute
 from simcore.ga1.generator import general, slots_needed
 from simcore.ga1.timing import run_timing
-from tests.helpers.generator_strategies import general_params
+from tests.helpers.generator_strategies import general_params, machine_params
+from tests.helpers.random_programs import cases
+from tests.helpers.schedule_checks import same_timing
 
 dims = st.integers(1, 52)
-machine_params = st.fixed_dictionaries(
-    {
-        "T": st.sampled_from([4, 8]),
-        "dma_setup": st.integers(0, 20),
-        "dma_words_per_cycle": st.sampled_from([1, 4, 16, 64]),
-        "mxu_cycles": st.integers(1, 16),
-        "mxu_fill": st.integers(0, 12),
-    }
-)
 SLOW = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-def same_timing(ours: Any, reference: Any) -> None:
-    assert (ours.cycles, ours.busy, ours.loads, ours.stores, ours.products) == (
-        reference.cycles,
-        reference.busy,
-        reference.loads,
-        reference.stores,
-        reference.products,
-    )
 
 
 @SLOW

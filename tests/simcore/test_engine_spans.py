@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
-from test_differential import cases
 
 from simcore import Machine, Program, Shape, blocked, simulate
 from simcore.ga1 import engine
 from simcore.ga1.engine.spans import ROWS, busy_spans, first_instructions
 from simcore.ga1.generator import GeneralParams, default_params
 from simcore.ga1.program import MXU, OPCODE_NAMES
+from tests.helpers.random_programs import cases
 
 
 def _bars(trace: list, program: Program, op: int) -> list[tuple[int, int]]:

@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_engine import machine_params, same_timing
 
 from simcore import Machine, ScheduleError, Shape, verify_matmul
 from simcore.ga1 import engine
@@ -23,7 +22,8 @@ from simcore.ga1.generator import bands
 from simcore.ga1.generator.order import PARTITIONS
 from simcore.ga1.generator.strips import StripParams, strip_slots_needed, strips
 from simcore.ga1.timing import run_timing
-from tests.helpers.generator_strategies import strip_params
+from tests.helpers.generator_strategies import machine_params, strip_params
+from tests.helpers.schedule_checks import same_timing
 
 dims = st.integers(1, 60)
 SLOW = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from simcore import Machine, ScheduleError, Shape, matmul_inputs, replay, simulate
+from simcore import Machine, ScheduleError, Shape, simulate
 from simcore.ga1.generator import (
     INNER_ORDERS,
     CompileOptions,
@@ -26,6 +26,7 @@ from simcore.ga1.generator import (
 )
 from simcore.ga1.lower_bounds import compute_pipeline_bound
 from tests.helpers.generator_strategies import general_params
+from tests.helpers.schedule_checks import run_exact
 
 SHAPE = Shape(128, 128, 128)
 
@@ -66,18 +67,6 @@ BEST_16 = GeneralParams(
     lookahead=2,
     store_first=False,
 )
-
-
-def run_exact(shape: Shape, machine: Machine, program, seed: int = 0) -> tuple[int, list]:
-    """Simulate with integer-valued data; assert numpy's exact product; return cycles, hazards."""
-    rng = np.random.default_rng(seed)
-    a = rng.integers(-4, 5, size=(shape.m, shape.k)).astype(float)
-    b = rng.integers(-4, 5, size=(shape.k, shape.n)).astype(float)
-    result = simulate(machine, program, inputs=matmul_inputs(a, b), trace=True)
-    assert result.outputs is not None
-    np.testing.assert_array_equal(result.outputs["C"], a @ b)
-    assert result.trace is not None
-    return result.cycles, replay(result.trace)
 
 
 params_strategy = general_params(block=6, tail=5, lookahead=40, ramp=6)

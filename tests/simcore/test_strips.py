@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_generator import run_exact
 
 from simcore import Machine, ScheduleError, Shape, simulate
 from simcore.ga1.generator import GeneralParams, general
@@ -28,6 +27,7 @@ from simcore.ga1.generator.strips import (
     strips,
 )
 from tests.helpers.generator_strategies import strip_params
+from tests.helpers.schedule_checks import run_exact
 
 SHAPE = Shape(128, 128, 128)
 GOLDEN_PROGRAMS = Path(__file__).parent / "data" / "general_programs_sha256.json"
