@@ -99,7 +99,7 @@ def _duration(seconds: float) -> str:
     for unit, length in (("days", 86400), ("hours", 3600), ("minutes", 60)):
         if seconds >= 2 * length:
             return f"{seconds / length:.3g} {unit}"
-    return f"{seconds:.2g} s"
+    return f"{seconds:.2g} s" if seconds >= 1 else f"{seconds * 1e3:.2g} ms"
 
 
 def check_work(
