@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 from abc import ABC, abstractmethod
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Protocol
 
 from search_spaces.base import Family, Verdict
@@ -60,6 +61,16 @@ class Oracle(ABC):
     takes_workloads: bool = True  # several GEMMs in one run
     searches_machines: bool = False  # machine parameters searched with schedules
     technology: Technology | None = None  # energy and area table; None: the shipped one
+    # The results folder of the study whose entries this oracle rebuilds: where the schedules
+    # imported whole into that study are kept (Family.imported); None: none at hand.
+    study_folder: Path | None = None
+
+    def with_study_folder(self, folder: Path | None) -> Oracle:
+        """This oracle rebuilding the imported schedules of the study whose results folder is
+        `folder` (a copy: the registered oracle is unchanged)."""
+        configured = copy.copy(self)
+        configured.study_folder = folder
+        return configured
 
     def with_technology(self, technology: Technology | None) -> Oracle:
         """This oracle costing energy and area with `technology` (a copy: the registered oracle
@@ -132,7 +143,8 @@ class Oracle(ABC):
         """The families of the named spaces (the oracle's defaults when empty)."""
 
     def family(self, name: str) -> Family | None:
-        """A family by name with the default settings, to rebuild a recorded entry."""
+        """A family by name with the default settings, to rebuild a recorded entry (a family of
+        imported schedules reads them from `study_folder`)."""
         return None
 
     # --- cost --------------------------------------------------------------------------------
