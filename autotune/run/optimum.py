@@ -6,7 +6,7 @@ trial of the tuner), written as one JSON file, and imported into a study on requ
 The file (format FORMAT, version VERSION) is one JSON object: `shape`, `machine` (every
 parameter), `status` (optimal, feasible or start), `proven`, `cycles` (the program's, simulated),
 `bound` (a proven lower bound on every schedule of the scope), `gap` (cycles / bound - 1),
-`objective`, `start_cycles`, `complete`, `wall_time`, `options` (ExactOptions), `verified` (both
+`objective`, `start_cycles`, `start` (what the solver started from), `complete`, `wall_time`, `options` (ExactOptions), `verified` (both
 checks passed and agree on the cycles), `verification` (one line), `engine_cycles`,
 `program_digest` (its name in a study's programs/ folder, search_spaces.stored), `program` (the
 program in the asm text format, simcore.ga1.asm) and `autotune_version`."""
@@ -40,6 +40,7 @@ from simcore.ga1.exact import (
     solve_optimum,
 )
 from simcore.ga1.machine import Machine
+from simcore.ga1.program import Program
 from simcore.ga1.verify import Verification
 from simcore.shape import Shape
 
@@ -47,6 +48,7 @@ FORMAT = "autotune-optimum"
 VERSION = 1
 SOLVER = "cp-sat"  # the provenance of an imported optimum: the sampler that "drew" it
 ORIGIN = "optimum"  # autotune.record.ORIGINS
+DEFAULT_START = "the general generator's default"
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,7 @@ class Solved:
     result: ExactResult
     engine: Verification
     text: str  # the program in the asm format
+    start: str = DEFAULT_START  # what the solver started from
 
     @property
     def digest(self) -> str:
@@ -85,10 +88,10 @@ class Solved:
         )
 
     def record(self) -> dict[str, object]:
-        data = self.result.record()
+        data: dict[str, object] = {"format": FORMAT, "version": VERSION}
+        data.update(self.result.record())
         data.update(
-            format=FORMAT,
-            version=VERSION,
+            start=self.start,
             gap=round(self.result.gap, 6),
             verified=self.verified,
             verification=self.verification(),
@@ -137,16 +140,59 @@ def default_out(results: Path, shape: Shape, machine: Machine) -> Path:
 
 
 def solve(
-    shape: Shape, machine: Machine, options: ExactOptions, progress: Progress | None = None
+    shape: Shape,
+    machine: Machine,
+    options: ExactOptions,
+    progress: Progress | None = None,
+    start: Start | None = None,
 ) -> Solved:
-    """The solver's schedule (ExactError if the solver's own check fails), run again by the
-    compiled engine."""
+    """The solver's schedule, from `start` (None: the general generator's default), run again
+    by the compiled engine; ExactError if the solver's own check of it fails."""
     from simcore.ga1.engine import verify_program  # numba: loaded when a program is run
 
     check(shape, machine)
-    result = solve_optimum(shape, machine, options, progress=progress)
+    program = start.program if start is not None else None
+    result = solve_optimum(shape, machine, options, start=program, progress=progress)
     engine = verify_program(machine, result.program, shape)
-    return Solved(result, engine, to_text(result.program))
+    label = start.label if start is not None else DEFAULT_START
+    return Solved(result, engine, to_text(result.program), label)
+
+
+@dataclass(frozen=True)
+class Start:
+    """A schedule the solver starts from (its first solution and horizon)."""
+
+    program: Program
+    label: str
+
+
+def best_start(destination: Destination) -> Start | None:
+    """The best feasible entry of the destination study whose program the exact model takes,
+    as the solver's start; None for a new study or one without such an entry."""
+    from simcore.ga1.exact import PlanError, plan_of
+
+    if not destination.exists:
+        return None
+    from autotune.results import leaderboard as board
+    from autotune.run import load
+
+    loaded = load.load(destination.name, destination.results, destination.storage)
+    shape, machine = destination.spec.workload.gemms[0].shape, destination.spec.machine
+    for row in board.json_rows(loaded.frame):
+        found = board.family_of(str(row["family"]), study_folder=destination.folder)
+        if not row.get("feasible") or found is None:
+            continue
+        oracle, family = found
+        program = oracle.program(family, board.schedule_point(row), shape, machine)  # type: ignore[arg-type]
+        if not isinstance(program, Program):
+            continue  # an oracle without GA-1 programs
+        try:
+            plan_of(program, machine, shape)
+        except PlanError:
+            continue  # a program outside the model's scope
+        label = f"rank {row['rank']} of study {destination.name!r}, {row['family']}"
+        return Start(program, label)
+    return None
 
 
 def write(solved: Solved, path: Path) -> Path:
@@ -170,13 +216,14 @@ def enqueue(solved: Solved, destination: Destination) -> Imported:
         Candidate(STORED, {"program": solved.digest}, {}),
         provenance,
         ORIGIN,
-        source(result),
+        source(solved),
         cycles=result.cycles,
     )
 
 
-def source(result: ExactResult) -> dict[str, Any]:
-    """What made the schedule, kept with its trial: the solver and what it proved."""
+def source(solved: Solved) -> dict[str, Any]:
+    """What made the schedule, kept with its trial: the solver, its start and what it proved."""
+    result = solved.result
     return {
         "solver": SOLVER,
         "status": result.status,
@@ -184,6 +231,7 @@ def source(result: ExactResult) -> dict[str, Any]:
         "proven": result.proven,
         "complete": result.complete,
         "start_cycles": result.start_cycles,
+        "start": solved.start,
         "wall_time": round(result.wall_time, 3),
         "options": asdict(result.options),
     }

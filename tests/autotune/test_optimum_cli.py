@@ -179,6 +179,7 @@ def test_a_missing_program_is_not_verified(capsys, in_tmp: Path) -> None:
         (["--shape", "16x16x16", "--slots", "2"], "2 slots is too small for any schedule"),
         (["--shape", "16x16x16", "--machine", "foo=1"], "unknown machine parameter 'foo'"),
         (["--shape", "16x16x16", "--storage", "x.db"], "give --enqueue STUDY"),
+        (["--shape", "16x16x16", "--warm-start"], "give --enqueue STUDY"),
         (["--shape", "16x16x16", "--enqueue", "a/b"], "--enqueue: study name 'a/b' is a path"),
         (["--shape", "16x16"], "malformed shape"),
     ],
@@ -218,3 +219,16 @@ def test_a_stored_program_is_no_starting_point_elsewhere(capsys, in_tmp: Path) -
         capsys, ["tune", "--shape", "16x16x24", "--slots", "8", "--transfer"] + ["--trials", "3"]
     )
     assert "stored" not in out
+
+
+@needs_ortools
+def test_a_warm_start_is_never_slower_than_the_study(capsys, in_tmp: Path) -> None:
+    tune = ["tune", "--shape", "16x16x24", "--slots", "6", "--study", "warm", "--trials", "30"]
+    run_ok(capsys, tune)
+    best = leaderboard(capsys, "warm")[0]
+    out, err = run_ok(capsys, ["optimum", *BRACKET, "--enqueue", "warm", "--warm-start", "--json"])
+    data = json.loads(out)
+    assert f"from rank 1 of study 'warm', {best['family']}" in err
+    assert data["start_cycles"] == best["cycles"] and data["cycles"] <= best["cycles"]
+    assert data["start"].startswith("rank 1 of study 'warm'") and data["enqueued"]["verified"]
+    run_ok(capsys, [*tune[:-1], "5"])

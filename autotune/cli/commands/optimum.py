@@ -85,6 +85,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="--enqueue: the study's storage (default results/<study>/study.journal)",
     )
     parser.add_argument(
+        "--warm-start",
+        action="store_true",
+        help="--enqueue: start from the study's best schedule (when it has one) instead of the "
+        "general generator's default: the result is never slower than the study's best",
+    )
+    parser.add_argument(
         "--json", action="store_true", help="print the result as one JSON object (no program)"
     )
     parser.set_defaults(run=run)
@@ -99,6 +105,10 @@ def run(args: argparse.Namespace) -> int:
     machine = build_machine(GA1, args.machine, slots=args.slots)
     if args.storage is not None and args.enqueue is None:
         raise UsageError("--storage is the storage of the --enqueue study: give --enqueue STUDY")
+    if args.warm_start and args.enqueue is None:
+        raise UsageError(
+            "--warm-start starts from the --enqueue study's best: give --enqueue STUDY"
+        )
     options = optimum.exact_options(args.time_limit, args.work_limit, args.workers, args.seed)
     optimum.check(shape, machine)
     out = args.out or optimum.default_out(args.results, shape, machine)
@@ -115,11 +125,12 @@ def run(args: argparse.Namespace) -> int:
             args.enqueue, shape, machine, GA1.name, args.results, args.storage
         )
     announce_compile()  # the engine runs the schedule once it is solved
-    print(_start_line(shape, machine, options), file=sys.stderr, flush=True)
+    start = optimum.best_start(destination) if destination and args.warm_start else None
+    print(_start_line(shape, machine, options, start), file=sys.stderr, flush=True)
     from simcore.ga1.exact import ExactError
 
     try:
-        solved = optimum.solve(shape, machine, options, progress=_Progress())
+        solved = optimum.solve(shape, machine, options, progress=_Progress(), start=start)
     except ExactError as exc:  # the solver's own check of its schedule failed
         print(f"autotune: error: not verified: {exc}", file=sys.stderr)
         return 1
@@ -132,14 +143,17 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _start_line(shape, machine, options) -> str:  # type: ignore[no-untyped-def]
+def _start_line(shape, machine, options, start) -> str:  # type: ignore[no-untyped-def]
+    from autotune.run.optimum import DEFAULT_START
+
     Mt, Kt, Nt = shape.tiles(machine.T)
     limits = [f"time limit {options.time_limit:g} s"]
     if options.work_limit is not None:
         limits.append(f"work limit {options.work_limit:g}")
     return (
         f"solving {shape} ({Mt}x{Kt}x{Nt} tiles) on slots={machine.slots} exactly: CP-SAT, "
-        f"{options.workers} strategies in one thread, seed {options.seed}, {', '.join(limits)}"
+        f"{options.workers} strategies in one thread, seed {options.seed}, {', '.join(limits)}; "
+        f"from {start.label if start is not None else DEFAULT_START}"
     )
 
 
@@ -161,7 +175,7 @@ class _Progress:
 STATUS = {
     "optimal": "optimal: proven",
     "feasible": "feasible: a limit stopped the search",
-    "start": "no better schedule than the start (the general generator's default) within the limits",
+    "start": "the solver found no schedule before a limit stopped it: the start is returned",
 }
 
 
@@ -182,7 +196,7 @@ def _report(
         f"  cycles     {result.cycles:,}{bracket}",
         f"  bound      {result.bound:,} (proven: no schedule of the scope is faster)",
         f"  gap        {result.gap:.1%} (cycles / bound - 1)",
-        f"  start      {result.start_cycles:,} (the general generator's default schedule)",
+        f"  start      {result.start_cycles:,} ({solved.start})",
         f"  solver     {result.wall_time:.1f} s",
         f"  {'verified' if solved.verified else 'FAILED':<10} {solved.verification()}",
         f"wrote {out}",
