@@ -25,6 +25,7 @@ RESULT = "result"  # what the oracle found for the candidate (Evaluation)
 RUN = "run"  # who ran it, with what (Provenance)
 ORIGIN = "source"  # where the candidate came from (ORIGINS)
 TRANSFER = "transfer"  # for a transferred candidate: the study, shape and machine it came from
+IMPORTED = "imported"  # for a schedule imported whole: what made it (the solver, its proof)
 
 # Study user attributes.
 STUDY_PLAN = "spec"  # the run plan, as JSON: the study can be rebuilt from its storage
@@ -142,13 +143,14 @@ class TrialRecord:
     """One completed trial, as every reader sees it."""
 
     number: int
-    params: Mapping[str, Any]  # as Optuna recorded them
+    params: Mapping[str, Any]  # the candidate's parameters (candidate_params)
     evaluation: Evaluation
     provenance: Provenance
     origin: str | None = None  # ORIGINS; None for a trial of a sampler that says nothing
     transfer: Mapping[str, Any] | None = None
     completed: str | None = None  # ISO time the trial completed
     values: tuple[float, ...] | None = None  # Optuna's objective values
+    imported: Mapping[str, Any] | None = None  # for a schedule imported whole: what made it
 
     @property
     def feasible(self) -> bool:
@@ -176,18 +178,44 @@ class TrialRecord:
         completed = trial.datetime_complete.isoformat() if trial.datetime_complete else None
         return TrialRecord(
             trial.number,
-            dict(trial.params),
+            candidate_params(trial),
             Evaluation.from_attr(attrs[RESULT]),
             Provenance.from_attr(attrs.get(RUN)),
             attrs.get(ORIGIN),
             attrs.get(TRANSFER),
             completed,
             tuple(trial.values) if trial.values else None,
+            attrs.get(IMPORTED),
         )
 
 
 def has_result(trial: Any) -> bool:
     return RESULT in trial.user_attrs
+
+
+def candidate_params(trial: Any) -> dict[str, Any]:
+    """The parameters that identify a trial's candidate: as Optuna recorded them, or for a trial
+    recorded with none (a schedule imported whole, whose family no sampler draws, so that Optuna
+    holds no distribution of it: `imported_attrs`) the candidate its result stores."""
+    if trial.params:
+        return dict(trial.params)
+    stored = trial.user_attrs.get(RESULT)
+    point = stored.get("point") if isinstance(stored, Mapping) else None
+    return dict(point) if isinstance(point, Mapping) else {}
+
+
+def imported_attrs(
+    evaluation: Evaluation, provenance: Provenance, origin: str, source: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The user attributes of a trial imported whole (`origin`, e.g. "optimum" for the exact
+    solver's schedule): its result, who ran it, and `source`, what made it (the solver's
+    status, bound and settings)."""
+    return {
+        RESULT: evaluation.to_attr(),
+        RUN: provenance.to_attr(),
+        **origin_attrs(origin),
+        IMPORTED: dict(source),
+    }
 
 
 def origin_attrs(origin: str, transfer: Mapping[str, Any] | None = None) -> dict[str, Any]:

@@ -58,6 +58,9 @@ class Family(ABC):
     name: str = ""
     description: str = ""
     oracle: str = ""  # the name of the oracle that times it (autotune.oracles)
+    # A family of schedules imported whole into a study (search_spaces.stored): a search ranks and
+    # verifies its trials like any other but never draws one, and no space declares it.
+    imported: bool = False
 
     @abstractmethod
     def params(self, shape: Shape, T: int) -> tuple[Param, ...]:

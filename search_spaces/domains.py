@@ -80,7 +80,28 @@ class Choice:
         return [(1, option) for option in self.options if option != value]
 
 
-Domain = Union[IntRange, Choice]
+@dataclass(frozen=True)
+class Digest:
+    """A content hash (lowercase hexadecimal of `length` digits): a parameter that names stored
+    content (search_spaces.stored). Nothing is enumerated and nothing is near: no search draws it."""
+
+    length: int = 16
+
+    def values(self) -> list[Value]:
+        return []
+
+    def contains(self, value: Value) -> bool:
+        return (
+            isinstance(value, str)
+            and len(value) == self.length
+            and all(c in "0123456789abcdef" for c in value)
+        )
+
+    def nearby(self, value: Value) -> list[tuple[int, Value]]:
+        return []
+
+
+Domain = Union[IntRange, Choice, Digest]
 
 
 @dataclass(frozen=True)

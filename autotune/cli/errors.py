@@ -36,6 +36,8 @@ FLAGS: dict[str, str] = {
     "force": "--force",
     "reference": "--reference",
     "transfer": "--transfer",
+    "time_limit": "--time-limit",
+    "work_limit": "--work-limit",
 }
 # A library message names a setting's value as `setting=value` (as a keyword argument reads).
 _ASSIGNED = re.compile(r"\b(" + "|".join(FLAGS) + r")=([^\s;()]+)")

@@ -150,6 +150,12 @@ def check_work(
             file=sys.stderr,
             flush=True,
         )
+    announce_compile()
+    return work
+
+
+def announce_compile() -> None:
+    """Say so, once per process, when the GA-1 engine is about to be compiled."""
     from simcore.ga1.engine import (
         cache_is_warm,  # numba: loaded by the commands that run the engine
     )
@@ -162,4 +168,3 @@ def check_work(
             file=sys.stderr,
             flush=True,
         )
-    return work

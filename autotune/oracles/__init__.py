@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 from importlib import import_module
 from importlib.metadata import entry_points
+from pathlib import Path
 
 from autotune.errors import OracleError
 from autotune.oracles.base import Metrics, Oracle, Work
@@ -67,15 +68,20 @@ def get(name: str) -> Oracle:
     return found
 
 
-def family_of(name: str, oracle: str | None = None) -> tuple[Oracle, Family] | None:
+def family_of(
+    name: str, oracle: str | None = None, study_folder: Path | None = None
+) -> tuple[Oracle, Family] | None:
     """The oracle and family of a recorded entry, by the family's name (the named oracle first,
-    then every installed one); None for a family no installed oracle has."""
+    then every installed one); None for a family no installed oracle has. `study_folder`: the
+    results folder of the entry's study, where the schedules imported into it are kept."""
     order = ([oracle] if oracle else []) + [n for n in names() if n != oracle]
     for candidate in order:
         try:
             found = get(candidate)
         except OracleError:
             continue
+        if study_folder is not None:
+            found = found.with_study_folder(study_folder)
         family = found.family(name)
         if family is not None:
             return found, family

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 from abc import ABC, abstractmethod
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Protocol
 
 from search_spaces.base import Family, Verdict
@@ -78,6 +79,17 @@ class Oracle(ABC):
         None: its own default."""
         configured = copy.copy(self)
         configured.full_limit = limit
+        return configured
+
+    # The results folder of the study whose entries this oracle rebuilds: where the schedules
+    # imported whole into that study are kept (Family.imported); None: none at hand.
+    study_folder: Path | None = None
+
+    def with_study_folder(self, folder: Path | None) -> Oracle:
+        """This oracle rebuilding the imported schedules of the study whose results folder is
+        `folder` (a copy: the registered oracle is unchanged)."""
+        configured = copy.copy(self)
+        configured.study_folder = folder
         return configured
 
     def with_technology(self, technology: Technology | None) -> Oracle:
@@ -151,7 +163,8 @@ class Oracle(ABC):
         """The families of the named spaces (the oracle's defaults when empty)."""
 
     def family(self, name: str) -> Family | None:
-        """A family by name with the default settings, to rebuild a recorded entry."""
+        """A family by name with the default settings, to rebuild a recorded entry (a family of
+        imported schedules reads them from `study_folder`)."""
         return None
 
     # --- cost --------------------------------------------------------------------------------

@@ -8,12 +8,14 @@ from __future__ import annotations
 import functools
 from typing import Any, Mapping
 
+from autotune.errors import OracleError
 from autotune.oracles.base import EvaluationRefused, Metrics, Oracle
 from search_spaces.base import EXACT, MODEL, SCALED, Family, GA1Family, Verdict
 from search_spaces.domains import Point
 from search_spaces.portfolio import CHAPTER_FAMILIES, portfolio
 from search_spaces.registry import families as space_families
 from search_spaces.registry import find_family
+from search_spaces.stored import STORED, ProgramStore, StoredFamily, StoredProgramError
 from simcore.energy import Cost, ga1_area_mm2, ga1_cost_of_timing
 from simcore.ga1.estimate import FULL_SIMULATION_PRODUCTS, Work, estimate
 from simcore.ga1.lower_bounds import lower_bound
@@ -90,6 +92,8 @@ class GA1Oracle(Oracle):
         return found
 
     def family(self, name: str) -> Family | None:
+        if name == STORED:  # programs imported whole, kept in the study's folder
+            return StoredFamily(ProgramStore.of_study(self.study_folder))
         try:
             found = find_family(name)
         except ValueError:
@@ -159,7 +163,10 @@ class GA1Oracle(Oracle):
         it has, simcore.ga1.reduced); MODEL when even that is too large to run."""
         from simcore.ga1.reduced import verify_at_scale
 
-        found = verify_at_scale(_ga1(family).generator(point, shape, machine))
+        try:
+            found = verify_at_scale(_ga1(family).generator(point, shape, machine))
+        except StoredProgramError as exc:  # nothing to run: it cannot be verified
+            return Verdict(False, EXACT, str(exc))
         if found.verification is None:
             return Verdict(True, MODEL, found.describe())
         level = EXACT if found.reduced is None else SCALED
@@ -179,7 +186,10 @@ class GA1Oracle(Oracle):
         return estimate(shape, machine)
 
     def program(self, family: Family, point: Point, shape: Shape, machine: Machine) -> Program:
-        return _ga1(family).generator(point, shape, machine).program()
+        try:
+            return _ga1(family).generator(point, shape, machine).program()
+        except StoredProgramError as exc:
+            raise OracleError(str(exc)) from None
 
     def report(
         self,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 import optuna
@@ -92,12 +93,12 @@ def records(study: optuna.Study, search: Search) -> list[Ranked]:
     signs = [-1.0 if DIRECTIONS[name] == "maximize" else 1.0 for name in search.objectives]
     for trial in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
         record = TrialRecord.of_trial(trial)
-        key = search.key_of(trial.params) if record else None
+        key = search.key_of(record.params) if record else None
         if record is None or key is None or key in found:
             continue
         evaluation = record.evaluation
         machine = evaluation.machine
-        point = (evaluation.point or trial.params) if "family" in trial.params else {}
+        point = (evaluation.point or record.params) if "family" in record.params else {}
         schedule = {k: v for k, v in point.items() if k not in machine or k == "family"}
         source = evaluation_source(evaluation)
         values = (
@@ -207,14 +208,22 @@ def _row(
 
 
 def family_of(
-    name: str, families: Iterable[Family] = (), oracle: Oracle | None = None
+    name: str,
+    families: Iterable[Family] = (),
+    oracle: Oracle | None = None,
+    study_folder: Path | None = None,
 ) -> tuple[Oracle, Family] | None:
     """The oracle and family of an entry, by the family's name: the run's own first (its
-    budgets), else any installed oracle's."""
+    budgets), then the run's oracle's (as configured: the schedules imported into its study),
+    else any installed oracle's. `study_folder`: the results folder of the entry's study."""
     for family in families:
         if family.name == name and oracle is not None:
             return oracle, family
-    return oracles.family_of(name, oracle.name if oracle else None)
+    if oracle is not None:
+        found = oracle.family(name)
+        if found is not None:
+            return oracle, found
+    return oracles.family_of(name, oracle.name if oracle else None, study_folder)
 
 
 def machine_of(row: Mapping[str, object], oracle: Oracle) -> Any:

@@ -184,7 +184,12 @@ def _cell(value: object) -> str:
 # --- export and starting points ----------------------------------------------------------------
 
 
-def export_json(row: Mapping[str, object], metadata: Mapping[str, object], rank: int) -> str:
+def export_json(
+    row: Mapping[str, object],
+    metadata: Mapping[str, object],
+    rank: int,
+    study_folder: Path | None = None,
+) -> str:
     data = {
         "format": EXPORT_FORMAT,
         "version": EXPORT_VERSION,
@@ -203,8 +208,15 @@ def export_json(row: Mapping[str, object], metadata: Mapping[str, object], rank:
     return json.dumps(data, indent=1, sort_keys=True) + "\n"
 
 
-def export_asm(row: Mapping[str, object], metadata: Mapping[str, object], rank: int) -> str:
-    found = board.family_of(str(row["family"]))
+def export_asm(
+    row: Mapping[str, object],
+    metadata: Mapping[str, object],
+    rank: int,
+    study_folder: Path | None = None,
+) -> str:
+    """The entry's program as text; `study_folder`: the results folder it was read from (where
+    the schedules imported into its study are kept)."""
+    found = board.family_of(str(row["family"]), study_folder=study_folder)
     if found is None:
         raise ResultsError(f"unknown schedule family {row['family']!r}")
     oracle, family = found

@@ -46,13 +46,14 @@ def finish(
     ranked = board.records(study, search)
     first = (gemm or spec.workload.gemms[0]).shape
     sampler = record.study_sampler(study) or {}
+    folder = study_folder(results, study.study_name) if results is not None else None
     info = board.RunInfo(
         study.study_name,
         str(sampler.get("sampler", "")),
         int(sampler.get("seed", 0)),
         first,
         spec.machine,
-        spec.the_oracle(),
+        spec.the_oracle().with_study_folder(folder),  # the schedules imported into the study
         spec.objectives,
     )
     rows = board.rows_of(ranked, info, search.families)
@@ -62,8 +63,7 @@ def finish(
     outcome = StudyOutcome(
         study.study_name, gemm, frame, done, len(ranked), failures, verified=verify, study=study
     )
-    if results is not None:
-        folder = study_folder(results, study.study_name)
+    if results is not None and folder is not None:
         if storage is not None:
             claim(folder, storage, lambda: done)
         metadata = {

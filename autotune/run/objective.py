@@ -13,7 +13,14 @@ from dataclasses import replace
 import optuna
 from optuna.trial import TrialState
 
-from autotune.record import Evaluation, Provenance, TrialRecord, record_provenance, record_result
+from autotune.record import (
+    Evaluation,
+    Provenance,
+    TrialRecord,
+    candidate_params,
+    record_provenance,
+    record_result,
+)
 from autotune.search.distributions import suggest
 from autotune.search.problem import Candidate, Search, objective_values
 from autotune.storage import SharedStudy
@@ -74,7 +81,7 @@ class Objective:
         return objective_values(evaluation, self.search.objectives)
 
     def _learn(self, trial: optuna.trial.FrozenTrial) -> str | None:
-        key = self.search.key_of(trial.params)
+        key = self.search.key_of(candidate_params(trial))
         found = TrialRecord.of_trial(trial) if key is not None else None
         if found is not None:
             self.cache.setdefault(key, (replace(found.evaluation, duplicate_of=None), trial.number))  # type: ignore[arg-type]

@@ -23,4 +23,5 @@ def suggest(trial: optuna.Trial, param: Param) -> Value:
         return trial.suggest_int(
             param.name, domain.low, domain.high, step=domain.step, log=domain.log
         )
+    assert isinstance(domain, Choice)
     return trial.suggest_categorical(param.name, list(domain.options))  # type: ignore[return-value]

@@ -140,7 +140,9 @@ class GuidedSampler(BaseSampler):
     def _mutant(self) -> Candidate | None:
         """One of the ten best schedules (the better, the likelier) with a few parameters drawn
         at random from a random candidate of the same family."""
-        elite = self._history.elite(10)
+        drawn_from = {family.name for family in self._search.families}
+        # A schedule imported whole (its family never drawn) has nothing to redraw.
+        elite = [c for c in self._history.elite(10) if c.family in drawn_from]
         if not elite:
             return None
         for _ in range(TRIES):

@@ -11,6 +11,7 @@ from typing import Sequence
 
 from optuna.trial import FrozenTrial, TrialState
 
+from autotune.record import candidate_params
 from autotune.search.problem import Candidate, Search
 
 
@@ -61,13 +62,14 @@ class History:
                     self._pending.add(key)
 
     def _add(self, trial: FrozenTrial) -> None:
-        key = self._search.key_of(trial.params)
+        params = candidate_params(trial)
+        key = self._search.key_of(params)
         if key is None or key in self._seen or not trial.values:
             return  # a repeat keeps the first trial's value (each candidate is evaluated once)
         seen = Seen(
             float(trial.values[0]),
             trial.number,
-            self._search.canonical(self._search.from_params(trial.params)),
+            self._search.canonical(self._search.from_params(params)),
         )
         self._seen[key] = seen
         bisect.insort(self._ranked, (seen.value, seen.first, key))

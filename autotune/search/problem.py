@@ -178,6 +178,18 @@ class Problem:
         return self.oracle.tile_edge(self.machine)
 
     def family(self, name: str) -> Family:
+        """A family searched here, or one of the oracle's families of imported schedules (whose
+        trials are ranked and verified, but never drawn)."""
+        try:
+            return self.searched(name)
+        except KeyError:
+            imported = self.oracle.family(name)
+            if imported is not None and imported.imported:
+                return imported
+            raise
+
+    def searched(self, name: str) -> Family:
+        """A family this search draws from."""
         for family in self.families:
             if family.name == name:
                 return family
@@ -260,7 +272,7 @@ class Problem:
         of its range there (a block spanning the whole matrix) goes to the top of its range here,
         any other is clipped into it; the machine's searched parameters start at the base's."""
         try:
-            family = self.family(str(params.get("family")))
+            family = self.searched(str(params.get("family")))
         except KeyError:
             return None
         theirs = {p.name: p.domain for p in family.params(shape, self.oracle.tile_edge(machine))}
@@ -403,7 +415,7 @@ class Problem:
     def why_not(self, candidate: Candidate) -> str | None:
         """Why `candidate` is not a point of this search (None when it is): for starting points."""
         try:
-            family = self.family(candidate.family)
+            family = self.searched(candidate.family)
         except KeyError:
             return f"family {candidate.family!r} is not searched here (families: {', '.join(f.name for f in self.families)})"
         domains = {p.name: p.domain for p in family.params(self.shape, self.T)}

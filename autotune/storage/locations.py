@@ -221,6 +221,18 @@ def read_study(address: str, name: str) -> optuna.Study | None:
     return found[0] if found else None
 
 
+def existing_study(address: str, name: str) -> optuna.Study | None:
+    """Study `name`, read back, when its storage exists and holds it; None otherwise (nothing is
+    created: a storage that does not exist yet holds no study)."""
+    url = _rdb_url(address)
+    if is_memory(address) or (url is None and not Path(address).is_file()):
+        return None
+    if url is not None and url.startswith("sqlite:///"):
+        if not _sqlite_ready(Path(url[len("sqlite:///") :])):
+            return None
+    return read_study(address, name)
+
+
 def finished_trials(address: str, name: str) -> int:
     """How many finished trials (complete or pruned) the storage holds for study `name`, read
     without creating anything: 0 for a storage that does not exist yet or lacks the study."""

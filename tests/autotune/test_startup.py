@@ -41,6 +41,8 @@ def loaded_after(code: str) -> list[str]:
         ["tune", "--trials", "x"],
         ["systolic", "--shape", "8x8"],
         ["leaderboard"],
+        ["optimum", "--help"],
+        ["optimum", "--shape", "16x16x16", "--time-limit", "0"],
         ["--version"],
     ],
 )

@@ -13,7 +13,16 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from simcore import Machine, ProgramBuilder, Shape, blocked, kouter, simulate  # noqa: E402
-from simcore.ga1.exact import OPTIMAL, ExactError, ExactOptions, plan_of, solve_optimum  # noqa: E402
+from simcore.ga1.exact import (  # noqa: E402
+    MAX_PRODUCTS,
+    OPTIMAL,
+    START,
+    ExactError,
+    ExactOptions,
+    check_instance,
+    plan_of,
+    solve_optimum,
+)
 from simcore.ga1.exact.model import makespan_of_plan  # noqa: E402
 from simcore.ga1.generator import general, slots_needed, strip_slots_needed, strips  # noqa: E402
 from simcore.ga1.lower_bounds import compute_pipeline_bound, lower_bound  # noqa: E402
@@ -87,6 +96,24 @@ def test_errors():
     b.store(2, "C", 0, 0)
     with pytest.raises(ExactError, match="outside the exact model"):
         solve_optimum(Shape(8, 8, 8), Machine(), QUICK, start=b.build())
+
+
+def test_an_instance_past_the_model_is_refused_before_it_is_built():
+    check_instance(Shape(64, 64, 64), Machine(slots=16))  # 8 x 8 x 8 tiles: taken
+    with pytest.raises(
+        ExactError, match=f"576 tile products: the exact model takes at most {MAX_PRODUCTS}"
+    ):
+        solve_optimum(Shape(72, 64, 64), Machine(slots=16), QUICK)
+
+
+def test_progress_reports_the_start_then_each_better_schedule():
+    shape, machine = Shape(16, 16, 24), Machine(slots=6)
+    seen: list[tuple[int, int, float]] = []
+    result = solve_optimum(shape, machine, QUICK, progress=lambda *found: seen.append(found))
+    assert seen[0][:2] == (result.start_cycles, lower_bound(shape, machine))
+    assert all(lower_bound(shape, machine) <= bound <= cycles for cycles, bound, _ in seen)
+    assert [t for _, _, t in seen] == sorted(t for _, _, t in seen)
+    assert seen[-1][0] == (result.start_cycles if result.status == START else result.objective)
 
 
 def _programs():

@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(
             f"rank {args.rank} is infeasible: it was never simulated, there is nothing to export"
         )
-    text = write(row, loaded.metadata, args.rank)
+    text = write(row, loaded.metadata, args.rank, loaded.path.parent)
     if args.out is None:
         sys.stdout.write(text)
     else:

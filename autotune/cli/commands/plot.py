@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     front = pareto(frame, metadata, out)
     if front is not None:
         written.append(front)
-    drawn = timeline(frame, args.rank, out, args)
+    drawn = timeline(frame, args.rank, out, args, path.parent)
     written += [drawn] if isinstance(drawn, Path) else []
     for item in written:
         print(f"wrote {item}")
@@ -263,8 +263,11 @@ def _axis(name: str, codesign: bool) -> str:
     return AXES.get(name, (name.replace("_", " "), None))[0]
 
 
-def timeline(frame: pd.DataFrame, rank: int, out: Path, args: argparse.Namespace) -> Path | str:
-    """The entry's engine timeline, or why there is none (an infeasible entry, an oracle without one)."""
+def timeline(
+    frame: pd.DataFrame, rank: int, out: Path, args: argparse.Namespace, study_folder: Path
+) -> Path | str:
+    """The entry's engine timeline, or why there is none (an infeasible entry, an oracle without
+    one). `study_folder`: the results folder the leaderboard was read from."""
     from autotune.results import leaderboard as board
     from autotune.results import plots
     from simcore.ga1.engine import time_program
@@ -273,7 +276,7 @@ def timeline(frame: pd.DataFrame, rank: int, out: Path, args: argparse.Namespace
     row = frame.iloc[rank - 1].to_dict()
     if not row["feasible"]:
         return f"rank {rank} is infeasible: it was never simulated"
-    found = board.family_of(str(row["family"]))
+    found = board.family_of(str(row["family"]), study_folder=study_folder)
     if found is None:
         return f"unknown schedule family {row['family']!r}"
     oracle, family = found

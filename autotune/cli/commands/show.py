@@ -48,7 +48,9 @@ def run(args: argparse.Namespace) -> int:
     row = readback.entry(loaded, args.rank)
     shape = Shape(int(row["m"]), int(row["k"]), int(row["n"]))  # type: ignore[call-overload]
     found = (
-        board.family_of(str(row["family"])) if row.get("feasible") and row.get("family") else None
+        board.family_of(str(row["family"]), study_folder=loaded.path.parent)
+        if row.get("feasible") and row.get("family")
+        else None
     )
     picture = energy = ""
     full: dict[str, object] = {}

@@ -19,11 +19,15 @@ from __future__ import annotations
 from simcore.ga1.exact.plan import Plan, PlanError, Residency, TimedProduct, plan_of, program_of
 from simcore.ga1.exact.solve import (
     FEASIBLE,
+    MAX_PRODUCTS,
     OPTIMAL,
     START,
     ExactError,
     ExactOptions,
     ExactResult,
+    Progress,
+    check_instance,
+    check_solver,
     solve_optimum,
     start_program,
 )
@@ -36,6 +40,10 @@ __all__ = [
     "OPTIMAL",
     "FEASIBLE",
     "START",
+    "MAX_PRODUCTS",
+    "Progress",
+    "check_instance",
+    "check_solver",
     "start_program",
     "Plan",
     "PlanError",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass
+from typing import Callable
 
 from simcore.ga1.asm import to_text
 from simcore.ga1.exact.plan import Plan, PlanError, plan_of, program_of, relabel_by_first_use
@@ -15,6 +16,11 @@ from simcore.ga1.verify import Verification, verify_matmul
 from simcore.shape import Shape
 
 OPTIMAL, FEASIBLE, START = "optimal", "feasible", "start"
+# The largest instance the model takes, in tile products: 8 x 8 x 8 tiles, the largest measured
+# (docs/benchmarks/optimum.md). Beyond it CP-SAT rarely improves on its starting schedule.
+MAX_PRODUCTS = 512
+# What `solve_optimum` reports as it goes: (cycles of the best schedule so far, proven bound, seconds).
+Progress = Callable[[int, int, float], None]
 
 
 class ExactError(ValueError):
@@ -107,12 +113,32 @@ class ExactResult:
         }
 
 
-def start_program(shape: Shape, machine: Machine) -> Program:
-    """The general generator's default schedule: the solver's first solution and horizon."""
+def check_instance(shape: Shape, machine: Machine) -> None:
+    """Raise ExactError when the exact model does not take the instance: too few slots for one
+    tile product, or more tile products than MAX_PRODUCTS."""
     if machine.slots < 3:
         raise ExactError(
             f"a tile product needs 3 slots (A, B and C); the scratchpad has {machine.slots}"
         )
+    Mt, Kt, Nt = shape.tiles(machine.T)
+    if Mt * Kt * Nt > MAX_PRODUCTS:
+        raise ExactError(
+            f"{shape} is {Mt}x{Kt}x{Nt} tiles of {machine.T}x{machine.T}, {Mt * Kt * Nt} tile "
+            f"products: the exact model takes at most {MAX_PRODUCTS}"
+        )
+
+
+def check_solver() -> None:
+    """Raise ExactError when OR-Tools (the `exact` extra) is not installed."""
+    try:
+        import ortools.sat.python.cp_model  # noqa: F401
+    except ModuleNotFoundError:
+        raise ExactError("the exact solver needs OR-Tools: pip install 'autotune[exact]'") from None
+
+
+def start_program(shape: Shape, machine: Machine) -> Program:
+    """The general generator's default schedule: the solver's first solution and horizon."""
+    check_instance(shape, machine)
     return general(shape, machine, default_params(shape, machine))
 
 
@@ -121,23 +147,26 @@ def solve_optimum(
     machine: Machine,
     options: ExactOptions = ExactOptions(),
     start: Program | None = None,
+    progress: Progress | None = None,
 ) -> ExactResult:
     """The fastest schedule of C = A @ B on `machine`, or the best found and a proven bound.
 
     `start` (a matmul program of loads, stores, zeros and products, e.g. the tuner's best) is the
     solver's first solution; by default the general generator's default schedule. The result's
     program is always simulated and verified; a verified schedule slower than the solver said
-    is an ExactError (the model would be wrong)."""
+    is an ExactError (the model would be wrong). `progress` is called with the starting
+    schedule's cycles and the known bound once the model is built, then with each better
+    schedule the solver finds (its makespan, the solver's bound then, seconds since the start)."""
     started = time.perf_counter()
+    check_instance(shape, machine)
     first = start if start is not None else start_program(shape, machine)
     try:
         plan = plan_of(first, machine, shape)
     except PlanError as exc:
         raise ExactError(f"the starting schedule is outside the exact model: {exc}") from None
-    try:
-        from simcore.ga1.exact import model as exact_model
-    except ModuleNotFoundError:
-        raise ExactError("the exact solver needs OR-Tools: pip install 'autotune[exact]'") from None
+    check_solver()
+    from simcore.ga1.exact import model as exact_model
+
     known = lower_bound(shape, machine)
     lower = min(known, plan.makespan) if options.use_lower_bound else 0
     least = io_bound_tiles(shape, machine) if options.use_lower_bound else 0
@@ -145,7 +174,9 @@ def solve_optimum(
     complete = options.copies is None
     exact_model.add_hint(built, relabel_by_first_use(plan))
     solver = _solver(options)
-    code = solver.solve(built.model)
+    if progress is not None:
+        progress(plan.makespan, known, time.perf_counter() - started)
+    code = solver.solve(built.model, _reporter(exact_model, progress, known, complete, started))
     solved = code in (exact_model.cp_model.OPTIMAL, exact_model.cp_model.FEASIBLE)
     bound = (
         int(round(solver.best_objective_bound))
@@ -193,6 +224,25 @@ def _solver(options: ExactOptions):  # type: ignore[no-untyped-def]
     if options.work_limit is not None:
         params.max_deterministic_time = options.work_limit
     return solver
+
+
+def _reporter(  # type: ignore[no-untyped-def]
+    exact_model, progress: Progress | None, known: int, complete: bool, started: float
+):
+    """A CP-SAT solution callback that passes each better schedule to `progress` (None: none),
+    with the bound proven then: the solver's and `known`, or `known` alone when the model was
+    capped (its bound proves nothing about other schedules)."""
+    if progress is None:
+        return None
+    report: Progress = progress
+
+    class Reporter(exact_model.cp_model.CpSolverSolutionCallback):  # type: ignore[misc, name-defined]
+        def on_solution_callback(self) -> None:
+            found = int(round(self.best_objective_bound))
+            bound = max(known, found) if complete else known
+            report(int(round(self.objective_value)), bound, time.perf_counter() - started)
+
+    return Reporter()
 
 
 def _status(code: int, exact_model) -> str:  # type: ignore[no-untyped-def]

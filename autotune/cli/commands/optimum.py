@@ -1,0 +1,225 @@
+"""`autotune optimum`: the exact optimum of one GA-1 product on small instances (OR-Tools CP-SAT),
+its schedule verified and written, and optionally put into a study."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from autotune.cli.args import (
+    add_machine,
+    add_results,
+    add_shape,
+    build_machine,
+    positive_float,
+    positive_int,
+    shape_arg,
+)
+from autotune.cli.errors import UsageError
+from autotune.cli.limits import announce_compile
+
+if TYPE_CHECKING:
+    from autotune.run.imports import Imported
+    from autotune.run.optimum import Solved
+
+HELP = "solve one GA-1 product exactly (CP-SAT, small instances): the optimum or a proven bracket"
+DEFAULT_TIME_LIMIT = 60.0
+DEFAULT_WORKERS = 8
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "optimum",
+        help=HELP,
+        description=HELP + ". The schedule runs through the ordinary simulators and is verified "
+        "(numpy's product, hazard replay) before it is written or put into a study; see "
+        "docs/exact.md. Needs the exact extra (pip install 'autotune[exact]').",
+    )
+    add_shape(parser)
+    add_machine(parser)
+    parser.add_argument(
+        "--time-limit",
+        type=positive_float,
+        default=DEFAULT_TIME_LIMIT,
+        metavar="SECONDS",
+        help=f"stop the search after this many wall seconds (default {DEFAULT_TIME_LIMIT:g})",
+    )
+    parser.add_argument(
+        "--work-limit",
+        type=positive_float,
+        default=None,
+        metavar="UNITS",
+        help="also stop after this much CP-SAT deterministic time: with it a seed gives the same "
+        "schedule on every run",
+    )
+    parser.add_argument(
+        "--workers",
+        type=positive_int,
+        default=DEFAULT_WORKERS,
+        help=f"CP-SAT strategies, interleaved in one thread (default {DEFAULT_WORKERS})",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="CP-SAT's random seed (default 0)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="the result file, JSON with the program (default <results>/optimum/<shape>-s<slots>-"
+        "<digest of the machine>.json)",
+    )
+    parser.add_argument("--force", action="store_true", help="replace the result file if it exists")
+    add_results(parser)
+    parser.add_argument(
+        "--enqueue",
+        default=None,
+        metavar="STUDY",
+        help="also put the schedule into this study as a completed trial (created if missing; an "
+        "existing one must tune the same shape on the same machine); `tune --study STUDY` resumes it",
+    )
+    parser.add_argument(
+        "--storage",
+        default=None,
+        help="--enqueue: the study's storage (default results/<study>/study.journal)",
+    )
+    parser.add_argument(
+        "--warm-start",
+        action="store_true",
+        help="--enqueue: start from the study's best schedule (when it has one) instead of the "
+        "general generator's default: the result is never slower than the study's best",
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print the result as one JSON object (no program)"
+    )
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from autotune.oracles.ga1 import ORACLE as GA1  # numpy's programs: loaded when a run is made
+    from autotune.results.files import check_output
+    from autotune.run import optimum
+
+    shape = shape_arg(args.shape)
+    machine = build_machine(GA1, args.machine, slots=args.slots)
+    if args.storage is not None and args.enqueue is None:
+        raise UsageError("--storage is the storage of the --enqueue study: give --enqueue STUDY")
+    if args.warm_start and args.enqueue is None:
+        raise UsageError(
+            "--warm-start starts from the --enqueue study's best: give --enqueue STUDY"
+        )
+    options = optimum.exact_options(args.time_limit, args.work_limit, args.workers, args.seed)
+    optimum.check(shape, machine)
+    out = args.out or optimum.default_out(args.results, shape, machine)
+    if args.out is None and out.exists() and not args.force:
+        raise UsageError(
+            f"{out} holds an earlier result: replace it with --force, or give --out FILE"
+        )
+    check_output(out, args.force)
+    destination = None
+    if args.enqueue is not None:
+        from autotune.run.imports import destination as study_destination
+
+        destination = study_destination(
+            args.enqueue, shape, machine, GA1.name, args.results, args.storage
+        )
+    announce_compile()  # the engine runs the schedule once it is solved
+    start = optimum.best_start(destination) if destination and args.warm_start else None
+    print(_start_line(shape, machine, options, start), file=sys.stderr, flush=True)
+    from simcore.ga1.exact import ExactError
+
+    try:
+        solved = optimum.solve(shape, machine, options, progress=_Progress(), start=start)
+    except ExactError as exc:  # the solver's own check of its schedule failed
+        print(f"autotune: error: not verified: {exc}", file=sys.stderr)
+        return 1
+    optimum.write(solved, out)
+    imported = optimum.enqueue(solved, destination) if destination and solved.verified else None
+    _report(solved, out, imported, args.json, GA1.describe_machine(machine))
+    if not solved.verified:
+        print(f"autotune: error: not verified: {solved.verification()}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _start_line(shape, machine, options, start) -> str:  # type: ignore[no-untyped-def]
+    from autotune.run.optimum import DEFAULT_START
+
+    Mt, Kt, Nt = shape.tiles(machine.T)
+    limits = [f"time limit {options.time_limit:g} s"]
+    if options.work_limit is not None:
+        limits.append(f"work limit {options.work_limit:g}")
+    return (
+        f"solving {shape} ({Mt}x{Kt}x{Nt} tiles) on slots={machine.slots} exactly: CP-SAT, "
+        f"{options.workers} strategies in one thread, seed {options.seed}, {', '.join(limits)}; "
+        f"from {start.label if start is not None else DEFAULT_START}"
+    )
+
+
+class _Progress:
+    """One line on stderr for the starting schedule, then one per better schedule found."""
+
+    def __init__(self) -> None:
+        self.best: int | None = None
+
+    def __call__(self, cycles: int, bound: int, seconds: float) -> None:
+        if self.best is not None and cycles >= self.best:
+            return  # the solver's first solution is the starting schedule again
+        what = "start" if self.best is None else "found"
+        self.best = cycles
+        line = f"  {seconds:7.1f} s  {what}  {cycles:>9,} cycles, bound {bound:,}"
+        print(line, file=sys.stderr, flush=True)
+
+
+STATUS = {
+    "optimal": "optimal: proven",
+    "feasible": "feasible: a limit stopped the search",
+    "start": "the solver found no schedule before a limit stopped it: the start is returned",
+}
+
+
+def _report(
+    solved: Solved, out: Path, imported: Imported | None, as_json: bool, machine: str
+) -> None:
+    result = solved.result
+    if as_json:
+        data = {k: v for k, v in solved.record().items() if k != "program"}
+        data.update(out=str(out), enqueued=_enqueued(imported))
+        print(json.dumps(data))
+        return
+    optimal = result.proven
+    bracket = "" if optimal else f" (the optimum lies in [{result.bound:,}, {result.cycles:,}])"
+    lines = [
+        f"optimum of {result.shape} on {machine}",
+        f"  status     {'optimal: proven' if optimal else STATUS[result.status]}",
+        f"  cycles     {result.cycles:,}{bracket}",
+        f"  bound      {result.bound:,} (proven: no schedule of the scope is faster)",
+        f"  gap        {result.gap:.1%} (cycles / bound - 1)",
+        f"  start      {result.start_cycles:,} ({solved.start})",
+        f"  solver     {result.wall_time:.1f} s",
+        f"  {'verified' if solved.verified else 'FAILED':<10} {solved.verification()}",
+        f"wrote {out}",
+    ]
+    if imported is not None:
+        row = imported.row
+        done = "put into" if imported.added else "already in"
+        label = "verified" if imported.verdict.verified else imported.verdict.detail
+        lines.append(
+            f"{done} study {imported.study!r} as trial {imported.trial}: rank {row['rank']} of "
+            f"{len(imported.outcome.frame)}, {row['cycles']:,} cycles, {label} by the study's oracle"
+        )
+        lines.append(f"wrote {' and '.join(str(p) for p in imported.outcome.paths)}")
+    print("\n".join(lines))
+
+
+def _enqueued(imported: Imported | None) -> dict[str, object] | None:
+    if imported is None:
+        return None
+    return {
+        "study": imported.study,
+        "trial": imported.trial,
+        "added": imported.added,
+        "rank": imported.row.get("rank"),
+        "verified": imported.verdict.verified,
+    }

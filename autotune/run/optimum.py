@@ -1,0 +1,237 @@
+"""The exact optimum of one GA-1 product, as `autotune optimum` runs it: the instance refused
+before anything is solved, the schedule solved by CP-SAT (simcore.ga1.exact), checked twice
+(simcore's reference simulator inside the solver, then the compiled engine that times every
+trial of the tuner), written as one JSON file, and imported into a study on request.
+
+The file (format FORMAT, version VERSION) is one JSON object: `shape`, `machine` (every
+parameter), `status` (optimal, feasible or start), `proven`, `cycles` (the program's, simulated),
+`bound` (a proven lower bound on every schedule of the scope), `gap` (cycles / bound - 1),
+`objective`, `start_cycles`, `start` (what the solver started from), `complete`, `wall_time`, `options` (ExactOptions), `verified` (both
+checks passed and agree on the cycles), `verification` (one line), `engine_cycles`,
+`program_digest` (its name in a study's programs/ folder, search_spaces.stored), `program` (the
+program in the asm text format, simcore.ga1.asm) and `autotune_version`."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from autotune import __version__
+from autotune.errors import PlanError
+from autotune.oracles.ga1 import ORACLE as GA1
+from autotune.record import Provenance
+from autotune.results.files import write_text
+from autotune.run.imports import Destination, Imported, import_schedule
+from autotune.search.problem import Candidate
+from autotune.storage import WORKER
+from search_spaces.stored import STORED, ProgramStore, digest_of
+from simcore.ga1.asm import to_text
+from simcore.ga1.exact import (
+    ExactError,
+    ExactOptions,
+    ExactResult,
+    Progress,
+    check_instance,
+    check_solver,
+    solve_optimum,
+)
+from simcore.ga1.machine import Machine
+from simcore.ga1.program import Program
+from simcore.ga1.verify import Verification
+from simcore.shape import Shape
+
+FORMAT = "autotune-optimum"
+VERSION = 1
+SOLVER = "cp-sat"  # the provenance of an imported optimum: the sampler that "drew" it
+ORIGIN = "optimum"  # autotune.record.ORIGINS
+DEFAULT_START = "the general generator's default"
+
+
+@dataclass(frozen=True)
+class Solved:
+    """The solver's result and the compiled engine's run of its program."""
+
+    result: ExactResult
+    engine: Verification
+    text: str  # the program in the asm format
+    start: str = DEFAULT_START  # what the solver started from
+
+    @property
+    def digest(self) -> str:
+        return digest_of(self.text)
+
+    @property
+    def verified(self) -> bool:
+        """Both simulators ran the program exactly (C equals numpy's product, hazard replay
+        clean) in the same cycles."""
+        reference = self.result.verification
+        return reference.ok and self.engine.ok and self.engine.cycles == self.result.cycles
+
+    def verification(self) -> str:
+        reference, engine = self.result.verification, self.engine
+        if self.verified:
+            return (
+                "result equals numpy's product, hazard replay clean, in the reference simulator "
+                f"and the compiled engine ({self.result.cycles:,} cycles each)"
+            )
+        if not engine.ok:
+            return f"the compiled engine: {engine.describe()}"
+        if not reference.ok:
+            return f"the reference simulator: {reference.describe()}"
+        return (
+            f"the reference simulator runs it in {self.result.cycles:,} cycles, "
+            f"the compiled engine in {engine.cycles:,}"
+        )
+
+    def record(self) -> dict[str, object]:
+        data: dict[str, object] = {"format": FORMAT, "version": VERSION}
+        data.update(self.result.record())
+        data.update(
+            start=self.start,
+            gap=round(self.result.gap, 6),
+            verified=self.verified,
+            verification=self.verification(),
+            engine_cycles=self.engine.cycles,
+            program_digest=self.digest,
+            program=self.text,
+            autotune_version=__version__,
+        )
+        return data
+
+
+def exact_options(
+    time_limit: float | None, work_limit: float | None = None, workers: int = 8, seed: int = 0
+) -> ExactOptions:
+    """CP-SAT's settings: `workers` strategies interleaved in one thread, `seed`, and the limits
+    (wall seconds; units of CP-SAT's deterministic time, which reproduce)."""
+    for setting, value in (("time_limit", time_limit), ("work_limit", work_limit)):
+        if value is not None and not (value > 0 and math.isfinite(value)):
+            raise PlanError(f"{setting} must be a positive number, got {value}", setting=setting)
+    if workers < 1:
+        raise PlanError(f"workers must be at least 1, got {workers}", setting="workers")
+    return ExactOptions(time_limit=time_limit, work_limit=work_limit, workers=workers, seed=seed)
+
+
+def check(shape: Shape, machine: Machine) -> None:
+    """Refuse, before anything is solved, an instance the exact model does not take, a machine
+    no schedule runs on, or a missing OR-Tools (the `exact` extra)."""
+    try:
+        GA1.check_machine(machine)
+    except ValueError as exc:
+        raise PlanError(str(exc), setting="machine") from None
+    try:
+        check_instance(shape, machine)
+    except ExactError as exc:
+        raise PlanError(str(exc), setting="shape") from None
+    try:
+        check_solver()
+    except ExactError as exc:
+        raise PlanError(str(exc)) from None
+
+
+def default_out(results: Path, shape: Shape, machine: Machine) -> Path:
+    """results/optimum/<shape>-s<slots>-<digest of the machine>.json."""
+    digest = hashlib.sha1(machine.key().encode()).hexdigest()[:8]
+    return results / "optimum" / f"{shape}-s{machine.slots}-{digest}.json"
+
+
+def solve(
+    shape: Shape,
+    machine: Machine,
+    options: ExactOptions,
+    progress: Progress | None = None,
+    start: Start | None = None,
+) -> Solved:
+    """The solver's schedule, from `start` (None: the general generator's default), run again
+    by the compiled engine; ExactError if the solver's own check of it fails."""
+    from simcore.ga1.engine import verify_program  # numba: loaded when a program is run
+
+    check(shape, machine)
+    program = start.program if start is not None else None
+    result = solve_optimum(shape, machine, options, start=program, progress=progress)
+    engine = verify_program(machine, result.program, shape)
+    label = start.label if start is not None else DEFAULT_START
+    return Solved(result, engine, to_text(result.program), label)
+
+
+@dataclass(frozen=True)
+class Start:
+    """A schedule the solver starts from (its first solution and horizon)."""
+
+    program: Program
+    label: str
+
+
+def best_start(destination: Destination) -> Start | None:
+    """The best feasible entry of the destination study whose program the exact model takes,
+    as the solver's start; None for a new study or one without such an entry."""
+    from simcore.ga1.exact import PlanError, plan_of
+
+    if not destination.exists:
+        return None
+    from autotune.results import leaderboard as board
+    from autotune.run import load
+
+    loaded = load.load(destination.name, destination.results, destination.storage)
+    shape, machine = destination.spec.workload.gemms[0].shape, destination.spec.machine
+    for row in board.json_rows(loaded.frame):
+        found = board.family_of(str(row["family"]), study_folder=destination.folder)
+        if not row.get("feasible") or found is None:
+            continue
+        oracle, family = found
+        program = oracle.program(family, board.schedule_point(row), shape, machine)  # type: ignore[arg-type]
+        if not isinstance(program, Program):
+            continue  # an oracle without GA-1 programs
+        try:
+            plan_of(program, machine, shape)
+        except PlanError:
+            continue  # a program outside the model's scope
+        label = f"rank {row['rank']} of study {destination.name!r}, {row['family']}"
+        return Start(program, label)
+    return None
+
+
+def write(solved: Solved, path: Path) -> Path:
+    """The result file, written atomically."""
+    return write_text(json.dumps(solved.record(), indent=1) + "\n", path)
+
+
+def enqueue(solved: Solved, destination: Destination) -> Imported:
+    """Import the verified schedule into the destination study: its program kept in the study's
+    programs/ folder, then one completed trial of the `stored` family, origin "optimum"."""
+    if not solved.verified:
+        raise PlanError(f"an unverified schedule is not imported: {solved.verification()}")
+    store = ProgramStore.of_study(destination.folder)
+    path = store.path(solved.digest)
+    if not path.is_file() or path.read_text(encoding="utf-8") != solved.text:
+        write_text(solved.text, path)
+    result = solved.result
+    provenance = Provenance(SOLVER, result.options.seed, __version__, WORKER)
+    return import_schedule(
+        destination,
+        Candidate(STORED, {"program": solved.digest}, {}),
+        provenance,
+        ORIGIN,
+        source(solved),
+        cycles=result.cycles,
+    )
+
+
+def source(solved: Solved) -> dict[str, Any]:
+    """What made the schedule, kept with its trial: the solver, its start and what it proved."""
+    result = solved.result
+    return {
+        "solver": SOLVER,
+        "status": result.status,
+        "bound": result.bound,
+        "proven": result.proven,
+        "complete": result.complete,
+        "start_cycles": result.start_cycles,
+        "start": solved.start,
+        "wall_time": round(result.wall_time, 3),
+        "options": asdict(result.options),
+    }
