@@ -21,10 +21,10 @@ from __future__ import annotations
 import csv
 import io
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
-from simcore.shape import Shape, ShapeError, parse_shape
+from search_spaces.gemm import DynamicShapeError, Gemm, Workload, WorkloadError  # noqa: F401 - also here
+from simcore.shape import ShapeError, parse_shape
 
 FORMATS: tuple[str, ...] = (".toml", ".csv", ".onnx")
 CSV_HEADER: tuple[str, ...] = ("name", "shape", "weight")
@@ -35,49 +35,6 @@ MAX_WEIGHT = 1e9
 _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?", re.ASCII)
 MAX_NAME = 128  # a GEMM name becomes part of a study folder's name (at most 255 bytes)
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # becomes part of a study name and a file path
-
-
-class WorkloadError(ValueError):
-    """A workload file is missing, malformed, or describes no valid GEMM."""
-
-
-class DynamicShapeError(WorkloadError):
-    """A model input has a dimension that is not fixed, and no shape was given for it."""
-
-    def __init__(self, message: str, input_name: str, dims: tuple[int | None, ...]) -> None:
-        super().__init__(message)
-        self.input_name = input_name
-        self.dims = dims  # None where the dimension is dynamic
-
-
-@dataclass(frozen=True)
-class Gemm:
-    name: str
-    shape: Shape
-    weight: float  # occurrences per workload step; the objective sums weight x cycles
-    source: str = ""  # the op it comes from (Conv, MatMul, ...), if known
-    layers: tuple[str, ...] = ()  # the model's layers that run it, if known (merged layers)
-
-    @property
-    def macs(self) -> int:
-        """Multiply-accumulates of one run."""
-        return self.shape.m * self.shape.k * self.shape.n
-
-    @property
-    def label(self) -> str:
-        return f"{self.name} ({self.shape} x{self.weight:g})"
-
-
-@dataclass(frozen=True)
-class Workload:
-    name: str
-    gemms: tuple[Gemm, ...]
-    summary: tuple[str, ...] = ()  # what an importer read besides the GEMMs (other ops)
-    warnings: tuple[str, ...] = ()  # what it could not turn into GEMMs
-
-    def weighted(self, cycles: dict[str, int | float]) -> float:
-        """The workload's objective: sum of weight x cycles, by GEMM name."""
-        return float(sum(g.weight * cycles[g.name] for g in self.gemms))
 
 
 def bundled_workloads() -> dict[str, Path]:

@@ -73,7 +73,7 @@ def _num(value: object, spec: str) -> str:
 def table_lines(frame: pd.DataFrame, columns: Mapping[str, bool]) -> list[str]:
     """One line per GEMM: the report's columns, then the optional ones `columns` turns on
     (chapter: the chapter's best and the gain over it; energy: pJ/MAC)."""
-    from autotune.results.tables import verified_label
+    from autotune.results.labels import verified_label
 
     width = max([4, *(len(str(n)) for n in frame["name"])]) + 1
     head = (

@@ -26,7 +26,7 @@ import pandas as pd
 from autotune import __version__
 from autotune.errors import ResultsError
 from autotune.results.files import read_parquet, write_parquet
-from autotune.results.labels import VERIFIED_LABELS  # noqa: F401 - read by the tables' readers
+from autotune.results.labels import VERIFIED_LABELS, verified_label  # noqa: F401 - read by the tables' readers
 from autotune.search.codesign import machine_value
 from autotune.search.problem import objective_value
 
@@ -170,16 +170,6 @@ def describe(frame: pd.DataFrame, metadata: Mapping[str, object], top: int) -> s
         + "\n"
         + format_rows(frame, top, objectives)
     )  # type: ignore[arg-type]
-
-
-def verified_label(row: Mapping[str, object]) -> str:
-    """yes only for an exact check; the level of a weaker one; NO for a failure."""
-    verified, level = row.get("verified"), row.get("verification")
-    if verified is False:
-        return "NO"
-    if verified is True:
-        return "yes"
-    return str(level) if isinstance(level, str) and level not in ("none", "exact") else "-"
 
 
 def format_rows(frame: pd.DataFrame, top: int, objectives: Sequence[str] = ("cycles",)) -> str:

@@ -5,7 +5,6 @@ cannot be verified now is written unverified and marked."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import optuna
 
@@ -14,12 +13,8 @@ from autotune.interrupt import StopRequest
 from autotune.results import leaderboard as board
 from autotune.results import tables
 from autotune.results.owner import claim, storage_key
-
-if TYPE_CHECKING:  # the pipeline's handle on an open study
-    from autotune.run.pipeline import Job
-from autotune.run.options import RunOptions, StudyOutcome, verify_top_default
+from autotune.run.options import Job, RunOptions, StudyOutcome, verify_top_default
 from autotune.run.plan import RunPlan
-from autotune.run.settings import DEFAULT_TRIALS, SHORT_TRIALS  # noqa: F401 - the run's defaults, also here
 from autotune.search.problem import Search
 from autotune.storage import (
     finished_count,

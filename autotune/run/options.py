@@ -11,12 +11,12 @@ import pandas as pd
 
 from autotune.errors import PlanError
 from autotune.run.plan import RunPlan
-from autotune.run.settings import DEFAULT_TRIALS, SHORT_TRIALS  # noqa: F401 - the run's defaults, also here
-from autotune.search.problem import Candidate
+from autotune.search.problem import Candidate, Search
 from autotune.search.sampling import DEFAULT_SAMPLER, encoding_for
 from autotune.storage import (
     GRACE_SECONDS,
     HEARTBEAT_SECONDS,
+    SharedStudy,
     is_memory,
 )
 from search_spaces.workload import Gemm
@@ -106,3 +106,15 @@ def _check_options(options: RunOptions) -> None:
             setting="workers",
         )
     encoding_for(options.sampler)
+
+
+@dataclass
+class Job:
+    """One study of a run, opened and checked."""
+
+    settings: StudySettings
+    gemm: Gemm | None
+    search: Search
+    shared: SharedStudy
+    study: optuna.Study
+    starts: tuple[Candidate, ...]

@@ -20,7 +20,7 @@ from simcore.shape import Shape, ShapeError, parse_shape
 
 if TYPE_CHECKING:
     from autotune.oracles import Oracle
-    from autotune.run.pipeline import RunOptions
+    from autotune.run.options import RunOptions
     from autotune.run.plan import RunPlan
 
 DEFAULT_TRIALS = 1000  # one product
@@ -91,7 +91,7 @@ def options_of(
     """How the plan is run: `trials` (None: 1000 for one product, 40 per GEMM of a workload or
     for a co-design), the `results` folder, and RunOptions' other fields by name (`sampler`,
     `seed`, `study`, `storage`, `workers`, `timeout`, ...)."""
-    from autotune.run.pipeline import RunOptions  # Optuna and pandas: only once a run is made
+    from autotune.run.options import RunOptions  # Optuna and pandas: only once a run is made
 
     known = option_names()
     unknown = sorted(set(options) - known)
@@ -105,7 +105,7 @@ def options_of(
 
 def option_names() -> frozenset[str]:
     """The names `options_of` takes besides `trials` and `results`."""
-    from autotune.run.pipeline import RunOptions
+    from autotune.run.options import RunOptions
 
     return frozenset(f.name for f in dataclasses.fields(RunOptions)) - {"trials", "results"}
 

@@ -15,7 +15,7 @@ from autotune.run.plan import RunPlan
 from autotune.storage.names import study_folder
 
 if TYPE_CHECKING:
-    from autotune.run.pipeline import StudyOutcome
+    from autotune.run.options import StudyOutcome
 
 
 def summarise(

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from autotune.interrupt import STOP, children_ignore_ctrl_c, leave_on_terminate
 
 if TYPE_CHECKING:
-    from autotune.run.pipeline import StudySettings
+    from autotune.run.options import StudySettings
     from autotune.search.problem import Search
 
 TERMINATE_WAIT = 5.0  # seconds a terminated worker has to leave before it is killed
@@ -81,10 +81,11 @@ def _worker(
     leave_on_terminate()
     STOP.follow(stop)
     try:
-        from autotune.run.pipeline import Objective, open_study, provenance
+        from autotune.run.objective import Objective
 
         # A spawned worker starts with default filters: quiet it as the command line quiets itself.
         from autotune.run.quiet import quiet_libraries
+        from autotune.run.study import open_study, provenance
 
         quiet_libraries()
         shared, study = open_study(settings, search, seed_offset=index)

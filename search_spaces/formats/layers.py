@@ -7,7 +7,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from search_spaces.workload import Gemm, WorkloadError
+from search_spaces.gemm import Gemm, WorkloadError
 from simcore.shape import Shape, ShapeError
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")

@@ -29,7 +29,7 @@ import io
 from pathlib import Path
 
 from search_spaces.formats.layers import LayerGemm, merge
-from search_spaces.workload import Workload, WorkloadError
+from search_spaces.gemm import Workload, WorkloadError
 
 CONV_COLUMNS: tuple[str, ...] = (
     "Layer name",

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from autotune.cli.args import shape_arg
 from autotune.cli.errors import UsageError
 from autotune.cli.strict import strict_float
+from autotune.cli.systolic_mapping import array_arg, chosen_mapping
 from autotune.cli.workloads import add_input_shape
 from simcore.shape import Shape
 from simcore.systolic.model import (
@@ -26,14 +27,12 @@ from simcore.systolic.model import (
     PRESETS,
     Assumptions,
     HbmLink,
-    Mapping,
     SystolicArray,
     SystolicDesign,
     Traffic,
     compulsory_words,
 )
 from simcore.systolic.reports import report as systolic_report
-from simcore.systolic.tie import parse_array
 
 if TYPE_CHECKING:
     from search_spaces.base import Verdict
@@ -141,13 +140,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
-def _array(text: str, what: str) -> tuple[int, int]:
-    try:
-        return parse_array(text)
-    except ValueError as exc:
-        raise UsageError(f"{what}: {exc}") from None
-
-
 def _hbm(words: str | None, buffers: str) -> HbmLink:
     if buffers.strip() not in ("1", "2"):
         raise UsageError(f"--buffers must be 1 or 2, got {buffers!r}")
@@ -174,26 +166,6 @@ def _assumptions(args: argparse.Namespace) -> Assumptions:
     )
 
 
-def _mapping(args: argparse.Namespace, design: SystolicDesign, shape: Shape) -> tuple[Mapping, str]:
-    """The mapping asked for, SCALE-Sim's (the whole array), or the best one."""
-    rows = cols = None
-    if args.mapping is not None:
-        rows, cols = _array(args.mapping, "--mapping")
-        if rows > design.array.rows or cols > design.array.cols:
-            raise UsageError(f"--mapping {rows}x{cols} does not fit the {design.array} array")
-    if args.mapping is None and args.assume == "scalesim":
-        return Mapping(design.array.rows, design.array.cols, args.order or ORDERS[0]), "scalesim"
-    if args.mapping is not None and args.order is not None:
-        return Mapping(rows, cols, args.order), "given"  # type: ignore[arg-type]
-    from simcore.systolic.mapping import best_mapping  # numpy: loaded when the command runs
-
-    try:
-        choice = best_mapping(design, shape, rows, cols, (args.order,) if args.order else ORDERS)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    return choice.mapping, "best" if args.mapping is None else "best order"
-
-
 def _traffic_dict(t: Traffic) -> dict[str, int]:
     return {
         "a_reads": t.a_reads,
@@ -212,7 +184,7 @@ def _run_one(
         verify_design,  # the cycle models: loaded when the command runs
     )
 
-    mapping, chosen = _mapping(args, base, shape)
+    mapping, chosen = chosen_mapping(args, base, shape)
     design = base.with_mapping(mapping)
     found = systolic_report(design, shape)
     verdict: Verdict | None = verify_design(design, shape) if check else None
@@ -333,7 +305,7 @@ def format_text(out: dict[str, object]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    rows, cols = _array(args.array, "--array")
+    rows, cols = array_arg(args.array, "--array")
     array = SystolicArray(rows, cols)
     hbm = _hbm(args.hbm_words, args.buffers)
     if args.workload is not None:

@@ -17,6 +17,7 @@ import json
 from typing import Any
 
 from autotune.cli.errors import UsageError
+from autotune.cli.systolic_mapping import chosen_mapping
 from autotune.cli.workloads import load
 from search_spaces.gemm_list import totals
 from search_spaces.workload import Gemm, Workload
@@ -88,14 +89,13 @@ def report(
     args: argparse.Namespace, workload: Workload, base: SystolicDesign
 ) -> list[dict[str, object]]:
     """Per dataflow: one object per GEMM, then the total."""
-    from autotune.cli.commands.systolic import _mapping
 
     flows = DATAFLOWS if args.dataflow == "all" else (args.dataflow,)
     out: list[dict[str, object]] = []
     for flow in flows:
         design = SystolicDesign(base.array, flow, None, base.assumptions, base.hbm)
         rows = [
-            layer_figures(design.with_mapping(_mapping(args, design, g.shape)[0]), g)
+            layer_figures(design.with_mapping(chosen_mapping(args, design, g.shape)[0]), g)
             for g in workload.gemms
         ]
         out += rows + [total(workload, rows, base.array, flow)]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
@@ -44,10 +44,19 @@ from simcore.ga1.engine.strip_order import (
 from simcore.ga1.engine.timing import NO_TIMES, PER_SLOT, SLOT0, new_clock, timing_of
 from simcore.ga1.engine.units import kind_length
 from simcore.ga1.estimate import PERIODIC_MOST_SLOTS
+from simcore.ga1.machine import Machine
 from simcore.ga1.timing import Timing
+from simcore.shape import Shape
 
-if TYPE_CHECKING:
-    from simcore.ga1.engine.generators import Generator
+
+class Generator(Protocol):
+    """What the methods need of a generator (simcore.ga1.engine.generators.Generator)."""
+
+    machine: Machine
+    shape: Shape
+
+    def _check(self, st: np.ndarray) -> None: ...
+
 
 PERIODIC, FULL = "periodic", "full"
 METHODS: tuple[str, ...] = (PERIODIC, FULL)
