@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from simcore import Machine, Shape
 from simcore.ga1 import engine
-from simcore.ga1.engine import FULL, PERIODIC, TimingLimitError
+from simcore.ga1.engine import FULL, PERIODIC, TimingLimitError, methods
 from simcore.ga1.generator import GeneralParams, default_params, slots_needed
 from simcore.ga1.schedules import ScheduleError
 from tests.helpers.generator_strategies import general_params, strip_params
@@ -188,3 +188,17 @@ def test_a_huge_scratchpad_is_timed_in_full() -> None:
     shape, machine = Shape(64, 64, 64), Machine(slots=5000)
     generator = engine.General(shape, machine, GeneralParams(bi=4, bj=4))
     assert generator.timing().method == FULL
+
+
+def test_blocks_settle_where_evictions_tie_and_the_slots_are_relabelled() -> None:
+    # 32 slots: each block evicts one of two operands next used by the same product, the
+    # smaller slot, and the blocks repeat with their slots relabelled; a period counts as far
+    # as the relabelling keeps the smaller slot winning, so blocks are jumped, exactly.
+    shape, machine = Shape(1024, 1024, 1024), Machine(slots=32)
+    generator = engine.General(shape, machine, default_params(shape, machine))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        periodic = generator.timing()
+    jumps = methods.LAST_STATS[methods.periodic.JUMPS : methods.periodic.JUMPS + 3].tolist()
+    assert totals(periodic) == totals(generator.timing(FULL))
+    assert periodic.method == PERIODIC and jumps[1] >= 20

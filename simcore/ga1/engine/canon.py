@@ -5,8 +5,9 @@ At a boundary the compiler is about to run product p, the unit's first. Its deci
 the frontier's distance from p and whether it is blocked; the finished accumulators waiting to be
 stored, in order; the two queues of free slots, in order; and per slot its tile, the tile's next
 use and whether it is an eviction candidate. None depends on which slot is which, but one: an
-eviction whose farthest next use is tied goes to the smaller slot, so the compiler counts those
-(TIES, `ties`) and a period that had one counts only if no slot was relabelled. The signature
+eviction whose farthest next use is tied goes to the smaller slot, so the compiler logs those
+choices (TIES, `ties`; tielog.py) and a period that had one counts only as far as relabelling the
+slots keeps each choice (the same slot winning in each period). The signature
 therefore numbers the slots in a canonical order (the free ones in queue order, then the others
 by tile) and `order` says which slot has which number: two states with equal signatures are the
 same up to relabelling slots. A tile is written relative to the unit's origin
@@ -110,7 +111,8 @@ def scratch_length(slots: int) -> int:
 
 @kernel
 def ties(st: np.ndarray) -> int:
-    """Evictions so far whose farthest next use was tied (counted once start_counting_ties ran)."""
+    """Pairs logged so far of slots an eviction chose between by number (counted once
+    start_counting_ties ran; tielog.py)."""
     return st[TIES]
 
 

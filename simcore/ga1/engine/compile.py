@@ -21,7 +21,15 @@ from __future__ import annotations
 import numpy as np
 
 from simcore.ga1.engine.blocks import block_products
-from simcore.ga1.engine.evict import add, candidates_section, drop, farthest, fits, tied
+from simcore.ga1.engine.evict import (
+    LOG_PAIRS,
+    add,
+    candidates_section,
+    drop,
+    farthest,
+    fits,
+    log_ties,
+)
 from simcore.ga1.engine.jit import get, inline, kernel, put
 from simcore.ga1.engine.order import start_units, unit_products
 from simcore.ga1.engine.plan import (
@@ -90,10 +98,12 @@ from simcore.ga1.schedules import ScheduleError
 ) = range(PLAN_END, PLAN_END + 21)
 # Two queues of free slots, q = 0: slots freed by a product's last read, q = 1: freed by a store;
 # queue q's first entry and length are at QUEUE + 2 q and QUEUE + 2 q + 1. QUEUE + 4 counts the
-# evictions whose farthest next use was tied (-1: not counted; the periodic timing counts them).
+# pairs of slots an eviction chose between by slot number alone (-1: not counted; the periodic
+# timing counts them), logged in the ring at TIE_LOG_AT (evict.py's log_ties).
 BY_PRODUCT, BY_STORE = 0, 1
 TIES = QUEUE + 4
-HEADER = QUEUE + 5
+TIE_LOG_AT = QUEUE + 5
+HEADER = QUEUE + 6
 BATCH = 32  # products the order streams ahead at a time, at least
 
 
@@ -138,6 +148,7 @@ def new_state(
         (FREE_AT, 2 * slots, None),
         (EVICT_AT, len(evict), evict),
         (PENDING_AT, slots, None),
+        (TIE_LOG_AT, 2 * LOG_PAIRS, None),
     ]
     st = assemble(HEADER, fields, sections, max(chunk_rows, 2 * room_needed))
     start_order(st)
@@ -217,6 +228,7 @@ def _queue_push(free: np.ndarray, queue: np.ndarray, q: int, s: int) -> None:
 
 @inline
 def _take_slot(
+    st: np.ndarray,
     free: np.ndarray,
     queue: np.ndarray,
     ev: np.ndarray,
@@ -237,8 +249,8 @@ def _take_slot(
         return (
             -1
         )  # the farthest next use is inside the (protected) prefetch window: nothing to evict
-    if get(queue, 4) >= 0 and tied(ev, tiles.shape[0], best):
-        put(queue, 4, get(queue, 4) + 1)
+    if get(queue, 4) >= 0:
+        put(queue, 4, log_ties(ev, tiles.shape[0], best, st, get(st, TIE_LOG_AT), get(queue, 4)))
     drop(ev, best)
     remove(where, get(tiles, best))
     put(tiles, best, -1)
@@ -299,7 +311,7 @@ def _advance(
                     put(nexts, s, key)
                     drop(ev, s)  # a candidate again after its next product
                 continue
-            s = _take_slot(free, queue, ev, nexts, tiles, where, horizon, operand < 2)
+            s = _take_slot(st, free, queue, ev, nexts, tiles, where, horizon, operand < 2)
             if s < 0:
                 return out, frontier, 1, generated
             insert(where, tile, s)

@@ -96,16 +96,25 @@ def farthest(ev: np.ndarray, slots: int) -> int:
     return ((1 << bits) - 1) - (best & ((1 << bits) - 1))
 
 
+# The ties' log (compile.py's section at TIE_LOG_AT): a ring of this many (winner, loser) pairs
+LOG_PAIRS = 4096
+
+
 @inline
-def tied(ev: np.ndarray, slots: int, best: int) -> bool:
-    """Whether another candidate's next use is the same as slot best's (the choice between them
-    then falls to the smaller slot: the one decision of the compiler that depends on slot numbers,
-    which the periodic timing must see)."""
+def log_ties(ev: np.ndarray, slots: int, best: int, st: np.ndarray, at: int, count: int) -> int:
+    """Log a pair (best, s) for every other candidate s whose next use is the same as slot
+    best's, into the ring at st[at:], `count` pairs logged before; returns the new count. The
+    choice between them fell to the smaller slot: the one decision of the compiler that depends
+    on slot numbers, which the periodic timing must see (a relabelling of the slots repeats the
+    decision only if it keeps best before each s)."""
     bits, groups = get(ev, BITS), get(ev, GROUPS)
     numbers = BEST + 2 * groups
     use = get(ev, numbers + best) >> bits
     for s in range(slots):
         value = get(ev, numbers + s)
         if s != best and value >= 0 and value >> bits == use:
-            return True
-    return False
+            place = at + 2 * (count % LOG_PAIRS)
+            put(st, place, best)
+            put(st, place + 1, s)
+            count += 1
+    return count

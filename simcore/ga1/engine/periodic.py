@@ -36,6 +36,7 @@ from simcore.ga1.engine.compile import FAILED_AT, NEXT_P, STOP_P
 from simcore.ga1.engine.jit import inline, kernel
 from simcore.ga1.engine.plan import KT, STRUCTURE, TAIL, UNITS, P
 from simcore.ga1.engine.rows import DONE, OUT, OUT_AT
+from simcore.ga1.engine.tielog import log_jumped, tie_periods
 from simcore.ga1.engine.timing import PRODUCTS, time_rows
 from simcore.ga1.engine.units import block_at, unit_count, unit_kind, unit_length, unit_start
 
@@ -186,14 +187,6 @@ def _ahead(family: int, st: np.ndarray, level: int, u0: int, u1: int, params: np
 
 
 @inline
-def _identity(moved: np.ndarray) -> bool:
-    for s in range(moved.shape[0]):
-        if moved[s] != s:
-            return False
-    return True
-
-
-@inline
 def _same(a: np.ndarray, b: np.ndarray, length: int) -> bool:
     for at in range(length):
         if a[at] != b[at]:
@@ -335,8 +328,6 @@ def _try_jump(
             if not _same(canons[level, entry], canon, length):
                 continue
             relabelling(orders[level, entry], order, moved)
-            if tied != meta[level, entry, 1] and not _identity(moved):
-                continue  # a tie went to the smaller slot: only the same slots repeat it
             if not clocks_match(clocks[level, entry], clock, moved):
                 continue
             back = _back(family, st, level, u0, u1, u2)
@@ -345,6 +336,10 @@ def _try_jump(
             end = _extent(family, st, level, u0, u1, index, period, back, kinds)
             stats[KINDS] += max(0, end - index + back)
             periods = (end - _ahead(family, st, level, u0, u1, params) - index) // period
+            if family == COMPILED and periods >= 1:  # ties that went to the smaller slot
+                periods = tie_periods(st, meta[level, entry, 1], moved, periods, work)
+                if periods >= 1:
+                    log_jumped(st, meta[level, entry, 1], moved, periods, work)
             if periods >= 1:
                 return _jump(
                     family,
