@@ -33,11 +33,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import optuna  # noqa: E402
 
-from autotune import leaderboard as board  # noqa: E402
-from autotune import pipeline  # noqa: E402
-from autotune.leaderboard import json_rows  # noqa: E402
-from autotune.optuna_adapter import MEMORY  # noqa: E402
-from autotune.spec import RunSpec  # noqa: E402
+from autotune.results import leaderboard as board  # noqa: E402
+from autotune.run import pipeline  # noqa: E402
+from autotune.run.plan import RunPlan  # noqa: E402
+from autotune.storage import MEMORY  # noqa: E402
 from simcore.ga1.asm import from_text, to_text  # noqa: E402
 from simcore.ga1.exact import ExactOptions, solve_optimum  # noqa: E402
 from simcore.ga1.lower_bounds import _window_products, compute_pipeline_bound, lower_bound  # noqa: E402
@@ -45,8 +44,15 @@ from simcore.ga1.machine import Machine, machine_from, parse_overrides  # noqa: 
 from simcore.ga1.program import Program  # noqa: E402
 from simcore.shape import Shape, parse_shape  # noqa: E402
 
-# (shape, machine overrides): 2-8 tiles of 8 x 8 per side, 4-24 slots, five machines.
+# (shape, machine overrides): 2-8 tiles of 8 x 8 per side, 4-24 slots, five machines; the first
+# six are small instances within reach of a proof.
 INSTANCES: tuple[tuple[str, str], ...] = (
+    ("16x16x16", "slots=8"),
+    ("24x16x16", "slots=8"),
+    ("16x24x16", "slots=8"),
+    ("16x16x24", "slots=6"),
+    ("16x16x16", "slots=5"),
+    ("16x16x16", "slots=6,dma_setup=4"),
     ("16x16x16", "slots=4"),
     ("16x16x16", "slots=6"),
     ("24x16x16", "slots=4"),
@@ -124,17 +130,18 @@ def previous_bound(shape: Shape, machine: Machine) -> int:
 
 def tuner_best(shape: Shape, machine: Machine, trials: int, seed: int) -> tuple[int, str, Program]:
     """The tuner's best schedule on this instance: cycles, family, program."""
-    spec = RunSpec.of_shape(shape, machine)
+    spec = RunPlan.of_shape(shape, machine)
     name = f"optimum-{shape}-{machine.key()}".replace(",", "-").replace("=", "")
     options = pipeline.RunOptions(
         trials=trials, seed=seed, storage=MEMORY, verify_top=1, write=False, study=name
     )
     outcome = pipeline.run(spec, options)
-    top = json_rows(outcome.studies[0].frame.head(1))[0]
-    family = board.family_of(str(top["family"]))
-    assert family is not None and top["verified"], top
-    program = family.program(board.schedule_point(top), shape, board.machine_of(top, family))
-    assert program is not None
+    top = board.json_rows(outcome.studies[0].frame.head(1))[0]
+    found = board.family_of(str(top["family"]))
+    assert found is not None and top["verified"], top
+    oracle, family = found
+    program = oracle.program(family, board.schedule_point(top), shape, machine)
+    assert isinstance(program, Program)
     return int(top["cycles"]), str(top["family"]), program  # type: ignore[call-overload]
 
 
@@ -168,7 +175,11 @@ def measure(shape_text: str, overrides: str, args: argparse.Namespace) -> Row:
             shape_text, overrides, "", tuned, family, tuned, "-", 0, 0, 0, 0.0, args.trials, 0.0, ""
         )
     options = ExactOptions(
-        time_limit=args.time_limit, work_limit=args.work_limit, workers=args.workers, seed=args.seed
+        time_limit=args.time_limit,
+        work_limit=args.work_limit,
+        workers=args.workers,
+        seed=args.seed,
+        proof_limit=args.proof_limit,
     )
     started = time.perf_counter()
     result = solve_optimum(shape, machine, options, start=program)
@@ -291,6 +302,13 @@ def main() -> int:
         "(default 10; the table is then the same on every run)",
     )
     parser.add_argument(
+        "--proof-limit",
+        type=float,
+        default=10.0,
+        help="work for each decision proof (a schedule of best - 1 cycles?) after the search "
+        "(default 10; 0: none)",
+    )
+    parser.add_argument(
         "--time-limit",
         type=float,
         default=None,
@@ -346,6 +364,7 @@ def main() -> int:
         "(no tuning, no solving)",
     )
     args = parser.parse_args()
+    args.proof_limit = args.proof_limit or None
     rows = [] if args.from_json is None else rebound(args.from_json)
     done = {(r.shape, r.machine): r for r in read_rows(args.partial)} if args.partial else {}
     for number, (shape, overrides) in enumerate(INSTANCES if args.from_json is None else ()):

@@ -83,10 +83,13 @@ def build_model(
     lower: int,
     copies: int | None = None,
     least_transfers: int = 0,
+    objective: bool = True,
 ) -> ExactModel:
     """The model with makespan in [lower, horizon]; `copies` caps the residencies of a tile and
     the parts of an accumulator (None: no cap beyond the number of its uses, the exact model);
-    `least_transfers` is a proven lower bound on loads plus stores (redundant, for the proof)."""
+    `least_transfers` is a proven lower bound on loads plus stores (redundant, for the proof);
+    `objective` False leaves the makespan free within its range (a decision problem: is there a
+    schedule of at most `horizon` cycles?)."""
     Mt, Kt, Nt = shape.tiles(machine.T)
     model = cp_model.CpModel()
     D, m, f = machine.dma_cycles, machine.mxu_cycles, machine.mxu_fill
@@ -123,7 +126,8 @@ def build_model(
     model.add(makespan >= D * sum(transfers))
     model.add(sum(transfers) >= least_transfers)
     _first_uses_in_order(built, Mt, Kt, Nt)
-    model.minimize(makespan)
+    if objective:
+        model.minimize(makespan)
     return built
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Callable
 
 from simcore.ga1.asm import to_text
@@ -38,7 +38,13 @@ class ExactOptions:
     random seed. `copies` caps the residencies of each tile and the parts of each accumulator
     (None: the exact model); with a cap the optimum is the best of a smaller class and the
     solver's bound is not a bound on every schedule. `use_lower_bound` adds lower_bound(shape,
-    machine) as a constraint (a proven bound on the same scope, it only speeds up the proof)."""
+    machine) as a constraint (a proven bound on the same scope, it only speeds up the proof).
+    `proof_limit` (CP-SAT's deterministic time, each try; None: none) runs, when the search
+    stops short of a proof, the decision problem "a schedule of at most best - 1 cycles?": a
+    model without objective whose makespan may not exceed best - 1, often easier for CP-SAT
+    than the optimisation. Infeasible proves the best schedule optimal (the model holds every
+    schedule of the scope, see model.py); a solution is a better schedule, and the next try
+    asks for one cycle less than it."""
 
     time_limit: float | None = 10.0
     work_limit: float | None = None
@@ -47,9 +53,10 @@ class ExactOptions:
     seed: int = 0
     copies: int | None = None
     use_lower_bound: bool = True
+    proof_limit: float | None = None
 
     def __post_init__(self) -> None:
-        for name in ("time_limit", "work_limit"):
+        for name in ("time_limit", "work_limit", "proof_limit"):
             value = getattr(self, name)
             if value is not None and not value > 0:
                 raise ExactError(f"{name} must be positive, got {value!r}")
@@ -178,21 +185,26 @@ def solve_optimum(
         progress(plan.makespan, known, time.perf_counter() - started)
     code = solver.solve(built.model, _reporter(exact_model, progress, known, complete, started))
     solved = code in (exact_model.cp_model.OPTIMAL, exact_model.cp_model.FEASIBLE)
-    bound = (
+    own = (
         int(round(solver.best_objective_bound))
         if solved or code == exact_model.cp_model.UNKNOWN
         else 0
     )
-    bound = max(bound, known) if complete else known
-    if solved:
-        found = exact_model.read_plan(built, solver)
-        program, status, objective = (
-            program_of(found, machine),
-            _status(code, exact_model),
-            found.makespan,
-        )
-    else:
-        program, status, objective = first, START, None
+    bound = max(own, known) if complete else known
+    found = exact_model.read_plan(built, solver) if solved else None
+    status = _status(code, exact_model) if solved else START
+    if complete and options.proof_limit is not None and status != OPTIMAL:
+        floor = bound if options.use_lower_bound else own
+        better, floor, proved = _prove(shape, machine, options, found or plan, floor, least)
+        found, bound = better or found, max(bound, floor)
+        status = OPTIMAL if proved else FEASIBLE if found is not None else START
+        if progress is not None and better is not None:
+            progress(better.makespan, bound, time.perf_counter() - started)
+    objective: int | None
+    if found is not None:
+        program, objective = program_of(found, machine), found.makespan
+    else:  # the start: proven optimal, or nothing better found
+        program, objective = first, plan.makespan if status == OPTIMAL else None
     verification, _ = verify_matmul(machine, program, shape)
     _check(verification, objective, plan, bound)
     return ExactResult(
@@ -209,6 +221,33 @@ def solve_optimum(
         complete,
         options,
     )
+
+
+def _prove(
+    shape: Shape, machine: Machine, options: ExactOptions, best: Plan, floor: int, least: int
+) -> tuple[Plan | None, int, bool]:
+    """Decision problems "a schedule of at most best - 1 cycles?" (makespan in [floor, best - 1],
+    `floor` a proven bound), each with `proof_limit` of work, until one is infeasible (then no
+    schedule of the scope beats best: the bound rises to it) or stops unanswered. Returns the
+    better plan the decisions found (None: none), the bound and whether best is optimal."""
+    from simcore.ga1.exact import model as exact_model
+
+    better: Plan | None = None
+    while floor < best.makespan:
+        built = exact_model.build_model(
+            shape, machine, best.makespan - 1, floor, least_transfers=least, objective=False
+        )
+        solver = _solver(replace(options, work_limit=options.proof_limit))
+        code = solver.solve(built.model)
+        if code == exact_model.cp_model.INFEASIBLE:
+            floor = best.makespan
+        elif code in (exact_model.cp_model.OPTIMAL, exact_model.cp_model.FEASIBLE):
+            found = exact_model.read_plan(built, solver)  # its makespan: the last store's end
+            ends = [r.end for r in found.residencies if r.store is not None]
+            better = best = replace(found, makespan=max(ends))
+        else:
+            break
+    return better, floor, floor >= best.makespan
 
 
 def _solver(options: ExactOptions):  # type: ignore[no-untyped-def]
