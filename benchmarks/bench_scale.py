@@ -16,7 +16,8 @@
     the smallest shapes, whose loops are too short to repeat), by family and by size.
 
 (c) Default runs, each a child process in a fresh temporary --results folder:
-    `python -m autotune --shape SHAPE` for LLaMA-7B's layers at a 4096-token prefill (4096^3,
+    `python -m autotune --shape SHAPE --timeout SECONDS` (--run-timeout, 900 by default: the
+    trials started within it are ranked and verified) for LLaMA-7B's layers at a 4096-token prefill (4096^3,
     4096x4096x11008, 4096x11008x4096), GPT-2's MLP at 1024 tokens (1024x768x3072) and 16384^3:
     wall time, CPU time and peak RSS of the child (os.wait4), the winner read back with
     autotune.load (cycles, lower bound, ratio, verification label, timing method), then
@@ -86,11 +87,11 @@ QUICK_SHAPES = ((128, 128, 128), (256, 256, 256), (512, 512, 512))
 # The layers run by default and searched by ZigZag: LLaMA-7B's at a 4096-token prefill, GPT-2's
 # MLP at 1024 tokens, and the largest cube.
 LAYERS = (
-    ("4096x4096x4096", "LLaMA-7B attention projection (q, k, v, o)"),
     ("4096x4096x11008", "LLaMA-7B feed-forward up and gate"),
+    ("16384x16384x16384", "the largest cube"),
     ("4096x11008x4096", "LLaMA-7B feed-forward down"),
     ("1024x768x3072", "GPT-2 MLP up"),
-    ("16384x16384x16384", "the largest cube"),
+    ("4096x4096x4096", "LLaMA-7B attention projection (q, k, v, o)"),
 )
 QUICK_LAYERS = (("128x128x256", "a small product"),)
 BOUNDS = tuple(
@@ -331,6 +332,13 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--full-up-to", type=int, default=1 << 21, metavar="PRODUCTS")
     parser.add_argument("--zigzag-python", metavar="PYTHON", help="a Python with zigzag-dse")
     parser.add_argument("--quick", action="store_true", help="a smoke run of every part, small")
+    parser.add_argument(
+        "--run-timeout",
+        type=int,
+        default=900,
+        metavar="SECONDS",
+        help="each default run's --timeout",
+    )
     for part in ("scale", "differential", "runs", "bounds"):
         parser.add_argument(f"--skip-{part}", action="store_true")
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "bench_scale")
@@ -354,7 +362,7 @@ def main() -> None:
         scale_report.print_differential(report["differential"])  # type: ignore[arg-type]
     if not args.skip_runs:
         layers = QUICK_LAYERS if quick else LAYERS
-        extra = ("--trials", "40") if quick else ()
+        extra = ("--trials", "60") if quick else ("--timeout", str(args.run_timeout))
         report["runs"] = runs = runs_and_zigzag(layers, args.zigzag_python, args.out, extra)
         scale_report.print_runs(runs)
         scale_report.print_zigzag(runs)

@@ -36,7 +36,7 @@ def print_differential(found: Row) -> None:
 
 def print_runs(runs: list[Row]) -> None:
     print(
-        f"{'default run':>18} {'wall s':>7} {'CPU s':>7} {'peak MiB':>8} {'best cycles':>14} "
+        f"{'default run':>18} {'trials':>6} {'wall s':>7} {'CPU s':>7} {'peak MiB':>8} {'best cycles':>14} "
         f"{'lower bound':>14} {'/bound':>7} {'verified':>9} {'timing':>9}  plot"
     )
     for run in runs:
@@ -46,7 +46,7 @@ def print_runs(runs: list[Row]) -> None:
             continue
         plot = run["plot"]
         print(
-            f"{run['shape']:>18} {tune['wall_s']:>7.1f} {tune['cpu_s']:>7.1f} "  # type: ignore[index]
+            f"{run['shape']:>18} {run['convergence']['trials']:>6} {tune['wall_s']:>7.1f} {tune['cpu_s']:>7.1f} "  # type: ignore[index]
             f"{tune['peak_rss_mb']:>8.0f} {run['cycles']:>14,} {run['lower_bound']:>14,} "  # type: ignore[index]
             f"{run['ratio_to_bound']:>7.4f} {run['verification']:>9} {run['timing']:>9}  "
             f"exit {plot['returncode']}, {', '.join(run['plots_written']) or 'none'}"  # type: ignore[index, arg-type]
@@ -207,7 +207,8 @@ def _run_goals(runs: dict[str, Row]) -> list[Row]:
             rows.append(
                 goal(
                     f"tuned run / ZigZag search, {shape}",
-                    f"{ratio:.1f}x wall, {zz['cpu_ratio']:.1f}x CPU",
+                    f"{ratio:.1f}x wall, {zz['cpu_ratio']:.1f}x CPU, "
+                    f"{run.get('convergence', {}).get('trials')} trials",  # type: ignore[union-attr]
                     "<= 30x",
                     ratio <= 30,
                 )
