@@ -296,6 +296,7 @@ def plot(rows: list[dict[str, object]], path: Path) -> None:
             xytext=(4, 6),
             fontsize=7,
         )
+    ax.margins(x=0.2)  # room for the largest shape's label
     ax.set_xlabel("tile products per evaluation")
     ax.set_ylabel("CPU ms per evaluation (median)")
     ax.set_title("GA-1, 64 slots, general family default schedule")
@@ -372,6 +373,8 @@ def main() -> None:
         report["bounds"] = scale_runs.lower_bound_rows(cases, 1 if quick else 3)
         scale_report.print_bounds(report["bounds"])  # type: ignore[arg-type]
     report["goals"] = goals = scale_report.goal_rows(report)
+    if quick:
+        print("--quick: small shapes and few cases, beside the goals of the full run")
     scale_report.print_goals(goals)
     (args.out / "bench_scale.json").write_text(json.dumps(report, indent=1, default=str))
     print(f"wrote {args.out}/bench_scale.json and its plots")

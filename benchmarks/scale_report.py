@@ -52,6 +52,10 @@ def print_runs(runs: list[Row]) -> None:
             f"exit {plot['returncode']}, {', '.join(run['plots_written']) or 'none'}"  # type: ignore[index, arg-type]
         )
     for run in runs:
+        timed = run.get("convergence", {}).get("timed", {})  # type: ignore[union-attr]
+        spent = ", ".join(f"{m} {n} ({s:.0f} s)" for m, (n, s) in sorted(timed.items()))
+        print(f"{run['shape']:>18} trials timed: {spent}")
+    for run in runs:
         for line in run.get("plot", {}).get("output", []):  # type: ignore[union-attr]
             if line.startswith("skipped"):
                 print(f"{run['shape']:>18} plot: {line}")

@@ -77,15 +77,25 @@ def convergence(results: Path, study: str, bound: float) -> dict[str, object]:
     found = read_study(local_storage(results, study), study)  # type: ignore[arg-type]
     curve: list[float] = []
     best = float("inf")
+    timed: dict[str, list[float]] = {}  # per timing method: trials, their seconds
     for trial in sorted(found.trials, key=lambda t: t.number):  # type: ignore[union-attr]
         entry = TrialRecord.of_trial(trial)
         if entry is not None and entry.cycles is not None:
             best = min(best, float(entry.cycles))
+        if entry is not None and trial.datetime_complete is not None:
+            counts = timed.setdefault(entry.timing or "untimed", [0, 0.0])
+            counts[0] += 1
+            counts[1] += (trial.datetime_complete - trial.datetime_start).total_seconds()
         curve.append(best / bound)
     final = curve[-1] if curve else float("inf")
     return {
         "trials": len(curve),
         "at": {n: curve[n - 1] for n in CHECKPOINTS if n <= len(curve)},
+        "timed": timed,
+        "first_within": {
+            str(limit): next((i + 1 for i, r in enumerate(curve) if r <= limit), None)
+            for limit in (1.1, 1.01, 1.001)
+        },
         "first_at_best": next((i + 1 for i, r in enumerate(curve) if r == final), None),
         "curve": curve,
     }
