@@ -15,9 +15,30 @@
     stores and products (0 expected), and how many were timed in full (no period found: mostly
     the smallest shapes, whose loops are too short to repeat), by family and by size.
 
+(c) Default runs, each a child process in a fresh temporary --results folder:
+    `python -m autotune --shape SHAPE --timeout SECONDS` (--run-timeout, 900 by default: the
+    trials started within it are ranked and verified) for LLaMA-7B's layers at a 4096-token prefill (4096^3,
+    4096x4096x11008, 4096x11008x4096), GPT-2's MLP at 1024 tokens (1024x768x3072) and 16384^3:
+    wall time, CPU time and peak RSS of the child (os.wait4), the winner read back with
+    autotune.load (cycles, lower bound, ratio, verification label, timing method), then
+    `python -m autotune plot STUDY --results DIR` and the pictures it wrote; and the
+    convergence: the best cycles so far over the lower bound after 10 ... 1000 trials, read
+    from the study's journal (a table and bench_scale_convergence.png).
+(d) ZigZag side by side, right after each default run, where --zigzag-python names a Python
+    with zigzag-dse (the `bench` extra): its per-layer mapping search and one mapping of the
+    same layer (benchmarks/zigzag_search_runner.py says how), and our run's time over its
+    search's, in wall and CPU time. Without ZigZag the rows say so and the rest runs.
+(e) Lower bounds at scale: at 16 and 32 slots, 2048^3 and 1024x2048x4096, lower_bound's CPU
+    time from cold caches, and the default schedule timed in full and periodically: both
+    equal, and not below the bound.
+Then every goal measured, beside its goal.
+
 Usage: python benchmarks/bench_scale.py [--repeats N] [--cases N] [--seed S] [--out DIR]
-                                        [--full-up-to PRODUCTS] [--skip-differential]
-Writes DIR/bench_scale.json and DIR/bench_scale.png (DIR: results/bench_scale by default).
+           [--full-up-to PRODUCTS] [--zigzag-python PYTHON] [--quick]
+           [--skip-scale] [--skip-differential] [--skip-runs] [--skip-bounds]
+--quick: every part, small (3 shapes to 512^3, 20 cases, one 40-trial run, 2 bound checks).
+Writes DIR/bench_scale.json, bench_scale.png, bench_scale_convergence.png, history_SHAPE.png
+and the runs' logs (DIR: results/bench_scale by default).
 """
 
 from __future__ import annotations
@@ -33,6 +54,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+import scale_report  # benchmarks/, the script's own folder
+import scale_runs
 
 from simcore import Machine, Shape
 from simcore.ga1 import engine
@@ -59,7 +83,21 @@ SHAPES = (
     (8192, 8192, 8192),
     (16384, 16384, 16384),
 )
-GOALS_MS = {(4096, 4096, 4096): 5.0, (4096, 4096, 11008): 5.0, (16384, 16384, 16384): 10.0}
+QUICK_SHAPES = ((128, 128, 128), (256, 256, 256), (512, 512, 512))
+# The layers run by default and searched by ZigZag: LLaMA-7B's at a 4096-token prefill, GPT-2's
+# MLP at 1024 tokens, and the largest cube.
+LAYERS = (
+    ("4096x4096x11008", "LLaMA-7B feed-forward up and gate"),
+    ("16384x16384x16384", "the largest cube"),
+    ("4096x11008x4096", "LLaMA-7B feed-forward down"),
+    ("1024x768x3072", "GPT-2 MLP up"),
+    ("4096x4096x4096", "LLaMA-7B attention projection (q, k, v, o)"),
+)
+QUICK_LAYERS = (("128x128x256", "a small product"),)
+BOUNDS = tuple(
+    (*dims, slots) for slots in (16, 32) for dims in ((2048, 2048, 2048), (1024, 2048, 4096))
+)
+QUICK_BOUNDS = ((128, 128, 128, 16), (64, 128, 256, 32))
 KEYS = ("cycles", "busy", "loads", "stores", "products")
 SIZE_BUCKETS = (
     ("products <= 1e3", 10**3),
@@ -74,11 +112,13 @@ def cpu(call: object) -> float:
     return time.process_time() - started
 
 
-def scale_rows(repeats: int, full_up_to: int) -> list[dict[str, object]]:
+def scale_rows(
+    shapes: tuple[tuple[int, int, int], ...], repeats: int, full_up_to: int
+) -> list[dict[str, object]]:
     """Part (a): every shape's evaluation, interleaved round by round."""
     generators = {
         dims: engine.General(Shape(*dims), MACHINE, default_params(Shape(*dims), MACHINE))
-        for dims in SHAPES
+        for dims in shapes
     }
     rows: dict[tuple[int, int, int], dict[str, object]] = {}
     for dims, generator in generators.items():
@@ -256,6 +296,7 @@ def plot(rows: list[dict[str, object]], path: Path) -> None:
             xytext=(4, 6),
             fontsize=7,
         )
+    ax.margins(x=0.2)  # room for the largest shape's label
     ax.set_xlabel("tile products per evaluation")
     ax.set_ylabel("CPU ms per evaluation (median)")
     ax.set_title("GA-1, 64 slots, general family default schedule")
@@ -265,54 +306,78 @@ def plot(rows: list[dict[str, object]], path: Path) -> None:
     fig.savefig(path, dpi=120)
 
 
-def main() -> None:
+def runs_and_zigzag(
+    layers: tuple[tuple[str, str], ...],
+    zigzag_python: str | None,
+    out: Path,
+    extra: tuple[str, ...],
+) -> list[dict[str, object]]:
+    """Parts (c) and (d), side by side: each layer's default run, then ZigZag's search of it."""
+    runs = []
+    for shape, name in layers:
+        run = scale_runs.default_run(shape, out, extra)
+        run["layer"] = name
+        m, k, n = (int(v) for v in shape.split("x"))
+        layer = {"id": shape, "m": m, "k": k, "n": n}
+        run["zigzag"] = scale_runs.zigzag_layer(zigzag_python, layer, out)
+        runs.append(run)
+    scale_report.attach_zigzag_ratios(runs)
+    return runs
+
+
+def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--cases", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--full-up-to", type=int, default=1 << 21, metavar="PRODUCTS")
-    parser.add_argument("--skip-differential", action="store_true")
-    parser.add_argument("--out", type=Path, default=ROOT / "results" / "bench_scale")
-    args = parser.parse_args()
-    args.out.mkdir(parents=True, exist_ok=True)
-    rows = scale_rows(args.repeats, args.full_up_to)
-    print(
-        f"{'shape':>18} {'tile products':>15} {'simulated':>10} {'signatures':>10} {'jumps (bands, blocks, steps)':>28}"
-        f" {'periodic ms':>11} {'full ms':>9}  goal"
+    parser.add_argument("--zigzag-python", metavar="PYTHON", help="a Python with zigzag-dse")
+    parser.add_argument("--quick", action="store_true", help="a smoke run of every part, small")
+    parser.add_argument(
+        "--run-timeout",
+        type=int,
+        default=900,
+        metavar="SECONDS",
+        help="each default run's --timeout",
     )
-    for row in rows:
-        dims = tuple(int(v) for v in str(row["shape"]).split("x"))
-        goal = GOALS_MS.get(dims)  # type: ignore[arg-type]
-        verdict = (
-            "" if goal is None else f"<= {goal:g} ms: {'met' if row['ms'] <= goal else 'MISSED'}"
-        )  # type: ignore[operator]
-        full = f"{row['full_ms']:9.1f}" if row["full_ms"] is not None else f"{'-':>9}"
-        print(
-            f"{row['shape']:>18} {row['products']:>15.3e} {row['simulated']:>10} {row['signatures']:>10} "
-            f"{row['jumps']!s:>28} {row['ms']:>11.2f} {full}  {verdict}"
-        )
-    growth = rows[-1]["ms"] / rows[0]["ms"]  # type: ignore[operator]
-    print(
-        f"growth from {rows[0]['shape']} to {rows[-1]['shape']}: {growth:.2f}x (goal <= 4x), "
-        f"over {rows[-1]['products'] / rows[0]['products']:.0f}x the products"
-    )  # type: ignore[operator]
-    plot(rows, args.out / "bench_scale.png")
-    report: dict[str, object] = {"scale": rows, "growth": growth, "machine": MACHINE.as_dict()}
+    for part in ("scale", "differential", "runs", "bounds"):
+        parser.add_argument(f"--skip-{part}", action="store_true")
+    parser.add_argument("--out", type=Path, default=ROOT / "results" / "bench_scale")
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = arguments()
+    args.out.mkdir(parents=True, exist_ok=True)
+    quick = args.quick
+    report: dict[str, object] = {"machine": MACHINE.as_dict(), "quick": quick}
+    if not args.skip_scale:
+        shapes = QUICK_SHAPES if quick else SHAPES
+        rows = scale_rows(shapes, 1 if quick else args.repeats, args.full_up_to)
+        report["scale"] = rows
+        report["growth"] = rows[-1]["ms"] / rows[0]["ms"]  # type: ignore[operator]
+        scale_report.print_scale(rows)
+        plot(rows, args.out / "bench_scale.png")
     if not args.skip_differential:
-        found = differential(args.cases, args.seed)
-        report["differential"] = found
-        print(
-            f"differential: {found['cases']} random cases up to 1024 a side, {found['differences']} differences, "
-            f"{found['fallbacks']} timed in full ({found['fallback_rate']:.1%}); CPU {found['periodic_seconds']:.1f} s "
-            f"periodic, {found['full_seconds']:.1f} s full"
-        )
-        by_family: dict[str, dict[str, int]] = found["by_family"]  # type: ignore[assignment]
-        for name, counts in sorted(by_family.items()):
-            print(f"  {name:>18}: {counts}")
-        for example in found["examples"]:  # type: ignore[attr-defined]
-            print("  DIFFERENCE", example)
+        report["differential"] = differential(20 if quick else args.cases, args.seed)
+        scale_report.print_differential(report["differential"])  # type: ignore[arg-type]
+    if not args.skip_runs:
+        layers = QUICK_LAYERS if quick else LAYERS
+        extra = ("--trials", "60") if quick else ("--timeout", str(args.run_timeout))
+        report["runs"] = runs = runs_and_zigzag(layers, args.zigzag_python, args.out, extra)
+        scale_report.print_runs(runs)
+        scale_report.print_zigzag(runs)
+        scale_runs.plot_convergence(runs, args.out / "bench_scale_convergence.png")
+    if not args.skip_bounds:
+        cases = QUICK_BOUNDS if quick else BOUNDS
+        report["bounds"] = scale_runs.lower_bound_rows(cases, 1 if quick else 3)
+        scale_report.print_bounds(report["bounds"])  # type: ignore[arg-type]
+    report["goals"] = goals = scale_report.goal_rows(report)
+    if quick:
+        print("--quick: small shapes and few cases, beside the goals of the full run")
+    scale_report.print_goals(goals)
     (args.out / "bench_scale.json").write_text(json.dumps(report, indent=1, default=str))
-    print(f"wrote {args.out / 'bench_scale.json'} and {args.out / 'bench_scale.png'}")
+    print(f"wrote {args.out}/bench_scale.json and its plots")
 
 
 if __name__ == "__main__":
