@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
+import random
 import shutil
 import statistics
 import tempfile
@@ -69,6 +71,7 @@ CONFIGS: dict[str, tuple[str, str, Factory | None]] = {
     "guided-random-explore": ("guided", DEFAULT, lambda search, seed: GuidedSampler(search, seed, explorer="random")),
     "guided-no-pairs": ("guided", DEFAULT, lambda search, seed: GuidedSampler(search, seed, pairs=False)),
     "guided-legacy-spaces": ("guided", LEGACY, None),
+    "guided-turns": ("guided", DEFAULT, lambda search, seed: GuidedSampler(search, seed, allotment="turns")),
 }
 TODAY = ("tpe", "random")  # the configurations that run as before issue 12
 # Shapes and machines the issue does not tune by name (goal 3): (shape, machine overrides).
@@ -285,6 +288,65 @@ def cases_table(args: argparse.Namespace) -> None:
     print("\n" + winners([new for _, new in rows]))
 
 
+def unnamed_cases(count: int, seed: int) -> list[tuple[str, str]]:
+    """`count` cases drawn with random.Random(seed): each of M, K, N a multiple of 8 in 64..512,
+    8..64 slots, none of the named cases."""
+    rng, drawn = random.Random(seed), []
+    named = set(CASES + MORE_CASES)
+    while len(drawn) < count:
+        m, k, n = (8 * rng.randint(8, 64) for _ in range(3))
+        case = (f"{m}x{k}x{n}", f"slots={rng.randint(8, 64)}")
+        if case not in named and case not in drawn:
+            drawn.append(case)
+    return drawn
+
+
+def old_run(shape: str, overrides: str, trials: int, reuse: dict[str, float] | None) -> float:
+    """The best of `trials` tpe trials at seed 0; from `reuse` (tpe does not depend on the guided sampler) when there."""
+    key = f"{shape} {overrides} {trials}"
+    if reuse is not None and key in reuse:
+        return reuse[key]
+    best = run_once("tpe", parse_shape(shape), overrides, 0, trials).best_by_trial[-1]
+    if reuse is not None:
+        reuse[key] = best
+    return best
+
+
+def distribution_table(args: argparse.Namespace) -> None:
+    """The default's `--new-trials` against tpe's `--old-trials` on unnamed cases, seed 0: every case and the
+    distribution of the change, as markdown (to `--write` when given)."""
+    cache = Path(args.reuse) if args.reuse else None
+    reuse = json.loads(cache.read_text()) if cache and cache.exists() else ({} if cache else None)
+    rows = []
+    for shape, overrides in unnamed_cases(args.unnamed, args.draw_seed):
+        old = old_run(shape, overrides, args.old_trials, reuse)
+        if cache:
+            cache.write_text(json.dumps(reuse, indent=0))
+        new = run_once("guided", parse_shape(shape), overrides, 0, args.new_trials)
+        rows.append((new, old))
+        print(f"# {new.label}: tpe {fmt(old)}, guided {fmt(new.best_by_trial[-1])} ({new.best_by_trial[-1] / old - 1:+.2%}), "
+              f"{new.top['family']}", file=sys.stderr, flush=True)
+    text = distribution_markdown(rows, args)
+    print(text)
+    if args.write:
+        Path(args.write).write_text(text)
+
+
+def distribution_markdown(rows: Sequence[tuple[Run, float]], args: argparse.Namespace) -> str:
+    changes = sorted(new.best_by_trial[-1] / old - 1 for new, old in rows)
+    q1, median, q3 = statistics.quantiles(changes, n=4, method="inclusive")
+    lines = [f"| cases | mean | min | 25% | median | 75% | max | worse than +0.5% | worse |", "|" + "---|" * 9,
+             f"| {len(changes)} | {statistics.mean(changes):+.2%} | {changes[0]:+.2%} | {q1:+.2%} | {median:+.2%} | {q3:+.2%} "
+             f"| {changes[-1]:+.2%} | {sum(c > 0.005 for c in changes)} | {sum(c > 0 for c in changes)} |", "",
+             f"| case | bound | tpe, {args.old_trials:,} trials | / bound | guided, {args.new_trials:,} trials | / bound | change "
+             "| guided's winner |", "|" + "---|" * 8]
+    for new, old in sorted(rows, key=lambda row: row[0].best_by_trial[-1] / row[1]):
+        best = new.best_by_trial[-1]
+        lines.append(f"| {new.label} | {fmt(new.bound)} | {fmt(old)} | {old / new.bound:.3f} | {fmt(best)} | {best / new.bound:.3f} "
+                     f"| {best / old - 1:+.2%} | {new.top['family']} |")
+    return "\n".join(lines) + "\n"
+
+
 def transfer_table(args: argparse.Namespace) -> None:
     """Transfer: donors tuned first (studies in their default storage in a scratch folder), then each target with
     and without --transfer; trials to 1.02x and 1.01x the bound, best at 50 and 150 trials."""
@@ -321,6 +383,11 @@ def main() -> int:
     parser.add_argument("--case", action="append", type=lambda text: tuple(text.split(":", 1)), metavar="SHAPE:MACHINE",
                         help="--cases: this case instead of the built-in list (repeatable), e.g. 96x200x40:slots=16,dma_setup=4")
     parser.add_argument("--all-cases", action="store_true", help="--cases: the built-in list and MORE_CASES (33 in all)")
+    parser.add_argument("--unnamed", type=int, default=0, metavar="COUNT",
+                        help="COUNT unnamed cases drawn with --draw-seed instead: the distribution of the change, seed 0")
+    parser.add_argument("--draw-seed", type=int, default=2025, help="--unnamed: the seed the cases are drawn with")
+    parser.add_argument("--write", help="--unnamed: also write the markdown table to this file")
+    parser.add_argument("--reuse", help="--unnamed: a JSON file of tpe results to reuse and extend (tpe does not depend on guided)")
     parser.add_argument("--old-trials", type=int, default=1000, help="--cases: trials of today's tuner")
     parser.add_argument("--new-trials", type=int, default=300, help="--cases: trials of the default")
     args = parser.parse_args()
@@ -332,6 +399,8 @@ def main() -> int:
         parser.error(f"unknown configuration(s) {', '.join(unknown)} (known: {', '.join(CONFIGS)})")
     if args.transfer:
         transfer_table(args)
+    elif args.unnamed:
+        distribution_table(args)
     elif args.cases:
         cases_table(args)
     else:

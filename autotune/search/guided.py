@@ -34,6 +34,7 @@ from optuna.trial import FrozenTrial, TrialState
 from search_spaces.domains import Choice, IntRange, Param, Value
 
 from autotune import record
+from autotune.search.bandit import FLOOR, allot
 from autotune.search.history import History
 from autotune.search.distributions import to_distribution
 from autotune.storage import set_trial_user_attr
@@ -50,8 +51,11 @@ class GuidedSampler(BaseSampler):
     # explorer: "mutate" (the default: an elite schedule with a few parameters redrawn) or "random";
     # the keyword arguments other than search and seed exist for the ablations of bench_search.py.
     def __init__(self, search: Search, seed: int, explore_every: int = EXPLORE_EVERY, explorer: str = "mutate",
-                 momentum: bool = True, pairs: bool = True, stall: int = STALL) -> None:
+                 momentum: bool = True, pairs: bool = True, stall: int = STALL, allotment: str = "bandit",
+                 floor: int = FLOOR) -> None:
         self._search = search
+        self._allotment = allotment
+        self._floor = floor
         self._stall = stall
         self._rng = random.Random(seed)
         self._tpe = TPESampler(seed=seed, multivariate=True, group=True, n_startup_trials=20, constant_liar=True)
@@ -104,13 +108,24 @@ class GuidedSampler(BaseSampler):
         has stood for `stall` trials."""
         since = number - self._history.incumbent_trial()
         if since <= self._stall or number % self._explore_every != 0:
-            found = self._refiner.next(number)
+            found = self._refined(number)
             if found is not None:
                 return found, "refine"
         found = self._mutant() if self._explorer == "mutate" else None
         if found is not None:
             return found, "explore"
         return self._random(), "random"
+
+    def _refined(self, number: int) -> Candidate | None:
+        """A refinement of the kind the bandit allots trial `number` to (the next kind in its
+        order when that one's neighbourhoods are spent); "turns": the kinds in turn."""
+        if self._allotment == "turns":
+            return self._refiner.next(number)
+        for arm in allot(self._history.arms(), number, self._floor):
+            found = self._refiner.around(arm.kind)
+            if found is not None:
+                return found
+        return None
 
     def _fresh(self, candidate: Candidate) -> bool:
         return self._search.fits(candidate) and not self._history.taken(candidate)

@@ -10,6 +10,7 @@ from typing import Sequence
 
 from optuna.trial import FrozenTrial, TrialState
 
+from autotune.search.bandit import Arm
 from autotune.search.problem import Candidate, Search
 
 
@@ -33,6 +34,9 @@ class History:
         # (one process); a trial that arrives after a later one (another worker's) forces a rebuild.
         self._best: dict[tuple, Seen] = {}
         self._steps: dict[tuple, list[Candidate]] = {}
+        self._values: dict[tuple, list[float]] = {}   # per kind: every value, in trial order
+        self._last: dict[tuple, int] = {}             # per kind: its latest trial
+        self._kind_of: dict[str, tuple] = {}          # key -> kind
         self._last_first = -1
         self._rebuild = False
 
@@ -63,6 +67,7 @@ class History:
             return  # a repeat keeps the first trial's value (each candidate is evaluated once)
         seen = Seen(float(trial.values[0]), trial.number, self._search.canonical(self._search.from_params(trial.params)))
         self._seen[key] = seen
+        self._kind_of[key] = self.kind(seen.candidate)
         bisect.insort(self._ranked, (seen.value, seen.first, key))
         if seen.first < self._last_first:
             self._rebuild, self._kinds = True, None
@@ -71,8 +76,10 @@ class History:
         self._last_first = max(self._last_first, seen.first)
 
     def _step(self, seen: Seen) -> None:
-        """Add a candidate, later than every one added, to its kind's improving steps."""
+        """Add a candidate, later than every one added, to its kind's values and improving steps."""
         kind = self.kind(seen.candidate)
+        self._values.setdefault(kind, []).append(seen.value)
+        self._last[kind] = seen.first
         best = self._best.get(kind)
         if best is None or seen.value < best.value:
             self._best[kind] = seen
@@ -101,11 +108,36 @@ class History:
         """For each kind of schedule evaluated, the candidates that improved on every earlier one of
         that kind, in trial order (its best last); the kinds ordered by their best, the
         incumbent's first (ties by the trial that found it)."""
-        if self._rebuild:
-            self._best, self._steps, self._rebuild = {}, {}, False
-            for seen in sorted(self._seen.values(), key=lambda s: s.first):
-                self._step(seen)
+        self._catch_up()
         if self._kinds is None:
             order = sorted(self._best, key=lambda kind: (self._best[kind].value, self._best[kind].first))
             self._kinds = [list(self._steps[kind]) for kind in order]
         return self._kinds
+
+    def _catch_up(self) -> None:
+        """Rebuild the kinds' records in trial order when a trial arrived after a later one."""
+        if self._rebuild:
+            self._best, self._steps, self._values, self._last, self._rebuild = {}, {}, {}, {}, False
+            for seen in sorted(self._seen.values(), key=lambda s: s.first):
+                self._step(seen)
+
+    def arms(self) -> list[Arm]:
+        """Each kind evaluated as an arm of the bandit (autotune.search.bandit), best first."""
+        self._catch_up()
+        order = sorted(self._best, key=lambda kind: (self._best[kind].value, self._best[kind].first))
+        return [Arm(kind, tuple(self._values[kind]), self._last[kind]) for kind in order]
+
+    def steps(self, kind: tuple) -> list[Candidate]:
+        """The kind's improving steps, in trial order (its best last)."""
+        self._catch_up()
+        return self._steps.get(kind, [])
+
+    def elite_of(self, kind: tuple, count: int) -> list[Candidate]:
+        """The kind's `count` best candidates, ties broken by the first trial that found them."""
+        found = []
+        for _, _, key in self._ranked:
+            if self._kind_of[key] == kind:
+                found.append(self._seen[key].candidate)
+                if len(found) == count:
+                    break
+        return found
