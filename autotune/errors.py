@@ -1,6 +1,7 @@
 """Domain errors. The library raises these with plain messages that name settings by their
 plan names (`trials`, `storage`, `study`); only the command line turns a setting into its flag
 and an error into one line and exit status 2."""
+
 from __future__ import annotations
 
 

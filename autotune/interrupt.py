@@ -1,21 +1,85 @@
-"""Ctrl-C as a request: the trial in flight finishes and is stored, then the run stops and
-reports. A second Ctrl-C interrupts at once (Optuna then marks the trial in flight failed)."""
+"""Ctrl-C, at any moment of a run, without a traceback and without losing a trial.
+
+- The first Ctrl-C is a request: the trials in flight finish and are stored, then the run ranks,
+  verifies and writes what is done. During verification (`STOP.urgently()`), where nothing is
+  left to finish, the first Ctrl-C already interrupts.
+- A second Ctrl-C interrupts at once (a KeyboardInterrupt where it lands: Optuna marks the trial
+  in flight failed, the journal never keeps half a record); the run then writes the leaderboard
+  of the stored trials unverified, marked so that the next reader verifies it.
+- Further Ctrl-C while it leaves are ignored; a third one leaves at once without writing.
+
+Worker processes start with Ctrl-C ignored (a terminal sends it to every process of the group,
+and a worker still importing would die with a traceback); the parent passes the request on
+through an Event, and a second Ctrl-C terminates them (`leave_on_terminate`)."""
+
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
+import sys
 import threading
-from typing import Iterator
+from typing import Any, Iterator
+
+_LEAVE_AT_ONCE = 3  # the Ctrl-C that exits without writing anything
 
 
 class StopRequest:
     def __init__(self) -> None:
-        self.requested = False
+        self._requested = False
+        self.forced = False  # a KeyboardInterrupt was raised: the run is leaving
+        self.urgent = False  # the first Ctrl-C interrupts (nothing is left to finish)
+        self.count = 0
+        self._event: Any = None  # a multiprocessing Event shared with worker processes
+
+    @property
+    def requested(self) -> bool:
+        return self._requested or (self._event is not None and self._event.is_set())
+
+    def request(self) -> None:
+        self._requested = True
+        if self._event is not None:
+            self._event.set()
+
+    def reset(self) -> None:
+        self._requested = self.forced = self.urgent = False
+        self.count = 0
 
     def _handle(self, _signum: int, _frame: object) -> None:
-        if self.requested:
+        self.count += 1
+        if self.forced:
+            if self.count >= _LEAVE_AT_ONCE:
+                print("autotune: interrupted again: leaving at once", file=sys.stderr, flush=True)
+                os._exit(130)
+            return
+        if self.requested or self.urgent:
+            self.forced = True
             raise KeyboardInterrupt
-        self.requested = True
+        self.request()
+
+    @contextlib.contextmanager
+    def urgently(self) -> Iterator[None]:
+        """Within the block, the first Ctrl-C interrupts at once."""
+        before, self.urgent = self.urgent, True
+        try:
+            yield
+        finally:
+            self.urgent = before
+
+    @contextlib.contextmanager
+    def shared_with(self, event: Any) -> Iterator[None]:
+        """Within the block, a stop request also sets `event` (seen by worker processes)."""
+        before, self._event = self._event, event
+        if self._requested:
+            event.set()
+        try:
+            yield
+        finally:
+            self._event = before
+
+    def follow(self, event: Any) -> None:
+        """In a worker process: the parent's requests arrive through `event`."""
+        self._event = event
 
 
 # Signal handlers are per process, so the request is too.
@@ -24,8 +88,8 @@ STOP = StopRequest()
 
 @contextlib.contextmanager
 def graceful_stop() -> Iterator[StopRequest]:
-    """Within the block, the first SIGINT only sets STOP.requested."""
-    STOP.requested = False
+    """Within the block, Ctrl-C follows the rules above."""
+    STOP.reset()
     if threading.current_thread() is not threading.main_thread():
         yield STOP
         return
@@ -34,3 +98,28 @@ def graceful_stop() -> Iterator[StopRequest]:
         yield STOP
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+@contextlib.contextmanager
+def children_ignore_ctrl_c() -> Iterator[None]:
+    """Processes started within the block begin with SIGINT ignored (an ignored signal stays
+    ignored across exec). Keep the block short: a Ctrl-C within it is lost to us too."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def leave_on_terminate() -> None:
+    """In a worker: SIGTERM (the parent's second Ctrl-C) interrupts once, like a second Ctrl-C."""
+
+    def leave(_signum: int, _frame: object) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        STOP.forced = True
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, leave)

@@ -10,6 +10,7 @@ Schema 1 is what every study before the typed record holds: the same flat `resul
 a version. Schema 2 adds the version and the timing method. Both are read; a newer version is
 refused in one line rather than misread.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
@@ -20,19 +21,27 @@ from autotune.errors import RecordError
 SCHEMA_VERSION = 2
 
 # Trial user attributes.
-RESULT = "result"      # what the oracle found for the candidate (Evaluation)
-RUN = "run"            # who ran it, with what (Provenance)
-ORIGIN = "source"      # where the candidate came from (ORIGINS)
+RESULT = "result"  # what the oracle found for the candidate (Evaluation)
+RUN = "run"  # who ran it, with what (Provenance)
+ORIGIN = "source"  # where the candidate came from (ORIGINS)
 TRANSFER = "transfer"  # for a transferred candidate: the study, shape and machine it came from
 
 # Study user attributes.
-STUDY_PLAN = "spec"          # the run plan, as JSON: the study can be rebuilt from its storage
+STUDY_PLAN = "spec"  # the run plan, as JSON: the study can be rebuilt from its storage
 STUDY_IDENTITY = "identity"  # what the study is about: a resumed study must match it
-STUDY_SAMPLER = "sampler"    # the sampler and seed the study was run with
-STUDY_GEMM = "gemm"          # the GEMM of a workload study (None for a single product)
+STUDY_SAMPLER = "sampler"  # the sampler and seed the study was run with
+STUDY_GEMM = "gemm"  # the GEMM of a workload study (None for a single product)
 
-ORIGINS: tuple[str, ...] = ("baseline", "enqueued", "transfer", "grid", "optimum",
-                            "refine", "explore", "random")
+ORIGINS: tuple[str, ...] = (
+    "baseline",
+    "enqueued",
+    "transfer",
+    "grid",
+    "optimum",
+    "refine",
+    "explore",
+    "random",
+)
 TIMINGS: tuple[str, ...] = ("full", "periodic")
 
 # Keys of the stored result that are not metrics.
@@ -47,11 +56,11 @@ class Evaluation:
 
     feasible: bool
     violation: float
-    point: Mapping[str, Any]           # the canonical candidate, as Optuna records parameters
+    point: Mapping[str, Any]  # the canonical candidate, as Optuna records parameters
     machine: Mapping[str, int] = field(default_factory=dict)  # {} where the point is the machine
     metrics: Mapping[str, Any] = field(default_factory=dict)
-    timing: str | None = None          # how the cycles were timed (TIMINGS); None: not simulated
-    duplicate_of: int | None = None    # the trial whose result this repeats
+    timing: str | None = None  # how the cycles were timed (TIMINGS); None: not simulated
+    duplicate_of: int | None = None  # the trial whose result this repeats
 
     @property
     def cycles(self) -> float | None:
@@ -63,8 +72,12 @@ class Evaluation:
 
     def to_attr(self) -> dict[str, Any]:
         """The stored form: one flat dict (few storage writes per trial)."""
-        attr: dict[str, Any] = {_SCHEMA_KEY: SCHEMA_VERSION, "feasible": self.feasible,
-                                "violation": self.violation, "point": dict(self.point)}
+        attr: dict[str, Any] = {
+            _SCHEMA_KEY: SCHEMA_VERSION,
+            "feasible": self.feasible,
+            "violation": self.violation,
+            "point": dict(self.point),
+        }
         if self.machine:
             attr["machine"] = dict(self.machine)
         if self.timing is not None:
@@ -78,15 +91,21 @@ class Evaluation:
     def from_attr(attr: Mapping[str, Any]) -> Evaluation:
         version = attr.get(_SCHEMA_KEY, 1)
         if not isinstance(version, int) or version > SCHEMA_VERSION:
-            raise RecordError(f"a trial record of schema {version!r} is newer than this autotune "
-                              f"reads (schema {SCHEMA_VERSION}): upgrade autotune to read it")
+            raise RecordError(
+                f"a trial record of schema {version!r} is newer than this autotune "
+                f"reads (schema {SCHEMA_VERSION}): upgrade autotune to read it"
+            )
         metrics = {k: v for k, v in attr.items() if k not in _STRUCTURE}
         duplicate = attr.get("duplicate_of")
-        return Evaluation(bool(attr.get("feasible")), float(attr.get("violation", 0.0)),
-                          dict(attr.get("point") or {}), dict(attr.get("machine") or {}),
-                          metrics if attr.get("feasible") else metrics,
-                          attr.get("timing", "full" if metrics.get("cycles") is not None else None),
-                          int(duplicate) if duplicate is not None else None)
+        return Evaluation(
+            bool(attr.get("feasible")),
+            float(attr.get("violation", 0.0)),
+            dict(attr.get("point") or {}),
+            dict(attr.get("machine") or {}),
+            metrics if attr.get("feasible") else metrics,
+            attr.get("timing", "full" if metrics.get("cycles") is not None else None),
+            int(duplicate) if duplicate is not None else None,
+        )
 
 
 @dataclass(frozen=True)
@@ -99,15 +118,23 @@ class Provenance:
     worker: str | None = None
 
     def to_attr(self) -> dict[str, Any]:
-        return {"sampler": self.sampler, "seed": self.seed,
-                "autotune_version": self.autotune_version, "worker": self.worker}
+        return {
+            "sampler": self.sampler,
+            "seed": self.seed,
+            "autotune_version": self.autotune_version,
+            "worker": self.worker,
+        }
 
     @staticmethod
     def from_attr(attr: Mapping[str, Any] | None) -> Provenance:
         attr = attr or {}
         seed = attr.get("seed")
-        return Provenance(attr.get("sampler"), int(seed) if seed is not None else None,
-                          attr.get("autotune_version"), attr.get("worker"))
+        return Provenance(
+            attr.get("sampler"),
+            int(seed) if seed is not None else None,
+            attr.get("autotune_version"),
+            attr.get("worker"),
+        )
 
 
 @dataclass(frozen=True)
@@ -115,12 +142,12 @@ class TrialRecord:
     """One completed trial, as every reader sees it."""
 
     number: int
-    params: Mapping[str, Any]          # as Optuna recorded them
+    params: Mapping[str, Any]  # as Optuna recorded them
     evaluation: Evaluation
     provenance: Provenance
-    origin: str | None = None          # ORIGINS; None for a trial of a sampler that says nothing
+    origin: str | None = None  # ORIGINS; None for a trial of a sampler that says nothing
     transfer: Mapping[str, Any] | None = None
-    completed: str | None = None       # ISO time the trial completed
+    completed: str | None = None  # ISO time the trial completed
     values: tuple[float, ...] | None = None  # Optuna's objective values
 
     @property
@@ -147,10 +174,16 @@ class TrialRecord:
         if RESULT not in attrs:
             return None
         completed = trial.datetime_complete.isoformat() if trial.datetime_complete else None
-        return TrialRecord(trial.number, dict(trial.params), Evaluation.from_attr(attrs[RESULT]),
-                           Provenance.from_attr(attrs.get(RUN)), attrs.get(ORIGIN),
-                           attrs.get(TRANSFER), completed,
-                           tuple(trial.values) if trial.values else None)
+        return TrialRecord(
+            trial.number,
+            dict(trial.params),
+            Evaluation.from_attr(attrs[RESULT]),
+            Provenance.from_attr(attrs.get(RUN)),
+            attrs.get(ORIGIN),
+            attrs.get(TRANSFER),
+            completed,
+            tuple(trial.values) if trial.values else None,
+        )
 
 
 def has_result(trial: Any) -> bool:

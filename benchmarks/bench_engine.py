@@ -4,7 +4,7 @@ For the general generator's default schedule on GA-1 with 64 slots it measures, 
 (time.process_time), each measurement interleaved (reference, compiled, reference, ...):
   * generation + timing at 128^3, 512^3 and 1024^3: the reference builds the program
     (simcore.ga1.generator.general) and times it (run_timing); the engine generates and times it
-    in one pass (engine.General(...).timing());
+    in one pass (engine.General(...).timing("full"));
   * timing only at 128^3: run_timing against engine.time_program on the same built program;
   * the chapter's blocked 4x8 (2 buffers) and k-outermost seed points at 512^3;
   * the strip schedules' first seed point at 128^3 and 512^3 with 16 slots (the reference builds
@@ -16,6 +16,7 @@ Every pair is checked to agree (cycles, busy times, loads, stores, products) bef
 
 Usage: python benchmarks/bench_engine.py [--repeats N] [--skip-1024-reference]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,10 +52,10 @@ def peak_kb():
     for line in open("/proc/self/status"):
         if line.startswith("VmHWM:"):
             return int(line.split()[1])
-engine.General(Shape(64, 64, 64), machine, params).timing()  # kernels loaded (or compiled) first
+engine.General(Shape(64, 64, 64), machine, params).timing("full")  # kernels loaded (or compiled) first
 before = peak_kb()
 started = time.process_time()
-cycles = engine.General(shape, machine, params).timing().cycles
+cycles = engine.General(shape, machine, params).timing("full").cycles
 seconds = time.process_time() - started
 print(json.dumps({{"before_kb": before, "peak_kb": peak_kb(), "seconds": seconds, "cycles": cycles}}))
 """
@@ -71,7 +72,9 @@ def per_call(function: Callable[[], object]) -> float:
             return elapsed / calls
 
 
-def interleaved(reference: Callable[[], object], compiled: Callable[[], object], repeats: int) -> tuple[float, float]:
+def interleaved(
+    reference: Callable[[], object], compiled: Callable[[], object], repeats: int
+) -> tuple[float, float]:
     """Median CPU seconds per call of each, measured alternately."""
     ours, theirs = [], []
     for _ in range(repeats):
@@ -89,9 +92,15 @@ def same(a: object, b: object) -> None:
 def generation_row(n: int, repeats: int) -> tuple[str, float, float]:
     shape = Shape(n, n, n)
     params = default_params(shape, MACHINE)
-    same(engine.General(shape, MACHINE, params).timing(), run_timing(MACHINE, general(shape, MACHINE, params)))
-    reference, compiled = interleaved(lambda: run_timing(MACHINE, general(shape, MACHINE, params)),
-                                      lambda: engine.General(shape, MACHINE, params).timing(), repeats)
+    same(
+        engine.General(shape, MACHINE, params).timing("full"),
+        run_timing(MACHINE, general(shape, MACHINE, params)),
+    )
+    reference, compiled = interleaved(
+        lambda: run_timing(MACHINE, general(shape, MACHINE, params)),
+        lambda: engine.General(shape, MACHINE, params).timing("full"),
+        repeats,
+    )
     return f"generation + timing at {n}^3 (general default, 64 slots)", reference, compiled
 
 
@@ -99,7 +108,9 @@ def timing_row(repeats: int) -> tuple[str, float, float]:
     shape = Shape(128, 128, 128)
     program = general(shape, MACHINE, default_params(shape, MACHINE))
     same(engine.time_program(MACHINE, program), run_timing(MACHINE, program))
-    reference, compiled = interleaved(lambda: run_timing(MACHINE, program), lambda: engine.time_program(MACHINE, program), repeats)
+    reference, compiled = interleaved(
+        lambda: run_timing(MACHINE, program), lambda: engine.time_program(MACHINE, program), repeats
+    )
     return "timing only at 128^3", reference, compiled
 
 
@@ -107,29 +118,53 @@ def chapter_rows(repeats: int) -> list[tuple[str, float, float]]:
     shape = Shape(512, 512, 512)
     rows = []
     for label, build, ours in (
-        ("blocked 4x8, 2 buffers at 512^3 (a seed point)", lambda: blocked(shape, MACHINE, 4, 8, 2), engine.Blocked(shape, MACHINE, 4, 8, 2)),
-        ("k outermost, 2 buffers at 512^3 (a seed point)", lambda: kouter(shape, MACHINE, 2), engine.KOuter(shape, MACHINE, 2)),
+        (
+            "blocked 4x8, 2 buffers at 512^3 (a seed point)",
+            lambda: blocked(shape, MACHINE, 4, 8, 2),
+            engine.Blocked(shape, MACHINE, 4, 8, 2),
+        ),
+        (
+            "k outermost, 2 buffers at 512^3 (a seed point)",
+            lambda: kouter(shape, MACHINE, 2),
+            engine.KOuter(shape, MACHINE, 2),
+        ),
     ):
-        same(ours.timing(), run_timing(MACHINE, build()))
-        reference, compiled = interleaved(lambda: run_timing(MACHINE, build()), ours.timing, repeats)
+        same(ours.timing("full"), run_timing(MACHINE, build()))
+        reference, compiled = interleaved(
+            lambda: run_timing(MACHINE, build()), lambda: ours.timing("full"), repeats
+        )
         rows.append((label, reference, compiled))
     return rows
 
 
 def strips_rows(repeats: int) -> list[tuple[str, float, float]]:
-    machine, params = Machine(slots=16), StripParams(split=2, tail=2, protect=8)  # search_spaces/strips.py's first seed
+    machine, params = (
+        Machine(slots=16),
+        StripParams(split=2, tail=2, protect=8),
+    )  # search_spaces/strips.py's first seed
     rows = []
     for n in (128, 512):
         shape = Shape(n, n, n)
-        same(engine.Strips(shape, machine, params).timing(), run_timing(machine, strips(shape, machine, params)))
-        reference, compiled = interleaved(lambda: run_timing(machine, strips(shape, machine, params)),
-                                          lambda: engine.Strips(shape, machine, params).timing(), repeats)
+        same(
+            engine.Strips(shape, machine, params).timing("full"),
+            run_timing(machine, strips(shape, machine, params)),
+        )
+        reference, compiled = interleaved(
+            lambda: run_timing(machine, strips(shape, machine, params)),
+            lambda: engine.Strips(shape, machine, params).timing("full"),
+            repeats,
+        )
         rows.append((f"strips, generation + timing at {n}^3 (16 slots)", reference, compiled))
     return rows
 
 
 def peak_row(n: int) -> dict[str, float]:
-    done = subprocess.run([sys.executable, "-c", PEAK_SCRIPT.format(root=str(ROOT), n=n)], capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", PEAK_SCRIPT.format(root=str(ROOT), n=n)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -139,10 +174,21 @@ def seconds(value: float) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=5, help="interleaved measurements per row (median kept; default 5)")
-    parser.add_argument("--skip-1024-reference", action="store_true", help="leave out 1024^3 (the reference takes seconds per call)")
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=5,
+        help="interleaved measurements per row (median kept; default 5)",
+    )
+    parser.add_argument(
+        "--skip-1024-reference",
+        action="store_true",
+        help="leave out 1024^3 (the reference takes seconds per call)",
+    )
     args = parser.parse_args()
-    engine.General(Shape(64, 64, 64), MACHINE, default_params(Shape(64, 64, 64), MACHINE)).timing()  # load the kernels
+    engine.General(Shape(64, 64, 64), MACHINE, default_params(Shape(64, 64, 64), MACHINE)).timing(
+        "full"
+    )  # load the kernels
     peak = peak_row(2048)  # first, while this process is small
     rows = [generation_row(128, args.repeats), generation_row(512, args.repeats)]
     if not args.skip_1024_reference:
@@ -150,9 +196,13 @@ def main() -> int:
     rows += [timing_row(args.repeats), *chapter_rows(args.repeats), *strips_rows(args.repeats)]
     print(f"{'measure':<58} {'reference':>11} {'compiled':>11} {'ratio':>8}")
     for label, reference, compiled in rows:
-        print(f"{label:<58} {seconds(reference):>11} {seconds(compiled):>11} {reference / compiled:>7.0f}x")
-    print(f"timing-only evaluation at 2048^3: {seconds(peak['seconds'])} CPU, peak memory {peak['peak_kb'] / 1024:.0f} MB "
-          f"(the process held {peak['before_kb'] / 1024:.0f} MB before it), {peak['cycles']} cycles")
+        print(
+            f"{label:<58} {seconds(reference):>11} {seconds(compiled):>11} {reference / compiled:>7.0f}x"
+        )
+    print(
+        f"timing-only evaluation at 2048^3: {seconds(peak['seconds'])} CPU, peak memory {peak['peak_kb'] / 1024:.0f} MB "
+        f"(the process held {peak['before_kb'] / 1024:.0f} MB before it), {peak['cycles']} cycles"
+    )
     return 0
 
 

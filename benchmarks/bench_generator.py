@@ -8,6 +8,7 @@ default schedule:
 
 Usage: python benchmarks/bench_generator.py [--reference-repeats N] [--skip-512-reference]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -54,23 +55,38 @@ def reference_seconds(machine: Machine, shape: Shape, program_tuples: list) -> f
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=3, help="repeats of our measurements (best is kept)")
-    parser.add_argument("--skip-512-reference", action="store_true", help="skip the slow reference run at 512^3")
+    parser.add_argument(
+        "--repeats", type=int, default=3, help="repeats of our measurements (best is kept)"
+    )
+    parser.add_argument(
+        "--skip-512-reference", action="store_true", help="skip the slow reference run at 512^3"
+    )
     args = parser.parse_args()
     machine = Machine(slots=64)
-    print(f"{'shape':>12} {'instructions':>12} {'gen s':>8} {'sim s':>8} {'evals/s':>8} {'reference s':>12} {'ratio (sim)':>12} {'ratio (gen+sim)':>16}")
+    print(
+        f"{'shape':>12} {'instructions':>12} {'gen s':>8} {'sim s':>8} {'evals/s':>8} {'reference s':>12} {'ratio (sim)':>12} {'ratio (gen+sim)':>16}"
+    )
     for size in (128, 512):
         shape = Shape(size, size, size)
         params = default_params(shape, machine)
         program = general(shape, machine, params)
         gen = best_time(lambda: general(shape, machine, params), args.repeats)
-        sim = best_time(lambda: simulate(machine, general(shape, machine, params)), args.repeats) - gen
+        sim = (
+            best_time(lambda: simulate(machine, general(shape, machine, params)), args.repeats)
+            - gen
+        )
         evals = 1.0 / (gen + sim)
-        ref = None if (size == 512 and args.skip_512_reference) else reference_seconds(machine, shape, program.to_tuples())
+        ref = (
+            None
+            if (size == 512 and args.skip_512_reference)
+            else reference_seconds(machine, shape, program.to_tuples())
+        )
         ref_text = f"{ref:12.2f}" if ref is not None else f"{'skipped':>12}"
         ratio = f"{ref / sim:12.0f}x" if ref is not None else f"{'-':>13}"
         ratio_all = f"{ref / (gen + sim):15.0f}x" if ref is not None else f"{'-':>16}"
-        print(f"{str(shape):>12} {len(program):>12} {gen:8.3f} {sim:8.3f} {evals:8.2f} {ref_text} {ratio} {ratio_all}")
+        print(
+            f"{str(shape):>12} {len(program):>12} {gen:8.3f} {sim:8.3f} {evals:8.2f} {ref_text} {ratio} {ratio_all}"
+        )
     return 0
 
 

@@ -26,6 +26,7 @@ the best cycles, whether every configuration ran the same trials, and the ratio 
 
 Usage: python benchmarks/bench_loop.py [--trials 1000] [--rounds 1] [--base REV] [--engine-base REV] [--only before,engine,journal]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,13 +42,15 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-BASE = "dfca672"          # main before issue 10 (the Python GA-1 engine)
-ENGINE_BASE = "f64460f"   # main with the compiled GA-1 engine (issue 11), before issue 10
+BASE = "dfca672"  # main before issue 10 (the Python GA-1 engine)
+ENGINE_BASE = "f64460f"  # main with the compiled GA-1 engine (issue 11), before issue 10
 CONFIGS = ("before", "engine", "sqlite", "journal-tpe", "journal")
-TPE_CONFIGS = ("before", "engine", "sqlite", "journal-tpe")   # the same sampler, so the same trials
+TPE_CONFIGS = ("before", "engine", "sqlite", "journal-tpe")  # the same sampler, so the same trials
 PARTS = ("sampler", "storage", "generation", "timing", "other")
 WINDOW = (900, 1000)
-WARM_UP_TRIALS = 60   # a short untimed run per configuration first: numba's on-disk cache of the engine filled
+WARM_UP_TRIALS = (
+    60  # a short untimed run per configuration first: numba's on-disk cache of the engine filled
+)
 
 
 # --- the child: one run, timed by part ---------------------------------------------------------
@@ -77,6 +80,7 @@ class PartClock:
                 self.spent[part] = self.spent.get(part, 0.0) + elapsed - self._inner.pop()
                 if self._inner:
                     self._inner[-1] += elapsed
+
         return timed
 
     def patch(self, part: str, cls: type, names: tuple[str, ...]) -> None:
@@ -92,8 +96,9 @@ def _instrument(clock: PartClock) -> None:
 
     import search_spaces.base as base
 
-    storage_methods = tuple(name for name in vars(optuna.storages.BaseStorage) if not name.startswith("__")) + (
-        "record_heartbeat", "_get_stale_trial_ids", "get_heartbeat_interval")
+    storage_methods = tuple(
+        name for name in vars(optuna.storages.BaseStorage) if not name.startswith("__")
+    ) + ("record_heartbeat", "_get_stale_trial_ids", "get_heartbeat_interval")
     for cls in (RDBStorage, _CachedStorage, JournalStorage, optuna.storages.InMemoryStorage):
         clock.patch("storage", cls, storage_methods)
     try:
@@ -109,13 +114,25 @@ def _instrument(clock: PartClock) -> None:
     samplers = [optuna.samplers.BaseSampler]
     while samplers:
         cls = samplers.pop()
-        clock.patch("sampler", cls,
-                    ("infer_relative_search_space", "sample_relative", "sample_independent", "before_trial", "after_trial"))
+        clock.patch(
+            "sampler",
+            cls,
+            (
+                "infer_relative_search_space",
+                "sample_relative",
+                "sample_independent",
+                "before_trial",
+                "after_trial",
+            ),
+        )
         samplers.extend(cls.__subclasses__())
-    if hasattr(base, "simulate"):   # the Python engine; the compiled one times as it generates: all `generation`
+    if hasattr(
+        base, "simulate"
+    ):  # the Python engine; the compiled one times as it generates: all `generation`
         base.simulate = clock.wrap("timing", base.simulate)
     try:  # the oracle evaluates; a family evaluated itself in trees before oracles were plug-ins
         from autotune.oracles.ga1 import GA1Oracle
+
         clock.patch("generation", GA1Oracle, ("evaluate",))
     except ImportError:
         families = [base.GA1Family]
@@ -127,17 +144,16 @@ def _instrument(clock: PartClock) -> None:
 
 def child(args: argparse.Namespace) -> None:
     started, wall = time.process_time(), time.perf_counter()
-    from autotune.run import objective
-    from autotune.run import pipeline
-    from autotune.run.quiet import quiet_libraries as _quiet_libraries
+    from autotune.run import objective, pipeline
     from autotune.run.plan import RunPlan
+    from autotune.run.quiet import quiet_libraries as _quiet_libraries
     from simcore.ga1.machine import Machine
     from simcore.shape import Shape
 
     _quiet_libraries()
     clock = PartClock()
     _instrument(clock)
-    snapshots: list[tuple[float, dict[str, float]]] = []   # at the start of each objective call
+    snapshots: list[tuple[float, dict[str, float]]] = []  # at the start of each objective call
     call = objective.Objective.__call__
 
     def observed(self, trial):  # type: ignore[no-untyped-def]
@@ -146,15 +162,22 @@ def child(args: argparse.Namespace) -> None:
 
     objective.Objective.__call__ = observed
     trials: list[str] = []
-    finish = pipeline.finish
+    from autotune.run import finish as finishing
+
+    finish = finishing.finish
 
     def finished(study, *rest, **options):  # type: ignore[no-untyped-def]
-        trials.extend(json.dumps([t.number, t.state.name, t.params, t.values], sort_keys=True) for t in study.trials)
+        trials.extend(
+            json.dumps([t.number, t.state.name, t.params, t.values], sort_keys=True)
+            for t in study.trials
+        )
         return finish(study, *rest, **options)
 
-    pipeline.finish = finished
+    finishing.finish = finished
     optimise = pipeline.optimise
-    loop: dict[str, float] = {}   # by part, within the optimise loop only (not opening, seeding, ranking)
+    loop: dict[
+        str, float
+    ] = {}  # by part, within the optimise loop only (not opening, seeding, ranking)
 
     def timed_optimise(*rest, **options):  # type: ignore[no-untyped-def]
         before, spent = time.thread_time(), dict(clock.spent)
@@ -166,11 +189,20 @@ def child(args: argparse.Namespace) -> None:
     pipeline.optimise = timed_optimise
     results = Path(args.results)
     storage = f"sqlite:///{results / 'bench.db'}" if args.storage == "sqlite" else None
-    chosen = {"sampler": args.sampler} if args.sampler else {}   # older code: its own default (TPE)
-    spaces = {"spaces": args.spaces} if args.spaces else {}   # older code: its own default
-    outcome = pipeline.run(RunPlan.of_shape(Shape(128, 128, 128), Machine(slots=64), **spaces),
-                           pipeline.RunOptions(trials=args.trials, seed=0, study="bench", storage=storage, results=results,
-                                               progress=False, **chosen))
+    chosen = {"sampler": args.sampler} if args.sampler else {}  # older code: its own default (TPE)
+    spaces = {"spaces": args.spaces} if args.spaces else {}  # older code: its own default
+    outcome = pipeline.run(
+        RunPlan.of_shape(Shape(128, 128, 128), Machine(slots=64), **spaces),
+        pipeline.RunOptions(
+            trials=args.trials,
+            seed=0,
+            study="bench",
+            storage=storage,
+            results=results,
+            progress=False,
+            **chosen,
+        ),
+    )
     total, wall = time.process_time() - started, time.perf_counter() - wall
     parts = {p: loop.get(p, 0.0) for p in PARTS if p != "other"}
     parts["other"] = loop["all"] - sum(parts.values())
@@ -182,8 +214,19 @@ def child(args: argparse.Namespace) -> None:
         window["other"] = (t2 - t1) - sum(window.values())
         window["trials"] = high - 1 - low
     frame = outcome.studies[0].frame
-    print(json.dumps({"parts": parts, "window": window, "trials": len(snapshots), "total": total, "wall": wall,
-                      "best": int(frame["cycles"].iloc[0]), "history": hashlib.sha256("\n".join(trials).encode()).hexdigest()}))
+    print(
+        json.dumps(
+            {
+                "parts": parts,
+                "window": window,
+                "trials": len(snapshots),
+                "total": total,
+                "wall": wall,
+                "best": int(frame["cycles"].iloc[0]),
+                "history": hashlib.sha256("\n".join(trials).encode()).hexdigest(),
+            }
+        )
+    )
 
 
 # --- the parent: interleaved runs and the table ------------------------------------------------
@@ -191,7 +234,9 @@ def child(args: argparse.Namespace) -> None:
 
 def export(revision: str, folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", revision], check=True, capture_output=True).stdout
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", revision], check=True, capture_output=True
+    ).stdout
     subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
     return folder
 
@@ -199,11 +244,27 @@ def export(revision: str, folder: Path) -> Path:
 def run_one(config: str, code: Path, trials: int) -> dict:
     with tempfile.TemporaryDirectory(prefix=f"bench-loop-{config}-") as results:
         env = {**os.environ, "PYTHONPATH": str(code)}
-        command = [sys.executable, str(Path(__file__).resolve()), "--child", "--trials", str(trials), "--results", results,
-                   "--storage", "sqlite" if config == "sqlite" else "default"]
+        command = [
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "--child",
+            "--trials",
+            str(trials),
+            "--results",
+            results,
+            "--storage",
+            "sqlite" if config == "sqlite" else "default",
+        ]
         if config in ("sqlite", "journal-tpe"):
-            command += ["--sampler", "tpe", "--spaces", "chapter,general"]   # the tuner before issue 12
-        done = subprocess.run(command, cwd=results, env=env, capture_output=True, text=True, check=False)
+            command += [
+                "--sampler",
+                "tpe",
+                "--spaces",
+                "chapter,general",
+            ]  # the tuner before issue 12
+        done = subprocess.run(
+            command, cwd=results, env=env, capture_output=True, text=True, check=False
+        )
         if done.returncode != 0:
             raise SystemExit(f"{config} run failed:\n{done.stderr[-3000:]}")
         return json.loads(done.stdout.strip().splitlines()[-1])
@@ -212,38 +273,111 @@ def run_one(config: str, code: Path, trials: int) -> dict:
 def table(found: dict[str, list[dict]], trials: int) -> str:
     names = list(found)
     mean = lambda config, f: sum(f(r) for r in found[config]) / len(found[config])  # noqa: E731
-    lines = [f"CPU ms per trial, mean of {len(found[names[0]])} run(s) each; whole run | trials {WINDOW[0]}-{WINDOW[1] - 1}",
-             f"{'part':<12}" + "".join(f"{n:>22}" for n in names)]
+    lines = [
+        f"CPU ms per trial, mean of {len(found[names[0]])} run(s) each; whole run | trials {WINDOW[0]}-{WINDOW[1] - 1}",
+        f"{'part':<12}" + "".join(f"{n:>22}" for n in names),
+    ]
     for part in (*PARTS, "total"):
         cells = []
         for config in names:
-            whole = mean(config, lambda r: (sum(r["parts"].get(p, 0.0) for p in PARTS) if part == "total" else r["parts"].get(part, 0.0)) / r["trials"] * 1000)
-            late = mean(config, lambda r: ((sum(r["window"].get(p, 0.0) for p in PARTS) if part == "total" else r["window"].get(part, 0.0))
-                                           / r["window"]["trials"] * 1000) if r["window"] else float("nan"))
+            whole = mean(
+                config,
+                lambda r: (
+                    (
+                        sum(r["parts"].get(p, 0.0) for p in PARTS)
+                        if part == "total"
+                        else r["parts"].get(part, 0.0)
+                    )
+                    / r["trials"]
+                    * 1000
+                ),
+            )
+            late = mean(
+                config,
+                lambda r: (
+                    (
+                        (
+                            sum(r["window"].get(p, 0.0) for p in PARTS)
+                            if part == "total"
+                            else r["window"].get(part, 0.0)
+                        )
+                        / r["window"]["trials"]
+                        * 1000
+                    )
+                    if r["window"]
+                    else float("nan")
+                ),
+            )
             cells.append(f"{whole:9.1f} | {late:6.1f}")
         lines.append(f"{part:<12}" + "".join(f"{c:>22}" for c in cells))
-    overhead = {c: mean(c, lambda r: sum(r["parts"].get(p, 0.0) for p in PARTS if p not in ("generation", "timing")) / r["trials"] * 1000) for c in names}
-    lines.append(f"{'overhead':<12}" + "".join(f"{overhead[c]:>20.1f}  " for c in names) + "  (all but generation and timing)")
-    lines.append(f"{'run CPU s':<12}" + "".join(f"{mean(c, lambda r: r['total']):>20.1f}  " for c in names))
-    lines.append(f"{'run wall s':<12}" + "".join(f"{mean(c, lambda r: r['wall']):>20.1f}  " for c in names))
-    lines.append(f"{'best cycles':<12}" + "".join(f"{'/'.join(str(r['best']) for r in found[c]):>20}  " for c in names))
-    histories = {r["history"] for config, runs in found.items() if config in TPE_CONFIGS for r in runs}
+    overhead = {
+        c: mean(
+            c,
+            lambda r: (
+                sum(r["parts"].get(p, 0.0) for p in PARTS if p not in ("generation", "timing"))
+                / r["trials"]
+                * 1000
+            ),
+        )
+        for c in names
+    }
+    lines.append(
+        f"{'overhead':<12}"
+        + "".join(f"{overhead[c]:>20.1f}  " for c in names)
+        + "  (all but generation and timing)"
+    )
+    lines.append(
+        f"{'run CPU s':<12}" + "".join(f"{mean(c, lambda r: r['total']):>20.1f}  " for c in names)
+    )
+    lines.append(
+        f"{'run wall s':<12}" + "".join(f"{mean(c, lambda r: r['wall']):>20.1f}  " for c in names)
+    )
+    lines.append(
+        f"{'best cycles':<12}"
+        + "".join(f"{'/'.join(str(r['best']) for r in found[c]):>20}  " for c in names)
+    )
+    histories = {
+        r["history"] for config, runs in found.items() if config in TPE_CONFIGS for r in runs
+    }
     if histories:
-        lines.append(f"same {trials} trials (number, state, parameters, values) in every TPE run: {'yes' if len(histories) == 1 else 'NO'}")
+        lines.append(
+            f"same {trials} trials (number, state, parameters, values) in every TPE run: {'yes' if len(histories) == 1 else 'NO'}"
+        )
     for new in ("journal-tpe", "journal"):
         for old in ("before", "engine"):
             if new in found and old in found:
-                lines.append(f"whole-run CPU, {old} / {new}: {mean(old, lambda r: r['total']) / mean(new, lambda r: r['total']):.2f}x")
+                lines.append(
+                    f"whole-run CPU, {old} / {new}: {mean(old, lambda r: r['total']) / mean(new, lambda r: r['total']):.2f}x"
+                )
     return "\n".join(lines)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--trials", type=int, default=1000, help="trials per run (default 1000; fewer for a quick look)")
-    parser.add_argument("--rounds", type=int, default=1, help="runs of each configuration, interleaved (default 1)")
-    parser.add_argument("--base", default=BASE, help=f"git revision of `before` (default {BASE}, main before issue 10)")
-    parser.add_argument("--engine-base", default=ENGINE_BASE, help=f"git revision of `engine` (default {ENGINE_BASE})")
-    parser.add_argument("--only", default=",".join(CONFIGS), help=f"configurations to run (default {','.join(CONFIGS)})")
+    parser.add_argument(
+        "--trials",
+        type=int,
+        default=1000,
+        help="trials per run (default 1000; fewer for a quick look)",
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="runs of each configuration, interleaved (default 1)"
+    )
+    parser.add_argument(
+        "--base",
+        default=BASE,
+        help=f"git revision of `before` (default {BASE}, main before issue 10)",
+    )
+    parser.add_argument(
+        "--engine-base",
+        default=ENGINE_BASE,
+        help=f"git revision of `engine` (default {ENGINE_BASE})",
+    )
+    parser.add_argument(
+        "--only",
+        default=",".join(CONFIGS),
+        help=f"configurations to run (default {','.join(CONFIGS)})",
+    )
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--results", help=argparse.SUPPRESS)
     parser.add_argument("--storage", help=argparse.SUPPRESS)
@@ -263,15 +397,19 @@ def main() -> int:
         for config, revision in (("before", args.base), ("engine", args.engine_base)):
             if config in configs:
                 code[config] = export(revision, Path(folder) / config)
-        for config in configs:   # compile (or load) the GA-1 engine's kernels once per code folder, untimed
+        for (
+            config
+        ) in configs:  # compile (or load) the GA-1 engine's kernels once per code folder, untimed
             print(f"warm-up: {config} ...", file=sys.stderr, flush=True)
             run_one(config, code[config], WARM_UP_TRIALS)
         for round_number in range(args.rounds):
             for config in configs:
                 print(f"round {round_number + 1}: {config} ...", file=sys.stderr, flush=True)
                 found[config].append(run_one(config, code[config], args.trials))
-    print(f"default study 128x128x128, 64 slots, seed 0, {args.trials} trials; before = {args.base}, engine = {args.engine_base}; "
-          "journal runs the default sampler (guided), the others TPE")
+    print(
+        f"default study 128x128x128, 64 slots, seed 0, {args.trials} trials; before = {args.base}, engine = {args.engine_base}; "
+        "journal runs the default sampler (guided), the others TPE"
+    )
     print(table(found, args.trials))
     return 0
 

@@ -19,6 +19,7 @@ encoding); `tpe` is the tuner before issue 12 (`--sampler tpe --space chapter,ge
 encoding, the general family seeded with its default block only, as then); `random` is random
 search over the same spaces and seeds as `tpe` (the issue's baseline). The
 others are ablations of the default (see CONFIGS)."""
+
 from __future__ import annotations
 
 import argparse
@@ -27,8 +28,8 @@ import json
 import random
 import shutil
 import statistics
-import tempfile
 import sys
+import tempfile
 import time
 import warnings
 from dataclasses import dataclass
@@ -40,18 +41,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import optuna  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from autotune.results.leaderboard import json_rows  # noqa: E402
+from autotune.run import pipeline  # noqa: E402
+from autotune.run.plan import RunPlan  # noqa: E402
+from autotune.search.guided import GuidedSampler  # noqa: E402
+from autotune.storage import MEMORY, local_storage, read_study  # noqa: E402
+from search_spaces.general import GeneralFamily  # noqa: E402
+from search_spaces.registry import DEFAULT_SPACES, LEGACY_SPACES  # noqa: E402
 from simcore.ga1.lower_bounds import lower_bound  # noqa: E402
 from simcore.ga1.machine import machine_from, parse_overrides  # noqa: E402
 from simcore.shape import Shape, parse_shape  # noqa: E402
-
-from search_spaces.general import GeneralFamily  # noqa: E402
-from search_spaces.registry import DEFAULT_SPACES, LEGACY_SPACES  # noqa: E402
-
-from autotune.run import pipeline  # noqa: E402
-from autotune.search.guided import GuidedSampler  # noqa: E402
-from autotune.results.leaderboard import json_rows  # noqa: E402
-from autotune.storage import MEMORY, local_storage, read_study  # noqa: E402
-from autotune.run.plan import RunPlan  # noqa: E402
 
 RATIOS = (1.05, 1.02, 1.01)
 BUDGETS = (100, 300, 1000)
@@ -63,34 +62,81 @@ CONFIGS: dict[str, tuple[str, str, Factory | None]] = {
     "tpe": ("tpe", LEGACY, None),
     "random": ("random", LEGACY, None),
     # Ablations: what each part of the default is worth.
-    "tpe-conditional": ("guided", DEFAULT, lambda search, seed: optuna.samplers.TPESampler(
-        seed=seed, multivariate=True, group=True, n_startup_trials=20, constant_liar=True)),
+    "tpe-conditional": (
+        "guided",
+        DEFAULT,
+        lambda search, seed: optuna.samplers.TPESampler(
+            seed=seed, multivariate=True, group=True, n_startup_trials=20, constant_liar=True
+        ),
+    ),
     "tpe-flat-strips": ("tpe", DEFAULT, None),
-    "guided-no-momentum": ("guided", DEFAULT, lambda search, seed: GuidedSampler(search, seed, momentum=False)),
-    "guided-explore-2": ("guided", DEFAULT, lambda search, seed: GuidedSampler(search, seed, explore_every=2, stall=0)),
-    "guided-random-explore": ("guided", DEFAULT, lambda search, seed: GuidedSampler(search, seed, explorer="random")),
-    "guided-no-pairs": ("guided", DEFAULT, lambda search, seed: GuidedSampler(search, seed, pairs=False)),
+    "guided-no-momentum": (
+        "guided",
+        DEFAULT,
+        lambda search, seed: GuidedSampler(search, seed, momentum=False),
+    ),
+    "guided-explore-2": (
+        "guided",
+        DEFAULT,
+        lambda search, seed: GuidedSampler(search, seed, explore_every=2, stall=0),
+    ),
+    "guided-random-explore": (
+        "guided",
+        DEFAULT,
+        lambda search, seed: GuidedSampler(search, seed, explorer="random"),
+    ),
+    "guided-no-pairs": (
+        "guided",
+        DEFAULT,
+        lambda search, seed: GuidedSampler(search, seed, pairs=False),
+    ),
     "guided-legacy-spaces": ("guided", LEGACY, None),
-    "guided-turns": ("guided", DEFAULT, lambda search, seed: GuidedSampler(search, seed, allotment="turns")),
+    "guided-turns": (
+        "guided",
+        DEFAULT,
+        lambda search, seed: GuidedSampler(search, seed, allotment="turns"),
+    ),
 }
 TODAY = ("tpe", "random")  # the configurations that run as before issue 12
 # Shapes and machines the issue does not tune by name (goal 3): (shape, machine overrides).
 CASES: tuple[tuple[str, str], ...] = (
-    ("96x200x40", "slots=16"), ("1024x64x256", "slots=16"), ("200x96x136", "slots=20"), ("256x128x64", "slots=24"),
-    ("64x512x64", "slots=12"), ("384x128x256", "slots=48"), ("128x128x128", "slots=16,dma_setup=4"),
-    ("256x256x128", "slots=32,mxu_cycles=4"), ("160x320x96", "slots=28"), ("512x96x128", "slots=40,dma_words_per_cycle=32"),
+    ("96x200x40", "slots=16"),
+    ("1024x64x256", "slots=16"),
+    ("200x96x136", "slots=20"),
+    ("256x128x64", "slots=24"),
+    ("64x512x64", "slots=12"),
+    ("384x128x256", "slots=48"),
+    ("128x128x128", "slots=16,dma_setup=4"),
+    ("256x256x128", "slots=32,mxu_cycles=4"),
+    ("160x320x96", "slots=28"),
+    ("512x96x128", "slots=40,dma_words_per_cycle=32"),
     ("72x136x200", "slots=18"),
 )
 # With --all-cases, also: six chosen after the strip ranges were widened, six more, and ten drawn at random
 # (random.Random(20261201): each side 8 x 6..64, slots of 12..64; see the README).
 MORE_CASES: tuple[tuple[str, str], ...] = (
-    ("48x176x112", "slots=14"), ("320x64x192", "slots=22"), ("112x240x80", "slots=26,dma_setup=8"), ("640x128x96", "slots=36"),
-    ("96x96x384", "slots=20,mxu_cycles=2"), ("224x160x160", "slots=56,dma_words_per_cycle=8"),
-    ("200x312x96", "slots=24"), ("384x64x512", "slots=48"), ("160x160x240", "slots=20"), ("56x448x88", "slots=12"),
-    ("264x200x136", "slots=40"), ("120x96x352", "slots=28"),
-    ("120x504x168", "slots=20"), ("160x144x128", "slots=16"), ("504x88x160", "slots=20"), ("208x496x64", "slots=48"),
-    ("472x136x360", "slots=16"), ("200x448x128", "slots=56"), ("352x328x376", "slots=32"), ("352x328x472", "slots=28"),
-    ("248x512x280", "slots=64"), ("344x344x96", "slots=56"),
+    ("48x176x112", "slots=14"),
+    ("320x64x192", "slots=22"),
+    ("112x240x80", "slots=26,dma_setup=8"),
+    ("640x128x96", "slots=36"),
+    ("96x96x384", "slots=20,mxu_cycles=2"),
+    ("224x160x160", "slots=56,dma_words_per_cycle=8"),
+    ("200x312x96", "slots=24"),
+    ("384x64x512", "slots=48"),
+    ("160x160x240", "slots=20"),
+    ("56x448x88", "slots=12"),
+    ("264x200x136", "slots=40"),
+    ("120x96x352", "slots=28"),
+    ("120x504x168", "slots=20"),
+    ("160x144x128", "slots=16"),
+    ("504x88x160", "slots=20"),
+    ("208x496x64", "slots=48"),
+    ("472x136x360", "slots=16"),
+    ("200x448x128", "slots=56"),
+    ("352x328x376", "slots=32"),
+    ("352x328x472", "slots=28"),
+    ("248x512x280", "slots=64"),
+    ("344x344x96", "slots=56"),
 )
 
 
@@ -131,26 +177,29 @@ class TimedSampler(optuna.samplers.BaseSampler):
 _make_sampler = pipeline.make_sampler
 _factory: list[Factory | None] = [None]  # the running configuration's own sampler, if any
 pipeline.make_sampler = lambda name, seed, search=None: TimedSampler(  # type: ignore[assignment]
-    _factory[0](search, seed) if _factory[0] else _make_sampler(name, seed, search))
+    _factory[0](search, seed) if _factory[0] else _make_sampler(name, seed, search)
+)
 
 
 @dataclass
 class Run:
     config: str
-    label: str          # the case: shape and machine
+    label: str  # the case: shape and machine
     seed: int
     trials: int
     bound: int
-    best_by_trial: list[float]   # best cycles after each trial (inf before any feasible)
-    sampler_ms: float            # sampler CPU per trial
-    cpu_s: float                 # the whole run's CPU
-    top: dict[str, object]       # the winner's leaderboard row
-    donors: list[str]            # the studies transferred from
+    best_by_trial: list[float]  # best cycles after each trial (inf before any feasible)
+    sampler_ms: float  # sampler CPU per trial
+    cpu_s: float  # the whole run's CPU
+    top: dict[str, object]  # the winner's leaderboard row
+    donors: list[str]  # the studies transferred from
     study: str
-    seeded: int                  # trials enqueued before any is sampled (the families' baseline points)
+    seeded: int  # trials enqueued before any is sampled (the families' baseline points)
 
     def first(self, ratio: float) -> int | None:
-        return next((i + 1 for i, b in enumerate(self.best_by_trial) if b <= ratio * self.bound), None)
+        return next(
+            (i + 1 for i, b in enumerate(self.best_by_trial) if b <= ratio * self.bound), None
+        )
 
     def best_at(self, budget: int) -> float | None:
         return self.best_by_trial[budget - 1] if budget <= len(self.best_by_trial) else None
@@ -171,42 +220,87 @@ def seeded_as_before(config: str) -> Iterator[None]:
         GeneralFamily.seed_points = own  # type: ignore[method-assign]
 
 
-def run_once(config: str, shape: Shape, overrides: str, seed: int, trials: int, results: Path | None = None,
-             transfer: bool = False) -> Run:
+def run_once(
+    config: str,
+    shape: Shape,
+    overrides: str,
+    seed: int,
+    trials: int,
+    results: Path | None = None,
+    transfer: bool = False,
+) -> Run:
     """One run; in memory, or with `results` in the default storage there (for transfer)."""
     with seeded_as_before(config):
         return _run_once(config, shape, overrides, seed, trials, results, transfer)
 
 
-def _run_once(config: str, shape: Shape, overrides: str, seed: int, trials: int, results: Path | None,
-              transfer: bool) -> Run:
+def _run_once(
+    config: str,
+    shape: Shape,
+    overrides: str,
+    seed: int,
+    trials: int,
+    results: Path | None,
+    transfer: bool,
+) -> Run:
     sampler, spaces, _factory[0] = CONFIGS[config]
     machine = machine_from(parse_overrides(overrides), None)
     spec = RunPlan.of_shape(shape, machine, spaces=spaces)
     name = f"bench-{config}-{seed}-{shape}-{overrides}".replace(",", "-").replace("=", "")
-    options = pipeline.RunOptions(trials=trials, sampler=sampler, seed=seed, storage=None if results else MEMORY, verify_top=1,
-                                  write=False, study=name + ("-transfer" if transfer else ""), results=results or Path("results"),
-                                  transfer=transfer)
+    options = pipeline.RunOptions(
+        trials=trials,
+        sampler=sampler,
+        seed=seed,
+        storage=None if results else MEMORY,
+        verify_top=1,
+        write=False,
+        study=name + ("-transfer" if transfer else ""),
+        results=results or Path("results"),
+        transfer=transfer,
+    )
     TimedSampler.spent = 0.0
     started = time.process_time()
     outcome = pipeline.run(spec, options)
     cpu = time.process_time() - started
     frame = outcome.studies[0].frame
-    found = {int(t): float(c) for t, c, ok in zip(frame["trial"], frame["cycles"], frame["feasible"]) if not pd.isna(c) and bool(ok)}
+    found = {
+        int(t): float(c)
+        for t, c, ok in zip(frame["trial"], frame["cycles"], frame["feasible"])
+        if not pd.isna(c) and bool(ok)
+    }
     best, trajectory = float("inf"), []
     for number in range(trials):
         best = min(best, found.get(number, float("inf")))
         trajectory.append(best)
     top = json_rows(frame.head(1))[0]
     donors = []
-    if transfer and results is not None:  # where the transferred trials came from, as they recorded it
+    if (
+        transfer and results is not None
+    ):  # where the transferred trials came from, as they recorded it
         study = read_study(str(local_storage(results, outcome.name)), outcome.name)
         assert study is not None
-        donors = sorted({f"{t.user_attrs['transfer']['shape']} {t.user_attrs['transfer']['machine'].split(',')[1]}"
-                         for t in study.trials if t.user_attrs.get("source") == "transfer"})
-    (_, search), = spec.searches()
-    return Run(config, f"{shape} {overrides}", seed, trials, lower_bound(shape, machine), trajectory,
-               1000 * TimedSampler.spent / trials, cpu, top, donors, outcome.name, len(search.seeds()))
+        donors = sorted(
+            {
+                f"{t.user_attrs['transfer']['shape']} {t.user_attrs['transfer']['machine'].split(',')[1]}"
+                for t in study.trials
+                if t.user_attrs.get("source") == "transfer"
+            }
+        )
+    ((_, search),) = spec.searches()
+    return Run(
+        config,
+        f"{shape} {overrides}",
+        seed,
+        trials,
+        lower_bound(shape, machine),
+        trajectory,
+        1000 * TimedSampler.spent / trials,
+        cpu,
+        top,
+        donors,
+        outcome.name,
+        len(search.seeds()),
+    )
 
 
 def fmt(value: float | int | None) -> str:
@@ -214,28 +308,57 @@ def fmt(value: float | int | None) -> str:
 
 
 def table(runs: Sequence[Run], budgets: Sequence[int]) -> str:
-    head = ("| config | seed | " + " | ".join(f"trials to {r}x" for r in RATIOS) + " | "
-            + " | ".join(f"best at {b:,}" for b in budgets) + " | sampler ms/trial |")
+    head = (
+        "| config | seed | "
+        + " | ".join(f"trials to {r}x" for r in RATIOS)
+        + " | "
+        + " | ".join(f"best at {b:,}" for b in budgets)
+        + " | sampler ms/trial |"
+    )
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for run in runs:
-        lines.append(f"| {run.config} | {run.seed} | " + " | ".join(fmt(run.first(r)) for r in RATIOS) + " | "
-                     + " | ".join(fmt(run.best_at(b)) for b in budgets) + f" | {run.sampler_ms:.1f} |")
+        lines.append(
+            f"| {run.config} | {run.seed} | "
+            + " | ".join(fmt(run.first(r)) for r in RATIOS)
+            + " | "
+            + " | ".join(fmt(run.best_at(b)) for b in budgets)
+            + f" | {run.sampler_ms:.1f} |"
+        )
     for config in dict.fromkeys(r.config for r in runs):
         mine = [r for r in runs if r.config == config]
-        worst = [None if any(r.first(x) is None for r in mine) else max(r.first(x) for r in mine) for x in RATIOS]  # type: ignore[type-var]
-        lines.append(f"| {config} | worst | " + " | ".join(fmt(w) for w in worst) + " | "
-                     + " | ".join(fmt(max((r.best_at(b) or 0) for r in mine) if all(r.best_at(b) for r in mine) else None) for b in budgets)
-                     + f" | {statistics.mean(r.sampler_ms for r in mine):.1f} (mean) |")
+        worst = [
+            None if any(r.first(x) is None for r in mine) else max(r.first(x) for r in mine)
+            for x in RATIOS
+        ]  # type: ignore[type-var]
+        lines.append(
+            f"| {config} | worst | "
+            + " | ".join(fmt(w) for w in worst)
+            + " | "
+            + " | ".join(
+                fmt(
+                    max((r.best_at(b) or 0) for r in mine)
+                    if all(r.best_at(b) for r in mine)
+                    else None
+                )
+                for b in budgets
+            )
+            + f" | {statistics.mean(r.sampler_ms for r in mine):.1f} (mean) |"
+        )
     return "\n".join(lines)
 
 
 def winners(runs: Sequence[Run]) -> str:
-    lines = ["| case | config | seed | cycles | tiles moved | DMA busy | MXU busy | / bound | verified |", "|" + "---|" * 9]
+    lines = [
+        "| case | config | seed | cycles | tiles moved | DMA busy | MXU busy | / bound | verified |",
+        "|" + "---|" * 9,
+    ]
     for run in runs:
         top = run.top
-        lines.append(f"| {run.label} | {run.config} | {run.seed} | {fmt(top['cycles'])} | {fmt(top['tiles_moved'])} | "  # type: ignore[arg-type]
-                     f"{float(top['dma_busy']):.1%} | {float(top['mxu_util']):.1%} | {float(top['cycles']) / run.bound:.3f} | "  # type: ignore[arg-type]
-                     f"{top['verified']} |")
+        lines.append(
+            f"| {run.label} | {run.config} | {run.seed} | {fmt(top['cycles'])} | {fmt(top['tiles_moved'])} | "  # type: ignore[arg-type]
+            f"{float(top['dma_busy']):.1%} | {float(top['mxu_util']):.1%} | {float(top['cycles']) / run.bound:.3f} | "  # type: ignore[arg-type]
+            f"{top['verified']} |"
+        )
     return "\n".join(lines)
 
 
@@ -245,16 +368,28 @@ def slots_table(args: argparse.Namespace) -> None:
     for seed in args.seeds:
         for slots in args.slots:
             for config in args.configs:
-                run = run_once(config, shape, ",".join(filter(None, [f"slots={slots}", args.machine])), seed, args.trials)
+                run = run_once(
+                    config,
+                    shape,
+                    ",".join(filter(None, [f"slots={slots}", args.machine])),
+                    seed,
+                    args.trials,
+                )
                 runs.append(run)
-                print(f"# {run.label} {config} seed {seed}: best {fmt(run.best_by_trial[-1])}, sampler {run.sampler_ms:.1f} ms/trial, "
-                      f"run {run.cpu_s:.1f} s CPU", file=sys.stderr, flush=True)
+                print(
+                    f"# {run.label} {config} seed {seed}: best {fmt(run.best_by_trial[-1])}, sampler {run.sampler_ms:.1f} ms/trial, "
+                    f"run {run.cpu_s:.1f} s CPU",
+                    file=sys.stderr,
+                    flush=True,
+                )
     budgets = [b for b in BUDGETS if b <= args.trials] or [args.trials]
     for slots in args.slots:
         label = f"{shape} " + ",".join(filter(None, [f"slots={slots}", args.machine]))
         mine = [r for r in runs if r.label == label]
         print(f"\n### {label}: lower bound {fmt(mine[0].bound)}\n")
-        print(table(sorted(mine, key=lambda r: (list(args.configs).index(r.config), r.seed)), budgets))
+        print(
+            table(sorted(mine, key=lambda r: (list(args.configs).index(r.config), r.seed)), budgets)
+        )
     print("\n### The winners\n")
     print(winners([r for r in runs if r.seed == args.seeds[0]]))
 
@@ -267,24 +402,39 @@ def cases_table(args: argparse.Namespace) -> None:
             old = run_once("tpe", parse_shape(shape), overrides, seed, args.old_trials)
             new = run_once("guided", parse_shape(shape), overrides, seed, args.new_trials)
             rows.append((old, new))
-            print(f"# {shape} {overrides} seed {seed}: tpe {fmt(old.best_by_trial[-1])}, guided {fmt(new.best_by_trial[-1])}",
-                  file=sys.stderr, flush=True)
+            print(
+                f"# {shape} {overrides} seed {seed}: tpe {fmt(old.best_by_trial[-1])}, guided {fmt(new.best_by_trial[-1])}",
+                file=sys.stderr,
+                flush=True,
+            )
     # "baseline": the best of the guided study's enqueued baseline points alone (before any sampling).
-    print(f"\n| case | seed | bound | tpe, {args.old_trials:,} trials | / bound | guided, {args.new_trials:,} trials | / bound | change "
-          "| guided's baseline points alone |")
+    print(
+        f"\n| case | seed | bound | tpe, {args.old_trials:,} trials | / bound | guided, {args.new_trials:,} trials | / bound | change "
+        "| guided's baseline points alone |"
+    )
     print("|" + "---|" * 9)
     changes = []
     for old, new in rows:
         a, b = old.best_by_trial[-1], new.best_by_trial[-1]
         changes.append(b / a - 1)
-        print(f"| {old.label} | {old.seed} | {fmt(old.bound)} | {fmt(a)} | {a / old.bound:.3f} | {fmt(b)} | {b / new.bound:.3f} | {b / a - 1:+.1%} "
-              f"| {fmt(new.best_at(new.seeded))} |")
-    print(f"\nmean change {statistics.mean(changes):+.2%}, worst {max(changes):+.2%}, best {min(changes):+.2%}")
+        print(
+            f"| {old.label} | {old.seed} | {fmt(old.bound)} | {fmt(a)} | {a / old.bound:.3f} | {fmt(b)} | {b / new.bound:.3f} | {b / a - 1:+.1%} "
+            f"| {fmt(new.best_at(new.seeded))} |"
+        )
+    print(
+        f"\nmean change {statistics.mean(changes):+.2%}, worst {max(changes):+.2%}, best {min(changes):+.2%}"
+    )
     # The issue's cases: where today's tuner stops between 1.03x and 1.32x the bound.
-    named = [change for change, (old, _) in zip(changes, rows) if 1.03 <= old.best_by_trial[-1] / old.bound <= 1.32]
+    named = [
+        change
+        for change, (old, _) in zip(changes, rows)
+        if 1.03 <= old.best_by_trial[-1] / old.bound <= 1.32
+    ]
     if named:
-        print(f"where today's tuner ends at 1.03x-1.32x the bound ({len(named)} cases): mean change "
-              f"{statistics.mean(named):+.2%}, worst {max(named):+.2%}")
+        print(
+            f"where today's tuner ends at 1.03x-1.32x the bound ({len(named)} cases): mean change "
+            f"{statistics.mean(named):+.2%}, worst {max(named):+.2%}"
+        )
     print("\n" + winners([new for _, new in rows]))
 
 
@@ -324,8 +474,12 @@ def distribution_table(args: argparse.Namespace) -> None:
             cache.write_text(json.dumps(reuse, indent=0))
         new = run_once("guided", parse_shape(shape), overrides, 0, args.new_trials)
         rows.append((new, old))
-        print(f"# {new.label}: tpe {fmt(old)}, guided {fmt(new.best_by_trial[-1])} ({new.best_by_trial[-1] / old - 1:+.2%}), "
-              f"{new.top['family']}", file=sys.stderr, flush=True)
+        print(
+            f"# {new.label}: tpe {fmt(old)}, guided {fmt(new.best_by_trial[-1])} ({new.best_by_trial[-1] / old - 1:+.2%}), "
+            f"{new.top['family']}",
+            file=sys.stderr,
+            flush=True,
+        )
     text = distribution_markdown(rows, args)
     print(text)
     if args.write:
@@ -335,15 +489,22 @@ def distribution_table(args: argparse.Namespace) -> None:
 def distribution_markdown(rows: Sequence[tuple[Run, float]], args: argparse.Namespace) -> str:
     changes = sorted(new.best_by_trial[-1] / old - 1 for new, old in rows)
     q1, median, q3 = statistics.quantiles(changes, n=4, method="inclusive")
-    lines = [f"| cases | mean | min | 25% | median | 75% | max | worse than +0.5% | worse |", "|" + "---|" * 9,
-             f"| {len(changes)} | {statistics.mean(changes):+.2%} | {changes[0]:+.2%} | {q1:+.2%} | {median:+.2%} | {q3:+.2%} "
-             f"| {changes[-1]:+.2%} | {sum(c > 0.005 for c in changes)} | {sum(c > 0 for c in changes)} |", "",
-             f"| case | bound | tpe, {args.old_trials:,} trials | / bound | guided, {args.new_trials:,} trials | / bound | change "
-             "| guided's winner |", "|" + "---|" * 8]
+    lines = [
+        "| cases | mean | min | 25% | median | 75% | max | worse than +0.5% | worse |",
+        "|" + "---|" * 9,
+        f"| {len(changes)} | {statistics.mean(changes):+.2%} | {changes[0]:+.2%} | {q1:+.2%} | {median:+.2%} | {q3:+.2%} "
+        f"| {changes[-1]:+.2%} | {sum(c > 0.005 for c in changes)} | {sum(c > 0 for c in changes)} |",
+        "",
+        f"| case | bound | tpe, {args.old_trials:,} trials | / bound | guided, {args.new_trials:,} trials | / bound | change "
+        "| guided's winner |",
+        "|" + "---|" * 8,
+    ]
     for new, old in sorted(rows, key=lambda row: row[0].best_by_trial[-1] / row[1]):
         best = new.best_by_trial[-1]
-        lines.append(f"| {new.label} | {fmt(new.bound)} | {fmt(old)} | {old / new.bound:.3f} | {fmt(best)} | {best / new.bound:.3f} "
-                     f"| {best / old - 1:+.2%} | {new.top['family']} |")
+        lines.append(
+            f"| {new.label} | {fmt(new.bound)} | {fmt(old)} | {old / new.bound:.3f} | {fmt(best)} | {best / new.bound:.3f} "
+            f"| {best / old - 1:+.2%} | {new.top['family']} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -351,21 +512,38 @@ def transfer_table(args: argparse.Namespace) -> None:
     """Transfer: donors tuned first (studies in their default storage in a scratch folder), then each target with
     and without --transfer; trials to 1.02x and 1.01x the bound, best at 50 and 150 trials."""
     donors = (("128x128x128", "slots=64"), ("128x128x128", "slots=32"))
-    targets = (("128x128x128", "slots=48"), ("160x128x128", "slots=64"), ("128x128x128", "slots=32,dma_setup=8"))
+    targets = (
+        ("128x128x128", "slots=48"),
+        ("160x128x128", "slots=64"),
+        ("128x128x128", "slots=32,dma_setup=8"),
+    )
     with tempfile.TemporaryDirectory() as scratch:
         results = Path(scratch)
         for shape, overrides in donors:
             run_once("guided", parse_shape(shape), overrides, 0, 300, results)
-        print("| target | seed | transfer | trials to 1.02x | trials to 1.01x | best at 50 | best at 150 | seeds from |")
+        print(
+            "| target | seed | transfer | trials to 1.02x | trials to 1.01x | best at 50 | best at 150 | seeds from |"
+        )
         print("|" + "---|" * 8)
         for shape, overrides in targets:
             for seed in args.seeds:
                 for transfer in (False, True):
                     # Only the donors are in the folder: a target's own runs are not kept.
-                    run = run_once("guided", parse_shape(shape), overrides, seed, 150, results if transfer else None, transfer)
+                    run = run_once(
+                        "guided",
+                        parse_shape(shape),
+                        overrides,
+                        seed,
+                        150,
+                        results if transfer else None,
+                        transfer,
+                    )
                     shutil.rmtree(results / run.study, ignore_errors=True)
-                    print(f"| {run.label} | {seed} | {'yes' if transfer else 'no'} | {fmt(run.first(1.02))} | {fmt(run.first(1.01))} | "
-                          f"{fmt(run.best_at(50))} | {fmt(run.best_at(150))} | {'; '.join(run.donors) or '-'} |", flush=True)
+                    print(
+                        f"| {run.label} | {seed} | {'yes' if transfer else 'no'} | {fmt(run.first(1.02))} | {fmt(run.first(1.01))} | "
+                        f"{fmt(run.best_at(50))} | {fmt(run.best_at(150))} | {'; '.join(run.donors) or '-'} |",
+                        flush=True,
+                    )
 
 
 def main() -> int:
@@ -378,18 +556,44 @@ def main() -> int:
     parser.add_argument("--seeds", default="0,1,2,3,4")
     parser.add_argument("--trials", type=int, default=1000)
     parser.add_argument("--configs", default="guided,tpe,random", help=f"of {', '.join(CONFIGS)}")
-    parser.add_argument("--cases", action="store_true", help="the other shapes and machines instead (goal 3)")
-    parser.add_argument("--transfer", action="store_true", help="transfer from earlier studies instead: with and without --transfer")
-    parser.add_argument("--case", action="append", type=lambda text: tuple(text.split(":", 1)), metavar="SHAPE:MACHINE",
-                        help="--cases: this case instead of the built-in list (repeatable), e.g. 96x200x40:slots=16,dma_setup=4")
-    parser.add_argument("--all-cases", action="store_true", help="--cases: the built-in list and MORE_CASES (33 in all)")
-    parser.add_argument("--unnamed", type=int, default=0, metavar="COUNT",
-                        help="COUNT unnamed cases drawn with --draw-seed instead: the distribution of the change, seed 0")
-    parser.add_argument("--draw-seed", type=int, default=2025, help="--unnamed: the seed the cases are drawn with")
+    parser.add_argument(
+        "--cases", action="store_true", help="the other shapes and machines instead (goal 3)"
+    )
+    parser.add_argument(
+        "--transfer",
+        action="store_true",
+        help="transfer from earlier studies instead: with and without --transfer",
+    )
+    parser.add_argument(
+        "--case",
+        action="append",
+        type=lambda text: tuple(text.split(":", 1)),
+        metavar="SHAPE:MACHINE",
+        help="--cases: this case instead of the built-in list (repeatable), e.g. 96x200x40:slots=16,dma_setup=4",
+    )
+    parser.add_argument(
+        "--all-cases",
+        action="store_true",
+        help="--cases: the built-in list and MORE_CASES (33 in all)",
+    )
+    parser.add_argument(
+        "--unnamed",
+        type=int,
+        default=0,
+        metavar="COUNT",
+        help="COUNT unnamed cases drawn with --draw-seed instead: the distribution of the change",
+    )
+    parser.add_argument(
+        "--draw-seed", type=int, default=2025, help="--unnamed: the seed the cases are drawn with"
+    )
     parser.add_argument("--write", help="--unnamed: also write the markdown table to this file")
-    parser.add_argument("--reuse", help="--unnamed: a JSON file of tpe results to reuse and extend (tpe does not depend on guided)")
-    parser.add_argument("--old-trials", type=int, default=1000, help="--cases: trials of today's tuner")
-    parser.add_argument("--new-trials", type=int, default=300, help="--cases: trials of the default")
+    parser.add_argument("--reuse", help="--unnamed: a JSON file of tpe results to reuse and extend")
+    parser.add_argument(
+        "--old-trials", type=int, default=1000, help="--cases: trials of today's tuner"
+    )
+    parser.add_argument(
+        "--new-trials", type=int, default=300, help="--cases: trials of the default"
+    )
     args = parser.parse_args()
     args.slots = [int(s) for s in args.slots.split(",") if s]
     args.seeds = [int(s) for s in args.seeds.split(",") if s]

@@ -13,6 +13,7 @@ The columns: cycles, tiles moved, DMA and matrix-unit busy fractions, the ratio 
 and the evaluations the search used. The bounds: `compute` (the matrix unit's pipeline), `io` (the
 I/O bound in cycles) and `bound` (their maximum, what the tuner reports).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,16 +26,20 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from simcore.ga1.lower_bounds import compute_pipeline_bound, io_bound_cycles, io_bound_tiles, lower_bound  # noqa: E402
-from simcore.ga1.machine import Machine  # noqa: E402
-from simcore.ga1.schedules import ScheduleError  # noqa: E402
-from simcore.shape import Shape, parse_shape  # noqa: E402
-
+from autotune.oracles.ga1 import ORACLE as GA1  # noqa: E402
 from search_spaces.base import GA1Family, canonical_json  # noqa: E402
 from search_spaces.domains import Choice, IntRange, Point  # noqa: E402
 from search_spaces.general import GeneralFamily  # noqa: E402
 from search_spaces.strips import StripsFamily  # noqa: E402
-from autotune.oracles.ga1 import ORACLE as GA1  # noqa: E402
+from simcore.ga1.lower_bounds import (
+    compute_pipeline_bound,
+    io_bound_cycles,
+    io_bound_tiles,
+    lower_bound,
+)  # noqa: E402
+from simcore.ga1.machine import Machine  # noqa: E402
+from simcore.ga1.schedules import ScheduleError  # noqa: E402
+from simcore.shape import Shape, parse_shape  # noqa: E402
 
 # (shape, machine parameters): 128^3 at the issue's three scratchpads, then cases of our choosing.
 CASES: tuple[tuple[str, dict[str, int]], ...] = (
@@ -84,8 +89,11 @@ class Search:
         point: Point = {}
         for param in self.params:
             domain = param.domain
-            point[param.name] = (self.rng.choice(domain.options) if isinstance(domain, Choice)
-                                 else self.rng.randint(domain.low, domain.high))
+            point[param.name] = (
+                self.rng.choice(domain.options)
+                if isinstance(domain, Choice)
+                else self.rng.randint(domain.low, domain.high)
+            )
         return point
 
     def neighbours(self, point: Point) -> list[Point]:
@@ -104,7 +112,9 @@ class Search:
     def run(self, random_points: int, starts: int) -> Found:
         candidates = list(self.family.seed_points(self.shape, self.machine))
         tries = 0
-        while tries < 20 * random_points and sum(1 for s in self.cache.values() if s) < random_points:
+        while (
+            tries < 20 * random_points and sum(1 for s in self.cache.values() if s) < random_points
+        ):
             candidates.append(self.random_point())
             self.score(candidates[-1])
             tries += 1
@@ -126,7 +136,10 @@ class Search:
 
     def fewest_tiles(self) -> Point:
         """The evaluated point that moved the fewest tiles (fewer cycles breaking ties)."""
-        key = min((k for k, v in self.cache.items() if v), key=lambda k: (self.cache[k][1], self.cache[k][0]))  # type: ignore[index]
+        key = min(
+            (k for k, v in self.cache.items() if v),
+            key=lambda k: (self.cache[k][1], self.cache[k][0]),
+        )  # type: ignore[index]
         return json.loads(key)
 
 
@@ -137,18 +150,26 @@ def verdict_text(family: GA1Family, point: Point, shape: Shape, machine: Machine
 
 def row(name: str, found: Found, bound: int, verdict: str, seconds: float) -> str:
     m = found.metrics
-    return (f"| {name} | {m['cycles']:,} | {m['tiles_moved']:,} | {float(m['dma_busy']):.1%} | "  # type: ignore[arg-type]
-            f"{float(m['mxu_util']):.1%} | "  # type: ignore[arg-type]
-            f"{int(m['cycles']) / bound:.3f} | {found.evaluations} | {seconds:.0f} | {verdict} |")  # type: ignore[call-overload]
+    return (
+        f"| {name} | {m['cycles']:,} | {m['tiles_moved']:,} | {float(m['dma_busy']):.1%} | "  # type: ignore[arg-type]
+        f"{float(m['mxu_util']):.1%} | "  # type: ignore[arg-type]
+        f"{int(m['cycles']) / bound:.3f} | {found.evaluations} | {seconds:.0f} | {verdict} |"
+    )  # type: ignore[call-overload]
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cases", default="", help="comma-separated case numbers (default: all)")
-    parser.add_argument("--shape", default="", help="one extra case: MxKxN (with --slots and --machine)")
+    parser.add_argument(
+        "--shape", default="", help="one extra case: MxKxN (with --slots and --machine)"
+    )
     parser.add_argument("--slots", type=int, default=16)
-    parser.add_argument("--random", type=int, default=150, help="random feasible points per family (default 150)")
-    parser.add_argument("--starts", type=int, default=3, help="coordinate-descent starts per family (default 3)")
+    parser.add_argument(
+        "--random", type=int, default=150, help="random feasible points per family (default 150)"
+    )
+    parser.add_argument(
+        "--starts", type=int, default=3, help="coordinate-descent starts per family (default 3)"
+    )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     cases = list(CASES)
@@ -159,9 +180,13 @@ def main() -> int:
     for shape_text, overrides in cases:
         shape, machine = parse_shape(shape_text), Machine(**overrides)
         bound = lower_bound(shape, machine)
-        print(f"\n### {shape} on {', '.join(f'{k}={v}' for k, v in overrides.items())}: "
-              f"bound {bound:,} (compute {compute_pipeline_bound(shape, machine):,}, io {io_bound_cycles(shape, machine):,})")
-        print("| family | cycles | tiles | DMA busy | MXU busy | / bound | evaluations | CPU s | verification |")
+        print(
+            f"\n### {shape} on {', '.join(f'{k}={v}' for k, v in overrides.items())}: "
+            f"bound {bound:,} (compute {compute_pipeline_bound(shape, machine):,}, io {io_bound_cycles(shape, machine):,})"
+        )
+        print(
+            "| family | cycles | tiles | DMA busy | MXU busy | / bound | evaluations | CPU s | verification |"
+        )
         print("|---|---|---|---|---|---|---|---|---|")
         witnesses = []
         for family in (GeneralFamily(), StripsFamily()):
@@ -169,16 +194,28 @@ def main() -> int:
             search = Search(family, shape, machine, args.seed)
             found = search.run(args.random, args.starts)
             seconds = time.process_time() - start
-            print(row(family.name, found, bound, verdict_text(family, found.point, shape, machine), seconds))
+            print(
+                row(
+                    family.name,
+                    found,
+                    bound,
+                    verdict_text(family, found.point, shape, machine),
+                    seconds,
+                )
+            )
             print(f"|   | `{canonical_json(found.point)}` |||||||| ", flush=True)
             witnesses.append((family, search.fewest_tiles()))
         # No bound on tiles moved alone can exceed what a verified program moves.
-        family, point = min(witnesses, key=lambda w: w[0].evaluate(w[1], shape, machine)["tiles_moved"])  # type: ignore[arg-type, return-value]
+        family, point = min(
+            witnesses, key=lambda w: w[0].evaluate(w[1], shape, machine)["tiles_moved"]
+        )  # type: ignore[arg-type, return-value]
         metrics = GA1.evaluate(family, point, shape, machine)
-        print(f"\nFewest tiles among the evaluated points: {metrics['tiles_moved']:,} ({family.name}, "
-              f"{metrics['cycles']:,} cycles, {verdict_text(family, point, shape, machine)}); the I/O bound is "
-              f"{io_bound_tiles(shape, machine):,} tiles, so no bound on tiles alone can exceed "
-              f"{int(metrics['tiles_moved']) * machine.dma_cycles:,} cycles here: `{canonical_json(point)}`")  # type: ignore[call-overload]
+        print(
+            f"\nFewest tiles among the evaluated points: {metrics['tiles_moved']:,} ({family.name}, "
+            f"{metrics['cycles']:,} cycles, {verdict_text(family, point, shape, machine)}); the I/O bound is "
+            f"{io_bound_tiles(shape, machine):,} tiles, so no bound on tiles alone can exceed "
+            f"{int(metrics['tiles_moved']) * machine.dma_cycles:,} cycles here: `{canonical_json(point)}`"
+        )  # type: ignore[call-overload]
     return 0
 
 

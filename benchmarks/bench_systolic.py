@@ -9,6 +9,7 @@
 
 Usage: python benchmarks/bench_systolic.py [--repeats N]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,10 +28,18 @@ import numpy as np  # noqa: E402
 from autotune.cli.main import main  # noqa: E402
 from autotune.oracles.systolic import verify_design  # noqa: E402
 from simcore.shape import Shape  # noqa: E402
-from simcore.systolic import SystolicArray, SystolicDesign, simulate_systolic, simulate_systolic_reference  # noqa: E402
+from simcore.systolic import (
+    SystolicArray,
+    SystolicDesign,
+    simulate_systolic,
+    simulate_systolic_reference,
+)  # noqa: E402
 
 CHECK = ["systolic", "--shape", "512x1024x1024", "--array", "128x128", "--check"]
-SIDE_BY_SIDE = ((Shape(64, 64, 64), SystolicArray(8, 8)), (Shape(128, 128, 128), SystolicArray(16, 16)))
+SIDE_BY_SIDE = (
+    (Shape(64, 64, 64), SystolicArray(8, 8)),
+    (Shape(128, 128, 128), SystolicArray(16, 16)),
+)
 
 
 def cpu(function: Callable[[], object]) -> float:
@@ -47,12 +56,16 @@ def quiet_main() -> None:
 def main_bench(repeats: int) -> None:
     quiet_main()  # warm-up
     best = min(cpu(quiet_main) for _ in range(repeats))
-    print(f"autotune {' '.join(CHECK)}: {best:.3f} s CPU (best of {repeats}), ws, os and is each exact")
+    print(
+        f"autotune {' '.join(CHECK)}: {best:.3f} s CPU (best of {repeats}), ws, os and is each exact"
+    )
     shape = Shape(512, 1024, 1024)
     for dataflow in ("ws", "os", "is"):
         design = SystolicDesign(SystolicArray(128, 128), dataflow)
         seconds = min(cpu(lambda: verify_design(design, shape)) for _ in range(repeats))
-        print(f"  {dataflow} check alone: {seconds:.3f} s CPU  ({verify_design(design, shape).detail})")
+        print(
+            f"  {dataflow} check alone: {seconds:.3f} s CPU  ({verify_design(design, shape).detail})"
+        )
     print()
     print(f"{'problem':28}{'dataflow':>9}{'reference s':>13}{'events s':>11}{'ratio':>9}")
     for shape, array in SIDE_BY_SIDE:
@@ -65,7 +78,9 @@ def main_bench(repeats: int) -> None:
             for _ in range(repeats):  # interleaved, so both see the same machine load
                 slow = min(slow, cpu(lambda: simulate_systolic_reference(design, a, b)))
                 fast = min(fast, cpu(lambda: simulate_systolic(design, a, b)))
-            print(f"{f'{shape} on {array}':28}{dataflow:>9}{slow:>13.3f}{fast:>11.4f}{slow / fast:>8.0f}x")
+            print(
+                f"{f'{shape} on {array}':28}{dataflow:>9}{slow:>13.3f}{fast:>11.4f}{slow / fast:>8.0f}x"
+            )
 
 
 if __name__ == "__main__":

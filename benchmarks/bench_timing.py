@@ -13,6 +13,7 @@ second per run, so it gets fewer repetitions (--reference-repeats).
 
 Usage: python benchmarks/bench_timing.py [--repeats N] [--reference-repeats N]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,7 +38,9 @@ REQUIRED_RATIO = 30.0
 MIN_BATCH_SECONDS = 0.1
 
 
-def best_rate(function: Callable[[], object], repeats: int, min_batch: float = MIN_BATCH_SECONDS) -> float:
+def best_rate(
+    function: Callable[[], object], repeats: int, min_batch: float = MIN_BATCH_SECONDS
+) -> float:
     """Calls per second: the best of `repeats` batches, each long enough to time well."""
     started = time.perf_counter()
     function()  # warm-up, and a first estimate of one call
@@ -62,7 +65,9 @@ def load_reference() -> tuple[ModuleType, ModuleType] | None:
         sys.path.remove(str(REFERENCE))
 
 
-def reference_program(schedules: ModuleType, ref_machine: Any, schedule: ChapterSchedule, machine: Machine) -> list[tuple[Any, ...]]:
+def reference_program(
+    schedules: ModuleType, ref_machine: Any, schedule: ChapterSchedule, machine: Machine
+) -> list[tuple[Any, ...]]:
     double = schedule.buffers == 2
     block = schedule.block(SHAPE, machine)
     if block is None:
@@ -72,8 +77,15 @@ def reference_program(schedules: ModuleType, ref_machine: Any, schedule: Chapter
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=5, help="repetitions of each measurement of ours (best kept)")
-    parser.add_argument("--reference-repeats", type=int, default=2, help="repetitions of each reference run (best kept)")
+    parser.add_argument(
+        "--repeats", type=int, default=5, help="repetitions of each measurement of ours (best kept)"
+    )
+    parser.add_argument(
+        "--reference-repeats",
+        type=int,
+        default=2,
+        help="repetitions of each reference run (best kept)",
+    )
     args = parser.parse_args(argv)
 
     machine = Machine(slots=64)
@@ -88,8 +100,10 @@ def main(argv: list[str] | None = None) -> int:
         dram = {"A": a, "B": b, "C": [[0.0] * SHAPE.n for _ in range(SHAPE.m)]}
 
     started_all = time.perf_counter()
-    print(f"GA-1 timing evaluations per second, {SHAPE} with {machine.slots} slots "
-          f"(ours best of {args.repeats} batches; reference best of {args.reference_repeats} runs)")
+    print(
+        f"GA-1 timing evaluations per second, {SHAPE} with {machine.slots} slots "
+        f"(ours best of {args.repeats} batches; reference best of {args.reference_repeats} runs)"
+    )
     header = f"{'schedule':34s} {'instrs':>7s} {'cycles':>8s} {'ours/s':>9s} {'gen+sim/s':>10s} {'ref/s':>8s} {'ratio':>8s} {'gen ratio':>9s}"
     print(header)
     print("-" * len(header))
@@ -99,7 +113,9 @@ def main(argv: list[str] | None = None) -> int:
         program = schedule.build(SHAPE, machine)
         cycles = simulate(machine, program).cycles
         ours = best_rate(lambda: simulate(machine, program), args.repeats)
-        generated = best_rate(lambda: simulate(machine, schedule.build(SHAPE, machine)), args.repeats)
+        generated = best_rate(
+            lambda: simulate(machine, schedule.build(SHAPE, machine)), args.repeats
+        )
         ref_text = ratio_text = gen_ratio_text = "-"
         if reference is not None:
             ref_prog = reference_program(ref_schedules, ref_machine, schedule, machine)
@@ -108,10 +124,20 @@ def main(argv: list[str] | None = None) -> int:
             sim = ga.Sim(ref_machine, dram).run(ref_prog)
             if sim.cycles != cycles:
                 raise SystemExit(f"{label}: reference {sim.cycles} cycles, ours {cycles}")
-            ref = best_rate(lambda: ga.Sim(ref_machine, dram).run(ref_prog), args.reference_repeats, min_batch=0.0)
+            ref = best_rate(
+                lambda: ga.Sim(ref_machine, dram).run(ref_prog),
+                args.reference_repeats,
+                min_batch=0.0,
+            )
             ratios[label] = ours / ref
-            ref_text, ratio_text, gen_ratio_text = f"{ref:8.2f}", f"{ours / ref:7.0f}x", f"{generated / ref:8.0f}x"
-        print(f"{label:34s} {len(program):7d} {cycles:8d} {ours:9.1f} {generated:10.1f} {ref_text:>8s} {ratio_text:>8s} {gen_ratio_text:>9s}")
+            ref_text, ratio_text, gen_ratio_text = (
+                f"{ref:8.2f}",
+                f"{ours / ref:7.0f}x",
+                f"{generated / ref:8.0f}x",
+            )
+        print(
+            f"{label:34s} {len(program):7d} {cycles:8d} {ours:9.1f} {generated:10.1f} {ref_text:>8s} {ratio_text:>8s} {gen_ratio_text:>9s}"
+        )
 
     print("-" * len(header))
     print(f"total time {time.perf_counter() - started_all:.1f} s")
@@ -120,8 +146,10 @@ def main(argv: list[str] | None = None) -> int:
     key = ChapterSchedule("blocked", 4, 8, 2).label(SHAPE, machine)
     ratio = ratios[key]
     verdict = "ok" if ratio >= REQUIRED_RATIO else "TOO SLOW"
-    print(f"{key}: ours (timing only) is {ratio:.0f}x the reference's evaluations per second "
-          f"(required >= {REQUIRED_RATIO:.0f}x): {verdict}")
+    print(
+        f"{key}: ours (timing only) is {ratio:.0f}x the reference's evaluations per second "
+        f"(required >= {REQUIRED_RATIO:.0f}x): {verdict}"
+    )
     return 0 if ratio >= REQUIRED_RATIO else 1
 
 

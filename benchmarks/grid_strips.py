@@ -10,6 +10,7 @@ points, and the best for each reserve with the blocks it builds.
     PYTHONPATH=$PWD python benchmarks/grid_strips.py                      # 128x128x128, slots=16
     PYTHONPATH=$PWD python benchmarks/grid_strips.py --shape 160x160x240 --machine slots=20
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,12 +22,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from autotune.oracles.ga1 import ORACLE as GA1  # noqa: E402
+from search_spaces.strips import StripsFamily  # noqa: E402
 from simcore.ga1.generator.strips import strip_blocks  # noqa: E402
 from simcore.ga1.machine import machine_from, parse_overrides  # noqa: E402
 from simcore.shape import parse_shape  # noqa: E402
-
-from search_spaces.strips import StripsFamily  # noqa: E402
-from autotune.oracles.ga1 import ORACLE as GA1  # noqa: E402
 
 AXES = ("col", "row")
 RESERVES = (1, 2, 3)
@@ -39,16 +39,40 @@ TAILS = (0, 1, 2)
 def grid() -> list[dict[str, Any]]:
     points = []
     for axis, reserve, split, lookahead, protect, tail, partition, order, flip in itertools.product(
-            AXES, RESERVES, SPLITS, LOOKAHEADS, PROTECTS, TAILS, ("balanced", "uniform"), ("narrow", "wide"), (True, False)):
-        points.append(dict(strip_axis=axis, reserve=reserve, strip_order=order, first_reverse=False, partition=partition,
-                           split=split, flip=flip, tail=tail, lookahead=lookahead, store_first=False, protect=protect))
+        AXES,
+        RESERVES,
+        SPLITS,
+        LOOKAHEADS,
+        PROTECTS,
+        TAILS,
+        ("balanced", "uniform"),
+        ("narrow", "wide"),
+        (True, False),
+    ):
+        points.append(
+            dict(
+                strip_axis=axis,
+                reserve=reserve,
+                strip_order=order,
+                first_reverse=False,
+                partition=partition,
+                split=split,
+                flip=flip,
+                tail=tail,
+                lookahead=lookahead,
+                store_first=False,
+                protect=protect,
+            )
+        )
     return points
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shape", default="128x128x128")
-    parser.add_argument("--machine", default="slots=16", help="machine overrides (default slots=16)")
+    parser.add_argument(
+        "--machine", default="slots=16", help="machine overrides (default slots=16)"
+    )
     args = parser.parse_args()
     shape, machine = parse_shape(args.shape), machine_from(parse_overrides(args.machine), None)
     family = StripsFamily()
@@ -59,15 +83,24 @@ def main() -> int:
             metrics = GA1.evaluate(family, point, shape, machine)
             found.append((int(metrics["cycles"]), int(metrics["tiles_moved"]), len(found), point))
     found.sort(key=lambda row: row[:3])  # ties: grid order
-    print(f"{args.shape} {args.machine}: {len(found):,} strip points simulated in {time.process_time() - started:.1f} s CPU")
+    print(
+        f"{args.shape} {args.machine}: {len(found):,} strip points simulated in {time.process_time() - started:.1f} s CPU"
+    )
     for cycles, tiles, _, point in found[:3]:
         print(f"  {cycles:,} cycles, {tiles:,} tiles moved: {point}")
     for reserve in RESERVES:
         mine = [row for row in found if row[3]["reserve"] == reserve]
         if mine:
             cycles, tiles, _, point = mine[0]
-            sizes = sorted({(len(rows), len(cols)) for rows, cols in strip_blocks(shape, machine, family.to_params(point))})
-            print(f"  best with reserve {reserve}: {cycles:,} cycles, {tiles:,} tiles moved, blocks {sizes}")
+            sizes = sorted(
+                {
+                    (len(rows), len(cols))
+                    for rows, cols in strip_blocks(shape, machine, family.to_params(point))
+                }
+            )
+            print(
+                f"  best with reserve {reserve}: {cycles:,} cycles, {tiles:,} tiles moved, blocks {sizes}"
+            )
     return 0
 
 

@@ -1,2 +1,3 @@
 """search_spaces: what may be searched, declared as data. Depends on simcore only."""
+
 from __future__ import annotations

@@ -8,24 +8,26 @@ values, names the points every study starts from, and decodes a point into its o
 schedule (`GA1Family.generator`, `SystolicFamily.design`). Its oracle (autotune.oracles) times,
 verifies, bounds and draws it.
 """
+
 from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from simcore.ga1.engine import Generator
+from search_spaces.domains import Param, Point
 from simcore.ga1.machine import Machine
 from simcore.shape import Shape
 
-from search_spaces.domains import Param, Point
+if TYPE_CHECKING:  # the compiled engine loads numba: only the families that decode need it
+    from simcore.ga1.engine import Generator
 
 
 # How a verification was done, strongest first. Only EXACT makes an entry `verified`.
-EXACT = "exact"    # the design itself was run: functional result equals numpy's, timing checks clean
+EXACT = "exact"  # the design itself was run: functional result equals numpy's, timing checks clean
 SCALED = "scaled"  # a smaller design of the same kind was run in its place
-MODEL = "model"    # nothing was run: the closed form (or estimate) alone
+MODEL = "model"  # nothing was run: the closed form (or estimate) alone
 LEVELS: tuple[str, ...] = (EXACT, SCALED, MODEL)
 
 
@@ -40,7 +42,9 @@ class Verdict:
 
     def __post_init__(self) -> None:
         if self.level not in LEVELS:
-            raise ValueError(f"verification level must be one of {', '.join(LEVELS)}, got {self.level!r}")
+            raise ValueError(
+                f"verification level must be one of {', '.join(LEVELS)}, got {self.level!r}"
+            )
 
     @property
     def verified(self) -> bool:

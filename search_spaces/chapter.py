@@ -1,16 +1,16 @@
 """The chapter's families: output-stationary `blocked` (any bi x bj, 1 to 3 buffers, blocks
 visited row- or column-major) and the k-outermost order."""
-from __future__ import annotations
 
-from simcore.ga1.analytic import output_stationary_estimate
-from simcore.ga1.machine import Machine
-from simcore.ga1 import engine
-from simcore.ga1.engine import Generator
-from simcore.ga1.schedules import blocked_slots, chapter_sweep, kouter_slots
-from simcore.shape import Shape
+from __future__ import annotations
 
 from search_spaces.base import GA1Family, Space
 from search_spaces.domains import Choice, IntRange, Param, Point
+from simcore.ga1 import engine
+from simcore.ga1.analytic import output_stationary_estimate
+from simcore.ga1.engine import Generator
+from simcore.ga1.machine import Machine
+from simcore.ga1.schedules import blocked_slots, chapter_sweep, kouter_slots
+from simcore.shape import Shape
 
 BUFFERS = (1, 2, 3)
 
@@ -24,18 +24,29 @@ class BlockedFamily(GA1Family):
         return (
             Param("bi", IntRange(1, Mt), "block height in tiles"),
             Param("bj", IntRange(1, Nt), "block width in tiles"),
-            Param("buffers", Choice(BUFFERS), "sets of operand slots: loads run buffers-1 steps ahead"),
+            Param(
+                "buffers", Choice(BUFFERS), "sets of operand slots: loads run buffers-1 steps ahead"
+            ),
             Param("order", Choice(("row", "col")), "blocks visited row-major or column-major"),
         )
 
     def estimate(self, point: Point, shape: Shape, machine: Machine) -> float | None:
-        return output_stationary_estimate(shape, machine, int(point["bi"]), int(point["bj"]), overlapped=int(point["buffers"]) > 1)
+        return output_stationary_estimate(
+            shape, machine, int(point["bi"]), int(point["bj"]), overlapped=int(point["buffers"]) > 1
+        )
 
     def slots_needed(self, point: Point, shape: Shape, machine: Machine) -> int:
         return blocked_slots(int(point["bi"]), int(point["bj"]), int(point["buffers"]))
 
     def generator(self, point: Point, shape: Shape, machine: Machine) -> Generator:
-        return engine.Blocked(shape, machine, int(point["bi"]), int(point["bj"]), int(point["buffers"]), str(point["order"]))
+        return engine.Blocked(
+            shape,
+            machine,
+            int(point["bi"]),
+            int(point["bj"]),
+            int(point["buffers"]),
+            str(point["order"]),
+        )
 
     def seed_points(self, shape: Shape, machine: Machine) -> list[Point]:
         Mt, _Kt, Nt = shape.tiles(machine.T)
@@ -66,4 +77,8 @@ class KOuterFamily(GA1Family):
         return [{"buffers": 1}, {"buffers": 2}]
 
 
-SPACE = Space("chapter", "the chapter's hand-written families, with any block shape and 1-3 buffers", (BlockedFamily(), KOuterFamily()))
+SPACE = Space(
+    "chapter",
+    "the chapter's hand-written families, with any block shape and 1-3 buffers",
+    (BlockedFamily(), KOuterFamily()),
+)

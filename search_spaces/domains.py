@@ -1,5 +1,6 @@
 """Typed parameter domains, declared as data. autotune converts them to Optuna distributions;
 search_spaces itself does not depend on Optuna."""
+
 from __future__ import annotations
 
 import itertools
@@ -28,7 +29,12 @@ class IntRange:
         return list(range(self.low, self.high + 1, self.step))
 
     def contains(self, value: Value) -> bool:
-        return isinstance(value, int) and not isinstance(value, bool) and self.low <= value <= self.high and (value - self.low) % self.step == 0
+        return (
+            isinstance(value, int)
+            and not isinstance(value, bool)
+            and self.low <= value <= self.high
+            and (value - self.low) % self.step == 0
+        )
 
     def clip(self, value: int) -> int:
         return min(self.high, max(self.low, value))
@@ -42,7 +48,11 @@ class IntRange:
         found: list[tuple[int, Value]] = []
         for scale in range(1, 64):
             reach = 1 << (scale - 1)
-            moves = (value // (2 * reach), value * 2 * reach) if self.log else (value - reach * self.step, value + reach * self.step)
+            moves = (
+                (value // (2 * reach), value * 2 * reach)
+                if self.log
+                else (value - reach * self.step, value + reach * self.step)
+            )
             inside = [v for v in moves if self.contains(v) and v != value]
             if not inside and (moves[0] < self.low and moves[1] > self.high):
                 break
@@ -88,8 +98,10 @@ class Param:
     name: str
     domain: Domain
     help: str = ""
-    unless: Unless | None = None   # when the parameter does not matter (see Unless)
-    structural: bool = False       # a choice between kinds of schedule: searches refine the best of each kind
+    unless: Unless | None = None  # when the parameter does not matter (see Unless)
+    structural: bool = (
+        False  # a choice between kinds of schedule: searches refine the best of each kind
+    )
 
     def used(self, point: Point) -> bool:
         """Whether the parameter matters, given the values of the parameters it depends on."""
@@ -100,7 +112,9 @@ def conditional_order(params: tuple[Param, ...]) -> tuple[Param, ...]:
     """The parameters in the order the conditional encoding suggests them: every parameter a
     condition depends on first (declaration order), then the rest (declaration order)."""
     first = {p.unless.param for p in params if p.unless is not None}
-    return tuple(p for p in params if p.name in first) + tuple(p for p in params if p.name not in first)
+    return tuple(p for p in params if p.name in first) + tuple(
+        p for p in params if p.name not in first
+    )
 
 
 def grid(params: tuple[Param, ...]) -> Iterator[Point]:

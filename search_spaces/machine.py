@@ -1,11 +1,12 @@
 """The machine space: GA-1 parameters that may vary, within ranges, under a scratchpad budget."""
+
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-from simcore.ga1.machine import Machine
-
 from search_spaces.domains import Choice, IntRange, Param, Point
+from simcore.ga1.machine import Machine
 
 SEARCHABLE: tuple[str, ...] = ("slots", "dma_setup", "dma_words_per_cycle", "mxu_cycles")
 
@@ -20,19 +21,30 @@ def default_ranges(machine: Machine) -> dict[str, IntRange | Choice]:
     }
 
 
+def _integer(text: str) -> int:
+    """An integer in ASCII digits (int() would take other scripts' digits and '1_000')."""
+    if not re.fullmatch(r"[+-]?[0-9]+", text.strip(), re.ASCII):
+        raise ValueError(f"expected an integer, got {text.strip()!r}")
+    return int(text)
+
+
 def parse_ranges(text: str) -> dict[str, IntRange | Choice]:
     """'slots=16:128,dma_words_per_cycle=16|32|64' -> domains (LOW:HIGH or A|B|C)."""
     ranges: dict[str, IntRange | Choice] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
         key, eq, raw = item.partition("=")
         if not eq or key not in SEARCHABLE:
-            raise ValueError(f"machine range {item!r}: expected KEY=LOW:HIGH or KEY=A|B|C with KEY one of {', '.join(SEARCHABLE)}")
+            raise ValueError(
+                f"machine range {item!r}: expected KEY=LOW:HIGH or KEY=A|B|C with KEY one of {', '.join(SEARCHABLE)}"
+            )
+        if key in ranges:
+            raise ValueError(f"machine range {key} is given twice")
         try:
             if ":" in raw:
-                low, high = (int(v) for v in raw.split(":", 1))
+                low, high = (_integer(v) for v in raw.split(":", 1))
                 ranges[key] = IntRange(low, high)
             else:
-                ranges[key] = Choice(tuple(int(v) for v in raw.split("|")))
+                ranges[key] = Choice(tuple(_integer(v) for v in raw.split("|")))
         except ValueError as exc:
             raise ValueError(f"machine range {item!r}: {exc}") from None
     return ranges
@@ -46,16 +58,24 @@ class MachineSpace:
     max_scratchpad_words: int
 
     @staticmethod
-    def create(base: Machine, overrides: dict[str, IntRange | Choice] | None, max_scratchpad_words: int | None) -> MachineSpace:
+    def create(
+        base: Machine,
+        overrides: dict[str, IntRange | Choice] | None,
+        max_scratchpad_words: int | None,
+    ) -> MachineSpace:
         ranges = default_ranges(base)
         ranges.update(overrides or {})
         budget = max_scratchpad_words if max_scratchpad_words is not None else base.scratchpad_words
         if budget < 3 * base.tile_words:
-            raise ValueError(f"a scratchpad budget of {budget} words holds fewer than 3 tiles of {base.tile_words} words: no schedule fits")
+            raise ValueError(
+                f"a scratchpad budget of {budget} words holds fewer than 3 tiles of {base.tile_words} words: no schedule fits"
+            )
         return MachineSpace(tuple((k, ranges[k]) for k in SEARCHABLE if k in ranges), budget)
 
     def params(self) -> tuple[Param, ...]:
-        return tuple(Param(name, domain, f"machine parameter {name}") for name, domain in self.ranges)
+        return tuple(
+            Param(name, domain, f"machine parameter {name}") for name, domain in self.ranges
+        )
 
     def apply(self, base: Machine, point: Point) -> Machine:
         changes = {name: int(point[name]) for name, _ in self.ranges if name in point}
@@ -73,5 +93,9 @@ class MachineSpace:
             if isinstance(domain, IntRange):
                 point[name] = domain.clip(value)
             else:
-                point[name] = value if value in domain.options else min(domain.options, key=lambda v: (abs(int(v) - value), v))  # type: ignore[arg-type]
+                point[name] = (
+                    value
+                    if value in domain.options
+                    else min(domain.options, key=lambda v: (abs(int(v) - value), v))
+                )  # type: ignore[arg-type]
         return point

@@ -2,22 +2,22 @@
 hand-written sweep, every family's seed points, and a small neighbourhood of the general
 generator's seed. Co-design evaluates it per machine instead of a full inner search: it is
 cheap, reproducible, and contains the chapter's best by construction."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from search_spaces.base import Family, canonical_json
+from search_spaces.domains import IntRange, Point
 from simcore.ga1.generator.order import INNER_ORDERS
 from simcore.ga1.machine import Machine
 from simcore.shape import Shape
-
-from search_spaces.base import Family, canonical_json
-from search_spaces.domains import IntRange, Point
 
 CHAPTER_FAMILIES = frozenset({"blocked", "kouter"})
 
 
 @dataclass(frozen=True)
-class Entry:
+class PortfolioPoint:
     family: str
     point: Point
 
@@ -54,16 +54,20 @@ def _neighbours(seed: Point, family: Family, shape: Shape, machine: Machine) -> 
         move(tail=2 if int(seed["tail"]) == 0 else 0)
     for inner in INNER_ORDERS:
         move(inner=inner)
-    for name, options in (("store_first", (True, False)), ("structure", ("blocks", "rotate")),
-                          ("k_direction", ("up", "alternate")), ("partition", ("uniform", "balanced"))):
+    for name, options in (
+        ("store_first", (True, False)),
+        ("structure", ("blocks", "rotate")),
+        ("k_direction", ("up", "alternate")),
+        ("partition", ("uniform", "balanced")),
+    ):
         if name in seed:
             move(**{name: next(o for o in options if o != seed[name])})
     return moves
 
 
-def portfolio(families: tuple[Family, ...], shape: Shape, machine: Machine) -> list[Entry]:
+def portfolio(families: tuple[Family, ...], shape: Shape, machine: Machine) -> list[PortfolioPoint]:
     """Every family's seed points, then the general family's neighbourhood; no repeats."""
-    entries: dict[str, Entry] = {}
+    entries: dict[str, PortfolioPoint] = {}
     for family in families:
         seeds = family.seed_points(shape, machine)
         points = list(seeds)
@@ -71,6 +75,6 @@ def portfolio(families: tuple[Family, ...], shape: Shape, machine: Machine) -> l
             for seed in seeds:
                 points += _neighbours(seed, family, shape, machine)
         for point in points:
-            entry = Entry(family.name, point)
+            entry = PortfolioPoint(family.name, point)
             entries.setdefault(entry.key(), entry)
     return list(entries.values())

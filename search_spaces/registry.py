@@ -1,4 +1,5 @@
 """Spaces by name. Adding a space: write its module, then add one line here."""
+
 from __future__ import annotations
 
 import importlib
@@ -14,7 +15,10 @@ SPACE_MODULES: dict[str, str] = {
     "systolic": "search_spaces.systolic",
 }
 DEFAULT_SPACES: tuple[str, ...] = ("chapter", "general", "strips")
-LEGACY_SPACES: tuple[str, ...] = ("chapter", "general")  # the flat TPE's spaces: their studies keep their names
+LEGACY_SPACES: tuple[str, ...] = (
+    "chapter",
+    "general",
+)  # the flat TPE's spaces: their studies keep their names
 
 
 class SpaceError(ValueError):
@@ -61,8 +65,10 @@ def check_shared_params(params_by_family: dict[str, tuple[Param, ...]]) -> None:
     for family, params in params_by_family.items():
         for param in params:
             if param.name in seen and seen[param.name][1].domain != param.domain:
-                raise SpaceError(f"parameter {param.name!r} has different domains in families "
-                                 f"{seen[param.name][0]!r} and {family!r}")
+                raise SpaceError(
+                    f"parameter {param.name!r} has different domains in families "
+                    f"{seen[param.name][0]!r} and {family!r}"
+                )
             seen.setdefault(param.name, (family, param))
 
 

@@ -8,23 +8,27 @@ visited, how a k step streams its tiles, and how the compiler prefetches
 
 Parameters shared with the general family (partition, tail, lookahead, store_first) keep the same
 domains, so the two can be searched together."""
+
 from __future__ import annotations
 
 import dataclasses
 
-from simcore.ga1.generator.order import PARTITIONS
-from simcore.ga1 import engine
-from simcore.ga1.engine import Generator
-from simcore.ga1.engine.strip_order import strip_slots
-from simcore.ga1.generator.strips import (
-    STRIP_AXES, STRIP_ORDERS, StripParams, strip_blocks, strip_loads_estimate,
-)
-from simcore.ga1.machine import Machine
-from simcore.shape import Shape
-
 from search_spaces.base import GA1Family, Space
 from search_spaces.domains import Choice, IntRange, Param, Point, Unless
 from search_spaces.general import MAX_LOOKAHEAD, MAX_TAIL
+from simcore.ga1 import engine
+from simcore.ga1.engine import Generator
+from simcore.ga1.engine.strip_order import strip_slots
+from simcore.ga1.generator.order import PARTITIONS
+from simcore.ga1.generator.strips import (
+    STRIP_AXES,
+    STRIP_ORDERS,
+    StripParams,
+    strip_blocks,
+    strip_loads_estimate,
+)
+from simcore.ga1.machine import Machine
+from simcore.shape import Shape
 
 # A block's streaming reserve and a prefetch's protection both grow with the scratchpad: with 40
 # to 56 slots the best reserves are 10 to 13 and the best protections 44 to 52 (past the old
@@ -43,23 +47,50 @@ SEEDS: tuple[StripParams, ...] = (
 
 class StripsFamily(GA1Family):
     name = "strips"
-    description = "blocks sized by the scratchpad in strips of several widths, with streaming k steps"
+    description = (
+        "blocks sized by the scratchpad in strips of several widths, with streaming k steps"
+    )
 
     def params(self, shape: Shape, T: int) -> tuple[Param, ...]:
         _Mt, Kt, _Nt = shape.tiles(T)
         return (
-            Param("strip_axis", Choice(STRIP_AXES), "column strips (blocks stacked down) or row strips", structural=True),
-            Param("reserve", IntRange(1, MAX_RESERVE), "slots per block for streaming, beyond accumulators and held tiles"),
+            Param(
+                "strip_axis",
+                Choice(STRIP_AXES),
+                "column strips (blocks stacked down) or row strips",
+                structural=True,
+            ),
+            Param(
+                "reserve",
+                IntRange(1, MAX_RESERVE),
+                "slots per block for streaming, beyond accumulators and held tiles",
+            ),
             Param("strip_order", Choice(STRIP_ORDERS), "narrowest or widest strips first"),
             Param("first_reverse", Choice((True, False)), "the first strip runs backwards"),
-            Param("partition", Choice(PARTITIONS), "block heights in a strip: full and a shorter last (uniform) or near-equal"),
-            Param("split", IntRange(0, MAX_SPLIT), "last streamed lines of a step visited held line by held line"),
+            Param(
+                "partition",
+                Choice(PARTITIONS),
+                "block heights in a strip: full and a shorter last (uniform) or near-equal",
+            ),
+            Param(
+                "split",
+                IntRange(0, MAX_SPLIT),
+                "last streamed lines of a step visited held line by held line",
+            ),
             Param("flip", Choice((True, False)), "every other block streams in reverse"),
-            Param("tail", IntRange(0, min(Kt, MAX_TAIL)), "last k steps run accumulator by accumulator"),
+            Param(
+                "tail",
+                IntRange(0, min(Kt, MAX_TAIL)),
+                "last k steps run accumulator by accumulator",
+            ),
             Param("lookahead", IntRange(0, MAX_LOOKAHEAD), "products the DMA may run ahead"),
             Param("store_first", Choice((True, False)), "a ready store goes before a due load"),
-            Param("protect", IntRange(0, MAX_PROTECT), "a prefetch never evicts a tile needed within this many products",
-                  PREFETCH_ONLY),
+            Param(
+                "protect",
+                IntRange(0, MAX_PROTECT),
+                "a prefetch never evicts a tile needed within this many products",
+                PREFETCH_ONLY,
+            ),
         )
 
     @staticmethod
@@ -74,7 +105,9 @@ class StripsFamily(GA1Family):
         _Mt, Kt, _Nt = shape.tiles(T)
         out = dict(point)
         out["tail"] = min(int(point["tail"]), Kt - 1)  # the generator caps the tail below K
-        if int(point["split"]) == 1:  # one streamed line visited held line by held line is the same order
+        if (
+            int(point["split"]) == 1
+        ):  # one streamed line visited held line by held line is the same order
             out["split"] = 0
         if int(point["lookahead"]) == 0:  # nothing is ever prefetched, so nothing is protected
             out["protect"] = PREFETCH_ONLY.fixed
@@ -92,7 +125,9 @@ class StripsFamily(GA1Family):
         return max(dma, compute) + (len(rows) + len(cols)) * machine.dma_cycles
 
     def slots_needed(self, point: Point, shape: Shape, machine: Machine) -> int:
-        return strip_slots(shape, machine, self.to_params(point))  # strips.py's strip_slots_needed, without the list of blocks
+        return strip_slots(
+            shape, machine, self.to_params(point)
+        )  # strips.py's strip_slots_needed, without the list of blocks
 
     def generator(self, point: Point, shape: Shape, machine: Machine) -> Generator:
         """The compiled engine's strip generator: the reference's program (strips.py), streamed."""
@@ -105,10 +140,16 @@ class StripsFamily(GA1Family):
         _Mt, Kt, _Nt = shape.tiles(machine.T)
         seeds = []
         for params in SEEDS:
-            point: Point = {("strip_axis" if k == "axis" else k): v for k, v in params.as_dict().items()}  # type: ignore[misc]
+            point: Point = {
+                ("strip_axis" if k == "axis" else k): v for k, v in params.as_dict().items()
+            }  # type: ignore[misc]
             point["tail"] = min(params.tail, Kt, MAX_TAIL)
             seeds.append(point)
         return seeds
 
 
-SPACE = Space("strips", "strip schedules for small scratchpads: slot-sized blocks, streaming steps, protected prefetch", (StripsFamily(),))
+SPACE = Space(
+    "strips",
+    "strip schedules for small scratchpads: slot-sized blocks, streaming steps, protected prefetch",
+    (StripsFamily(),),
+)

@@ -11,20 +11,37 @@ feasible and equal designs are evaluated once. hbm_words is 1..max_hbm_words, al
 
 The systolic oracle (autotune.oracles.systolic) times and verifies the design a point names.
 """
+
 from __future__ import annotations
 
 import math
 from typing import Any
 
-from simcore.shape import Shape
-from simcore.systolic.model import (
-    DATAFLOWS, DEFAULT_ASSUMPTIONS, ORDERS, Assumptions, HbmLink, Mapping, SystolicArray, SystolicDesign,
-)
-
 from search_spaces.base import Family, Space
 from search_spaces.domains import Choice, IntRange, Param, Point
+from simcore.shape import Shape
+from simcore.systolic.model import (
+    DATAFLOWS,
+    DEFAULT_ASSUMPTIONS,
+    ORDERS,
+    Assumptions,
+    HbmLink,
+    Mapping,
+    SystolicArray,
+    SystolicDesign,
+)
 
-KEYS = ("rows", "cols", "dataflow", "shadow", "hbm_buffers", "hbm_words", "map_rows", "map_cols", "tile_order")
+KEYS = (
+    "rows",
+    "cols",
+    "dataflow",
+    "shadow",
+    "hbm_buffers",
+    "hbm_words",
+    "map_rows",
+    "map_cols",
+    "tile_order",
+)
 
 
 def design_of(point: Point, assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> SystolicDesign:
@@ -33,10 +50,15 @@ def design_of(point: Point, assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> S
     if missing:
         raise ValueError(f"systolic point lacks {', '.join(missing)}")
     if point["dataflow"] not in DATAFLOWS:
-        raise ValueError(f"dataflow must be one of {', '.join(DATAFLOWS)}, got {point['dataflow']!r}")
+        raise ValueError(
+            f"dataflow must be one of {', '.join(DATAFLOWS)}, got {point['dataflow']!r}"
+        )
     array = SystolicArray(point["rows"], point["cols"])  # type: ignore[arg-type]
-    mapping = Mapping(min(int(point["map_rows"]), array.rows), min(int(point["map_cols"]), array.cols),  # type: ignore[call-overload]
-                      str(point["tile_order"]))
+    mapping = Mapping(
+        min(int(point["map_rows"]), array.rows),
+        min(int(point["map_cols"]), array.cols),  # type: ignore[call-overload]
+        str(point["tile_order"]),
+    )
     shadow = point["shadow"]
     if not isinstance(shadow, bool):
         raise ValueError(f"shadow must be a bool, got {shadow!r}")
@@ -61,7 +83,9 @@ class SystolicFamily(Family):
     description = "an R x C systolic array (ws, os or is) and its mapping under a PE budget, timed by the closed form"
     oracle = "systolic"
 
-    def __init__(self, pe_budget: int, max_hbm_words: int, assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> None:
+    def __init__(
+        self, pe_budget: int, max_hbm_words: int, assumptions: Assumptions = DEFAULT_ASSUMPTIONS
+    ) -> None:
         self.pe_budget = _check_budget("pe_budget", pe_budget)
         self.max_hbm_words = _check_budget("max_hbm_words", max_hbm_words)
         self.assumptions = assumptions
@@ -71,13 +95,39 @@ class SystolicFamily(Family):
         return (
             Param("rows", side, "array rows"),
             Param("cols", side, "array columns"),
-            Param("dataflow", Choice(DATAFLOWS), "ws: weights stay in the PEs; os: results do; is: inputs do"),
-            Param("shadow", Choice((True, False)), "a second register per PE: tiles overlap in the array"),
-            Param("hbm_buffers", Choice((1, 2)), "on-chip buffers of the stationary tiles' HBM link"),
-            Param("hbm_words", IntRange(1, self.max_hbm_words, log=self.max_hbm_words > 1), "HBM words per cycle"),
-            Param("map_rows", side, "rows of the sub-array the GEMM is mapped on (clipped to the array)"),
-            Param("map_cols", side, "columns of the sub-array the GEMM is mapped on (clipped to the array)"),
-            Param("tile_order", Choice(ORDERS), "col-outer: column folds outermost (SCALE-Sim's order)"),
+            Param(
+                "dataflow",
+                Choice(DATAFLOWS),
+                "ws: weights stay in the PEs; os: results do; is: inputs do",
+            ),
+            Param(
+                "shadow",
+                Choice((True, False)),
+                "a second register per PE: tiles overlap in the array",
+            ),
+            Param(
+                "hbm_buffers", Choice((1, 2)), "on-chip buffers of the stationary tiles' HBM link"
+            ),
+            Param(
+                "hbm_words",
+                IntRange(1, self.max_hbm_words, log=self.max_hbm_words > 1),
+                "HBM words per cycle",
+            ),
+            Param(
+                "map_rows",
+                side,
+                "rows of the sub-array the GEMM is mapped on (clipped to the array)",
+            ),
+            Param(
+                "map_cols",
+                side,
+                "columns of the sub-array the GEMM is mapped on (clipped to the array)",
+            ),
+            Param(
+                "tile_order",
+                Choice(ORDERS),
+                "col-outer: column folds outermost (SCALE-Sim's order)",
+            ),
         )
 
     def design(self, point: Point) -> SystolicDesign:
@@ -99,9 +149,19 @@ class SystolicFamily(Family):
         side = math.isqrt(self.pe_budget)
         sides = sorted({side, 1 << (side.bit_length() - 1), max(1, side // 2)}, reverse=True)
         return [
-            {"rows": s, "cols": s, "dataflow": d, "shadow": True, "hbm_buffers": 2, "hbm_words": self.max_hbm_words,
-             "map_rows": s, "map_cols": s, "tile_order": ORDERS[0]}
-            for s in sides for d in DATAFLOWS
+            {
+                "rows": s,
+                "cols": s,
+                "dataflow": d,
+                "shadow": True,
+                "hbm_buffers": 2,
+                "hbm_words": self.max_hbm_words,
+                "map_rows": s,
+                "map_cols": s,
+                "tile_order": ORDERS[0],
+            }
+            for s in sides
+            for d in DATAFLOWS
         ]
 
 
@@ -114,5 +174,8 @@ def systolic_family(pe_budget: int, max_hbm_words: int) -> SystolicFamily:
 # verifying and exporting a point do not depend on the budgets); a run builds its own family
 # under its machine's budgets. These are the default budgets.
 DEFAULT_PE_BUDGET, DEFAULT_MAX_HBM_WORDS = 4096, 64
-SPACE = Space("systolic", "an R x C systolic array for one GEMM (the systolic oracle)",
-              (systolic_family(DEFAULT_PE_BUDGET, DEFAULT_MAX_HBM_WORDS),))
+SPACE = Space(
+    "systolic",
+    "an R x C systolic array for one GEMM (the systolic oracle)",
+    (systolic_family(DEFAULT_PE_BUDGET, DEFAULT_MAX_HBM_WORDS),),
+)

@@ -1,4 +1,5 @@
 """Small argument checks shared by the oracles' frozen dataclasses."""
+
 from __future__ import annotations
 
 

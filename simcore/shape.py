@@ -1,4 +1,5 @@
 """Matrix-product shapes: M x K x N, with A of M x K and B of K x N."""
+
 from __future__ import annotations
 
 import math
@@ -32,7 +33,8 @@ class Shape:
         return f"{self.m}x{self.k}x{self.n}"
 
 
-_SHAPE = re.compile(r"^\s*(-?\d+)\s*[xX]\s*(-?\d+)\s*[xX]\s*(-?\d+)\s*$")
+# ASCII digits only: int() would also take other scripts' digits ('١٢٨') and the regex's \d match them.
+_SHAPE = re.compile(r"^\s*(-?[0-9]+)\s*[xX]\s*(-?[0-9]+)\s*[xX]\s*(-?[0-9]+)\s*$", re.ASCII)
 
 
 def parse_shape(text: str) -> Shape:

@@ -6,6 +6,7 @@ Traffic members count element moves between memory and the on-chip store: A once
 output-tile column, B once per output-tile row, C written once. Full-tile members count padded
 edge work, as the reference does.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
@@ -45,10 +46,6 @@ DERIVED_MEMBERS: tuple[str, ...] = (
     "output_stationary_moves",
     "b_stationary_moves",
 )
-
-
-
-
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,11 @@
 """Shared fixtures: the chapter's reference listings (a differential oracle) and the checker.
 
+Shared helpers (the chapter's checker, mutated copies of simcore, hypothesis strategies) live in
+the tests/helpers package; test modules import those, never each other.
+
 The package never imports the reference; tests may, and skip cleanly when it is not there.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -18,7 +22,6 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 REFERENCE_GA1_DIR = ROOT.parent / "shared" / "reference" / "ga1"
-CHECKS_PATH = ROOT / "tests" / "simcore" / "checks.py"
 
 
 class ReferenceGA1(NamedTuple):
@@ -67,11 +70,17 @@ def reference_ga1() -> ReferenceGA1:
 
 @pytest.fixture(scope="session")
 def chapter_checks() -> ModuleType:
-    """tests/simcore/checks.py, loaded by path so it works under any pytest import mode."""
-    return _load_module("simcore_chapter_checks", CHECKS_PATH)
+    """The chapter's checker, tests/helpers/ga1_chapter_checker.py."""
+    from tests.helpers import ga1_chapter_checker
+
+    return ga1_chapter_checker
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     # Here, not in tests/autotune/conftest.py: pytest only takes options from the top conftest.
-    parser.addoption("--require-postgres", action="store_true", default=False,
-                     help="fail (instead of skipping) the PostgreSQL tests when initdb/pg_ctl are not installed (CI)")
+    parser.addoption(
+        "--require-postgres",
+        action="store_true",
+        default=False,
+        help="fail (instead of skipping) the PostgreSQL tests when initdb/pg_ctl are not installed (CI)",
+    )

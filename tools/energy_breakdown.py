@@ -8,6 +8,7 @@
 Usage: python tools/energy_breakdown.py [--shape 128x128x128] [--tech FILE] [--slots 64]
        [--block 4x4] [--array 32x32] [--dataflow ws] [--hbm-words 16]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,7 +26,9 @@ from simcore.systolic.tie import parse_array  # noqa: E402
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--shape", default="128x128x128")
     parser.add_argument("--tech", help="a technology table (default: the shipped 45 nm one)")
     parser.add_argument("--slots", type=int, default=64)
@@ -46,9 +49,15 @@ def main() -> int:
     timing = Blocked(shape, machine, bi, bj).timing()
     print(f"GA-1: blocked {bi}x{bj}, double buffered, {shape}, {machine.key()}")
     print(ga1_cost_of_timing(machine, timing, tech).describe())
-    design = SystolicDesign(SystolicArray(rows, cols), args.dataflow, assumptions=Assumptions(shadow=True),
-                            hbm=HbmLink(args.hbm_words, 2))
-    print(f"\nsystolic: {design.array} {args.dataflow}, shadow registers, HBM {args.hbm_words:g} words/cycle, {shape}")
+    design = SystolicDesign(
+        SystolicArray(rows, cols),
+        args.dataflow,
+        assumptions=Assumptions(shadow=True),
+        hbm=HbmLink(args.hbm_words, 2),
+    )
+    print(
+        f"\nsystolic: {design.array} {args.dataflow}, shadow registers, HBM {args.hbm_words:g} words/cycle, {shape}"
+    )
     print(systolic_cost_of(design, shape, tech).describe())
     return 0
 

@@ -15,6 +15,7 @@ layout.csv -i gemm -p out -s N`, through `probe` below (run by the environment's
 SRAMs large enough that nothing stalls and its CALC bandwidth mode; it records the reports'
 Total Cycles, Stall Cycles, SRAM reads and writes, and the rows of the demand matrices.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -81,7 +82,9 @@ RandomNumberGeneratorSeed: 40
 InterfaceBandwidth: CALC
 UseRamulatorTrace: False
 """
-SCALESIM_COMMAND = "python -m scalesim.scale -c scale.cfg -t gemm.csv -l layout.csv -i gemm -p out -s N"
+SCALESIM_COMMAND = (
+    "python -m scalesim.scale -c scale.cfg -t gemm.csv -l layout.csv -i gemm -p out -s N"
+)
 
 
 def _report(path: Path) -> dict[str, str]:
@@ -101,20 +104,31 @@ def probe(m: int, k: int, n: int, rows: int, cols: int, dataflow: str) -> dict[s
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         (work / "scale.cfg").write_text(CONFIG.format(rows=rows, cols=cols, dataflow=dataflow))
-        (work / "gemm.csv").write_text(f"Layer, M, N, K,\ngemm, {m}, {n}, {k},\n")  # SCALE-Sim's column order
+        (work / "gemm.csv").write_text(
+            f"Layer, M, N, K,\ngemm, {m}, {n}, {k},\n"
+        )  # SCALE-Sim's column order
         (work / "layout.csv").write_text("Layer,\n")
         with contextlib.redirect_stdout(io.StringIO()):
-            sim = scalesim(save_disk_space=True, verbose=False, config=str(work / "scale.cfg"),
-                           topology=str(work / "gemm.csv"), layout=str(work / "layout.csv"), input_type_gemm=True)
+            sim = scalesim(
+                save_disk_space=True,
+                verbose=False,
+                config=str(work / "scale.cfg"),
+                topology=str(work / "gemm.csv"),
+                layout=str(work / "layout.csv"),
+                input_type_gemm=True,
+            )
             sim.run_scale(top_path=str(work / "out"))
         compute = _report(work / "out" / "golden" / "COMPUTE_REPORT.csv")
         access = _report(work / "out" / "golden" / "DETAILED_ACCESS_REPORT.csv")
         system = sim.runner.single_layer_sim_object_list[0].compute_system
         rows_of = [mat.shape[0] for mat in system.get_demand_matrices()]
     return {
-        "scalesim": importlib.metadata.version("scalesim"), "numpy": numpy.__version__,
-        "total_cycles": int(compute["Total Cycles"]), "stall_cycles": int(compute["Stall Cycles"]),
-        "demand_rows": rows_of[0], "demand_rows_all": rows_of,
+        "scalesim": importlib.metadata.version("scalesim"),
+        "numpy": numpy.__version__,
+        "total_cycles": int(compute["Total Cycles"]),
+        "stall_cycles": int(compute["Stall Cycles"]),
+        "demand_rows": rows_of[0],
+        "demand_rows_all": rows_of,
         "ifmap_sram_reads": int(float(access["SRAM IFMAP Reads"])),
         "filter_sram_reads": int(float(access["SRAM Filter Reads"])),
         "ofmap_sram_writes": int(float(access["SRAM OFMAP Writes"])),
@@ -127,17 +141,40 @@ def generate(venv: Path) -> dict[str, object]:
     version = None
     for m, k, n, rows, cols in CASES:
         for dataflow in DATAFLOWS:
-            argv = [str(python), str(Path(__file__).resolve()), "probe", *map(str, (m, k, n, rows, cols)), dataflow]
-            figures = json.loads(subprocess.run(argv, check=True, capture_output=True, text=True).stdout)
+            argv = [
+                str(python),
+                str(Path(__file__).resolve()),
+                "probe",
+                *map(str, (m, k, n, rows, cols)),
+                dataflow,
+            ]
+            figures = json.loads(
+                subprocess.run(argv, check=True, capture_output=True, text=True).stdout
+            )
             version = {"scalesim": figures.pop("scalesim"), "numpy": figures.pop("numpy")}
-            cases.append({"m": m, "k": k, "n": n, "rows": rows, "cols": cols, "dataflow": dataflow, **figures})
-            print(f"{m}x{k}x{n} on {rows}x{cols} {dataflow}: {figures['total_cycles']} total cycles", file=sys.stderr)
+            cases.append(
+                {
+                    "m": m,
+                    "k": k,
+                    "n": n,
+                    "rows": rows,
+                    "cols": cols,
+                    "dataflow": dataflow,
+                    **figures,
+                }
+            )
+            print(
+                f"{m}x{k}x{n} on {rows}x{cols} {dataflow}: {figures['total_cycles']} total cycles",
+                file=sys.stderr,
+            )
     return {
         "provenance": {
-            "tool": "SCALE-Sim (PyPI package scalesim)", **(version or {}),
+            "tool": "SCALE-Sim (PyPI package scalesim)",
+            **(version or {}),
             "produced_by": "python tools/scalesim_golden.py --venv /work/scalesim-venv",
-            "each_case": SCALESIM_COMMAND + " (scale.cfg: the case's ArrayHeight, ArrayWidth and Dataflow, 64 MiB "
-                         "SRAMs, InterfaceBandwidth CALC; gemm.csv: 'Layer, M, N, K,' then the case)",
+            "each_case": SCALESIM_COMMAND
+            + " (scale.cfg: the case's ArrayHeight, ArrayWidth and Dataflow, 64 MiB "
+            "SRAMs, InterfaceBandwidth CALC; gemm.csv: 'Layer, M, N, K,' then the case)",
             "notes": [
                 "total_cycles is the report's Total Cycles: the last 0-based cycle index, one less than the rows of "
                 "the demand matrices (demand_rows) when nothing stalls.",
@@ -153,18 +190,28 @@ def generate(venv: Path) -> dict[str, object]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command")
-    run = sub.add_parser("probe", help="(inside the SCALE-Sim environment) run one case, print JSON")
+    run = sub.add_parser(
+        "probe", help="(inside the SCALE-Sim environment) run one case, print JSON"
+    )
     for name in ("m", "k", "n", "rows", "cols"):
         run.add_argument(name, type=int)
     run.add_argument("dataflow", choices=DATAFLOWS)
-    parser.add_argument("--venv", type=Path, default=Path("/work/scalesim-venv"), help="SCALE-Sim's virtual environment")
+    parser.add_argument(
+        "--venv",
+        type=Path,
+        default=Path("/work/scalesim-venv"),
+        help="SCALE-Sim's virtual environment",
+    )
     parser.add_argument("--out", type=Path, default=OUT, help="where to write the golden data")
     args = parser.parse_args(argv)
     if args.command == "probe":
         print(json.dumps(probe(args.m, args.k, args.n, args.rows, args.cols, args.dataflow)))
         return 0
     if not (args.venv / "bin" / "python").exists():
-        print(f"skipping: no SCALE-Sim environment at {args.venv} (see this script's docstring)", file=sys.stderr)
+        print(
+            f"skipping: no SCALE-Sim environment at {args.venv} (see this script's docstring)",
+            file=sys.stderr,
+        )
         return 0
     data = generate(args.venv)
     args.out.parent.mkdir(parents=True, exist_ok=True)

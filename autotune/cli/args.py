@@ -1,66 +1,158 @@
-"""Argument types shared by the commands: shapes, slot lists, machine overrides."""
+"""Arguments shared by the commands: shapes, slot lists, schedule lists, machine overrides and
+the source of a study's results. Nothing here imports Optuna, pandas or numba: the parser of
+every command is built from these at start-up."""
+
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
+import math
 from pathlib import Path
-
-from typing import Any
-
-from simcore.shape import Shape, ShapeError, parse_shape
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from autotune.cli.errors import UsageError
-from autotune.oracles import Oracle
+from autotune.cli.strict import strict_int
+from simcore.shape import Shape, ShapeError, parse_shape
+
+if TYPE_CHECKING:
+    from autotune.oracles import Oracle
+    from simcore.ga1.schedules import ChapterSchedule
 
 
 def shape_arg(text: str) -> Shape:
     try:
         return parse_shape(text)
     except ShapeError as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(f"--shape: {exc}") from None
 
 
 def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    value = strict_int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
     return value
 
 
 def slots_list(text: str) -> list[int]:
     """'64' or '16,32,64'."""
     try:
-        values = [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
+        values = [strict_int(part) for part in text.split(",") if part.strip()]
+    except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(f"slots must be integers, got {text!r}") from None
     if not values or any(v < 1 for v in values):
         raise argparse.ArgumentTypeError(f"slots must be positive integers, got {text!r}")
     return values
 
 
+def schedule_list(text: str | None) -> list[ChapterSchedule]:
+    """--schedules: 'BIxBJ:BUFFERS,...' (None: the chapter's whole sweep)."""
+    from simcore.ga1.schedules import (  # numpy's programs
+        ScheduleError,
+        chapter_sweep,
+        parse_schedule,
+    )
+
+    if text is None:
+        return chapter_sweep()
+    try:
+        found = [parse_schedule(part) for part in text.split(",") if part.strip()]
+    except ScheduleError as exc:
+        raise UsageError(f"--schedules: {exc}") from None
+    if not found:
+        raise UsageError(f"--schedules {text!r} names no schedule")
+    labels = [repr(s) for s in found]
+    if len(set(labels)) < len(labels):
+        raise UsageError(f"--schedules {text!r} names a schedule twice")
+    return found
+
+
+def default_out(
+    folder: Path,
+    shape: Shape,
+    machines: Sequence[Any],
+    schedules: Sequence[object],
+    extra: Mapping[str, object] | None = None,
+) -> Path:
+    """A table's default file, named by everything it depends on: the shape and scratchpad
+    sizes in words, the rest (machines, schedules, ...) as a digest, so that runs on other
+    machines never replace each other's tables."""
+    identity = {
+        "machines": [m.key() for m in machines],
+        "schedules": [repr(s) for s in schedules],
+        **(extra or {}),
+    }
+    digest = hashlib.sha1(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:8]
+    slots = "-".join(f"s{s}" for s in dict.fromkeys(m.slots for m in machines))
+    return folder / f"{shape}-{slots}-{digest}.parquet"
+
+
+def add_source(parser: argparse.ArgumentParser) -> None:
+    """The arguments of every command that reads a study's results."""
+    parser.add_argument(
+        "path_or_study",
+        metavar="PATH_OR_STUDY",
+        help="a study name, a results/<study>/ folder or a parquet file autotune wrote",
+    )
+    parser.add_argument(
+        "--storage",
+        default=None,
+        help="the study's storage: a journal path or an RDB URL "
+        "(default results/<study>/study.journal, or study.db)",
+    )
+    add_results(parser)
+
+
 def add_shape(parser: argparse.ArgumentParser, required: bool = True) -> None:
-    parser.add_argument("--shape", required=required, metavar="MxKxN",
-                        help="product shape: A is M x K, B is K x N (for example 128x128x128)")
+    parser.add_argument(
+        "--shape",
+        required=required,
+        metavar="MxKxN",
+        help="product shape: A is M x K, B is K x N (for example 128x128x128)",
+    )
 
 
 def add_machine(parser: argparse.ArgumentParser, slots: bool = True) -> None:
     if slots:
-        parser.add_argument("--slots", type=positive_int, default=None,
-                            help="GA-1 scratchpad tile slots (default 64; the same as --machine slots=N)")
-    parser.add_argument("--machine", default=None, metavar="KEY=VALUE[,KEY=VALUE...]",
-                        help="the oracle's machine parameters. GA-1, by the chapter's names: T, slots, dma_setup, "
-                             "dma_words_per_cycle, mxu_cycles, mxu_fill, vpu_lanes, sfu_lanes; or mxu_array=RxC to derive "
-                             "mxu_cycles and mxu_fill from a systolic array. systolic: pe_budget, max_hbm_words")
+        parser.add_argument(
+            "--slots",
+            type=positive_int,
+            default=None,
+            help="GA-1 scratchpad tile slots (default 64; the same as --machine slots=N)",
+        )
+    parser.add_argument(
+        "--machine",
+        default=None,
+        metavar="KEY=VALUE[,KEY=VALUE...]",
+        help="the oracle's machine parameters. GA-1, by the chapter's names: T, slots, dma_setup, "
+        "dma_words_per_cycle, mxu_cycles, mxu_fill, vpu_lanes, sfu_lanes; or mxu_array=RxC to derive "
+        "mxu_cycles and mxu_fill from a systolic array. systolic: pe_budget, max_hbm_words",
+    )
 
 
 def add_results(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--results", type=Path, default=Path("results"), metavar="DIR",
-                        help="the results folder (default ./results)")
+    parser.add_argument(
+        "--results",
+        type=Path,
+        default=Path("results"),
+        metavar="DIR",
+        help="the results folder (default ./results)",
+    )
 
 
-def add_json(parser: argparse.ArgumentParser, what: str = "one JSON object per row instead of the table") -> None:
+def add_json(
+    parser: argparse.ArgumentParser, what: str = "one JSON object per row instead of the table"
+) -> None:
     parser.add_argument("--json", action="store_true", help=f"print {what}")
 
 
@@ -82,7 +174,9 @@ def machine_text(overrides_text: str | None, extra: dict[str, int | None]) -> st
             continue
         if key in given and given[key] != str(value):
             flag = "--" + key.replace("_", "-")
-            raise UsageError(f"{flag} {value} and --machine {key}={given[key]} disagree: give it once")
+            raise UsageError(
+                f"{flag} {value} and --machine {key}={given[key]} disagree: give it once"
+            )
         if key not in given:
             items.append(f"{key}={value}")
     return ",".join(items)
@@ -91,6 +185,12 @@ def machine_text(overrides_text: str | None, extra: dict[str, int | None]) -> st
 def build_machine(oracle: Oracle, overrides_text: str | None, **extra: int | None) -> Any:
     """The oracle's machine of --machine and the flags that name one of its keys."""
     keys = set(oracle.default_machine().as_dict())
+    for key, value in extra.items():
+        if value is not None and key not in keys:  # a flag the oracle would ignore
+            raise UsageError(
+                f"--{key.replace('_', '-')} {value}: the {oracle.name} oracle's machine has no {key} "
+                f"(its parameters: {', '.join(sorted(keys))})"
+            )
     text = machine_text(overrides_text, {k: v for k, v in extra.items() if k in keys})
     try:
         return oracle.parse_machine(text)

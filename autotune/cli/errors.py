@@ -1,5 +1,6 @@
 """The command line's one error mapping: every domain error becomes one line naming the flag at
 fault, and exit status 2."""
+
 from __future__ import annotations
 
 import re
@@ -8,13 +9,33 @@ from autotune.errors import AutotuneError
 
 # Settings (the plan's and the API's names) and the flags that set them, where they differ.
 FLAGS: dict[str, str] = {
-    "trials": "--trials", "timeout": "--timeout", "verify_top": "--verify-top", "workers": "--workers",
-    "sampler": "--sampler", "seed": "--seed", "study": "--study", "storage": "--storage",
-    "spaces": "--space", "oracle": "--oracle", "objectives": "--objectives", "machine": "--machine",
-    "workload": "--workload", "enqueue": "--enqueue", "search_machine": "--search-machine",
-    "machine_range": "--machine-range", "max_scratchpad_words": "--max-scratchpad-words",
-    "max_dma_words_per_cycle": "--max-dma-words-per-cycle", "allow_sampler_change": "--allow-sampler-change",
+    "trials": "--trials",
+    "timeout": "--timeout",
+    "verify_top": "--verify-top",
+    "workers": "--workers",
+    "sampler": "--sampler",
+    "seed": "--seed",
+    "study": "--study",
+    "storage": "--storage",
+    "spaces": "--space",
+    "oracle": "--oracle",
+    "objectives": "--objectives",
+    "machine": "--machine",
+    "workload": "--workload",
+    "enqueue": "--enqueue",
+    "search_machine": "--search-machine",
+    "machine_range": "--machine-range",
+    "max_scratchpad_words": "--max-scratchpad-words",
+    "max_dma_words_per_cycle": "--max-dma-words-per-cycle",
+    "allow_sampler_change": "--allow-sampler-change",
     "results": "--results",
+    "technology": "--tech",
+    "area_budget": "--area-budget",
+    "energy_budget": "--energy-budget",
+    "out": "--out",
+    "force": "--force",
+    "reference": "--reference",
+    "transfer": "--transfer",
 }
 # A library message names a setting's value as `setting=value` (as a keyword argument reads).
 _ASSIGNED = re.compile(r"\b(" + "|".join(FLAGS) + r")=([^\s;()]+)")
@@ -35,7 +56,7 @@ def message(exc: AutotuneError) -> str:
         return text
     for lead in (exc.setting + " ", exc.setting + ":"):  # type: ignore[operator]
         if text.startswith(lead):
-            return flag + text[len(exc.setting):]  # type: ignore[arg-type]
+            return flag + text[len(exc.setting) :]  # type: ignore[arg-type]
     return text if text.startswith(flag) else f"{flag}: {text}"
 
 

@@ -1,26 +1,32 @@
 """Size limits: every command that generates GA-1 programs estimates the work first and refuses,
 in one line, what would take too long or exhaust the machine's memory; a large but allowed
 shape is announced before the first evaluation, so the run is never silent for long."""
+
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 
-from simcore.ga1.engine import cache_is_warm
+from autotune.cli.errors import UsageError
+from autotune.cli.strict import strict_float
 from simcore.ga1.estimate import Work, estimate
 from simcore.ga1.machine import Machine
 from simcore.shape import Shape
 
-from autotune.cli.errors import UsageError
-
 # 2**27 tile products (a 4096^3 product in 8 x 8 tiles) take about 20 s per evaluation.
 DEFAULT_MAX_PRODUCTS = 1 << 27
+MAX_PRODUCTS = 1e18  # far past any limit that could finish; keeps the count an exact integer
+MAX_BYTES = float(1 << 50)
 ANNOUNCE_SECONDS = 2.0
 ANNOUNCE_ROWS = 1_000_000  # a program this long takes seconds to build and to draw
 
 
-_compile_announced = False  # the compile notice is printed once per process, not per machine of a sweep
+_compile_announced = (
+    False  # the compile notice is printed once per process, not per machine of a sweep
+)
+
 
 def _memory_default() -> int:
     """Half the machine's memory, at most 16 GB."""
@@ -37,9 +43,11 @@ def _bytes(text: str) -> int:
     raw = text.strip().upper().removesuffix("B")
     scale = units.get(raw[-1:], 1)
     try:
-        value = float(raw[:-1] if raw[-1:] in units else raw) * scale
-    except ValueError:
+        value = strict_float(raw[:-1] if raw[-1:] in units else raw) * scale
+    except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(f"expected a size like 8G or 512M, got {text!r}") from None
+    if not math.isfinite(value) or value > MAX_BYTES:
+        raise argparse.ArgumentTypeError(f"the memory limit must be at most 1 PB, got {text!r}")
     if value <= 0:
         raise argparse.ArgumentTypeError(f"the memory limit must be positive, got {text!r}")
     return int(value)
@@ -47,20 +55,35 @@ def _bytes(text: str) -> int:
 
 def _count(text: str) -> int:
     try:
-        value = int(float(text))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of tile products, got {text!r}") from None
+        number = strict_float(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"expected a number of tile products, got {text!r}"
+        ) from None
+    if number > MAX_PRODUCTS:
+        raise argparse.ArgumentTypeError(f"at most {MAX_PRODUCTS:.0e} tile products, got {text!r}")
+    value = int(number)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
     return value
 
 
 def add_limits(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--max-products", type=_count, default=DEFAULT_MAX_PRODUCTS, metavar="N",
-                        help=f"refuse shapes with more tile products per evaluation (default {DEFAULT_MAX_PRODUCTS:.3g}, "
-                             "about 20 s each)")
-    parser.add_argument("--max-memory", type=_bytes, default=_memory_default(), metavar="SIZE",
-                        help="refuse work that needs more memory, e.g. 8G (default: half the machine's, at most 16G)")
+    parser.add_argument(
+        "--max-products",
+        type=_count,
+        default=DEFAULT_MAX_PRODUCTS,
+        metavar="N",
+        help=f"refuse shapes with more tile products per evaluation (default {DEFAULT_MAX_PRODUCTS:.3g}, "
+        "about 20 s each)",
+    )
+    parser.add_argument(
+        "--max-memory",
+        type=_bytes,
+        default=_memory_default(),
+        metavar="SIZE",
+        help="refuse work that needs more memory, e.g. 8G (default: half the machine's, at most 16G)",
+    )
 
 
 def _size(count: float) -> str:
@@ -78,8 +101,14 @@ def _duration(seconds: float) -> str:
     return f"{seconds:.2g} s"
 
 
-def check_work(args: argparse.Namespace, shape: Shape, machine: Machine, verify: bool = True, program: bool = False,
-               work: Work | None = None) -> Work:
+def check_work(
+    args: argparse.Namespace,
+    shape: Shape,
+    machine: Machine,
+    verify: bool = True,
+    program: bool = False,
+    work: Work | None = None,
+) -> Work:
     """Refuse (UsageError, one line) a shape over --max-products or work over --max-memory;
     announce on stderr one that will take a while. Nothing is generated. `work`: the estimate,
     when the caller already has it (a family's `work`)."""
@@ -94,15 +123,32 @@ def check_work(args: argparse.Namespace, shape: Shape, machine: Machine, verify:
         raise UsageError(
             f"{shape} on {machine.slots} slots (T={machine.T}) needs {work.products:.3g} tile products per evaluation "
             f"(about {_duration(work.evaluation_seconds)} each) and {_size(memory)} for {what}; the limits are "
-            f"{args.max_products:.3g} products (--max-products) and {_size(args.max_memory)} (--max-memory)")
+            f"{args.max_products:.3g} products (--max-products) and {_size(args.max_memory)} (--max-memory)"
+        )
     if work.evaluation_seconds >= ANNOUNCE_SECONDS:
-        print(f"autotune: {shape}: {work.products:.3g} tile products per evaluation, about "
-              f"{_duration(work.evaluation_seconds)} each", file=sys.stderr, flush=True)
+        print(
+            f"autotune: {shape}: {work.products:.3g} tile products per evaluation, about "
+            f"{_duration(work.evaluation_seconds)} each",
+            file=sys.stderr,
+            flush=True,
+        )
     if program and work.instructions >= ANNOUNCE_ROWS:
-        print(f"autotune: {shape}: building the program (up to {work.instructions:.3g} instructions) and its picture "
-              f"takes a while at this size", file=sys.stderr, flush=True)
+        print(
+            f"autotune: {shape}: building the program (up to {work.instructions:.3g} instructions) and its picture "
+            f"takes a while at this size",
+            file=sys.stderr,
+            flush=True,
+        )
+    from simcore.ga1.engine import (
+        cache_is_warm,  # numba: loaded by the commands that run the engine
+    )
+
     global _compile_announced
     if not _compile_announced and not cache_is_warm():
         _compile_announced = True
-        print("autotune: compiling the GA-1 engine (numba; once per machine, about 16 s)", file=sys.stderr, flush=True)
+        print(
+            "autotune: compiling the GA-1 engine (numba; once per machine, about 16 s)",
+            file=sys.stderr,
+            flush=True,
+        )
     return work

@@ -1,12 +1,14 @@
 """The command line: `python -m autotune [COMMAND] ...`; with no command, `tune`."""
+
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Sequence
+from typing import Any, Sequence
 
 from autotune import __version__
 from autotune.cli.errors import UsageError, message
+from autotune.cli.strict import strict
 from autotune.errors import AutotuneError
 from autotune.run.quiet import quiet_libraries
 
@@ -14,7 +16,12 @@ DEFAULT_COMMAND = "tune"
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, but errors are one line and exit status 2, without the usage dump."""
+    """argparse, but errors are one line and exit status 2, without the usage dump; every
+    option at most once, no empty value, numbers in ASCII digits (autotune.cli.strict)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        strict(self)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         raise UsageError(message)
@@ -24,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="autotune",
         description="Schedule search for matrix accelerators, with cycle-exact simulators as the oracle. "
-                    "With no command, runs `tune`.",
+        "With no command, runs `tune`.",
     )
     parser.add_argument("--version", action="version", version=f"autotune {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -36,7 +43,20 @@ def build_parser() -> argparse.ArgumentParser:
 def _command_modules() -> list:
     import importlib
 
-    names = ["baseline", "tune", "studies", "leaderboard", "show", "export", "check", "sweep", "systolic", "tile_model", "plot"]
+    names = [
+        "baseline",
+        "tune",
+        "studies",
+        "leaderboard",
+        "show",
+        "export",
+        "check",
+        "sweep",
+        "systolic",
+        "tile_model",
+        "plot",
+        "gemms",
+    ]
     modules = []
     for name in names:
         try:
@@ -55,14 +75,15 @@ def _with_default_command(argv: list[str], commands: set[str]) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    quiet_libraries()
     try:
+        quiet_libraries()
         parser = build_parser()
         commands = set(parser._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
         args = parser.parse_args(_with_default_command(argv, commands))
         if not getattr(args, "run", None):
             parser.print_help()
             return 2
+        quiet_libraries()
         return int(args.run(args))
     except UsageError as exc:
         print(f"autotune: error: {exc}", file=sys.stderr)

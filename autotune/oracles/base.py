@@ -6,15 +6,19 @@ An oracle is found by name through the entry-point group `autotune.oracles` (see
 `autotune.oracles.get`); GA-1 and the systolic array register there like any third-party
 package would. `examples/toy_oracle/` is a complete minimal one.
 """
+
 from __future__ import annotations
 
+import copy
 from abc import ABC, abstractmethod
-from typing import Any, Mapping, Protocol
-
-from simcore.shape import Shape
+from typing import TYPE_CHECKING, Any, Mapping, Protocol
 
 from search_spaces.base import Family, Verdict
 from search_spaces.domains import Point
+from simcore.shape import Shape
+
+if TYPE_CHECKING:
+    from simcore.energy import Cost, Technology
 
 Metrics = dict[str, object]
 
@@ -23,10 +27,10 @@ class Work(Protocol):
     """What one evaluation of a shape costs, for the size guard (simcore.ga1.estimate.Work)."""
 
     @property
-    def products(self) -> int: ...           # the oracle's unit of work (GA-1: tile products)
+    def products(self) -> int: ...  # the oracle's unit of work (GA-1: tile products)
 
     @property
-    def instructions(self) -> int: ...       # instructions of the program a picture builds
+    def instructions(self) -> int: ...  # instructions of the program a picture builds
 
     @property
     def evaluation_bytes(self) -> int: ...
@@ -50,11 +54,27 @@ class Oracle(ABC):
 
     name: str = ""
     description: str = ""
-    measures: tuple[str, ...] = ("cycles",)          # what may be an objective
+    measures: tuple[str, ...] = ("cycles",)  # what may be an objective
     default_objectives: tuple[str, ...] = ("cycles",)
-    default_spaces: tuple[str, ...] = ()             # the search spaces a run uses by default
-    takes_workloads: bool = True                     # several GEMMs in one run
-    searches_machines: bool = False                  # machine parameters searched with schedules
+    default_spaces: tuple[str, ...] = ()  # the search spaces a run uses by default
+    takes_workloads: bool = True  # several GEMMs in one run
+    searches_machines: bool = False  # machine parameters searched with schedules
+    technology: Technology | None = None  # energy and area table; None: the shipped one
+
+    def with_technology(self, technology: Technology | None) -> Oracle:
+        """This oracle costing energy and area with `technology` (a copy: the registered oracle
+        is unchanged); None: the shipped default table."""
+        configured = copy.copy(self)
+        configured.technology = technology
+        return configured
+
+    def tech(self) -> Technology:
+        """The technology table this oracle costs energy and area with."""
+        if self.technology is not None:
+            return self.technology
+        from simcore.energy import default_technology
+
+        return default_technology()
 
     # --- the machine -------------------------------------------------------------------------
 
@@ -141,17 +161,35 @@ class Oracle(ABC):
         """What one evaluation costs (the size guard), or None when it is always cheap."""
         return None
 
-    def best_schedules(self, families: tuple[Family, ...], shape: Shape,
-                       machine: Any) -> tuple[tuple[str, Point, Metrics] | None,
-                                              tuple[str, Point, Metrics] | None]:
+    def best_schedules(
+        self, families: tuple[Family, ...], shape: Shape, machine: Any
+    ) -> tuple[tuple[str, Point, Metrics] | None, tuple[str, Point, Metrics] | None]:
         """For a co-design: the best of a fixed portfolio of schedules and the best
         hand-written one, each (family, point, metrics); only for `searches_machines`."""
         raise NotImplementedError(f"oracle {self.name!r} does not search machines")
 
+    # --- energy and area (optional) ----------------------------------------------------------
+    # An oracle that costs them reports, with every evaluation, the metrics of
+    # simcore.energy.Cost.metrics (energy_pj, energy_per_mac_pj, edp, area_mm2 and the
+    # breakdown) and lists energy, edp and area among its measures.
+
+    def machine_area_mm2(self, machine: Any) -> float | None:
+        """The machine's area when the machine alone sets it; None when not costed."""
+        return None
+
+    def area_mm2(self, family: Family, point: Point, shape: Shape, machine: Any) -> float | None:
+        """The area a candidate occupies, known before it runs; None when not costed."""
+        return self.machine_area_mm2(machine)
+
+    def cost(self, family: Family, point: Point, shape: Shape, machine: Any) -> Cost | None:
+        """The point's energy and area with every line item, or None when not costed."""
+        return None
+
     # --- pictures (optional) -----------------------------------------------------------------
 
-    def report(self, family: Family, point: Point, shape: Shape, machine: Any,
-               per_char: int | None = None) -> str:
+    def report(
+        self, family: Family, point: Point, shape: Shape, machine: Any, per_char: int | None = None
+    ) -> str:
         """A human picture of the point (GA-1: the engine timeline)."""
         return ""
 

@@ -2,28 +2,27 @@
 generator of the compiled engine (`GA1Family.generator`); this oracle times it, verifies it
 streamed (functional result against numpy's product, and the independent hazard replay), draws
 its engine timeline, and knows the chapter's best schedule and the lower bound."""
+
 from __future__ import annotations
 
 import functools
 from typing import Any, Mapping
 
-from simcore.ga1.engine import chapter_generator, time_program
-from simcore.ga1.estimate import Work, estimate
-from simcore.ga1.lower_bounds import lower_bound
-from simcore.ga1.machine import Machine, machine_from, parse_overrides
-from simcore.ga1.program import Program
-from simcore.ga1.schedules import ScheduleError, chapter_sweep
-from simcore.ga1.timeline import draw, engine_rows_of_arrays
-from simcore.ga1.timing import engines_of
-from simcore.shape import Shape
-
+from autotune.oracles.base import Metrics, Oracle
 from search_spaces.base import EXACT, Family, GA1Family, Verdict
 from search_spaces.domains import Point
 from search_spaces.portfolio import CHAPTER_FAMILIES, portfolio
 from search_spaces.registry import families as space_families
 from search_spaces.registry import find_family
-
-from autotune.oracles.base import Metrics, Oracle
+from simcore.energy import Cost, ga1_area_mm2, ga1_cost_of_timing
+from simcore.ga1.estimate import Work, estimate
+from simcore.ga1.lower_bounds import lower_bound
+from simcore.ga1.machine import Machine, machine_from, parse_overrides
+from simcore.ga1.program import Program
+from simcore.ga1.schedules import ScheduleError, chapter_sweep
+from simcore.ga1.timelines import draw, engine_rows_of_arrays
+from simcore.ga1.timing import Timing, engines_of
+from simcore.shape import Shape
 
 DEFAULT_SLOTS = 64  # the scratchpad of the main job (the chapter's larger machine)
 
@@ -37,7 +36,16 @@ def _ga1(family: Family) -> GA1Family:
 class GA1Oracle(Oracle):
     name = "ga1"
     description = "the GA-1 cycle simulator: DMA, scratchpad slots and a tile matrix unit"
-    measures = ("cycles", "scratchpad_words", "dma_words_per_cycle", "mxu_cycles", "tiles_moved")
+    measures = (
+        "cycles",
+        "energy",
+        "edp",
+        "area",
+        "scratchpad_words",
+        "dma_words_per_cycle",
+        "mxu_cycles",
+        "tiles_moved",
+    )
     default_spaces = ("chapter", "general", "strips")
     searches_machines = True
 
@@ -63,8 +71,10 @@ class GA1Oracle(Oracle):
 
     def check_machine(self, machine: Machine) -> None:
         if machine.slots < 3:
-            raise ValueError(f"a scratchpad of {machine.slots} slots is too small for any "
-                             f"schedule (a product needs 3: C, A and B)")
+            raise ValueError(
+                f"a scratchpad of {machine.slots} slots is too small for any "
+                f"schedule (a product needs 3: C, A and B)"
+            )
 
     def upgrade_plan(self, stored: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in stored.items() if k not in ("target", "max_hbm_words")}
@@ -73,8 +83,10 @@ class GA1Oracle(Oracle):
         found = space_families(list(spaces or self.default_spaces))
         other = sorted({f.oracle for f in found} - {self.name})
         if other:
-            raise ValueError(f"spaces {','.join(spaces)} hold {other[0]} families: use them with "
-                             f"the {other[0]} oracle")
+            raise ValueError(
+                f"spaces {','.join(spaces)} hold {other[0]} families: use them with "
+                f"the {other[0]} oracle"
+            )
         return found
 
     def family(self, name: str) -> Family | None:
@@ -86,13 +98,33 @@ class GA1Oracle(Oracle):
 
     def evaluate(self, family: Family, point: Point, shape: Shape, machine: Machine) -> Metrics:
         ga1 = _ga1(family)
-        timing = ga1.generator(point, shape, machine).timing()
+        timing = ga1.generator(
+            point, shape, machine
+        ).timing()  # periodic where it settles, else full
         return {
-            "cycles": timing.cycles, "tiles_moved": timing.tiles_moved, "loads": timing.loads,
-            "stores": timing.stores, "mxu_util": timing.mxu_util(machine),
-            "dma_busy": timing.dma_busy, "lower_bound": lower_bound(shape, machine),
+            "timing": timing.method,
+            "cycles": timing.cycles,
+            "tiles_moved": timing.tiles_moved,
+            "loads": timing.loads,
+            "stores": timing.stores,
+            "mxu_util": timing.mxu_util(machine),
+            "dma_busy": timing.dma_busy,
+            "lower_bound": lower_bound(shape, machine),
             "slots_needed": ga1.slots_needed(point, shape, machine),
+            **self._energy(machine, timing),
         }
+
+    def _energy(self, machine: Machine, timing: Timing) -> Metrics:
+        """Energy and area from the run's exact counts (simcore.energy.ga1)."""
+        cost = ga1_cost_of_timing(machine, timing, self.tech())
+        return {"macs": cost.macs, **{k: float(v) for k, v in cost.metrics().items()}}
+
+    def machine_area_mm2(self, machine: Machine) -> float:
+        return ga1_area_mm2(machine, self.tech())
+
+    def cost(self, family: Family, point: Point, shape: Shape, machine: Machine) -> Cost:
+        timing = _ga1(family).generator(point, shape, machine).timing()
+        return ga1_cost_of_timing(machine, timing, self.tech())
 
     def verify(self, family: Family, point: Point, shape: Shape, machine: Machine) -> Verdict:
         verification = _ga1(family).generator(point, shape, machine).verify()
@@ -114,26 +146,46 @@ class GA1Oracle(Oracle):
     def program(self, family: Family, point: Point, shape: Shape, machine: Machine) -> Program:
         return _ga1(family).generator(point, shape, machine).program()
 
-    def report(self, family: Family, point: Point, shape: Shape, machine: Machine,
-               per_char: int | None = None, width: int = 120) -> str:
+    def report(
+        self,
+        family: Family,
+        point: Point,
+        shape: Shape,
+        machine: Machine,
+        per_char: int | None = None,
+        width: int = 120,
+    ) -> str:
+        from simcore.ga1.engine import time_program  # numba: loaded by what runs the engine
+
         program = self.program(family, point, shape, machine)
         result = time_program(machine, program, record=True)  # starts and finishes, no trace
         assert result.starts is not None and result.finishes is not None
         step = per_char or max(1, -(-result.cycles // width))
-        header = (f"{result.cycles} cycles, {result.tiles_moved} tiles moved, matrix-unit "
-                  f"utilization {result.mxu_util(machine):.0%}   (one character = {step} cycles)")
-        rows = engine_rows_of_arrays(engines_of(program.code), result.starts, result.finishes,
-                                     result.cycles, step, ("dma", "mxu"), most=width + 1)
+        header = (
+            f"{result.cycles} cycles, {result.tiles_moved} tiles moved, matrix-unit "
+            f"utilization {result.mxu_util(machine):.0%}   (one character = {step} cycles)"
+        )
+        rows = engine_rows_of_arrays(
+            engines_of(program.code),
+            result.starts,
+            result.finishes,
+            result.cycles,
+            step,
+            ("dma", "mxu"),
+            most=width + 1,
+        )
         return header + "\n" + draw(rows, width)
 
     def describe_machine(self, machine: Machine) -> str:
         """slots and the parameters that differ from the chapter's machine."""
         default = Machine().as_dict()
-        return ",".join(f"{k}={v}" for k, v in machine.as_dict().items()
-                        if k == "slots" or default.get(k) != v)
+        return ",".join(
+            f"{k}={v}" for k, v in machine.as_dict().items() if k == "slots" or default.get(k) != v
+        )
 
-    def best_schedules(self, families: tuple[Family, ...], shape: Shape, machine: Machine
-                       ) -> tuple[tuple[str, Point, Metrics] | None, tuple[str, Point, Metrics] | None]:
+    def best_schedules(
+        self, families: tuple[Family, ...], shape: Shape, machine: Machine
+    ) -> tuple[tuple[str, Point, Metrics] | None, tuple[str, Point, Metrics] | None]:
         """The best of the fixed portfolio (search_spaces.portfolio) and its best chapter
         schedule; ties by the canonical key, so equal runs choose the same schedule."""
         by_name = {f.name: f for f in families}
@@ -146,11 +198,16 @@ class GA1Oracle(Oracle):
                 metrics = self.evaluate(family, entry.point, shape, machine)
             except ScheduleError:  # the slot count was optimistic: does not fit after all
                 continue
-            found.append(((float(metrics["cycles"]), entry.key()),  # type: ignore[arg-type]
-                          (entry.family, entry.point, metrics)))
+            found.append(
+                (
+                    (float(metrics["cycles"]), entry.key()),  # type: ignore[arg-type]
+                    (entry.family, entry.point, metrics),
+                )
+            )
         top = min(found, key=lambda f: f[0], default=None)
-        chapter = min((f for f in found if f[1][0] in CHAPTER_FAMILIES), key=lambda f: f[0],
-                      default=None)
+        chapter = min(
+            (f for f in found if f[1][0] in CHAPTER_FAMILIES), key=lambda f: f[0], default=None
+        )
         return (top[1] if top else None), (chapter[1] if chapter else None)
 
 
@@ -162,15 +219,19 @@ def padding_note(shape: Shape, machine: Machine) -> str | None:
     mt, kt, nt = shape.tiles(T)
     padded = Shape(mt * T, kt * T, nt * T)
     extra = (padded.m * padded.k * padded.n) / (shape.m * shape.k * shape.n) - 1
-    return (f"note: {shape} is not a multiple of the {T}x{T} tile: it runs zero-padded as "
-            f"{padded} ({mt}x{kt}x{nt} tiles), {extra:.1%} more matrix-unit work than the "
-            f"product needs")
+    return (
+        f"note: {shape} is not a multiple of the {T}x{T} tile: it runs zero-padded as "
+        f"{padded} ({mt}x{kt}x{nt} tiles), {extra:.1%} more matrix-unit work than the "
+        f"product needs"
+    )
 
 
 @functools.lru_cache(maxsize=256)
 def chapter_best(shape: Shape, machine: Machine) -> tuple[int, str] | None:
     """The chapter's best hand-written schedule on this machine: (cycles, label), or None when
     none of its schedules fits."""
+    from simcore.ga1.engine import chapter_generator  # numba: loaded by what runs the engine
+
     best: tuple[int, str] | None = None
     for schedule in chapter_sweep():
         if schedule.slots_needed(shape, machine) > machine.slots:

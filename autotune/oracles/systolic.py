@@ -2,12 +2,13 @@
 most PEs and most HBM words per cycle; the design itself (array, dataflow, shadow registers,
 HBM link, mapping) is the searched point.
 
-Every dataflow is timed by its own closed form (`simcore.systolic.schedule`) and verified by its
+Every dataflow is timed by its own closed form (`simcore.systolic.closed_form`) and verified by its
 own cycle model (`simcore.systolic.cycle`, the event engine) on the design itself: `exact`. Only
 a design too big for the verification budget is checked on a smaller problem with the same
 array, mapping and tile kinds (at most three tiles per dimension, the stream cut short), and
 that verdict says `scaled`.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -15,18 +16,28 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from simcore.shape import Shape
-from simcore.systolic.cycle import SystolicTimingError, simulate_systolic
-from simcore.systolic.model import SystolicDesign, design_traffic, hbm_words, roles, tile_count
-from simcore.systolic.schedule import cycles, schedule
-
+from autotune.oracles.base import Metrics, Oracle
 from search_spaces.base import EXACT, SCALED, Family, Verdict
 from search_spaces.domains import Point
 from search_spaces.systolic import (
-    DEFAULT_MAX_HBM_WORDS, DEFAULT_PE_BUDGET, SPACE, SystolicFamily, systolic_family,
+    DEFAULT_MAX_HBM_WORDS,
+    DEFAULT_PE_BUDGET,
+    SPACE,
+    SystolicFamily,
+    systolic_family,
 )
-
-from autotune.oracles.base import Metrics, Oracle
+from simcore.energy import Cost, systolic_area_mm2, systolic_cost, systolic_counts
+from simcore.shape import Shape
+from simcore.systolic.closed_form import cycles, schedule
+from simcore.systolic.cycle import SystolicTimingError, simulate_systolic
+from simcore.systolic.model import (
+    SystolicDesign,
+    Traffic,
+    design_traffic,
+    hbm_words,
+    roles,
+    tile_count,
+)
 
 # The event engine's cost, in seconds: per tile (closed form and checks), per PE of every tile,
 # per multiply-accumulate of the block products and numpy's product. Measured on a laptop core.
@@ -34,8 +45,10 @@ COST_PER_TILE, COST_PER_TILE_PE, COST_PER_MAC = 1e-4, 3e-8, 1e-9
 VERIFY_SECONDS = 5.0
 VERIFY_WORDS = 1 << 27  # operand and result words the check may allocate (1 GiB of float64)
 # The machine field of a systolic study's identity: the GA-1 default key its studies have held.
-_STUDY_MACHINE_KEY = ("T=8,slots=64,dma_setup=16,dma_words_per_cycle=16,mxu_cycles=8,mxu_fill=8,"
-                      "vpu_lanes=16,sfu_lanes=4")
+_STUDY_MACHINE_KEY = (
+    "T=8,slots=64,dma_setup=16,dma_words_per_cycle=16,mxu_cycles=8,mxu_fill=8,"
+    "vpu_lanes=16,sfu_lanes=4"
+)
 
 
 @dataclass(frozen=True)
@@ -63,13 +76,16 @@ def parse_budget(text: str) -> SystolicBudget:
         key, eq, raw = item.partition("=")
         key = key.strip()
         if not eq or key not in SystolicBudget.__dataclass_fields__:
-            raise ValueError(f"systolic machine key {item!r}: expected pe_budget=N or max_hbm_words=N")
+            raise ValueError(
+                f"systolic machine key {item!r}: expected pe_budget=N or max_hbm_words=N"
+            )
         if key in values:
             raise ValueError(f"systolic machine key {key} is given twice")
-        try:
-            values[key] = int(raw.strip())
-        except ValueError:
-            raise ValueError(f"systolic machine key {key}: expected an integer, got {raw!r}") from None
+        if not raw.strip().isascii() or not raw.strip().lstrip("+-").isdigit():
+            raise ValueError(
+                f"systolic machine key {key}: expected an integer, got {raw.strip()!r}"
+            )
+        values[key] = int(raw.strip())
     return SystolicBudget(**values)
 
 
@@ -82,10 +98,10 @@ def _systolic(family: Family) -> SystolicFamily:
 class SystolicOracle(Oracle):
     name = "systolic"
     description = "an R x C systolic array (ws, os, is) and its mapping under a PE budget"
-    measures = ("cycles", "words_per_mac", "pes")
+    measures = ("cycles", "energy", "edp", "area", "words_per_mac", "pes")
     default_objectives = ("cycles", "words_per_mac")
     default_spaces = ("systolic",)
-    takes_workloads = False
+    takes_workloads = True
 
     def parse_machine(self, text: str) -> SystolicBudget:
         return parse_budget(text)
@@ -100,6 +116,9 @@ class SystolicOracle(Oracle):
     def study_prefix(self, shape: Shape, machine: SystolicBudget) -> str:
         return f"systolic-{shape}-pe{machine.pe_budget}"
 
+    def workload_prefix(self, workload: str, machine: SystolicBudget) -> str:
+        return f"workload-{workload}-pe{machine.pe_budget}"
+
     def plain_machine(self, machine: SystolicBudget) -> SystolicBudget:
         return machine
 
@@ -107,8 +126,10 @@ class SystolicOracle(Oracle):
         """Plans stored with a `target` held a GA-1 machine and the budgets beside it."""
         upgraded = {k: v for k, v in stored.items() if k not in ("target", "max_hbm_words")}
         if "pe_budget" not in dict(stored.get("machine") or {}):
-            upgraded["machine"] = {"pe_budget": int(stored.get("pe_budget", DEFAULT_PE_BUDGET)),
-                                   "max_hbm_words": int(stored.get("max_hbm_words") or DEFAULT_MAX_HBM_WORDS)}
+            upgraded["machine"] = {
+                "pe_budget": int(stored.get("pe_budget", DEFAULT_PE_BUDGET)),
+                "max_hbm_words": int(stored.get("max_hbm_words") or DEFAULT_MAX_HBM_WORDS),
+            }
             upgraded["spaces"] = ",".join(self.default_spaces)
         return upgraded
 
@@ -117,7 +138,9 @@ class SystolicOracle(Oracle):
 
     def families(self, spaces: tuple[str, ...], machine: SystolicBudget) -> tuple[Family, ...]:
         if spaces and tuple(spaces) != self.default_spaces:
-            raise ValueError(f"the systolic oracle searches the space 'systolic', not {','.join(spaces)}")
+            raise ValueError(
+                f"the systolic oracle searches the space 'systolic', not {','.join(spaces)}"
+            )
         return (systolic_family(machine.pe_budget, machine.max_hbm_words),)
 
     def family(self, name: str) -> Family | None:
@@ -128,17 +151,51 @@ class SystolicOracle(Oracle):
         run_cycles = cycles(design, shape)
         t = design_traffic(design, shape)
         return {
-            "cycles": run_cycles, "words_per_mac": t.words_per_mac,
+            "cycles": run_cycles,
+            "words_per_mac": t.words_per_mac,
             "mac_utilization": t.macs / (design.array.pes * run_cycles),
-            "tiles": tile_count(design, shape), "pes": design.array.pes, "macs": t.macs,
+            "tiles": tile_count(design, shape),
+            "pes": design.array.pes,
+            "macs": t.macs,
             "buffer_words": t.total,
+            "lower_bound": self.bound(shape, machine),
+            **self._energy(design, shape, run_cycles, t),
         }
+
+    def _energy(
+        self, design: SystolicDesign, shape: Shape, run_cycles: int, traffic: Traffic
+    ) -> Metrics:
+        return {
+            k: float(v) for k, v in self._cost(design, shape, run_cycles, traffic).metrics().items()
+        }
+
+    def _cost(
+        self, design: SystolicDesign, shape: Shape, run_cycles: int, traffic: Traffic
+    ) -> Cost:
+        """Energy and area from the model's exact counts (simcore.energy.systolic)."""
+        tech = self.tech()
+        return systolic_cost(
+            design, systolic_counts(design, shape, run_cycles, tech, traffic), tech
+        )
+
+    def area_mm2(self, family: Family, point: Point, shape: Shape, machine: Any) -> float:
+        return systolic_area_mm2(_systolic(family).design(point), shape, self.tech())
+
+    def cost(self, family: Family, point: Point, shape: Shape, machine: Any) -> Cost:
+        design = _systolic(family).design(point)
+        return self._cost(design, shape, cycles(design, shape), design_traffic(design, shape))
 
     def verify(self, family: Family, point: Point, shape: Shape, machine: Any) -> Verdict:
         return verify_design(_systolic(family).design(point), shape)
 
-    def report(self, family: Family, point: Point, shape: Shape, machine: Any,
-               per_char: int | None = None) -> str:
+    def bound(self, shape: Shape, machine: SystolicBudget) -> int:
+        """A PE does at most one multiply-accumulate a cycle and a design has at most
+        pe_budget PEs: no design takes fewer than MACs / pe_budget cycles."""
+        return -(-shape.m * shape.k * shape.n // machine.pe_budget)
+
+    def report(
+        self, family: Family, point: Point, shape: Shape, machine: Any, per_char: int | None = None
+    ) -> str:
         design = _systolic(family).design(point)
         run_cycles = cycles(design, shape)
         t = design_traffic(design, shape)
@@ -152,7 +209,6 @@ class SystolicOracle(Oracle):
             f"words/MAC (A {t.a_reads}, B {t.b_reads}, partial sums {t.psum_writes} + "
             f"{t.psum_readbacks}, C {t.c_writes})"
         )
-
 
 
 @dataclass(frozen=True)
@@ -191,9 +247,15 @@ def verify_plan(design: SystolicDesign, shape: Shape) -> VerifyPlan:
     rows, cols = _truncate(role.row_dim, mapping.rows), _truncate(role.col_dim, mapping.cols)
     transfer = design.hbm.cycles(mapping.rows * mapping.cols)
     stream = min(role.stream, max(mapping.rows + mapping.cols, transfer) + 1)
-    small = {"ws": Shape(stream, rows, cols), "is": Shape(cols, rows, stream), "os": Shape(rows, stream, cols)}
+    small = {
+        "ws": Shape(stream, rows, cols),
+        "is": Shape(cols, rows, stream),
+        "os": Shape(rows, stream, cols),
+    }
     scaled = small[design.dataflow]
-    return VerifyPlan(design, scaled, False, f"scaled-down shape {scaled} (same array, mapping and tile kinds)")
+    return VerifyPlan(
+        design, scaled, False, f"scaled-down shape {scaled} (same array, mapping and tile kinds)"
+    )
 
 
 def run_check(design: SystolicDesign, shape: Shape, seed: int = 0) -> tuple[bool, str]:
@@ -214,7 +276,10 @@ def run_check(design: SystolicDesign, shape: Shape, seed: int = 0) -> tuple[bool
         return False, "cycle model's product differs from numpy's"
     expected = design_traffic(design, shape)
     if result.traffic != expected or result.hbm_words != hbm_words(design, shape):
-        return False, f"cycle model moved {result.traffic.total} buffer words, formula {expected.total}"
+        return (
+            False,
+            f"cycle model moved {result.traffic.total} buffer words, formula {expected.total}",
+        )
     return True, f"{run.cycles} cycles, C == numpy, {expected.total} buffer words"
 
 
@@ -223,7 +288,6 @@ def verify_design(design: SystolicDesign, shape: Shape, seed: int = 0) -> Verdic
     plan = verify_plan(design, shape)
     ok, detail = run_check(plan.design, plan.shape, seed)
     return Verdict(ok, EXACT if plan.exact else SCALED, f"{design.dataflow}, {plan.note}: {detail}")
-
 
 
 ORACLE = SystolicOracle()

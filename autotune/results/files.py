@@ -1,8 +1,12 @@
-"""Atomic file writes: write to a temporary file beside the target, then rename over it. A
-target that cannot be written (a read-only results folder, a full disk) is a one-line error."""
+"""Atomic file writes: write a temporary file beside the target, flush it to the disk, rename it
+over the target and flush the folder, so that a crash at any moment leaves either the old file
+or the new one, whole. A target that cannot be written (a read-only results folder, a full
+disk) is a one-line error. And where a command may write at all (`check_output`)."""
+
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import tempfile
@@ -14,6 +18,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from autotune.errors import ResultsError
+from autotune.storage.names import blocking_file, ensure_folder
+
+_CHECKSUM = b"autotune.sha256"  # of the schema and metadata: a damaged footer shows on reading
 
 
 @contextlib.contextmanager
@@ -26,7 +33,7 @@ def writing(path: Path) -> Iterator[None]:
 
 
 def _temporary_beside(path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    ensure_folder(path.parent)
     handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(handle)
     # mkstemp makes the file private (0600) and the rename keeps that: give the result the mode
@@ -37,37 +44,140 @@ def _temporary_beside(path: Path) -> Path:
     return Path(name)
 
 
-def write_parquet(frame: pd.DataFrame, path: Path, metadata: Mapping[str, object] | None = None) -> Path:
+def _replace(temporary: Path, path: Path) -> None:
+    """Flush the new file, rename it over the old one, flush the folder's entry."""
+    with open(temporary, "rb+") as handle:
+        os.fsync(handle.fileno())
+    os.replace(temporary, path)
+    folder = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(folder)
+    finally:
+        os.close(folder)
+
+
+def write_parquet(
+    frame: pd.DataFrame, path: Path, metadata: Mapping[str, object] | None = None
+) -> Path:
     """Write `frame` to `path` atomically, with `metadata` as JSON in the schema's metadata."""
     table = pa.Table.from_pandas(frame, preserve_index=False)
     if metadata:
         merged = dict(table.schema.metadata or {})
         merged[b"autotune"] = json.dumps(metadata, sort_keys=True).encode()
         table = table.replace_schema_metadata(merged)
-    with writing(path):
-        temporary = _temporary_beside(path)
-        try:
-            pq.write_table(table, temporary)
-            os.replace(temporary, path)
-        finally:
-            temporary.unlink(missing_ok=True)
+        table = table.replace_schema_metadata({**merged, _CHECKSUM: _digest(table.schema)})
+    with atomically(path) as temporary:
+        pq.write_table(
+            table, temporary, write_page_checksum=True
+        )  # damage shows on reading, not as wrong numbers
     return path
+
+
+def _digest(schema: pa.Schema) -> bytes:
+    """A checksum of what page checksums do not cover: the columns' names and types, and the
+    pandas and autotune metadata (a flipped bit there would rename a column or change a type)."""
+    metadata = schema.metadata or {}
+    parts = [
+        schema.remove_metadata().to_string().encode(),
+        metadata.get(b"pandas", b""),
+        metadata.get(b"autotune", b""),
+    ]
+    return hashlib.sha256(b"\0".join(parts)).hexdigest().encode()
+
+
+def schema_damage(schema: pa.Schema) -> str | None:
+    """Why a file's schema and metadata are not what was written (None: they are, or the file
+    predates the checksum)."""
+    found = schema.metadata or {}
+    if _CHECKSUM in found and _digest(schema) != found[_CHECKSUM]:
+        return "its schema or metadata does not match its checksum"
+    return None
 
 
 def read_parquet(path: Path) -> tuple[pd.DataFrame, dict[str, object]]:
     """Read a parquet file and its autotune metadata (empty when there is none)."""
-    table = pq.read_table(path)
+    table = pq.read_table(path, page_checksum_verification=True)
+    damage = schema_damage(table.schema)
+    if damage is not None:
+        raise ValueError(damage)
     raw = (table.schema.metadata or {}).get(b"autotune")
     metadata = json.loads(raw) if raw else {}
     return table.to_pandas(), metadata
 
 
 def write_text(text: str, path: Path) -> Path:
+    with atomically(path) as temporary:
+        temporary.write_text(text)
+    return path
+
+
+@contextlib.contextmanager
+def atomically(path: Path) -> Iterator[Path]:
+    """A temporary file to write `path`'s new content to; it replaces `path` when the block ends
+    without an error, and is removed in any case."""
     with writing(path):
         temporary = _temporary_beside(path)
         try:
-            temporary.write_text(text)
-            os.replace(temporary, path)
+            yield temporary
+            _replace(temporary, path)
         finally:
             temporary.unlink(missing_ok=True)
+
+
+# --- where a command may write ---------------------------------------------------------------
+
+# The files a study's folder holds: never an output, whatever is asked.
+STUDY_FILES = frozenset(
+    {"study.journal", "study.db", "leaderboard.parquet", "pareto.parquet", "workload.parquet"}
+)
+
+
+def study_file(path: Path) -> bool:
+    """Whether `path` is a study's own file: by name, or by content (a journal, an SQLite storage,
+    a leaderboard, Pareto front or workload summary, however it is named)."""
+    if path.name in STUDY_FILES or path.name.endswith((".lock", ".tmp")) or ".worker-" in path.name:
+        return True
+    if not path.is_file():
+        return False
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(256)
+    except OSError:
+        return False
+    if head.startswith(b"PAR1"):  # a study's results wherever they were copied
+        return _results_kind(path) in ("leaderboard", "pareto", "workload")
+    return head.startswith(b"SQLite format 3\x00") or (
+        head.startswith(b'{"op_code":') and b"\n" in head
+    )
+
+
+def _results_kind(path: Path) -> object:
+    try:
+        raw = (pq.read_schema(path).metadata or {}).get(b"autotune")
+        return json.loads(raw).get("kind") if raw else None
+    except Exception:  # noqa: BLE001 - a damaged or foreign parquet file is no study's
+        return None
+
+
+def check_output(path: Path, force: bool, setting: str = "out") -> Path:
+    """A file a command was asked to write: never a study's own file, never a folder, and an
+    existing file only with `force`. Refused (ResultsError, one line) before anything is done."""
+    blocked = blocking_file(path.parent)
+    if blocked is not None:
+        raise ResultsError(f"{path}: {blocked} is a file, not a folder", setting=setting)
+    if path.is_dir():
+        raise ResultsError(f"{path} is a directory: give a file name", setting=setting)
+    if study_file(path):
+        raise ResultsError(f"{path} is a study's own file: write elsewhere", setting=setting)
+    if path.exists() and not force:
+        raise ResultsError(f"{path} exists: replacing it needs force=True", setting=setting)
     return path
+
+
+def check_output_folder(folder: Path, names: list[str], force: bool, setting: str = "out") -> Path:
+    """A folder a command was asked to write `names` into: `check_output` for each."""
+    if folder.exists() and not folder.is_dir():
+        raise ResultsError(f"{folder} is a file, not a folder", setting=setting)
+    for name in names:
+        check_output(folder / name, force, setting)
+    return folder

@@ -1,6 +1,7 @@
 """Leaderboards: a study's distinct trials ranked (one sort, one Pareto front), verified, and
 laid out as rows. A row is one schedule on one machine for one GEMM; a single product is a
 workload of one GEMM, so tuning, workloads and co-design share these columns."""
+
 from __future__ import annotations
 
 import json
@@ -11,18 +12,37 @@ import optuna
 import pandas as pd
 from optuna.trial import TrialState
 
-from simcore.shape import Shape
-
-from search_spaces.base import Family, canonical_json
-
 from autotune import __version__, oracles
 from autotune.oracles import Oracle
 from autotune.record import Evaluation, TrialRecord
 from autotune.search.problem import DIRECTIONS, Entry, Search, evaluation_source, objective_value
+from search_spaces.base import Family, canonical_json
+from simcore.shape import Shape
 
-# Metrics first in this order when present; any other metric a family reports follows.
-METRICS: tuple[str, ...] = ("cycles", "tiles_moved", "loads", "stores", "mxu_util", "dma_busy", "words_per_mac",
-                            "mac_utilization", "lower_bound")
+# Metrics first in this order when present; any other metric a family reports follows. Energy
+# in pJ (the breakdown by category after; a category the oracle does not count is absent), EDP
+# in pJ x cycles, area in mm2.
+ENERGY_METRICS: tuple[str, ...] = ("energy_pj", "energy_per_mac_pj", "edp", "area_mm2")
+BREAKDOWN: tuple[str, ...] = (
+    "energy_compute_pj",
+    "energy_register_pj",
+    "energy_on_chip_pj",
+    "energy_off_chip_pj",
+)
+METRICS: tuple[str, ...] = (
+    "cycles",
+    *ENERGY_METRICS,
+    "tiles_moved",
+    "loads",
+    "stores",
+    "mxu_util",
+    "dma_busy",
+    "words_per_mac",
+    "mac_utilization",
+    "lower_bound",
+    "macs",
+    *BREAKDOWN,
+)
 NOT_METRICS = frozenset({"slots_needed", "constraints", "shapes", "no_schedule", "chapter_cycles"})
 NONE = "none"  # the verification column of an entry nobody checked
 
@@ -45,7 +65,9 @@ class Ranked:
     record: TrialRecord
     machine_json: str
     params_json: str
-    values: tuple[float, ...] | None  # the objectives, all minimised (signs applied); None when infeasible
+    values: (
+        tuple[float, ...] | None
+    )  # the objectives, all minimised (signs applied); None when infeasible
     pareto: bool = False
     entries: list[Entry] = field(default_factory=list)
 
@@ -78,10 +100,17 @@ def records(study: optuna.Study, search: Search) -> list[Ranked]:
         point = (evaluation.point or trial.params) if "family" in trial.params else {}
         schedule = {k: v for k, v in point.items() if k not in machine or k == "family"}
         source = evaluation_source(evaluation)
-        values = (tuple(s * objective_value(source, name) for s, name in zip(signs, search.objectives))
-                  if evaluation.feasible else None)
-        found[key] = Ranked(record, canonical_json(dict(machine)),
-                            canonical_json(schedule) if schedule else "", values)
+        values = (
+            tuple(s * objective_value(source, name) for s, name in zip(signs, search.objectives))
+            if evaluation.feasible
+            else None
+        )
+        found[key] = Ranked(
+            record,
+            canonical_json(dict(machine)),
+            canonical_json(schedule) if schedule else "",
+            values,
+        )
     ranked = rank(list(found.values()))
     for item in ranked:
         item.entries = search.entries(item.evaluation)
@@ -99,26 +128,51 @@ def rank(found: list[Ranked]) -> list[Ranked]:
 def pareto_flags(values: Sequence[tuple[float, ...] | None]) -> list[bool]:
     """Flag the feasible points no other feasible point dominates (all minimised)."""
     feasible = [v for v in values if v is not None]
-    return [v is not None and not any(o != v and all(a <= b for a, b in zip(o, v)) for o in feasible) for v in values]
+    return [
+        v is not None and not any(o != v and all(a <= b for a, b in zip(o, v)) for o in feasible)
+        for v in values
+    ]
 
 
-def rows_of(ranked: Sequence[Ranked], info: RunInfo, families: Iterable[Family]) -> list[dict[str, object]]:
+def rows_of(
+    ranked: Sequence[Ranked], info: RunInfo, families: Iterable[Family]
+) -> list[dict[str, object]]:
     """One row per entry (one per record; one per GEMM of a co-design machine), in rank order."""
     T = info.oracle.tile_edge(info.base_machine)
-    param_names = sorted({p.name for f in families for p in f.params(info.shape, T)}
-                         | {k for r in ranked for e in r.entries for k in (e.point or {})})
+    param_names = sorted(
+        {p.name for f in families for p in f.params(info.shape, T)}
+        | {k for r in ranked for e in r.entries for k in (e.point or {})}
+    )
     metric_names = list(METRICS)
     for record in ranked:
         for entry in record.entries:
-            metric_names += [k for k in entry.metrics if k not in NOT_METRICS and k not in metric_names]
+            metric_names += [
+                k for k in entry.metrics if k not in NOT_METRICS and k not in metric_names
+            ]
     present = {k for r in ranked for e in r.entries for k in e.metrics}
     metric_names = [k for k in metric_names if k in present]
-    return [_row(entry, record, info, param_names, metric_names) for record in ranked for entry in record.entries]
+    return [
+        _row(entry, record, info, param_names, metric_names)
+        for record in ranked
+        for entry in record.entries
+    ]
 
 
-def _row(entry: Entry, ranked: Ranked, info: RunInfo, param_names: Sequence[str], metric_names: Sequence[str]) -> dict[str, object]:
+def _row(
+    entry: Entry,
+    ranked: Ranked,
+    info: RunInfo,
+    param_names: Sequence[str],
+    metric_names: Sequence[str],
+) -> dict[str, object]:
     shape, point = entry.gemm.shape, entry.point or {}
-    row: dict[str, object] = {"m": shape.m, "k": shape.k, "n": shape.n, "gemm": entry.gemm.name, "weight": entry.gemm.weight}
+    row: dict[str, object] = {
+        "m": shape.m,
+        "k": shape.k,
+        "n": shape.n,
+        "gemm": entry.gemm.name,
+        "weight": entry.gemm.weight,
+    }
     row.update(entry.machine)
     row["family"] = entry.family
     row.update({name: point.get(name) for name in param_names})
@@ -132,17 +186,29 @@ def _row(entry: Entry, ranked: Ranked, info: RunInfo, param_names: Sequence[str]
     row.update(chapter_best_cycles=None, ratio_to_chapter_best=None, chapter_best_schedule=None)
     row.update(entry.extras)
     record, run = ranked.record, ranked.record.provenance
-    row.update(feasible=record.feasible and feasible, violation=record.evaluation.violation,
-               slots_needed=entry.metrics.get("slots_needed"), pareto=ranked.pareto, verified=None, verification=NONE,
-               verification_detail=None, timing=record.timing if feasible else None, origin=record.origin,
-               trial=record.number, sampler=run.sampler if run.sampler is not None else info.sampler,
-               seed=run.seed if run.seed is not None else info.seed, study=info.study, timestamp=record.completed,
-               autotune_version=run.autotune_version or __version__)
+    row.update(
+        feasible=record.feasible and feasible,
+        violation=record.evaluation.violation,
+        slots_needed=entry.metrics.get("slots_needed"),
+        pareto=ranked.pareto,
+        verified=None,
+        verification=NONE,
+        verification_detail=None,
+        timing=record.timing if feasible else None,
+        origin=record.origin,
+        trial=record.number,
+        sampler=run.sampler if run.sampler is not None else info.sampler,
+        seed=run.seed if run.seed is not None else info.seed,
+        study=info.study,
+        timestamp=record.completed,
+        autotune_version=run.autotune_version or __version__,
+    )
     return row
 
 
-def family_of(name: str, families: Iterable[Family] = (), oracle: Oracle | None = None
-              ) -> tuple[Oracle, Family] | None:
+def family_of(
+    name: str, families: Iterable[Family] = (), oracle: Oracle | None = None
+) -> tuple[Oracle, Family] | None:
     """The oracle and family of an entry, by the family's name: the run's own first (its
     budgets), else any installed oracle's."""
     for family in families:
@@ -162,15 +228,23 @@ def schedule_point(row: Mapping[str, object]) -> dict[str, object]:
     return point
 
 
-def annotate(rows: list[dict[str, object]], ranked: Sequence[Ranked], info: RunInfo, families: Iterable[Family],
-             verify_top: int) -> list[str]:
+def annotate(
+    rows: list[dict[str, object]],
+    ranked: Sequence[Ranked],
+    info: RunInfo,
+    families: Iterable[Family],
+    verify_top: int,
+) -> list[str]:
     """Verify the entries of the top `verify_top` feasible candidates (and, with several
     objectives, of every Pareto candidate); fill the chapter-best columns of those and of every
     entry on the base machine. Returns failure messages."""
     families = tuple(families)
     multi = len(info.objectives) > 1
-    chosen = {r.trial for rank, r in enumerate(x for x in ranked if x.values is not None)
-              if rank < verify_top or (multi and r.pareto)}
+    chosen = {
+        r.trial
+        for rank, r in enumerate(x for x in ranked if x.values is not None)
+        if rank < verify_top or (multi and r.pareto)
+    }
     for rank, row in enumerate(rows, start=1):
         if not row["feasible"]:
             continue
@@ -179,7 +253,9 @@ def annotate(rows: list[dict[str, object]], ranked: Sequence[Ranked], info: RunI
             continue
         oracle, family = found
         shape, machine = Shape(int(row["m"]), int(row["k"]), int(row["n"])), machine_of(row, oracle)  # type: ignore[call-overload]
-        if row["chapter_best_cycles"] is None and (row["trial"] in chosen or machine == info.base_machine):
+        if row["chapter_best_cycles"] is None and (
+            row["trial"] in chosen or machine == info.base_machine
+        ):
             best = oracle.reference(shape, machine)
             if best is not None:
                 row.update(chapter_best_cycles=best[0], chapter_best_schedule=best[1])
@@ -187,10 +263,16 @@ def annotate(rows: list[dict[str, object]], ranked: Sequence[Ranked], info: RunI
             row["ratio_to_chapter_best"] = int(row["cycles"]) / int(row["chapter_best_cycles"])  # type: ignore[call-overload]
         if row["trial"] in chosen:
             verdict = oracle.verify(family, schedule_point(row), shape, machine)
-            row.update(verified=False if not verdict.ok else True if verdict.verified else None,
-                       verification=verdict.level, verification_detail=verdict.detail)
-    return [f"rank {rank} ({row['gemm']}: {row['family']} {row['params_json']}): {row['verification_detail']}"
-            for rank, row in enumerate(rows, start=1) if row["verified"] is False]
+            row.update(
+                verified=False if not verdict.ok else True if verdict.verified else None,
+                verification=verdict.level,
+                verification_detail=verdict.detail,
+            )
+    return [
+        f"rank {rank} ({row['gemm']}: {row['family']} {row['params_json']}): {row['verification_detail']}"
+        for rank, row in enumerate(rows, start=1)
+        if row["verified"] is False
+    ]
 
 
 def _column(values: list[object]) -> pd.api.extensions.ExtensionArray | list[object]:
@@ -212,7 +294,19 @@ def to_frame(rows: list[dict[str, object]]) -> pd.DataFrame:
     data = {"rank": list(range(1, len(rows) + 1))}
     data.update({name: _column([row.get(name) for row in rows]) for name in columns})
     frame = pd.DataFrame(data)
-    for name in ("mxu_util", "dma_busy", "ratio_to_bound", "ratio_to_chapter_best", "weight", "weighted_cycles"):
+    floats = (
+        "mxu_util",
+        "dma_busy",
+        "ratio_to_bound",
+        "ratio_to_chapter_best",
+        "weight",
+        "weighted_cycles",
+        *ENERGY_METRICS,
+        *BREAKDOWN,
+        "total_energy_pj",
+        "total_edp",
+    )
+    for name in floats:
         if name in frame:
             frame[name] = frame[name].astype("Float64")
     for name in ("verified", "pareto", "feasible"):
@@ -225,6 +319,16 @@ def json_rows(frame: pd.DataFrame) -> list[dict[str, object]]:
     """Rows as plain JSON-ready dicts (missing values become None)."""
     rows = []
     for record in frame.to_dict(orient="records"):
-        rows.append({k: (None if v is None or (isinstance(v, float) and v != v) or v is pd.NA else
-                         v.item() if hasattr(v, "item") else v) for k, v in record.items()})
+        rows.append(
+            {
+                k: (
+                    None
+                    if v is None or (isinstance(v, float) and v != v) or v is pd.NA
+                    else v.item()
+                    if hasattr(v, "item")
+                    else v
+                )
+                for k, v in record.items()
+            }
+        )
     return rows

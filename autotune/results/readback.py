@@ -1,24 +1,25 @@
 """Results read back: one entry of a leaderboard, the list of studies, and one entry exported as
 a schedule file (JSON, which `tune --enqueue` takes back) or as its oracle's program (text).
 (`autotune.run.load` finds a study's leaderboard, rebuilt from its storage when stale.)"""
+
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
 import pandas as pd
 
-from simcore.ga1.asm import to_text
-from simcore.shape import Shape, parse_shape
-
 from autotune import __version__, oracles, record
 from autotune.errors import AutotuneError, ResultsError
 from autotune.results import leaderboard as board
+from autotune.results.owner import LEADERBOARD, written
 from autotune.search.problem import Candidate
 from autotune.storage import local_storages, read_studies
+from autotune.storage.names import input_file
+from simcore.ga1.asm import to_text
+from simcore.shape import Shape, parse_shape
 
 EXPORT_FORMAT = "autotune-schedule"
 EXPORT_VERSION = 1
@@ -32,10 +33,16 @@ class Loaded:
 
 
 def entry(loaded: Loaded, rank: int) -> dict[str, object]:
-    if loaded.frame.empty or loaded.metadata.get("kind") not in ("leaderboard", "pareto", "workload"):
+    if loaded.frame.empty or loaded.metadata.get("kind") not in (
+        "leaderboard",
+        "pareto",
+        "workload",
+    ):
         raise ResultsError(f"{loaded.path} holds no ranked entries")
     if rank > len(loaded.frame):
-        raise ResultsError(f"rank {rank} is past the end of the leaderboard ({len(loaded.frame)} entries)")
+        raise ResultsError(
+            f"rank {rank} is past the end of the leaderboard ({len(loaded.frame)} entries)"
+        )
     return board.json_rows(loaded.frame.iloc[[rank - 1]])[0]
 
 
@@ -43,8 +50,50 @@ def entry(loaded: Loaded, rank: int) -> dict[str, object]:
 
 
 def studies(results: Path, storage: str | None) -> list[dict[str, object]]:
-    """Every study in `storage`, or in the default storages under results/."""
-    return [_summary(study, url) for url in ([storage] if storage else local_storages(results)) for study in read_studies(url)]
+    """Every study in `storage`, or in the default storages under results/. A damaged default
+    storage (or study) is listed as damaged, with the reason; the others as usual."""
+    if storage:
+        return [_summary(study, storage) for study in read_studies(storage)]
+    if results.exists() and not results.is_dir():
+        raise ResultsError(f"{results} is a file, not a folder", setting="results")
+    rows: list[dict[str, object]] = []
+    for url in local_storages(results):
+        folder = Path(url.removeprefix("sqlite:///")).parent
+        try:
+            held = read_studies(url)
+        except AutotuneError as exc:
+            rows.append(_damaged(folder.name, url, str(exc)))
+            continue
+        listed = written(folder / LEADERBOARD)
+        if not held and listed is not None and listed.trials:
+            rows.append(
+                _damaged(
+                    folder.name,
+                    url,
+                    f"the storage holds no study, but {listed.path} lists "
+                    f"{listed.trials} finished trials",
+                )
+            )
+        for study in held:
+            try:
+                rows.append(_summary(study, url))
+            except AutotuneError as exc:
+                rows.append(_damaged(study.study_name, url, str(exc)))
+    return rows
+
+
+def _damaged(name: str, url: str, reason: str) -> dict[str, object]:
+    return {
+        "study": name,
+        "oracle": None,
+        "shape": None,
+        "machine": None,
+        "trials": None,
+        "best_cycles": None,
+        "last_update": None,
+        "storage": url,
+        "damaged": reason,
+    }
 
 
 def _summary(study, url: str) -> dict[str, object]:  # type: ignore[no-untyped-def]
@@ -57,11 +106,24 @@ def _summary(study, url: str) -> dict[str, object]:  # type: ignore[no-untyped-d
     last = max((t.datetime_complete for t in done if t.datetime_complete), default=None)
     shape = ident.get("shape") or f"{len(ident.get('workload') or [])} GEMMs"
     # The machine's slots and what differs from the chapter's, then any budget the study has.
-    budgets = [f"{k}={v}" for k, v in ident.items() if k in ("pe_budget", "max_hbm_words", "max_dma_words_per_cycle") and v is not None]
-    machine = ",".join([_short_machine(ident), *budgets]) + (" (searched)" if ident.get("machine_space") else "")
-    return {"study": study.study_name, "oracle": ident.get("oracle"), "shape": shape, "machine": machine,
-            "trials": len(done), "best_cycles": min(feasible) if feasible else None,
-            "last_update": last.isoformat(timespec="seconds") if last else None, "storage": url}
+    budgets = [
+        f"{k}={v}"
+        for k, v in ident.items()
+        if k in ("pe_budget", "max_hbm_words", "max_dma_words_per_cycle") and v is not None
+    ]
+    machine = ",".join([_short_machine(ident), *budgets]) + (
+        " (searched)" if ident.get("machine_space") else ""
+    )
+    return {
+        "study": study.study_name,
+        "oracle": ident.get("oracle"),
+        "shape": shape,
+        "machine": machine,
+        "trials": len(done),
+        "best_cycles": min(feasible) if feasible else None,
+        "last_update": last.isoformat(timespec="seconds") if last else None,
+        "storage": url,
+    }
 
 
 def _short_machine(ident: dict) -> str:  # type: ignore[type-arg]
@@ -78,23 +140,66 @@ def format_studies(rows: list[dict[str, object]]) -> str:
     if not rows:
         return "no studies (tune writes them under results/<study>/; give --results DIR or --storage URL)"
     titles = ("study", "oracle", "shape", "machine", "trials", "best cycles", "last update")
-    cells = [[str(r["study"]), str(r["oracle"]), str(r["shape"]), str(r["machine"]), str(r["trials"]),
-              f"{r['best_cycles']:.0f}" if r["best_cycles"] is not None else "-", str(r["last_update"] or "-")] for r in rows]
-    widths = [max(len(t), *(len(c[i]) for c in cells)) for i, t in enumerate(titles)]
+    good = [r for r in rows if not r.get("damaged")]
+    cells = [
+        [
+            _cell(r["study"]),
+            _cell(r["oracle"]),
+            _cell(r["shape"]),
+            _cell(r["machine"]),
+            str(r["trials"]),
+            f"{r['best_cycles']:.0f}" if r["best_cycles"] is not None else "-",
+            str(r["last_update"] or "-"),
+        ]
+        for r in good
+    ]
+    damaged = [
+        (_cell(r["study"]), f"damaged: {_cell(r['damaged'])}") for r in rows if r.get("damaged")
+    ]
+    widths = [max([len(t), *(len(c[i]) for c in cells)]) for i, t in enumerate(titles)]
+    widths[0] = max([widths[0], *(len(name) for name, _ in damaged)])
     right = {4, 5}  # numbers
-    line = lambda values: "  ".join(v.rjust(w) if i in right else v.ljust(w) for i, (v, w) in enumerate(zip(values, widths))).rstrip()  # noqa: E731
-    return "\n".join([line(titles), *(line(c) for c in cells)])
+
+    def line(values: list[str]) -> str:
+        cells = zip(values, widths)
+        return "  ".join(
+            v.rjust(w) if i in right else v.ljust(w) for i, (v, w) in enumerate(cells)
+        ).rstrip()
+
+    return "\n".join(
+        [
+            line(titles),
+            *(line(c) for c in cells),
+            *(f"{n.ljust(widths[0])}  {d}" for n, d in damaged),
+        ]
+    )
+
+
+def _cell(value: object) -> str:
+    """A table cell on one line: a name from another tool's storage may hold a newline."""
+    text = str(value)
+    return text if text.isprintable() else repr(text)[1:-1]
 
 
 # --- export and starting points ----------------------------------------------------------------
 
 
 def export_json(row: Mapping[str, object], metadata: Mapping[str, object], rank: int) -> str:
-    data = {"format": EXPORT_FORMAT, "version": EXPORT_VERSION, "study": metadata.get("study"), "rank": rank,
-            "gemm": row.get("gemm"), "shape": f"{row['m']}x{row['k']}x{row['n']}", "family": row["family"],
-            "params": board.schedule_point(row), "machine": json.loads(str(row.get("machine_json") or "{}")),
-            "cycles": row.get("cycles"), "verified": row.get("verified"), "verification": row.get("verification"),
-            "autotune_version": __version__}
+    data = {
+        "format": EXPORT_FORMAT,
+        "version": EXPORT_VERSION,
+        "study": metadata.get("study"),
+        "rank": rank,
+        "gemm": row.get("gemm"),
+        "shape": f"{row['m']}x{row['k']}x{row['n']}",
+        "family": row["family"],
+        "params": board.schedule_point(row),
+        "machine": json.loads(str(row.get("machine_json") or "{}")),
+        "cycles": row.get("cycles"),
+        "verified": row.get("verified"),
+        "verification": row.get("verification"),
+        "autotune_version": __version__,
+    }
     return json.dumps(data, indent=1, sort_keys=True) + "\n"
 
 
@@ -103,35 +208,70 @@ def export_asm(row: Mapping[str, object], metadata: Mapping[str, object], rank: 
     if found is None:
         raise ResultsError(f"unknown schedule family {row['family']!r}")
     oracle, family = found
-    shape, machine = Shape(int(row["m"]), int(row["k"]), int(row["n"])), board.machine_of(row, oracle)  # type: ignore[call-overload]
+    shape, machine = (
+        Shape(int(row["m"]), int(row["k"]), int(row["n"])),
+        board.machine_of(row, oracle),
+    )  # type: ignore[call-overload]
     program = oracle.program(family, board.schedule_point(row), shape, machine)
     if program is None:
         raise ResultsError(f"family {family.name!r} has no GA-1 program: export it as JSON")
-    header = [f"# autotune {__version__}: study {metadata.get('study')!r}, rank {rank}, {shape} ({row.get('gemm')})",
-              f"# schedule {row['params_json']}",
-              f"# machine {','.join(f'{k}={v}' for k, v in machine.as_dict().items())}",
-              f"# {row.get('cycles')} cycles (simcore); A is M x K, B is K x N, C = A B; tiles of {machine.T}x{machine.T}"]
+    header = [
+        f"# autotune {__version__}: study {metadata.get('study')!r}, rank {rank}, {shape} ({row.get('gemm')})",
+        f"# schedule {row['params_json']}",
+        f"# machine {','.join(f'{k}={v}' for k, v in machine.as_dict().items())}",
+        f"# {row.get('cycles')} cycles (simcore); A is M x K, B is K x N, C = A B; tiles of {machine.T}x{machine.T}",
+    ]
     return "\n".join(header) + "\n" + to_text(program)
 
 
 def schedules(path: Path) -> list[dict[str, object]]:
     """The schedules of an exported file (one object, or a list of them)."""
     try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise ResultsError(f"schedule file {path}: no such file", setting="enqueue") from None
+        input_file(path, "schedule file")
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
+    except AutotuneError as exc:
+        raise ResultsError(str(exc), setting="enqueue") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ResultsError(f"schedule file {path}: not a JSON schedule file ({exc})", setting="enqueue") from None
+        raise ResultsError(
+            f"schedule file {path}: not a JSON schedule file ({exc})", setting="enqueue"
+        ) from None
     found = data if isinstance(data, list) else [data]
-    for item in found:
-        if not (isinstance(item, dict) and item.get("format") == EXPORT_FORMAT and isinstance(item.get("family"), str)
-                and isinstance(item.get("params"), dict) and isinstance(item.get("machine"), dict)):
-            raise ResultsError(f"schedule file {path}: not an exported schedule (write one with `autotune export STUDY --format json`)", setting="enqueue")
-        parse_shape(str(item.get("shape", "1x1x1")))
+    if not found:
+        raise ResultsError(f"schedule file {path} holds no schedule", setting="enqueue")
+    for number, item in enumerate(found, start=1):
+        where = f"schedule file {path}" + (f", schedule {number}" if len(found) > 1 else "")
+        if not (
+            isinstance(item, dict)
+            and item.get("format") == EXPORT_FORMAT
+            and isinstance(item.get("family"), str)
+            and isinstance(item.get("params"), dict)
+            and isinstance(item.get("machine"), dict)
+        ):
+            raise ResultsError(
+                f"{where}: not an exported schedule (write one with `autotune export STUDY --format json`)",
+                setting="enqueue",
+            )
+        version = item.get("version")
+        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+            raise ResultsError(
+                f"{where}: format version {version!r} is not one autotune wrote", setting="enqueue"
+            )
+        if version > EXPORT_VERSION:
+            raise ResultsError(
+                f"{where}: format version {version} is newer than this autotune reads "
+                f"({EXPORT_VERSION}): upgrade autotune to read it",
+                setting="enqueue",
+            )
+        try:
+            parse_shape(str(item.get("shape", "1x1x1")))
+        except ValueError as exc:
+            raise ResultsError(f"{where}: {exc}", setting="enqueue") from None
     return found
 
 
-def starting_point(item: Mapping[str, object], base: Mapping[str, int], searched: tuple[str, ...], source: str) -> Candidate:
+def starting_point(
+    item: Mapping[str, object], base: Mapping[str, int], searched: tuple[str, ...], source: str
+) -> Candidate:
     """An exported schedule as a candidate of a run on `base` (searching `searched` machine
     parameters): its machine must be the base machine, apart from what is searched."""
     machine = dict(item["machine"])  # type: ignore[call-overload]
@@ -139,5 +279,9 @@ def starting_point(item: Mapping[str, object], base: Mapping[str, int], searched
         fixed = {k: v for k, v in machine.items() if k not in searched and base.get(k) != v}
         if fixed or set(machine) - set(base):
             differs = ", ".join(f"{k}={v} (this run: {base.get(k)})" for k, v in fixed.items())
-            raise ResultsError(f"{source} was exported for another machine: {differs or 'unknown parameters'}")
-    return Candidate(str(item["family"]), dict(item["params"]), {k: machine[k] for k in searched if k in machine})  # type: ignore[call-overload]
+            raise ResultsError(
+                f"{source} was exported for another machine: {differs or 'unknown parameters'}"
+            )
+    return Candidate(
+        str(item["family"]), dict(item["params"]), {k: machine[k] for k in searched if k in machine}
+    )  # type: ignore[call-overload]

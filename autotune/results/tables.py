@@ -6,10 +6,18 @@ Schema history: leaderboard, pareto and workload 2 added gemm, weight, weighted_
 verification and verification_detail to schema 1 (no column renamed or dropped); `verified`
 is true only for an exact check. Schema 3 adds `timing` (how the cycles were timed: full or
 periodic) and `origin` (where the candidate came from: baseline, enqueued, transfer, grid,
-optimum, refine, explore, random). baseline and sweep are at 1 (files older than the version
-key read as 1)."""
+optimum, refine, explore, random). Schema 4 adds energy and area: energy_pj, energy_per_mac_pj,
+edp (pJ x cycles), area_mm2, macs and the breakdown energy_compute_pj, energy_register_pj,
+energy_on_chip_pj, energy_off_chip_pj (a category the oracle does not count is absent); a
+co-design adds total_energy_pj and total_edp (its workload's). Workload 5 adds the per-layer
+report (autotune.results.report): share (weight x cycles over the weighted total), utilisation
+(the unit's busy fraction: mxu_util or mac_utilization), bound_cycles (the oracle's proven lower
+bound, null without one; ratio_to_bound is cycles over it) and layers (the model layers a merged
+GEMM stands for). baseline and sweep are at 1 (files older than the version key read as 1)."""
+
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -18,46 +26,111 @@ import pandas as pd
 from autotune import __version__
 from autotune.errors import ResultsError
 from autotune.results.files import read_parquet, write_parquet
+from autotune.results.labels import VERIFIED_LABELS  # noqa: F401 - read by the tables' readers
+from autotune.search.codesign import machine_value
 from autotune.search.problem import objective_value
 
-SCHEMAS: dict[str, int] = {"leaderboard": 3, "pareto": 3, "workload": 3, "baseline": 1, "sweep": 1}
-READABLE: dict[str, frozenset[object]] = {"leaderboard": frozenset({1, 2, 3}), "pareto": frozenset({1, 2, 3}),
-                                          "workload": frozenset({1, 2, 3}), "baseline": frozenset({None, 1}),
-                                          "sweep": frozenset({None, 1})}
-VERIFIED_LABELS = "verified: yes = exact (the program itself ran: numpy's product and the hazard replay); " \
-                  "scaled / model = only a smaller design or the closed form was checked; NO = a check failed; - = not checked"
+SCHEMAS: dict[str, int] = {"leaderboard": 4, "pareto": 4, "workload": 5, "baseline": 1, "sweep": 1}
+READABLE: dict[str, frozenset[object]] = {
+    "leaderboard": frozenset({1, 2, 3, 4}),
+    "pareto": frozenset({1, 2, 3, 4}),
+    "workload": frozenset({1, 2, 3, 4, 5}),
+    "baseline": frozenset({None, 1}),
+    "sweep": frozenset({None, 1}),
+}
+
+
+class NewerResults(ResultsError):
+    """A results file of a schema newer than this autotune reads: never rebuilt over."""
 
 
 def write(kind: str, frame: pd.DataFrame, path: Path, metadata: Mapping[str, object]) -> Path:
-    return write_parquet(frame, path, {**metadata, "kind": kind, "schema": SCHEMAS[kind], "autotune_version": __version__})
+    return write_parquet(
+        frame,
+        path,
+        {**metadata, "kind": kind, "schema": SCHEMAS[kind], "autotune_version": __version__},
+    )
 
 
 def read(path: Path) -> tuple[pd.DataFrame, dict[str, object]]:
     """A parquet file autotune wrote, of a kind and schema version it can read."""
+    if path.is_dir():
+        raise ResultsError(f"{path} is a directory, not a results file")
     try:
         frame, metadata = read_parquet(path)
     except Exception as exc:
-        raise ResultsError(f"cannot read {path}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+        raise ResultsError(
+            f"cannot read {path}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+        ) from None
+    if not isinstance(metadata, dict):
+        metadata = {}
     kind, schema = metadata.get("kind"), metadata.get("schema")
-    if kind == "leaderboard" and metadata.get("variant") == "pareto":  # schema 1 wrote a front as a variant
+    if (
+        kind == "leaderboard" and metadata.get("variant") == "pareto"
+    ):  # schema 1 wrote a front as a variant
         kind = metadata["kind"] = "pareto"
+    newest = max((v for v in READABLE.get(kind, ()) if isinstance(v, int)), default=None)  # type: ignore[arg-type]
+    if (
+        newest is not None
+        and isinstance(schema, int)
+        and not isinstance(schema, bool)
+        and schema > newest
+    ):
+        raise NewerResults(
+            f"{path} was written by a newer autotune ({kind} schema {schema}; this one reads "
+            f"up to {newest}): upgrade autotune to read it"
+        )
     if kind not in READABLE or schema not in READABLE[kind]:  # type: ignore[operator]
-        known = ", ".join(f"{k} {'/'.join(str(v) for v in sorted(s, key=str) if v)}" for k, s in READABLE.items())
-        raise ResultsError(f"{path} is not an autotune result this version reads (kind {kind!r}, schema {schema!r}; reads {known})")
+        known = ", ".join(
+            f"{k} {'/'.join(str(v) for v in sorted(s, key=str) if v)}" for k, s in READABLE.items()
+        )
+        raise ResultsError(
+            f"{path} is not an autotune result this version reads (kind {kind!r}, schema {schema!r}; reads {known})"
+        )
     return frame, metadata
+
+
+def inspect(path: Path) -> tuple[dict[str, object] | None, str | None]:
+    """(metadata, None) for a results file this version reads; (None, why) for a damaged or
+    foreign one; (None, None) when there is none. A file of a newer schema is refused."""
+    if not path.exists() and not path.is_symlink():
+        return None, None
+    try:
+        return read(path)[1], None
+    except NewerResults:
+        raise
+    except ResultsError as exc:
+        text = str(exc).removeprefix(f"cannot read {path}: ").removeprefix(f"{path} ")
+        return None, text or "unreadable"
 
 
 def typed(frame: pd.DataFrame) -> pd.DataFrame:
     """Nullable integer, float and boolean columns for frames built from plain rows."""
     for column in frame.columns:
-        present = [v for v in frame[column] if v is not None and not (isinstance(v, float) and v != v)]
+        present = [
+            v for v in frame[column] if v is not None and not (isinstance(v, float) and v != v)
+        ]
         if present and all(isinstance(v, bool) for v in present):
             frame[column] = frame[column].astype("boolean")
         elif present and all(isinstance(v, int) for v in present):
             frame[column] = frame[column].astype("Int64")
-        elif present and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
+        elif present and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in present
+        ):
             frame[column] = frame[column].astype("Float64")
     return frame
+
+
+def workload_costs(frame: pd.DataFrame) -> dict[str, float | None]:
+    """A workload's weighted energy (None unless every GEMM has one) and its machine's area."""
+    energy = frame["energy_pj"].astype("Float64") if "energy_pj" in frame else None
+    total = (
+        float((frame["weight"] * energy).sum())
+        if energy is not None and bool(energy.notna().all())
+        else None
+    )
+    area = frame["area_mm2"].dropna() if "area_mm2" in frame else pd.Series([], dtype="Float64")
+    return {"weighted_energy_pj": total, "area_mm2": float(area.iloc[0]) if len(area) else None}
 
 
 def describe(frame: pd.DataFrame, metadata: Mapping[str, object], top: int) -> str:
@@ -66,14 +139,37 @@ def describe(frame: pd.DataFrame, metadata: Mapping[str, object], top: int) -> s
     if kind == "workload":
         return format_workload(frame, metadata)
     if kind in ("baseline", "sweep"):
-        columns = [c for c in ("m", "k", "n", "slots", "dma_setup", "dma_words_per_cycle", "schedule", "fits", "cycles",
-                               "mxu_util", "vs_best", "verified") if c in frame]
-        return f"{kind} of {metadata.get('shape')}, {len(frame)} rows\n" + frame[columns].head(top).to_string(index=False)
+        columns = [
+            c
+            for c in (
+                "m",
+                "k",
+                "n",
+                "slots",
+                "dma_setup",
+                "dma_words_per_cycle",
+                "schedule",
+                "fits",
+                "cycles",
+                "mxu_util",
+                "vs_best",
+                "verified",
+            )
+            if c in frame
+        ]
+        return f"{kind} of {metadata.get('shape')}, {len(frame)} rows\n" + frame[columns].head(
+            top
+        ).to_string(index=False)
     objectives = tuple(metadata.get("objectives") or ("cycles",))  # type: ignore[arg-type]
     head = f"study {metadata.get('study')!r}, shape {metadata.get('shape')}, {len(frame)} distinct entries"
     if metadata.get("variant") == "codesign" or (kind == "pareto" and "total_cycles" in frame):
         return head + "\n" + format_front(frame, metadata)
-    return head + ("" if kind != "pareto" else " on the Pareto front") + "\n" + format_rows(frame, top, objectives)  # type: ignore[arg-type]
+    return (
+        head
+        + ("" if kind != "pareto" else " on the Pareto front")
+        + "\n"
+        + format_rows(frame, top, objectives)
+    )  # type: ignore[arg-type]
 
 
 def verified_label(row: Mapping[str, object]) -> str:
@@ -88,6 +184,7 @@ def verified_label(row: Mapping[str, object]) -> str:
 
 def format_rows(frame: pd.DataFrame, top: int, objectives: Sequence[str] = ("cycles",)) -> str:
     """A compact table of the top entries; columns follow what the leaderboard holds."""
+
     def has(name: str) -> bool:
         return name in frame.columns and bool(frame[name].notna().any())
 
@@ -95,18 +192,46 @@ def format_rows(frame: pd.DataFrame, top: int, objectives: Sequence[str] = ("cyc
     if has("gemm") and frame["gemm"].nunique() > 1:
         columns.append(("gemm", 10, lambda r: r["gemm"]))
     for name in objectives:
-        columns.append((name, max(9, len(name)), lambda r, name=name: _fmt(objective_value(r, name))))
+        columns.append(
+            (name, max(9, len(name)), lambda r, name=name: _fmt(objective_value(r, name)))
+        )
     if has("ratio_to_chapter_best"):
-        columns.append(("vs chapter", 10, lambda r: f"{1 / r['ratio_to_chapter_best']:.2f}x" if pd.notna(r["ratio_to_chapter_best"]) else "-"))
+        columns.append(
+            (
+                "vs chapter",
+                10,
+                lambda r: (
+                    f"{1 / r['ratio_to_chapter_best']:.2f}x"
+                    if pd.notna(r["ratio_to_chapter_best"])
+                    else "-"
+                ),
+            )
+        )
     if has("ratio_to_bound"):
-        columns.append(("/bound", 7, lambda r: f"{r['ratio_to_bound']:.3f}" if pd.notna(r["ratio_to_bound"]) else "-"))
+        columns.append(
+            (
+                "/bound",
+                7,
+                lambda r: f"{r['ratio_to_bound']:.3f}" if pd.notna(r["ratio_to_bound"]) else "-",
+            )
+        )
     if has("tiles_moved"):
         columns.append(("tiles", 6, lambda r: r["tiles_moved"]))
     if has("mxu_util"):
         columns.append(("mxu", 5, lambda r: f"{r['mxu_util']:.0%}"))
+    if has("energy_per_mac_pj"):
+        columns.append(("pJ/MAC", 7, lambda r: _float(r["energy_per_mac_pj"], ".4g")))
+    if (
+        has("area_mm2") and "area" not in objectives and frame["area_mm2"].nunique() > 1
+    ):  # area a search varied
+        columns.append(("mm2", 7, lambda r: _float(r["area_mm2"], ".4f")))
     if has("slots"):
         columns.append(("slots", 5, lambda r: r["slots"]))
-    for name, title in (("dma_setup", "setup"), ("dma_words_per_cycle", "w/cyc"), ("mxu_cycles", "mxu_c")):
+    for name, title in (
+        ("dma_setup", "setup"),
+        ("dma_words_per_cycle", "w/cyc"),
+        ("mxu_cycles", "mxu_c"),
+    ):
         if has(name) and frame[name].nunique() > 1:  # machine parameters a search varied
             columns.append((title, 5, lambda r, name=name: r[name]))
     if len(objectives) > 1:
@@ -115,28 +240,22 @@ def format_rows(frame: pd.DataFrame, top: int, objectives: Sequence[str] = ("cyc
     lines = [" ".join(f"{title:>{width}}" for title, width, _ in columns) + "  schedule"]
     for _, row in frame.head(top).iterrows():
         if not row["feasible"]:
-            lines.append(f"{row['rank']:>4}  infeasible (over the limit by {row['violation']:g})  {row['family']} {row['params_json']}")
+            lines.append(
+                f"{row['rank']:>4}  infeasible (over {_over(row)} by {row['violation']:g})  {row['family']} {row['params_json']}"
+            )
             continue
-        lines.append(" ".join(f"{str(get(row)):>{width}}" for _, width, get in columns) + f"  {row['params_json']}")  # type: ignore[operator]
+        lines.append(
+            " ".join(f"{str(get(row)):>{width}}" for _, width, get in columns)
+            + f"  {row['params_json']}"
+        )  # type: ignore[operator]
     return "\n".join(lines)
 
 
 def format_workload(frame: pd.DataFrame, metadata: Mapping[str, object]) -> str:
-    machine = dict(metadata.get("machine") or {})  # type: ignore[call-overload]
-    lines = [f"workload {metadata.get('workload')!r} on {machine.get('slots')} slots "
-             f"({','.join(f'{k}={v}' for k, v in machine.items())})",
-             f"{'gemm':<12}{'shape':>14}{'weight':>8}{'cycles':>10}{'weighted':>12}{'chapter':>10}{'vs ch.':>8}{'verified':>9}  schedule"]
-    for _, r in frame.iterrows():
-        ratio = r.get("ratio_to_chapter_best")
-        ratio_text = f"{1 / ratio:.2f}x" if ratio is not None and pd.notna(ratio) else "-"
-        cycles, weighted, chapter = (_text(r.get(c)) for c in ("cycles", "weighted_cycles", "chapter_best_cycles"))
-        lines.append(f"{r['name']:<12}{r['shape']:>14}{r['weight']:>8g}{cycles:>10}{weighted:>12}"
-                     f"{chapter:>10}{ratio_text:>8}{verified_label(r):>9}  {r.get('schedule') or 'no feasible schedule'}")
-    total, chapter_total = metadata.get("weighted_cycles"), metadata.get("chapter_weighted_cycles")
-    if total:
-        lines.append(f"weighted total {float(total):.0f} cycles; the chapter's families (best hand-written schedule per GEMM) "  # type: ignore[arg-type]
-                     f"{float(chapter_total):.0f}: {float(chapter_total) / float(total):.2f}x")  # type: ignore[arg-type]
-    return "\n".join(lines)
+    """A workload run's per-layer report (autotune.results.report)."""
+    from autotune.results.report import format_report
+
+    return format_report(frame, metadata)
 
 
 def format_front(frame: pd.DataFrame, metadata: Mapping[str, object]) -> str:
@@ -144,20 +263,54 @@ def format_front(frame: pd.DataFrame, metadata: Mapping[str, object]) -> str:
     objectives = list(metadata.get("objectives") or ["cycles"])  # type: ignore[call-overload]
     note = "; mxu_cycles maximised: a slower unit is cheaper" if "mxu_cycles" in objectives else ""
     front = frame[frame["pareto"] == True] if "pareto" in frame else frame  # noqa: E712
-    lines = [f"Pareto front ({', '.join(objectives)}{note}) for workload {metadata.get('workload')!r}:",
-             f"{'slots':>5}{'spad words':>11}{'setup':>6}{'words/cyc':>10}{'mxu_cyc':>8}{'cycles':>11}{'chapter':>11}{'gain':>7}{'verified':>9}"]
+    costed = "total_energy_pj" in front and bool(front["total_energy_pj"].notna().any())
+    energy_head = f"{'energy pJ':>11}{'mm2':>8}" if costed else ""
+    lines = [
+        f"Pareto front ({', '.join(objectives)}{note}) for workload {metadata.get('workload')!r}:",
+        (
+            f"{'slots':>5}{'spad words':>11}{'setup':>6}{'words/cyc':>10}{'mxu_cyc':>8}{'cycles':>11}{energy_head}"
+            f"{'chapter':>11}{'gain':>7}{'verified':>9}"
+        ),
+    ]
     for _, machine in front.groupby("trial", sort=False):
         r = machine.iloc[0]
         labels = {verified_label(row) for _, row in machine.iterrows()}
         verified = "yes" if labels == {"yes"} else "NO" if "NO" in labels else "-"
-        gain = f"{r['chapter_total_cycles'] / r['total_cycles']:.2f}x" if pd.notna(r["chapter_total_cycles"]) else "-"
-        lines.append(f"{r['slots']:>5}{r['scratchpad_words']:>11}{r['dma_setup']:>6}{r['dma_words_per_cycle']:>10}"
-                     f"{r['mxu_cycles']:>8}{r['total_cycles']:>11.0f}{_text(r['chapter_total_cycles']):>11}{gain:>7}{verified:>9}")
+        gain = (
+            f"{r['chapter_total_cycles'] / r['total_cycles']:.2f}x"
+            if pd.notna(r["chapter_total_cycles"])
+            else "-"
+        )
+        energy = (
+            f"{_float(machine_value(r, 'energy'), '.4g'):>11}{_float(r.get('area_mm2'), '.4f'):>8}"
+            if costed
+            else ""
+        )
+        lines.append(
+            f"{r['slots']:>5}{r['scratchpad_words']:>11}{r['dma_setup']:>6}{r['dma_words_per_cycle']:>10}"
+            f"{r['mxu_cycles']:>8}{r['total_cycles']:>11.0f}{energy}{_text(r['chapter_total_cycles']):>11}"
+            f"{gain:>7}{verified:>9}"
+        )
     return "\n".join(lines)
 
 
 def _text(value: object) -> str:
     return "-" if value is None or pd.isna(value) else f"{float(value):.0f}"  # type: ignore[arg-type]
+
+
+def _over(row: Mapping[str, object]) -> str:
+    """The limits a row is over, by their constraint names, or "the limit" when not recorded."""
+    text = row.get("constraints_json")
+    over = (
+        [k.removesuffix("_over") for k, v in json.loads(str(text)).items() if v > 0]
+        if isinstance(text, str)
+        else []
+    )
+    return f"the {' and '.join(over)} limit" if over else "the limit"
+
+
+def _float(value: object, spec: str) -> str:
+    return "-" if value is None or pd.isna(value) else format(float(value), spec)  # type: ignore[arg-type]
 
 
 def _fmt(value: float) -> str:

@@ -1,4 +1,5 @@
 """The chapter's sweep: every hand-written schedule run on one shape and machine."""
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -6,18 +7,36 @@ from typing import Sequence
 import pandas as pd
 
 from simcore.ga1.bounds import predicted_double_buffered_cycles, simple_bounds
+from simcore.ga1.engine import chapter_generator
 from simcore.ga1.machine import MACHINE_KEYS, Machine
 from simcore.ga1.schedules import ChapterSchedule
-from simcore.ga1.engine import chapter_generator
 from simcore.shape import Shape
 
 ROW_KEYS: tuple[str, ...] = (
-    "schedule", "family", "bi", "bj", "buffers", "fits", "slots_needed", "tiles_moved", "loads",
-    "stores", "cycles", "mxu_util", "dma_busy", "vs_best", "model_cycles", "model_ratio", "verified", "verification",
+    "schedule",
+    "family",
+    "bi",
+    "bj",
+    "buffers",
+    "fits",
+    "slots_needed",
+    "tiles_moved",
+    "loads",
+    "stores",
+    "cycles",
+    "mxu_util",
+    "dma_busy",
+    "vs_best",
+    "model_cycles",
+    "model_ratio",
+    "verified",
+    "verification",
 )
 
 
-def sweep_rows(shape: Shape, machine: Machine, schedules: Sequence[ChapterSchedule], verify: bool = True) -> list[dict[str, object]]:
+def sweep_rows(
+    shape: Shape, machine: Machine, schedules: Sequence[ChapterSchedule], verify: bool = True
+) -> list[dict[str, object]]:
     """One row per schedule: its counts and timing, or fits=False when it needs too many slots."""
     rows: list[dict[str, object]] = []
     for schedule in schedules:
@@ -26,15 +45,25 @@ def sweep_rows(shape: Shape, machine: Machine, schedules: Sequence[ChapterSchedu
         row: dict[str, object] = {key: None for key in ROW_KEYS}
         row["verification"] = "none"
         row.update(
-            schedule=schedule.label(shape, machine), family=schedule.family,
-            bi=block[0] if block else None, bj=block[1] if block else None,
-            buffers=schedule.buffers, fits=need <= machine.slots, slots_needed=need,
+            schedule=schedule.label(shape, machine),
+            family=schedule.family,
+            bi=block[0] if block else None,
+            bj=block[1] if block else None,
+            buffers=schedule.buffers,
+            fits=need <= machine.slots,
+            slots_needed=need,
         )
         if row["fits"]:
             generator = chapter_generator(schedule, shape, machine)
             result = generator.timing()
-            row.update(tiles_moved=result.tiles_moved, loads=result.loads, stores=result.stores,
-                       cycles=result.cycles, mxu_util=result.mxu_util(machine), dma_busy=result.dma_busy)
+            row.update(
+                tiles_moved=result.tiles_moved,
+                loads=result.loads,
+                stores=result.stores,
+                cycles=result.cycles,
+                mxu_util=result.mxu_util(machine),
+                dma_busy=result.dma_busy,
+            )
             if block and schedule.buffers == 2:
                 model = predicted_double_buffered_cycles(shape, machine, *block)
                 row.update(model_cycles=model, model_ratio=model / result.cycles)
@@ -56,7 +85,16 @@ def sweep_frame(shape: Shape, machine: Machine, rows: Sequence[dict[str, object]
     frame.insert(2, "n", shape.n)
     for position, key in enumerate(MACHINE_KEYS):
         frame.insert(3 + position, key, getattr(machine, key))
-    for column in ("bi", "bj", "slots_needed", "tiles_moved", "loads", "stores", "cycles", "model_cycles"):
+    for column in (
+        "bi",
+        "bj",
+        "slots_needed",
+        "tiles_moved",
+        "loads",
+        "stores",
+        "cycles",
+        "model_cycles",
+    ):
         frame[column] = frame[column].astype("Int64")
     for column in ("mxu_util", "dma_busy", "vs_best", "model_ratio"):
         frame[column] = frame[column].astype("float64")
@@ -77,8 +115,10 @@ def format_table(shape: Shape, machine: Machine, rows: Sequence[dict[str, object
         if not row["fits"]:
             lines.append(f"{label:<35}  does not fit (needs {row['slots_needed']} slots)")
             continue
-        text = (f"{label:<35}{row['tiles_moved']:>11}{row['cycles']:>9}{row['mxu_util']:>10.0%}"
-                f"{row['dma_busy']:>10.0%}{row['vs_best']:>8.2f}x")
+        text = (
+            f"{label:<35}{row['tiles_moved']:>11}{row['cycles']:>9}{row['mxu_util']:>10.0%}"
+            f"{row['dma_busy']:>10.0%}{row['vs_best']:>8.2f}x"
+        )
         if row["model_cycles"] is not None:
             text += f"  {row['model_cycles']:>7} ({row['model_ratio']:.2f})"
         if row["verified"] is False:

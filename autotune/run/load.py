@@ -1,40 +1,234 @@
 """A study's results as a command finds them: a parquet file, a results folder or a study name.
-A study's leaderboard is rebuilt from its storage when the file is missing or holds fewer
-trials than the storage (a run killed with `kill -9`, or newer trials)."""
+
+Results files are caches of the study's storage: a leaderboard that is missing, damaged, stale
+(fewer trials than the storage holds) or unverified (an interrupted run) is rebuilt from the
+storage with a one-line note; so is a workload's summary, from its GEMM studies. A results file
+is read as it stands only when no storage holds its study."""
+
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
-from autotune.errors import AutotuneError, ResultsError
+import optuna
+
+from autotune import record
+from autotune.errors import AutotuneError, ResultsError, StorageError, StudyError
 from autotune.results import tables
+from autotune.results.owner import LEADERBOARD, WORKLOAD, default_storage_in
 from autotune.results.readback import Loaded
-from autotune.run.pipeline import rebuild
-from autotune.storage import finished_count, local_storage, read_study
+from autotune.run.pipeline import StudyOutcome, finish, summarise, verify_top_default
+from autotune.run.plan import RunPlan
+from autotune.storage import finished_count, local_storage, local_storages, read_studies, read_study
+from autotune.storage.names import name_problem, shown
 
 
 def load(path_or_study: str, results: Path = Path("results"), storage: str | None = None) -> Loaded:
-    """A parquet path, a results/<study>/ folder, or a study name. A study's leaderboard is
-    rebuilt from its storage when the file is missing or holds fewer trials than the storage."""
+    """A parquet path, a results/<study>/ folder, or a study name; a study's results rebuilt
+    from its storage when they are missing, damaged, stale or unverified."""
     given = Path(path_or_study)
-    if given.is_file():
+    if given.is_file() and not (
+        given.name in (LEADERBOARD, WORKLOAD) and default_storage_in(given.parent)
+    ):
         return Loaded(*tables.read(given), given)
-    folder = given if given.is_dir() else results / path_or_study
-    name = folder.name
-    url = storage or local_storage(folder.parent, name)
-    path = folder / "leaderboard.parquet"
-    study = read_study(url, name) if url else None
+    if given.is_file():
+        given = given.parent  # a study's own leaderboard: the study's folder
+    if given.is_dir():
+        folder = Path(os.path.abspath(given)) if given.name in ("", ".", "..") else given
+    else:
+        problem = name_problem(path_or_study)
+        if problem is not None and ("/" in path_or_study or os.sep in path_or_study):
+            raise ResultsError(f"no leaderboard at {shown(path_or_study)}: no such file or folder")
+        if problem is not None:
+            raise ResultsError(
+                f"no leaderboard at {shown(path_or_study)}: not a parquet file or a results "
+                f"folder, and not a study name (it {problem})"
+            )
+        folder = results / path_or_study
+    return _load_folder(folder, path_or_study, storage)
+
+
+def _load_folder(folder: Path, asked: str, storage: str | None) -> Loaded:
+    name, root = folder.name, folder.parent
+    url = storage or local_storage(root, name)
+    path = folder / LEADERBOARD
+    study = None
+    if url:
+        try:
+            study = read_study(url, name)
+        except StorageError as exc:
+            if storage is not None or tables.inspect(path)[0] is None:
+                raise
+            note(f"warning: {exc}; showing {path} as it was written")
+            return Loaded(*tables.read(path), path)
     if study is not None:
-        metadata = tables.read(path)[1] if path.is_file() else {}
-        if metadata.get("trials") != finished_count(study):
-            try:
-                outcome = rebuild(study, folder.parent)
-            except AutotuneError:
-                if not path.is_file():
-                    raise
-            else:
-                print(f"rebuilt {outcome.paths[0]} from study {name!r} ({outcome.trials} finished trials)", file=sys.stderr)
-    for candidate in (path, folder / "workload.parquet"):
-        if candidate.is_file():
-            return Loaded(*tables.read(candidate), candidate)
-    raise ResultsError(f"no leaderboard at {path_or_study!r} (give a parquet file, a results folder or a study name)")
+        _refresh(study, path, url, explicit=storage is not None)  # type: ignore[arg-type]
+    elif url and path.exists():
+        note(
+            f"warning: the storage {url} holds no study {name!r}; showing {path} as it was written"
+        )
+    elif (folder / WORKLOAD).exists() or not path.exists():
+        _refresh_workload(folder, storage)
+    for candidate in (path, folder / WORKLOAD):
+        if candidate.exists():
+            return _read(candidate, study is None)
+    raise ResultsError(
+        f"no leaderboard at {shown(asked)} (give a parquet file, a results folder or a study name)"
+    )
+
+
+def _refresh(study: optuna.Study, path: Path, url: str, explicit: bool) -> None:
+    """Rebuild the study's leaderboard when it is missing, damaged, stale or unverified."""
+    metadata, damage = tables.inspect(path)
+    reason = stale(metadata, damage, finished_count(study))
+    if reason is None:
+        return
+    try:
+        outcome = rebuild(study, path.parent.parent, storage=url)
+    except AutotuneError as exc:
+        if explicit or metadata is None:
+            raise
+        note(f"warning: cannot rebuild {path} ({exc}); showing it as it was written")
+        return
+    note(
+        f"rebuilt {outcome.paths[0]} from study {study.study_name!r} "
+        f"({outcome.trials} finished trials): {reason}"
+    )
+
+
+def _read(path: Path, unsourced: bool) -> Loaded:
+    try:
+        return Loaded(*tables.read(path), path)
+    except ResultsError as exc:
+        if unsourced:
+            raise ResultsError(f"{exc}; no storage holds its study to rebuild it from") from None
+        raise
+
+
+def note(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def stale(metadata: dict[str, object] | None, damage: str | None, trials: int | None) -> str | None:
+    """Why a results file (its metadata, or why it cannot be read) must be rebuilt for a study
+    of `trials` finished trials (None: any count)."""
+    if damage is not None:
+        return f"the file was damaged ({damage})"
+    if metadata is None:
+        return "there was none"
+    if metadata.get("unverified"):
+        return "an interrupted run wrote it unverified"
+    if trials is not None and metadata.get("trials") != trials:
+        return f"the file ranked {metadata.get('trials')} of them"
+    return None
+
+
+def rebuild(
+    study: optuna.Study,
+    results: Path | None,
+    verify_top: int | None = None,
+    storage: str | None = None,
+) -> StudyOutcome:
+    """A study's results from its storage alone (after a kill, or with newer trials)."""
+    data = record.study_plan(study)
+    if data is None:
+        raise StudyError(
+            f"study {study.study_name!r} predates stored run settings: "
+            f"resume it with `tune` to write its leaderboard"
+        )
+    spec = RunPlan.from_json(data)
+    gemm_name = record.study_gemm(study)
+    for gemm, search in spec.searches():
+        if gemm is None or spec.single or gemm.name == gemm_name:
+            return finish(
+                study,
+                search,
+                spec,
+                gemm,
+                verify_top if verify_top is not None else verify_top_default(spec),
+                results,
+                storage,
+            )
+    raise StudyError(
+        f"study {study.study_name!r}: GEMM {gemm_name!r} is not in its stored workload"
+    )
+
+
+# --- a workload's summary ----------------------------------------------------------------------
+
+
+def _refresh_workload(folder: Path, storage: str | None) -> None:
+    """Rebuild results/<run>/workload.parquet from its GEMM studies when it is missing, damaged,
+    stale or unverified (nothing happens when no storage holds the run's GEMM studies)."""
+    run, root = folder.name, folder.parent
+    found = _gemm_studies(run, root, storage)
+    if found is None:
+        return
+    spec, studies = found
+    path = folder / WORKLOAD
+    metadata, damage = tables.inspect(path)
+    current = {gemm: finished_count(study) for gemm, (study, _) in studies.items()}
+    reason = stale(metadata, damage, None)
+    if reason is None:
+        rows = {
+            str(r["gemm"]): r.get("trials") for r in tables.read(path)[0].to_dict(orient="records")
+        }
+        reason = None if rows == current else "its GEMM studies hold other trials"
+    if reason is None:
+        return
+    outcomes = []
+    for gemm in spec.workload.gemms:
+        study, url = studies[gemm.name]
+        loaded = _load_folder(root / study.study_name, study.study_name, url if storage else None)
+        outcomes.append(
+            StudyOutcome(
+                study.study_name, gemm, loaded.frame, current[gemm.name], len(loaded.frame), []
+            )
+        )
+    summarise(spec, run, outcomes, root, studies[spec.workload.gemms[0].name][1])
+    note(f"rebuilt {path} from the {len(outcomes)} GEMM studies of {run!r}: {reason}")
+
+
+def _gemm_studies(
+    run: str, root: Path, storage: str | None
+) -> tuple[RunPlan, dict[str, tuple[optuna.Study, str]]] | None:
+    """The plan of workload run `run` and each GEMM's study (with its storage), when every one
+    of them is found."""
+    urls = (
+        [storage]
+        if storage
+        else [u for u in local_storages(root) if _folder_of(u).startswith(f"{run}-")]
+    )
+    studies: dict[str, tuple[optuna.Study, str]] = {}
+    spec = None
+    for url in urls:
+        try:
+            held = read_studies(url)
+        except AutotuneError:
+            continue
+        for study in held:
+            if not study.study_name.startswith(f"{run}-") or record.study_plan(study) is None:
+                continue
+            plan = RunPlan.from_json(record.study_plan(study))  # type: ignore[arg-type]
+            gemm = record.study_gemm(study)
+            if (
+                plan.single
+                or plan.codesign
+                or plan.study_name(run, _gemm(plan, gemm)) != study.study_name
+            ):
+                continue
+            spec = spec or plan
+            studies[str(gemm)] = (study, url)
+    if spec is None or any(g.name not in studies for g in spec.workload.gemms):
+        return None
+    return spec, studies
+
+
+def _gemm(plan: RunPlan, name: str | None):  # type: ignore[no-untyped-def]
+    return next((g for g in plan.workload.gemms if g.name == name), None)
+
+
+def _folder_of(url: str) -> str:
+    """The study folder's name of a default storage under results/."""
+    return Path(url.removeprefix("sqlite:///")).parent.name

@@ -5,13 +5,13 @@ candidate is evaluated once; a repeat is answered from the cache, which starts w
 study's completed trials, so a resumed study or another worker re-simulates nothing. With
 shared storage the objective releases the study lock once the candidate is sampled (see
 autotune.storage), and a candidate another worker is evaluating is waited for."""
+
 from __future__ import annotations
 
 from dataclasses import replace
 
 import optuna
 from optuna.trial import TrialState
-
 
 from autotune.record import Evaluation, Provenance, TrialRecord, record_provenance, record_result
 from autotune.search.distributions import suggest
@@ -20,15 +20,20 @@ from autotune.storage import SharedStudy
 
 
 class Objective:
-    def __init__(self, search: Search, study: optuna.Study, provenance: Provenance,
-                 shared: SharedStudy | None = None) -> None:
+    def __init__(
+        self,
+        search: Search,
+        study: optuna.Study,
+        provenance: Provenance,
+        shared: SharedStudy | None = None,
+    ) -> None:
         self.search = search
         self.study = study
         self.provenance = provenance
         self.shared = shared if shared is not None and shared.shared else None
         self.cache: dict[str, tuple[Evaluation, int]] = {}
         self._learned: set[int] = set()
-        self._settled = 0   # trials before this position are finished and learned
+        self._settled = 0  # trials before this position are finished and learned
         for trial in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
             self._learned.add(trial.number)
             self._learn(trial)
@@ -38,12 +43,18 @@ class Objective:
             record_provenance(trial, self.provenance)  # who ran it, with what
             candidate = self.search.sample(lambda param: suggest(trial, param))
             key = candidate.key()
-            twin = self._refresh(key, trial.number) if self.shared is not None and key not in self.cache else None
+            twin = (
+                self._refresh(key, trial.number)
+                if self.shared is not None and key not in self.cache
+                else None
+            )
         finally:
             if self.shared is not None:
                 self.shared.release()
         attrs = self._wait_for(twin) if twin is not None and key not in self.cache else None
-        return self.record(trial, attrs if attrs is not None else self.result(candidate, trial.number))
+        return self.record(
+            trial, attrs if attrs is not None else self.result(candidate, trial.number)
+        )
 
     def result(self, candidate: Candidate, number: int) -> Evaluation:
         """The cached result of an equal candidate, or a new evaluation (cached)."""
@@ -77,10 +88,19 @@ class Objective:
         settled = True
         for position in range(self._settled, len(trials)):
             other = trials[position]
-            if other.number != mine and other.state == TrialState.COMPLETE and other.number not in self._learned:
+            if (
+                other.number != mine
+                and other.state == TrialState.COMPLETE
+                and other.number not in self._learned
+            ):
                 self._learned.add(other.number)
                 self._learn(other)
-            elif other.number != mine and other.state == TrialState.RUNNING and twin is None and self.search.key_of(other.params) == key:
+            elif (
+                other.number != mine
+                and other.state == TrialState.RUNNING
+                and twin is None
+                and self.search.key_of(other.params) == key
+            ):
                 twin = other
             settled = settled and other.state.is_finished()
             if settled:

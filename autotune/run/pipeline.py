@@ -9,131 +9,79 @@ goes through `run` (tune, --workload, co-design, check, sweep --tuned), and `lea
 A single product is a workload of one GEMM: one study. A workload is a study per GEMM plus a
 summary; a co-design is one study over machines. Optuna beyond its public study API lives in
 autotune.storage."""
+
 from __future__ import annotations
 
-import multiprocessing
-import os
-import signal
-import sys
 import time
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
 import optuna
-import pandas as pd
-
-from simcore.shape import parse_shape
-
-from search_spaces.workload import Gemm
 
 from autotune import __version__, record
 from autotune.errors import PlanError, StudyError
+from autotune.interrupt import StopRequest, graceful_stop
 from autotune.record import Provenance
-from autotune.results import leaderboard as board
-from autotune.results import tables
-from autotune.interrupt import STOP, graceful_stop
+from autotune.results.owner import claim
+from autotune.run.finish import finish, finish_jobs, unverified_note  # noqa: F401
 from autotune.run.objective import Objective
-from autotune.storage import (
-    GRACE_SECONDS, HEARTBEAT_SECONDS, WORKER, SharedStudy, default_storage, finished_count, is_memory, local_storages,
+from autotune.run.options import (  # noqa: F401 - the run's types, also here
+    Outcome,
+    RunOptions,
+    StudyOutcome,
+    StudySettings,
+    _check_options,
+    verify_top_default,
 )
-from autotune.search.problem import Candidate, GridTooLarge, Search, directions
-from autotune.search.sampling import DEFAULT_SAMPLER, encoding_for, make_sampler
 from autotune.run.plan import RunPlan
-from autotune.search.transfer import transfer_seeds
-
-DEFAULT_TRIALS = 1000   # tune --shape
-SHORT_TRIALS = 40       # per GEMM of a workload, per co-design, per machine of sweep --tuned
-
-
-def verify_top_default(spec: RunPlan) -> int:
-    """Entries verified by default: ten for one product; a workload uses each GEMM's winner."""
-    return 10 if spec.single else 1
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    trials: int
-    sampler: str = DEFAULT_SAMPLER
-    seed: int = 0
-    study: str | None = None
-    storage: str | None = None          # a storage address (autotune.storage.locations); None: a journal per study under results/
-    results: Path = Path("results")
-    workers: int = 1
-    timeout: float | None = None
-    heartbeat: int | None = None
-    verify_top: int | None = None       # None: verify_top_default
-    allow_sampler_change: bool = False
-    starts: tuple[Candidate, ...] = ()  # starting points (exported schedules), run first
-    transfer: bool = False              # also start from earlier studies' best on nearby problems (autotune.search.transfer)
-    write: bool = True
-    progress: bool = False
-
-
-@dataclass(frozen=True)
-class StudySettings:
-    """Everything a worker process needs to open the study (picklable)."""
-
-    name: str
-    storage_url: str
-    sampler: str
-    seed: int
-    objectives: tuple[str, ...]
-    heartbeat_seconds: int = HEARTBEAT_SECONDS
-    grace_seconds: int = GRACE_SECONDS
-
-
-@dataclass
-class StudyOutcome:
-    name: str
-    gemm: Gemm | None
-    frame: pd.DataFrame
-    trials: int
-    distinct: int
-    failures: list[str]
-    paths: list[Path] = field(default_factory=list)
-
-
-@dataclass
-class Outcome:
-    name: str
-    studies: list[StudyOutcome]
-    summary: pd.DataFrame | None            # a workload tuned GEMM by GEMM: each GEMM's winner
-    summary_metadata: dict[str, object]
-    paths: list[Path]                       # what to tell the user was written
-    elapsed: float
-    interrupted: bool
-
-    @property
-    def failures(self) -> list[str]:
-        return [f for s in self.studies for f in s.failures]
-
-
-def _check_options(options: RunOptions) -> None:
-    if options.trials < 1:
-        raise PlanError(f"trials must be at least 1, got {options.trials}", setting="trials")
-    if options.timeout is not None and options.timeout <= 0:
-        raise PlanError("timeout must be positive", setting="timeout")
-    if options.verify_top is not None and options.verify_top < 0:
-        raise PlanError(f"verify_top must not be negative, got {options.verify_top}", setting="verify_top")
-    if options.storage is not None and is_memory(options.storage) and options.workers > 1:
-        raise PlanError("an in-memory study lives in one process: several workers need a storage", setting="workers")
-    encoding_for(options.sampler)
-
+from autotune.run.settings import DEFAULT_TRIALS, SHORT_TRIALS  # noqa: F401 - the run's defaults, also here
+from autotune.run.summary import summarise
+from autotune.run.workers import run_workers
+from autotune.search.problem import Candidate, GridTooLarge, Search, directions
+from autotune.search.sampling import encoding_for, make_sampler
+from autotune.search.transfer import sibling_seeds, transfer_seeds
+from autotune.storage import (
+    GRACE_SECONDS,
+    HEARTBEAT_SECONDS,
+    WORKER,
+    SharedStudy,
+    default_storage,
+    finished_count,
+    is_memory,
+    local_storages,
+)
+from autotune.storage.locations import finished_trials
+from autotune.storage.names import check_name, study_folder
+from search_spaces.workload import Gemm
+from simcore.shape import Shape, parse_shape
 
 # --- open, check and seed ----------------------------------------------------------------------
 
 
 def settings_for(spec: RunPlan, options: RunOptions, name: str) -> StudySettings:
-    url = options.storage or default_storage(options.results, name)
+    url = options.storage or default_storage(options.results, name, create=False)
     beat = options.heartbeat
-    return StudySettings(name, url, options.sampler, options.seed, spec.objectives,
-                         beat or HEARTBEAT_SECONDS, 2 * beat if beat else GRACE_SECONDS)
+    return StudySettings(
+        name,
+        url,
+        options.sampler,
+        options.seed,
+        spec.objectives,
+        beat or HEARTBEAT_SECONDS,
+        2 * beat if beat else GRACE_SECONDS,
+    )
 
 
-def open_study(settings: StudySettings, search: Search, seed_offset: int = 0) -> tuple[SharedStudy, optuna.Study]:
-    shared = SharedStudy(settings.storage_url, settings.name, settings.heartbeat_seconds, settings.grace_seconds)
-    study = shared.open(make_sampler(settings.sampler, settings.seed + seed_offset, search), directions(settings.objectives))
+def open_study(
+    settings: StudySettings, search: Search, seed_offset: int = 0
+) -> tuple[SharedStudy, optuna.Study]:
+    shared = SharedStudy(
+        settings.storage_url, settings.name, settings.heartbeat_seconds, settings.grace_seconds
+    )
+    study = shared.open(
+        make_sampler(settings.sampler, settings.seed + seed_offset, search),
+        directions(settings.objectives),
+    )
     return shared, study
 
 
@@ -145,19 +93,26 @@ def check_study(study: optuna.Study, spec: RunPlan, gemm: Gemm | None, options: 
     if recorded is None:
         study.set_user_attr(record.STUDY_IDENTITY, identity)
     elif recorded != identity:
-        differs = sorted(k for k in set(recorded) | set(identity) if recorded.get(k) != identity.get(k))
+        differs = sorted(
+            k for k in set(recorded) | set(identity) if recorded.get(k) != identity.get(k)
+        )
         if "encoding" in differs:
             raise StudyError(encoding_refusal(name, recorded, options.sampler))
-        raise StudyError(f"study {name!r} already exists with a different {', '.join(differs)} "
-                         f"({'; '.join(f'{k}: {recorded.get(k)}' for k in differs)}); choose another study name", setting="study")
+        raise StudyError(
+            f"study {name!r} already exists with a different {', '.join(differs)} "
+            f"({'; '.join(f'{k}: {recorded.get(k)}' for k in differs)}); choose another study name",
+            setting="study",
+        )
     if record.study_plan(study) is None:
         study.set_user_attr(record.STUDY_PLAN, spec.to_json())
         study.set_user_attr(record.STUDY_GEMM, gemm.name if gemm and not spec.single else None)
     wanted = {"sampler": options.sampler, "seed": options.seed}
     before = record.study_sampler(study)
     if before is not None and before != wanted and not options.allow_sampler_change:
-        raise StudyError(f"study {name!r} was run with sampler {before['sampler']} and seed {before['seed']}; "
-                         f"resuming it with sampler {options.sampler} and seed {options.seed} needs allow_sampler_change=True")
+        raise StudyError(
+            f"study {name!r} was run with sampler {before['sampler']} and seed {before['seed']}; "
+            f"resuming it with sampler {options.sampler} and seed {options.seed} needs allow_sampler_change=True"
+        )
     if before != wanted:
         study.set_user_attr(record.STUDY_SAMPLER, wanted)
 
@@ -165,30 +120,48 @@ def check_study(study: optuna.Study, spec: RunPlan, gemm: Gemm | None, options: 
 def encoding_refusal(name: str, recorded: dict[str, object], sampler: str) -> str:
     """Why a study cannot be resumed with this sampler's encoding, and how to resume it."""
     if "encoding" not in recorded:
-        return (f"study {name!r} was made with the flat encoding (the samplers tpe, random, grid and nsga2): "
-                f"resume it with sampler=tpe spaces={recorded.get('spaces')} (or choose another study name)")
-    return (f"study {name!r} was made with the {recorded['encoding']} encoding of the guided sampler, which "
-            f"sampler {sampler} does not use: resume it with sampler=guided (or choose another study name)")
+        return (
+            f"study {name!r} was made with the flat encoding (the samplers tpe, random, grid and nsga2): "
+            f"resume it with sampler=tpe spaces={recorded.get('spaces')} (or choose another study name)"
+        )
+    return (
+        f"study {name!r} was made with the {recorded['encoding']} encoding of the guided sampler, which "
+        f"sampler {sampler} does not use: resume it with sampler=guided (or choose another study name)"
+    )
 
 
-def seed_study(shared: SharedStudy, study: optuna.Study, search: Search, options: RunOptions,
-               transfers: Sequence[tuple[Candidate, dict[str, object]]] = ()) -> None:
+def seed_study(
+    shared: SharedStudy,
+    study: optuna.Study,
+    search: Search,
+    options: RunOptions,
+    transfers: Sequence[tuple[Candidate, dict[str, object]]] = (),
+) -> None:
     """Enqueue the starting points, the transferred schedules, the baseline (and with --sampler
     grid, every feasible point) not yet in the study, each with where it came from, under the
     study's lock: workers starting together would otherwise each enqueue the same baseline."""
-    batches = ([(c, record.origin_attrs("enqueued")) for c in options.starts]
-               + [(c, record.origin_attrs("transfer", origin)) for c, origin in transfers]
-               + [(c, record.origin_attrs("baseline")) for c in search.seeds()])
+    batches = (
+        [(c, record.origin_attrs("enqueued")) for c in options.starts]
+        + [(c, record.origin_attrs("transfer", origin)) for c, origin in transfers]
+        + [(c, record.origin_attrs("baseline")) for c in search.seeds()]
+    )
     if options.sampler == "grid":
         try:
             batches += [(c, record.origin_attrs("grid")) for c in search.grid()]
         except GridTooLarge as exc:
             raise PlanError(str(exc), setting="sampler") from None
     with shared.locked():
-        states = (optuna.trial.TrialState.WAITING, optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.RUNNING)
+        states = (
+            optuna.trial.TrialState.WAITING,
+            optuna.trial.TrialState.COMPLETE,
+            optuna.trial.TrialState.RUNNING,
+        )
         # A WAITING trial holds its parameters as fixed_params until it runs; keys are canonical,
         # so a trial of the conditional encoding (without its unused parameters) is recognised.
-        seen = {search.key_of(t.system_attrs.get("fixed_params", t.params)) for t in study.get_trials(deepcopy=False, states=states)}
+        seen = {
+            search.key_of(t.system_attrs.get("fixed_params", t.params))
+            for t in study.get_trials(deepcopy=False, states=states)
+        }
         for candidate, attrs in batches:
             key = search.key_of(candidate.params())
             if key not in seen:
@@ -196,14 +169,26 @@ def seed_study(shared: SharedStudy, study: optuna.Study, search: Search, options
                 seen.add(key)
 
 
-def transfers_for(job: Job, spec: RunPlan, options: RunOptions) -> list[tuple[Candidate, dict[str, object]]]:
+def transfers_for(
+    job: Job, spec: RunPlan, options: RunOptions
+) -> list[tuple[Candidate, dict[str, object]]]:
     """With --transfer, the best schedules of the nearest earlier studies, scaled to this one."""
     ident = spec.identity(job.gemm) if options.transfer else {}
     if "shape" not in ident:
         return []  # not asked for, or a co-design (machines, not schedules)
-    urls = [options.storage] if options.storage and not is_memory(options.storage) else local_storages(options.results)
-    return transfer_seeds(job.search, urls, spec.the_oracle(), parse_shape(str(ident["shape"])), spec.machine,
-                          job.settings.name)
+    urls = (
+        [options.storage]
+        if options.storage and not is_memory(options.storage)
+        else local_storages(options.results)
+    )
+    return transfer_seeds(
+        job.search,
+        urls,
+        spec.the_oracle(),
+        parse_shape(str(ident["shape"])),
+        spec.machine,
+        job.settings.name,
+    )
 
 
 def provenance(settings: StudySettings) -> Provenance:
@@ -213,98 +198,24 @@ def provenance(settings: StudySettings) -> Provenance:
 # --- optimise ----------------------------------------------------------------------------------
 
 
-def optimise(settings: StudySettings, search: Search, shared: SharedStudy, study: optuna.Study, target: int,
-             options: RunOptions) -> None:
+def optimise(
+    settings: StudySettings,
+    search: Search,
+    shared: SharedStudy,
+    study: optuna.Study,
+    target: int,
+    options: RunOptions,
+) -> None:
     if options.workers == 1:
-        shared.optimize(study, Objective(search, study, provenance(settings), shared), target, options.timeout, options.progress)
+        shared.optimize(
+            study,
+            Objective(search, study, provenance(settings), shared),
+            target,
+            options.timeout,
+            options.progress,
+        )
         return
-    context = multiprocessing.get_context("spawn")
-    processes = [context.Process(target=_worker, args=(settings, search, target, options.timeout, i, options.progress and i == 0))
-                 for i in range(options.workers)]
-    for process in processes:
-        process.start()
-    try:
-        forwarded = False
-        while any(p.is_alive() for p in processes):
-            for process in processes:
-                process.join(timeout=0.2)
-            if STOP.requested and not forwarded:  # Ctrl-C reached only us: pass the request on
-                forwarded = True
-                for process in processes:
-                    if process.is_alive() and process.pid is not None:
-                        os.kill(process.pid, signal.SIGINT)
-    except KeyboardInterrupt:
-        for process in processes:
-            process.join(timeout=10)
-        raise
-    failed = [p.exitcode for p in processes if p.exitcode not in (0, None)]
-    if failed:
-        print(f"autotune: warning: {len(failed)} worker(s) exited with status {failed}", file=sys.stderr)
-
-
-def _worker(settings: StudySettings, search: Search, target: int, timeout: float | None, index: int, progress: bool) -> None:
-    # A spawned worker starts with default filters: quiet it as the command line quiets itself.
-    from autotune.run.quiet import quiet_libraries
-
-    quiet_libraries()
-    with graceful_stop():
-        shared, study = open_study(settings, search, seed_offset=index)
-        try:
-            shared.join(study, target)
-            shared.optimize(study, Objective(search, study, provenance(settings), shared), target, timeout, progress)
-        finally:
-            shared.close(study)
-
-
-# --- rank, verify, write -----------------------------------------------------------------------
-
-
-def finish(study: optuna.Study, search: Search, spec: RunPlan, gemm: Gemm | None, verify_top: int,
-           results: Path | None) -> StudyOutcome:
-    """Rank the study's distinct candidates, verify the top ones, and (with `results`) write
-    results/<study>/leaderboard.parquet, and pareto.parquet for several objectives."""
-    ranked = board.records(study, search)
-    first = (gemm or spec.workload.gemms[0]).shape
-    sampler = record.study_sampler(study) or {}
-    info = board.RunInfo(study.study_name, str(sampler.get("sampler", "")), int(sampler.get("seed", 0)), first,
-                         spec.machine, spec.the_oracle(), spec.objectives)
-    rows = board.rows_of(ranked, info, search.families)
-    failures = board.annotate(rows, ranked, info, search.families, verify_top)
-    frame = board.to_frame(rows)
-    done = finished_count(study)
-    outcome = StudyOutcome(study.study_name, gemm, frame, done, len(ranked), failures)
-    if results is not None:
-        metadata = {"study": study.study_name, "shape": str(first), "base_machine": spec.machine.as_dict(),
-                    "objectives": list(spec.objectives), "oracle": spec.oracle, "trials": done,
-                    "workload": None if spec.single else spec.workload.name, "gemm": gemm.name if gemm else None,
-                    "variant": "codesign" if spec.codesign else None}
-        folder = results / study.study_name
-        outcome.paths.append(tables.write("leaderboard", frame, folder / "leaderboard.parquet", metadata))
-        if len(spec.objectives) > 1:
-            front = frame[frame["pareto"] == True].copy() if not frame.empty else frame  # noqa: E712
-            if not front.empty:
-                front["rank"] = list(range(1, len(front) + 1))
-            outcome.paths.append(tables.write("pareto", front, folder / "pareto.parquet", metadata))
-    return outcome
-
-
-def summarise(spec: RunPlan, name: str, outcomes: list[StudyOutcome], results: Path | None) -> tuple[pd.DataFrame, dict[str, object], list[Path]]:
-    """A workload tuned GEMM by GEMM: each GEMM's winner, weighted (results/<run>/workload.parquet)."""
-    rows = []
-    for outcome in outcomes:
-        assert outcome.gemm is not None
-        top = board.json_rows(outcome.frame.head(1))[0] if not outcome.frame.empty and bool(outcome.frame["feasible"].iloc[0]) else {}
-        shape = outcome.gemm.shape
-        rows.append({"name": outcome.gemm.name, "shape": str(shape), "m": shape.m, "k": shape.k, "n": shape.n,
-                     "gemm": outcome.gemm.name, "weight": outcome.gemm.weight, **top, "schedule": top.get("params_json"),
-                     "study": outcome.name, "trials": outcome.trials})
-    frame = tables.typed(pd.DataFrame(rows))
-    total = float(frame["weighted_cycles"].sum()) if "weighted_cycles" in frame else 0.0
-    chapter = float((frame["weight"] * frame["chapter_best_cycles"].astype("Float64")).sum()) if "chapter_best_cycles" in frame else 0.0
-    metadata = {"study": name, "workload": spec.workload.name, "machine": spec.machine.as_dict(), "base_machine": spec.machine.as_dict(),
-                "objectives": list(spec.objectives), "weighted_cycles": total, "chapter_weighted_cycles": chapter}
-    paths = [tables.write("workload", frame, results / name / "workload.parquet", metadata)] if results is not None else []
-    return frame, metadata, paths
+    run_workers(settings, search, target, options.timeout, options.workers, options.progress)
 
 
 # --- the run -----------------------------------------------------------------------------------
@@ -324,18 +235,41 @@ class Job:
 
 def open_jobs(spec: RunPlan, options: RunOptions, name: str) -> list[Job]:
     """Every study of the run, opened and checked before any trial runs: a refused resume
-    adds nothing anywhere."""
+    adds nothing anywhere, and a study whose results folder holds results its storage could
+    not rebuild (autotune.results.owner) is refused before its storage is touched."""
     jobs: list[Job] = []
     try:
-        for gemm, search in spec.searches():
+        searches = spec.searches()
+        if options.write and not spec.single and not spec.codesign:
+            first = settings_for(spec, options, spec.study_name(name, searches[0][0]))
+            claim(study_folder(options.results, name), first.storage_url, lambda: 0)
+        for gemm, search in searches:
+            if gemm is not None and any(
+                job.gemm is not None and job.gemm.shape == gemm.shape for job in jobs
+            ):
+                continue  # a shape is tuned once: its GEMMs share the first one's study
+            check_name(spec.study_name(name, gemm), setting="study" if options.study else None)
             settings = settings_for(spec, options, spec.study_name(name, gemm))
+            if options.write:
+                url = settings.storage_url
+                claim(
+                    study_folder(options.results, settings.name),
+                    url,
+                    lambda url=url, name=settings.name: finished_trials(url, name),
+                )
             reasons = [search.why_not(c) for c in options.starts]
             if options.starts and all(reasons):
-                raise PlanError(f"the starting point does not fit study {settings.name!r}: {reasons[0]}")
+                raise PlanError(
+                    f"the starting point does not fit study {settings.name!r}: {reasons[0]}"
+                )
+            if options.storage is None:  # refusals above create nothing; now the study's folder
+                default_storage(options.results, settings.name)
             shared, study = open_study(settings, search)
             jobs.append(Job(settings, gemm, search, shared, study, ()))
             check_study(study, spec, gemm, options)
-            jobs[-1].starts = tuple(search.canonical(c) for c, reason in zip(options.starts, reasons) if reason is None)
+            jobs[-1].starts = tuple(
+                search.canonical(c) for c, reason in zip(options.starts, reasons) if reason is None
+            )
     except BaseException:
         close_jobs(jobs)
         raise
@@ -349,51 +283,92 @@ def close_jobs(jobs: list[Job]) -> None:
 
 def run(spec: RunPlan, options: RunOptions, log: Callable[[str], None] | None = None) -> Outcome:
     """Validate, open every study, then seed, optimise, rank, verify and write each. Ctrl-C
-    stops after the trials in flight; what is done is ranked and written."""
+    stops after the trials in flight; what is done is ranked and written (autotune.interrupt)."""
     spec.validate()
     _check_options(options)
+    if options.study is not None:
+        check_name(options.study)
+    if options.transfer and spec.codesign:
+        raise PlanError(
+            "transfer starts from earlier studies' schedules; a co-design searches machines",
+            setting="transfer",
+        )
     spec = replace(spec, encoding=encoding_for(options.sampler))
-    name = spec.run_name(options.study)
-    jobs = open_jobs(spec, options, name)
-    try:
-        return _run_jobs(spec, options, name, jobs, log)
-    finally:
-        close_jobs(jobs)  # leaves the run record, deletes lock and lease files
+    name = check_name(spec.run_name(options.study), setting="study" if options.study else None)
+    with graceful_stop() as stop:
+        jobs = open_jobs(spec, options, name)
+        try:
+            return _run_jobs(spec, options, name, jobs, stop, log)
+        finally:
+            close_jobs(jobs)  # leaves the run record, deletes lock and lease files
 
 
-def _run_jobs(spec: RunPlan, options: RunOptions, name: str, jobs: list[Job], log: Callable[[str], None] | None) -> Outcome:
-    started, interrupted, reached = time.perf_counter(), False, 1
+def _run_jobs(
+    spec: RunPlan,
+    options: RunOptions,
+    name: str,
+    jobs: list[Job],
+    stop: StopRequest,
+    log: Callable[[str], None] | None,
+) -> Outcome:
+    started, reached = time.perf_counter(), 1
+    per_gemm = not spec.single and not spec.codesign
+    finished: list[tuple[optuna.Study, Shape, str]] = []  # a workload's studies done so far: donors
     try:
-        with graceful_stop() as stop:
-            for reached, job in enumerate(jobs, start=1):
-                seed_study(job.shared, job.study, job.search, replace(options, starts=job.starts), transfers_for(job, spec, options))
-                target = job.shared.begin(job.study, options.trials)
-                if log and len(jobs) > 1:
-                    log(f"tuning {job.gemm.label if job.gemm else name}: {options.trials} trials in study {job.settings.name!r}")
-                optimise(job.settings, job.search, job.shared, job.study, target, options)
-                if stop.requested:
-                    break
-            interrupted = stop.requested
+        for reached, job in enumerate(jobs, start=1):
+            _run_job(
+                spec, options, job, finished if per_gemm else None, log if len(jobs) > 1 else None
+            )
+            if job.gemm is not None:
+                finished.append((job.study, job.gemm.shape, job.settings.storage_url))
+            if stop.requested:
+                break
     except KeyboardInterrupt:
-        interrupted = True
+        pass  # a second Ctrl-C: rank and write what is stored, without verifying
     elapsed = time.perf_counter() - started
-    verify_top = options.verify_top if options.verify_top is not None else verify_top_default(spec)
-    results = options.results if options.write else None
-    outcomes = [finish(job.study, job.search, spec, job.gemm, verify_top, results) for job in jobs[:reached]]
+    outcomes = finish_jobs(jobs[:reached], spec, options, stop)
+    interrupted = stop.requested or stop.forced
+    if log and not all(o.verified for o in outcomes):
+        log(unverified_note(outcomes, name if not (spec.single or spec.codesign) else None))
     if spec.single or spec.codesign:
         return Outcome(name, outcomes, None, {}, outcomes[0].paths, elapsed, interrupted)
-    summary, metadata, paths = summarise(spec, name, outcomes, results)
+    results = options.results if options.write else None
+    summary, metadata, paths = summarise(
+        spec, name, outcomes, results, jobs[0].settings.storage_url
+    )
     return Outcome(name, outcomes, summary, metadata, paths, elapsed, interrupted)
 
 
-def rebuild(study: optuna.Study, results: Path | None, verify_top: int | None = None) -> StudyOutcome:
-    """A study's results from its storage alone (after a kill, or with newer trials)."""
-    data = record.study_plan(study)
-    if data is None:
-        raise StudyError(f"study {study.study_name!r} predates stored run settings: resume it with `tune` to write its leaderboard")
-    spec = RunPlan.from_json(data)
-    gemm_name = record.study_gemm(study)
-    for gemm, search in spec.searches():
-        if gemm is None or spec.single or gemm.name == gemm_name:
-            return finish(study, search, spec, gemm, verify_top if verify_top is not None else verify_top_default(spec), results)
-    raise StudyError(f"study {study.study_name!r}: GEMM {gemm_name!r} is not in its stored workload")
+def _run_job(
+    spec: RunPlan,
+    options: RunOptions,
+    job: Job,
+    siblings: list[tuple[optuna.Study, Shape, str]] | None,
+    log: Callable[[str], None] | None,
+) -> None:
+    """Seed and optimise one study. A workload's GEMM study (`siblings` given) is tuned up to
+    `trials` finished trials, starting from its finished siblings' best schedules; one already
+    holding as many (a rerun with more layers) is reused as it is."""
+    trials = options.trials
+    transfers = transfers_for(job, spec, options)
+    if siblings is not None:
+        done = finished_count(job.study)
+        if done >= trials:
+            if log:
+                log(
+                    f"reusing {job.gemm.label if job.gemm else job.settings.name}: study {job.settings.name!r} "
+                    f"holds {done} finished trials"
+                )
+            return
+        trials -= done
+        assert job.gemm is not None
+        transfers += sibling_seeds(
+            job.search, siblings, spec.the_oracle(), job.gemm.shape, spec.machine
+        )
+    seed_study(job.shared, job.study, job.search, replace(options, starts=job.starts), transfers)
+    target = job.shared.begin(job.study, trials)
+    if log:
+        log(
+            f"tuning {job.gemm.label if job.gemm else job.settings.name}: {trials} trials in study {job.settings.name!r}"
+        )
+    optimise(job.settings, job.search, job.shared, job.study, target, options)

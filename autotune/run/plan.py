@@ -3,20 +3,15 @@ anything is created. A single product is a workload of one GEMM. The plan is sto
 study it creates (as JSON), so that the study's results can be rebuilt from its storage alone;
 its identity (what a resumed study must match) and its default study names are the ones the
 tuner has always used."""
+
 from __future__ import annotations
 
 import dataclasses
 import hashlib
 import json
+import math
 from dataclasses import dataclass
 from typing import Any
-
-from simcore.shape import Shape, parse_shape
-
-from search_spaces.base import Family
-from search_spaces.machine import MachineSpace, parse_ranges
-from search_spaces.registry import LEGACY_SPACES, SpaceError, available
-from search_spaces.workload import Gemm, Workload
 
 from autotune import oracles
 from autotune.errors import PlanError
@@ -24,34 +19,55 @@ from autotune.oracles import Oracle
 from autotune.search.codesign import OBJECTIVES as CODESIGN_OBJECTIVES
 from autotune.search.codesign import Codesign
 from autotune.search.problem import DIRECTIONS, Problem, Search
+from search_spaces.base import Family
+from search_spaces.domains import IntRange
+from search_spaces.machine import MachineSpace, parse_ranges
+from search_spaces.registry import LEGACY_SPACES, SpaceError, available
+from search_spaces.workload import Gemm, Workload
+from simcore.energy import (
+    Technology,
+    TechnologyError,
+    default_technology,
+    technology_from_dict,
+    technology_to_dict,
+)
+from simcore.shape import Shape, parse_shape
 
 
 @dataclass(frozen=True)
 class RunPlan:
-    workload: Workload                 # a single shape is a workload of one GEMM
-    machine: Any                       # the oracle's base machine
-    single: bool = True                # one product: one study, no workload summary
+    workload: Workload  # a single shape is a workload of one GEMM
+    machine: Any  # the oracle's base machine
+    single: bool = True  # one product: one study, no workload summary
     oracle: str = oracles.DEFAULT_ORACLE
-    spaces: str = ""                   # as given ("" : the oracle's defaults); part of the identity
+    spaces: str = ""  # as given ("" : the oracle's defaults); part of the identity
     objectives: tuple[str, ...] = ("cycles",)
     search_machine: bool = False
     machine_range: str = ""
     max_scratchpad_words: int | None = None
     max_dma_words_per_cycle: int | None = None
-    pe_budget: int = 4096              # a co-design: most MACs per cycle
-    encoding: str = "conditional"      # how trials suggest parameters (autotune.search.sampling)
+    pe_budget: int = 4096  # a co-design: most MACs per cycle
+    encoding: str = "conditional"  # how trials suggest parameters (autotune.search.sampling)
+    technology: Technology | None = None  # energy and area table; None: the shipped default
+    area_budget: float | None = None  # mm2: most area of a searched machine (or systolic design)
+    energy_budget: float | None = None  # pJ: most energy of a product, or of a co-designed workload
 
     def __post_init__(self) -> None:
         if not self.spaces:
-            defaults = ",".join(self.the_oracle().default_spaces)
+            defaults = ",".join(oracles.get(self.oracle).default_spaces)
             object.__setattr__(self, "spaces", defaults)
+        if self.technology is not None and self.technology == default_technology():
+            object.__setattr__(self, "technology", None)  # the default named is the default
 
     @staticmethod
     def of_shape(shape: Shape, machine: Any, **settings: Any) -> RunPlan:
-        return RunPlan(Workload(str(shape), (Gemm(str(shape), shape, 1.0),)), machine, True, **settings)
+        return RunPlan(
+            Workload(str(shape), (Gemm(str(shape), shape, 1.0),)), machine, True, **settings
+        )
 
     def the_oracle(self) -> Oracle:
-        return oracles.get(self.oracle)
+        """The oracle, costing energy and area with the plan's technology table."""
+        return oracles.get(self.oracle).with_technology(self.technology)
 
     @property
     def codesign(self) -> bool:
@@ -67,8 +83,9 @@ class RunPlan:
         try:
             return self.the_oracle().families(self.space_names(), self.machine)
         except SpaceError as exc:
-            raise PlanError(f"{exc}; available spaces: {', '.join(available())}",
-                            setting="spaces") from None
+            raise PlanError(
+                f"{exc}; available spaces: {', '.join(available())}", setting="spaces"
+            ) from None
         except ValueError as exc:
             raise PlanError(str(exc), setting="spaces") from None
 
@@ -76,47 +93,96 @@ class RunPlan:
         if not self.search_machine:
             return None
         try:
-            return MachineSpace.create(self.machine, parse_ranges(self.machine_range),
-                                       self.max_scratchpad_words)
+            space = MachineSpace.create(
+                self.machine, parse_ranges(self.machine_range), self.max_scratchpad_words
+            )
         except ValueError as exc:
             raise PlanError(str(exc), setting="machine_range") from None
+        if self.area_budget is None or self.max_scratchpad_words is not None:
+            return space
+        # Under an area budget the area limits the scratchpad: only the slots range bounds it.
+        slots = dict(space.ranges).get("slots")
+        top = (
+            slots.high
+            if isinstance(slots, IntRange)
+            else max(slots.options)
+            if slots
+            else self.machine.slots
+        )  # type: ignore[union-attr]
+        return dataclasses.replace(space, max_scratchpad_words=int(top) * self.machine.tile_words)  # type: ignore[arg-type]
 
     def validate(self) -> None:
         """Every combination the searches cannot honour is a one-line PlanError."""
         oracle = self.the_oracle()
         if not self.single and not oracle.takes_workloads:
-            raise PlanError(f"the {oracle.name} oracle tunes one product at a time, not a workload",
-                            setting="workload")
+            raise PlanError(
+                f"the {oracle.name} oracle tunes one product at a time, not a workload",
+                setting="workload",
+            )
         if self.search_machine and not oracle.searches_machines:
-            raise PlanError(f"the {oracle.name} oracle searches its machine itself: "
-                            f"search_machine is for oracles that do not", setting="search_machine")
-        found = self.families()
+            raise PlanError(
+                f"the {oracle.name} oracle searches its machine itself: "
+                f"search_machine is for oracles that do not",
+                setting="search_machine",
+            )
+        self.families()  # the spaces resolve, or a PlanError names them
         measured = tuple(n for n in oracle.measures)
         known = CODESIGN_OBJECTIVES if self.codesign else measured
         where = "a co-design" if self.codesign else f"the {oracle.name} oracle"
         unknown = [n for n in self.objectives if n not in known or n not in DIRECTIONS]
         if unknown or not self.objectives:
-            raise PlanError(f"unknown objective(s) {', '.join(unknown) or '(none)'} for {where} "
-                            f"(known: {', '.join(known)})", setting="objectives")
+            raise PlanError(
+                f"unknown objective(s) {', '.join(unknown) or '(none)'} for {where} "
+                f"(known: {', '.join(known)})",
+                setting="objectives",
+            )
         if len(set(self.objectives)) != len(self.objectives):
-            raise PlanError(f"{','.join(self.objectives)} names an objective twice",
-                            setting="objectives")
+            raise PlanError(
+                f"{','.join(self.objectives)} names an objective twice", setting="objectives"
+            )
         if self.objectives[0] != "cycles":
             raise PlanError("the first objective must be cycles", setting="objectives")
         if not self.single and not self.search_machine and self.objectives != ("cycles",):
-            raise PlanError("objectives other than cycles need search_machine "
-                            "(a machine to trade against)", setting="objectives")
+            raise PlanError(
+                "objectives other than cycles need search_machine (a machine to trade against)",
+                setting="objectives",
+            )
         if (self.machine_range or self.max_scratchpad_words) and not self.search_machine:
-            raise PlanError("machine_range and max_scratchpad_words need search_machine",
-                            setting="machine_range")
+            raise PlanError(
+                "machine_range and max_scratchpad_words need search_machine",
+                setting="machine_range",
+            )
         if self.max_dma_words_per_cycle is not None and not self.codesign:
-            raise PlanError("max_dma_words_per_cycle is for a workload with search_machine",
-                            setting="max_dma_words_per_cycle")
+            raise PlanError(
+                "max_dma_words_per_cycle is for a workload with search_machine",
+                setting="max_dma_words_per_cycle",
+            )
+        self._validate_budgets(oracle)
         if self.machine_space() is None:
             try:
                 oracle.check_machine(self.machine)
             except ValueError as exc:
                 raise PlanError(str(exc), setting="machine") from None
+
+    def _validate_budgets(self, oracle: Oracle) -> None:
+        """A budget is positive and for a search that varies what it limits, on an oracle that
+        costs it: a searched machine, or a systolic design (the point is the machine)."""
+        for setting, measure in (("area_budget", "area"), ("energy_budget", "energy")):
+            value = getattr(self, setting)
+            if value is None:
+                continue
+            if not math.isfinite(value) or value <= 0:
+                raise PlanError(
+                    f"{setting} must be a positive number, got {value}", setting=setting
+                )
+            if measure not in oracle.measures:
+                raise PlanError(
+                    f"the {oracle.name} oracle does not cost {measure}", setting=setting
+                )
+            if oracle.searches_machines and not self.search_machine:
+                raise PlanError(
+                    f"{setting} needs search_machine (a machine to keep within it)", setting=setting
+                )
 
     def notes(self) -> list[str]:
         """The oracle's notes on the shapes (a padded shape, ...), each once."""
@@ -130,10 +196,41 @@ class RunPlan:
         found, space, oracle = self.families(), self.machine_space(), self.the_oracle()
         if self.codesign:
             assert space is not None
-            return [(None, Codesign(self.workload, self.machine, found, space, self.objectives,
-                                    oracle, self.max_dma_words_per_cycle, self.pe_budget))]
-        return [(gemm, Problem(gemm.shape, self.machine, found, oracle, space, self.objectives,
-                               gemm, self.encoding)) for gemm in self.workload.gemms]
+            return [
+                (
+                    None,
+                    Codesign(
+                        self.workload,
+                        self.machine,
+                        found,
+                        space,
+                        self.objectives,
+                        oracle,
+                        self.max_dma_words_per_cycle,
+                        self.pe_budget,
+                        self.area_budget,
+                        self.energy_budget,
+                    ),
+                )
+            ]
+        return [
+            (
+                gemm,
+                Problem(
+                    gemm.shape,
+                    self.machine,
+                    found,
+                    oracle,
+                    space,
+                    self.objectives,
+                    gemm,
+                    self.encoding,
+                    self.area_budget,
+                    self.energy_budget,
+                ),
+            )
+            for gemm in self.workload.gemms
+        ]
 
     # --- identity and names ------------------------------------------------------------------
 
@@ -141,24 +238,48 @@ class RunPlan:
         """What a study is about; a resumed study must match it."""
         oracle = self.the_oracle()
         if self.codesign:
-            return {"oracle": "ga1-codesign",
-                    "workload": [[g.name, str(g.shape), g.weight] for g in self.workload.gemms],
-                    "machine": self.machine.key(), "spaces": self.spaces,
-                    "machine_space": repr(self.machine_space()), "objectives": list(self.objectives),
-                    "max_dma_words_per_cycle": self.max_dma_words_per_cycle,
-                    "pe_budget": self.pe_budget}
+            return {
+                "oracle": "ga1-codesign",
+                "workload": [[g.name, str(g.shape), g.weight] for g in self.workload.gemms],
+                "machine": self.machine.key(),
+                "spaces": self.spaces,
+                "machine_space": repr(self.machine_space()),
+                "objectives": list(self.objectives),
+                "max_dma_words_per_cycle": self.max_dma_words_per_cycle,
+                "pe_budget": self.pe_budget,
+                **self._costing(),
+            }
         assert gemm is not None
         space = self.machine_space()
-        ident: dict[str, object] = {"oracle": self.oracle, "shape": str(gemm.shape),
-                                    "spaces": self.spaces,
-                                    "machine_space": repr(space) if space else None,
-                                    "objectives": list(self.objectives),
-                                    **oracle.identity(self.machine)}
+        ident: dict[str, object] = {
+            "oracle": self.oracle,
+            "shape": str(gemm.shape),
+            "spaces": self.spaces,
+            "machine_space": repr(space) if space else None,
+            "objectives": list(self.objectives),
+            **oracle.identity(self.machine),
+        }
+        ident.update(self._costing())
         if not self.single:
             ident.update(workload=self.workload.name, gemm=gemm.name)
         if self.encoding != "flat" and self.conditional():
             ident["encoding"] = self.encoding  # absent: the flat encoding
         return ident
+
+    def _costing(self) -> dict[str, object]:
+        """The identity's energy part, present only when set: a table other than the shipped
+        one (by a digest of its values) and the budgets."""
+        found: dict[str, object] = {}
+        if self.technology is not None:
+            found["technology"] = _digest(technology_to_dict(self.technology))
+        found.update(
+            {
+                k: getattr(self, k)
+                for k in ("area_budget", "energy_budget")
+                if getattr(self, k) is not None
+            }
+        )
+        return found
 
     def conditional(self) -> bool:
         """Whether the encodings differ for these families (a parameter matters only sometimes)."""
@@ -181,28 +302,54 @@ class RunPlan:
         oracle, gemm = self.the_oracle(), self.workload.gemms[0]
         ident = self.identity(gemm)
         defaults = ",".join(oracle.default_spaces)
-        plain = {**ident, "spaces": defaults, "machine_space": None, "objectives": ["cycles"],
-                 **oracle.identity(oracle.plain_machine(self.machine))}
-        plain.pop("encoding", None)
+        plain = {
+            **ident,
+            "spaces": defaults,
+            "machine_space": None,
+            "objectives": ["cycles"],
+            **oracle.identity(oracle.plain_machine(self.machine)),
+        }
+        for key in ("encoding", "technology", "area_budget", "energy_budget"):
+            plain.pop(key, None)
         if dataclasses.replace(self, spaces=defaults).conditional():
             plain["encoding"] = "conditional"  # the default sampler's
         # Studies of the flat TPE over the chapter and general spaces keep their names.
-        legacy = {**{k: v for k, v in plain.items() if k != "encoding"},
-                  "spaces": ",".join(LEGACY_SPACES)}
+        legacy = {
+            **{k: v for k, v in plain.items() if k != "encoding"},
+            "spaces": ",".join(LEGACY_SPACES),
+        }
         suffix = "" if ident in (plain, legacy) else "-" + _digest(ident)
         return oracle.study_prefix(gemm.shape, self.machine) + suffix
 
     def study_name(self, run_name: str, gemm: Gemm | None) -> str:
         return run_name if self.single or gemm is None else f"{run_name}-{gemm.name}"
 
+    def costing_metadata(self) -> dict[str, object]:
+        """What a result's energy and area were costed with (written beside it): the table's
+        name, the table itself when it is not the shipped one (to cost an entry again), the budgets."""
+        oracle = self.the_oracle()
+        return {
+            "technology": oracle.tech().name if "energy" in oracle.measures else None,
+            "technology_table": technology_to_dict(self.technology)
+            if self.technology is not None
+            else None,
+            "area_budget": self.area_budget,
+            "energy_budget": self.energy_budget,
+        }
+
     # --- stored with each study ----------------------------------------------------------------
 
     def to_json(self) -> dict[str, object]:
         data = dataclasses.asdict(self)
-        data["workload"] = {"name": self.workload.name,
-                            "gemms": [[g.name, str(g.shape), g.weight] for g in self.workload.gemms]}
+        data["workload"] = {
+            "name": self.workload.name,
+            "gemms": [[g.name, str(g.shape), g.weight] for g in self.workload.gemms],
+        }
         data["machine"] = self.machine.as_dict()
         data["objectives"] = list(self.objectives)
+        data["technology"] = (
+            technology_to_dict(self.technology) if self.technology is not None else None
+        )
         return data
 
     @staticmethod
@@ -211,8 +358,10 @@ class RunPlan:
         GA-1 machine for every oracle, the systolic budgets beside it)."""
         raw = dict(data)
         workload = raw.pop("workload")
-        gemms = tuple(Gemm(name, parse_shape(shape), float(weight))
-                      for name, shape, weight in workload["gemms"])
+        gemms = tuple(
+            Gemm(name, parse_shape(shape), float(weight))
+            for name, shape, weight in workload["gemms"]
+        )
         raw.setdefault("encoding", "flat")
         name = str(raw.pop("oracle", None) or raw.pop("target", oracles.DEFAULT_ORACLE))
         oracle = oracles.get(name)
@@ -221,8 +370,17 @@ class RunPlan:
         known = {f.name for f in dataclasses.fields(RunPlan)}
         settings = {k: v for k, v in raw.items() if k in known}
         settings["objectives"] = tuple(settings.get("objectives", ("cycles",)))
-        return RunPlan(Workload(str(workload["name"]), gemms), oracle.machine_from_record(record),
-                       oracle=name, **settings)
+        if settings.get("technology") is not None:
+            try:
+                settings["technology"] = technology_from_dict(settings["technology"])
+            except TechnologyError as exc:
+                raise PlanError(f"the stored technology table is unreadable: {exc}") from None
+        return RunPlan(
+            Workload(str(workload["name"]), gemms),
+            oracle.machine_from_record(record),
+            oracle=name,
+            **settings,
+        )
 
 
 def _digest(ident: dict[str, object]) -> str:

@@ -9,6 +9,7 @@ fast earns trials; one far behind that stands still gets only the floor: no arm 
 `FLOOR` trials per arm for its turn, so none starves. Everything here is a function of the
 evaluations (values in trial order and trial numbers), without randomness, so the same study
 gives the same allotment, and a resumed study the one it would have had."""
+
 from __future__ import annotations
 
 import math
@@ -17,17 +18,19 @@ from typing import Sequence
 
 from autotune.search.problem import INFEASIBLE_VALUE
 
-WINDOW = 8       # evaluations over which an arm's recent progress is measured
-HORIZON = 20     # trials ahead over which that progress is projected
-BONUS = 0.02     # the relative gain presumed of an untried arm, shrinking with 1 / sqrt(its trials)
-FLOOR = 6        # no arm waits more than FLOOR x (number of arms) trials for a turn
+WINDOW = 8  # evaluations over which an arm's recent progress is measured
+HORIZON = 20  # trials ahead over which that progress is projected
+BONUS = 0.02  # the relative gain presumed of an untried arm, shrinking with 1 / sqrt(its trials)
+FLOOR = 6  # no arm waits more than FLOOR x (number of arms) trials for a turn
 
 
 @dataclass(frozen=True)
 class Arm:
-    kind: tuple                  # the family and structural choices (History.kind)
-    values: tuple[float, ...]    # every evaluation of the kind, in trial order (infeasible: INFEASIBLE_VALUE)
-    last: int                    # the trial number of the kind's latest evaluation
+    kind: tuple  # the family and structural choices (History.kind)
+    values: tuple[
+        float, ...
+    ]  # every evaluation of the kind, in trial order (infeasible: INFEASIBLE_VALUE)
+    last: int  # the trial number of the kind's latest evaluation
 
     @property
     def best(self) -> float:
@@ -63,7 +66,12 @@ def allot(arms: Sequence[Arm], number: int, floor: int = FLOOR) -> list[Arm]:
     if not feasible:
         return sorted(arms, key=lambda arm: arm.last)
     incumbent = min(arm.best for arm in feasible)
-    due = sorted((arm for arm in arms if number - arm.last > floor * len(arms)), key=lambda arm: arm.last)
+    due = sorted(
+        (arm for arm in arms if number - arm.last > floor * len(arms)), key=lambda arm: arm.last
+    )
     waited = {arm.kind for arm in due}
-    rest = sorted((arm for arm in feasible if arm.kind not in waited), key=lambda arm: (-arm.promise(incumbent), arm.best, arm.last))
+    rest = sorted(
+        (arm for arm in feasible if arm.kind not in waited),
+        key=lambda arm: (-arm.promise(incumbent), arm.best, arm.last),
+    )
     return [*due, *rest]

@@ -2,30 +2,49 @@
 the same pipeline as schedule tuning).
 
 For each machine the inner search is a fixed portfolio per GEMM (search_spaces.portfolio),
-best per GEMM kept; the workload's cycles are the weighted total. Budgets are Optuna
-constraints (> 0 is infeasible, graded by how far over), and an infeasible machine is never
-simulated."""
+fastest per GEMM kept; the workload's cycles and energy are the weighted totals of those
+schedules, its area the machine's. Budgets are Optuna constraints (> 0 is infeasible, graded by
+how far over): an infeasible machine is never simulated, except that the energy budget is
+graded once the machine has run."""
+
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Mapping
 
-from simcore.ga1.machine import Machine
-from simcore.shape import Shape
-
+from autotune.oracles.base import Oracle
+from autotune.record import Evaluation
+from autotune.search.problem import Candidate, Entry, Suggest, objective_value, overshoot
 from search_spaces.base import Family, canonical_json
 from search_spaces.domains import Param, grid
 from search_spaces.machine import MachineSpace
 from search_spaces.workload import Workload
-
-from autotune.oracles.base import Oracle
-from autotune.record import Evaluation
-from autotune.search.problem import Candidate, Entry, Suggest
+from simcore.ga1.machine import Machine
+from simcore.shape import Shape
 
 # Objectives a co-design may name (directions in autotune.search.problem.DIRECTIONS).
-OBJECTIVES: tuple[str, ...] = ("cycles", "scratchpad_words", "dma_words_per_cycle", "mxu_cycles")
-_SHAPE_KEYS = frozenset({"name", "shape", "weight", "family", "params_json", "chapter_cycles", "chapter_params_json"})
+OBJECTIVES: tuple[str, ...] = (
+    "cycles",
+    "energy",
+    "edp",
+    "area",
+    "scratchpad_words",
+    "dma_words_per_cycle",
+    "mxu_cycles",
+)
+# A co-design row's workload-wide figures, by objective (a row's own columns are its GEMM's).
+TOTALS: dict[str, str] = {"cycles": "total_cycles", "energy": "total_energy_pj", "edp": "total_edp"}
+_SHAPE_KEYS = frozenset(
+    {"name", "shape", "weight", "family", "params_json", "chapter_cycles", "chapter_params_json"}
+)
+
+
+def machine_value(row: Mapping[str, object], name: str) -> float:
+    """An objective of a co-design row's machine: the workload's total, or the machine's own."""
+    total = row.get(TOTALS.get(name, ""))
+    return float(total) if total is not None else objective_value(row, name)  # type: ignore[arg-type]
 
 
 def macs_per_cycle(machine: Machine) -> float:
@@ -44,7 +63,9 @@ class Codesign:
     objectives: tuple[str, ...]
     oracle: Oracle
     max_dma_words_per_cycle: int | None = None
-    pe_budget: int | None = None   # most MACs per cycle, T^3 / mxu_cycles (see macs_per_cycle)
+    pe_budget: int | None = None  # most MACs per cycle, T^3 / mxu_cycles (see macs_per_cycle)
+    area_budget: float | None = None  # mm2 of the machine, graded before it runs
+    energy_budget: float | None = None  # pJ of the workload, graded once the machine has run
 
     def machine(self, point: Mapping[str, object]) -> Machine:
         return self.space.apply(self.base, point)  # type: ignore[arg-type]
@@ -66,14 +87,21 @@ class Codesign:
     def neighbours(self, candidate: Candidate) -> list[tuple[int, Candidate]]:
         """Machines one searched parameter away, nearest moves first within each parameter."""
         point = candidate.machine_point
-        return [(scale, Candidate("", {}, {**point, p.name: value}))
-                for p in self.space.params() for scale, value in p.domain.nearby(point[p.name])]
+        return [
+            (scale, Candidate("", {}, {**point, p.name: value}))
+            for p in self.space.params()
+            for scale, value in p.domain.nearby(point[p.name])
+        ]
 
     def fits(self, candidate: Candidate) -> bool:
         return sum(self.limits(self.machine(candidate.machine_point)).values()) == 0
 
-    def adopt(self, params: Mapping[str, object], shape: Shape, machine: Machine) -> Candidate | None:
-        return None  # a co-design searches machines: no schedule of another study is a starting point
+    def adopt(
+        self, params: Mapping[str, object], shape: Shape, machine: Machine
+    ) -> Candidate | None:
+        return (
+            None  # a co-design searches machines: no schedule of another study is a starting point
+        )
 
     def seeds(self) -> list[Candidate]:
         """The base machine (clipped into the ranges), so the chapter's machine is a trial."""
@@ -89,15 +117,25 @@ class Codesign:
         return "a co-design searches machines for a whole workload: a single schedule is no starting point"
 
     def constraints(self, evaluation: Evaluation) -> dict[str, float]:
-        return {name: float(value) for name, value in dict(evaluation.metrics["constraints"]).items()}
+        return {
+            name: float(value) for name, value in dict(evaluation.metrics["constraints"]).items()
+        }
 
     def limits(self, machine: Machine) -> dict[str, float]:
         """Each budget's overshoot, relative (0 when within it)."""
         found = {"scratchpad_over": self.space.violation(machine)}
         if self.max_dma_words_per_cycle is not None:
-            found["dma_over"] = max(0.0, machine.dma_words_per_cycle / self.max_dma_words_per_cycle - 1)
+            found["dma_over"] = max(
+                0.0, machine.dma_words_per_cycle / self.max_dma_words_per_cycle - 1
+            )
         if self.pe_budget is not None:
             found["pe_over"] = max(0.0, macs_per_cycle(machine) / self.pe_budget - 1)
+        if self.area_budget is not None:
+            found["area_over"] = overshoot(
+                float(self.oracle.machine_area_mm2(machine) or 0.0), self.area_budget
+            )
+        if self.energy_budget is not None:
+            found["energy_over"] = 0.0  # known once the machine has run (evaluate)
         return found
 
     def evaluate(self, candidate: Candidate) -> Evaluation:
@@ -112,30 +150,96 @@ class Codesign:
         for gemm in self.workload.gemms:
             top, chapter = self.oracle.best_schedules(self.families, gemm.shape, machine)
             if top is None:
-                return Evaluation(False, 1.0, candidate.params(), record,
-                                  {"constraints": limits, "no_schedule": gemm.name})
+                return Evaluation(
+                    False,
+                    1.0,
+                    candidate.params(),
+                    record,
+                    {"constraints": limits, "no_schedule": gemm.name},
+                )
             family, point, found = top
             metrics = {k: v for k, v in found.items() if k != "slots_needed"}
-            shapes.append({"name": gemm.name, "shape": str(gemm.shape), "weight": gemm.weight,
-                           "family": family, "params_json": canonical_json(point), **metrics,
-                           "chapter_cycles": chapter[2]["cycles"] if chapter else None,
-                           "chapter_params_json": canonical_json({"family": chapter[0], **chapter[1]}) if chapter else None})
+            shapes.append(
+                {
+                    "name": gemm.name,
+                    "shape": str(gemm.shape),
+                    "weight": gemm.weight,
+                    "family": family,
+                    "params_json": canonical_json(point),
+                    **metrics,
+                    "chapter_cycles": chapter[2]["cycles"] if chapter else None,
+                    "chapter_params_json": canonical_json({"family": chapter[0], **chapter[1]})
+                    if chapter
+                    else None,
+                }
+            )
         total = sum(s["weight"] * s["cycles"] for s in shapes)  # type: ignore[operator]
-        chapter_total = (sum(s["weight"] * s["chapter_cycles"] for s in shapes)  # type: ignore[operator]
-                         if all(s["chapter_cycles"] is not None for s in shapes) else None)
-        return Evaluation(True, violation, candidate.params(), record,
-                          {"constraints": limits, "cycles": total, "chapter_cycles": chapter_total,
-                           "shapes": shapes}, "full")
+        chapter_total = (
+            sum(s["weight"] * s["chapter_cycles"] for s in shapes)  # type: ignore[operator]
+            if all(s["chapter_cycles"] is not None for s in shapes)
+            else None
+        )
+        energy = self.energy(machine, shapes, total)
+        if self.energy_budget is not None:
+            limits["energy_over"] = overshoot(
+                float(energy.get("energy_pj", 0.0)), self.energy_budget
+            )
+            if limits["energy_over"] > 0:
+                return Evaluation(
+                    False,
+                    limits["energy_over"],
+                    candidate.params(),
+                    record,
+                    {"constraints": limits},
+                )
+        return Evaluation(
+            True,
+            violation,
+            candidate.params(),
+            record,
+            {
+                "constraints": limits,
+                "cycles": total,
+                "chapter_cycles": chapter_total,
+                **energy,
+                "shapes": shapes,
+            },
+            "full",
+        )
+
+    def energy(
+        self, machine: Machine, shapes: list[dict[str, object]], cycles: float
+    ) -> dict[str, float]:
+        """The workload's energy (weighted over its GEMMs' schedules), EDP and the machine's area;
+        empty for an oracle that does not cost them."""
+        if not shapes or any(s.get("energy_pj") is None for s in shapes):
+            return {}
+        energy = math.fsum(float(s["weight"]) * float(s["energy_pj"]) for s in shapes)  # type: ignore[arg-type]
+        macs = math.fsum(float(s["weight"]) * float(s.get("macs") or 0) for s in shapes)  # type: ignore[arg-type]
+        found = {
+            "energy_pj": energy,
+            "edp": energy * cycles,
+            "energy_per_mac_pj": energy / macs if macs else 0.0,
+        }
+        area = self.oracle.machine_area_mm2(machine)
+        return {**found, "area_mm2": float(area)} if area is not None else found
 
     def entries(self, evaluation: Evaluation) -> list[Entry]:
         """One entry per GEMM: its best schedule on the trial's machine."""
         attrs = {**evaluation.metrics, "feasible": evaluation.feasible}
         machine = Machine(**evaluation.machine)
         total, chapter_total = attrs.get("cycles"), attrs.get("chapter_cycles")
-        common = {"scratchpad_words": machine.scratchpad_words, "macs_per_cycle": macs_per_cycle(machine),
-                  "workload": self.workload.name, "total_cycles": total, "chapter_total_cycles": chapter_total,
-                  "ratio_to_chapter_total": total / chapter_total if total and chapter_total else None,  # type: ignore[operator]
-                  "constraints_json": json.dumps(attrs["constraints"], sort_keys=True)}
+        common = {
+            "scratchpad_words": machine.scratchpad_words,
+            "macs_per_cycle": macs_per_cycle(machine),
+            "workload": self.workload.name,
+            "total_cycles": total,
+            "chapter_total_cycles": chapter_total,
+            "ratio_to_chapter_total": total / chapter_total if total and chapter_total else None,  # type: ignore[operator]
+            "total_energy_pj": attrs.get("energy_pj"),
+            "total_edp": attrs.get("edp"),
+            "constraints_json": json.dumps(attrs["constraints"], sort_keys=True),
+        }
         by_name = {s["name"]: s for s in attrs.get("shapes", [])}  # type: ignore[attr-defined]
         found = []
         for gemm in self.workload.gemms:
@@ -145,8 +249,20 @@ class Codesign:
                 found.append(Entry(gemm, machine.as_dict(), None, None, {}, extras))
                 continue
             chapter = shape["chapter_cycles"]
-            extras.update(chapter_best_cycles=chapter, chapter_best_schedule=shape["chapter_params_json"],
-                          ratio_to_chapter_best=shape["cycles"] / chapter if chapter else None)
+            extras.update(
+                chapter_best_cycles=chapter,
+                chapter_best_schedule=shape["chapter_params_json"],
+                ratio_to_chapter_best=shape["cycles"] / chapter if chapter else None,
+            )
             metrics = {k: v for k, v in shape.items() if k not in _SHAPE_KEYS}
-            found.append(Entry(gemm, machine.as_dict(), str(shape["family"]), json.loads(shape["params_json"]), metrics, extras))
+            found.append(
+                Entry(
+                    gemm,
+                    machine.as_dict(),
+                    str(shape["family"]),
+                    json.loads(shape["params_json"]),
+                    metrics,
+                    extras,
+                )
+            )
         return found

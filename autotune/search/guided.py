@@ -20,6 +20,7 @@ it stopped. Each proposed trial records where its candidate came from in the use
 `source` (refine, explore, random); enqueued trials (baseline, --enqueue, --transfer) run as
 given. With several objectives there is no single incumbent: the sampler is then the
 multivariate TPE of `--sampler tpe`, over the conditional encoding."""
+
 from __future__ import annotations
 
 import math
@@ -31,34 +32,44 @@ from optuna.samplers import BaseSampler, TPESampler
 from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
-from search_spaces.domains import Choice, IntRange, Param, Value
-
 from autotune import record
 from autotune.search.bandit import FLOOR, allot
-from autotune.search.history import History
 from autotune.search.distributions import to_distribution
-from autotune.storage import set_trial_user_attr
+from autotune.search.history import History
 from autotune.search.problem import Candidate, Search, Suggest
 from autotune.search.refine import Refiner
+from autotune.storage import set_trial_user_attr
+from search_spaces.domains import Choice, IntRange, Param, Value
 
-EXPLORE_EVERY = 4        # one proposal in this many explores, even while refinement has moves left
-TRIES = 100              # draws before giving up on a fresh candidate that fits
-STALL = 8                # trials the incumbent must stand before exploration starts
-MUTATED = 2              # parameters an exploration redraws (at least; sometimes more)
+EXPLORE_EVERY = 4  # one proposal in this many explores, even while refinement has moves left
+TRIES = 100  # draws before giving up on a fresh candidate that fits
+STALL = 8  # trials the incumbent must stand before exploration starts
+MUTATED = 2  # parameters an exploration redraws (at least; sometimes more)
 
 
 class GuidedSampler(BaseSampler):
     # explorer: "mutate" (the default: an elite schedule with a few parameters redrawn) or "random";
     # the keyword arguments other than search and seed exist for the ablations of bench_search.py.
-    def __init__(self, search: Search, seed: int, explore_every: int = EXPLORE_EVERY, explorer: str = "mutate",
-                 momentum: bool = True, pairs: bool = True, stall: int = STALL, allotment: str = "bandit",
-                 floor: int = FLOOR) -> None:
+    def __init__(
+        self,
+        search: Search,
+        seed: int,
+        explore_every: int = EXPLORE_EVERY,
+        explorer: str = "mutate",
+        momentum: bool = True,
+        pairs: bool = True,
+        stall: int = STALL,
+        allotment: str = "bandit",
+        floor: int = FLOOR,
+    ) -> None:
         self._search = search
         self._allotment = allotment
         self._floor = floor
         self._stall = stall
         self._rng = random.Random(seed)
-        self._tpe = TPESampler(seed=seed, multivariate=True, group=True, n_startup_trials=20, constant_liar=True)
+        self._tpe = TPESampler(
+            seed=seed, multivariate=True, group=True, n_startup_trials=20, constant_liar=True
+        )
         self._explore_every = explore_every
         self._explorer = explorer
         self._history = History(search)
@@ -83,20 +94,32 @@ class GuidedSampler(BaseSampler):
         self._plans[trial.number] = candidate.params()
         set_trial_user_attr(study, trial, record.ORIGIN, source)
 
-    def infer_relative_search_space(self, study: Study, trial: FrozenTrial) -> dict[str, BaseDistribution]:
+    def infer_relative_search_space(
+        self, study: Study, trial: FrozenTrial
+    ) -> dict[str, BaseDistribution]:
         if trial.number in self._plans:
             return self._space
         return self._tpe.infer_relative_search_space(study, trial)
 
-    def sample_relative(self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]) -> dict[str, Any]:
+    def sample_relative(
+        self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
+    ) -> dict[str, Any]:
         if trial.number in self._plans:
             return {k: v for k, v in self._plans[trial.number].items() if k in search_space}
         return self._tpe.sample_relative(study, trial, search_space)
 
-    def sample_independent(self, study: Study, trial: FrozenTrial, param_name: str, param_distribution: BaseDistribution) -> Any:
+    def sample_independent(
+        self,
+        study: Study,
+        trial: FrozenTrial,
+        param_name: str,
+        param_distribution: BaseDistribution,
+    ) -> Any:
         return self._tpe.sample_independent(study, trial, param_name, param_distribution)
 
-    def after_trial(self, study: Study, trial: FrozenTrial, state: TrialState, values: Sequence[float] | None) -> None:
+    def after_trial(
+        self, study: Study, trial: FrozenTrial, state: TrialState, values: Sequence[float] | None
+    ) -> None:
         self._plans.pop(trial.number, None)
         self._tpe.after_trial(study, trial, state, values)
 
@@ -140,7 +163,9 @@ class GuidedSampler(BaseSampler):
             base = elite[min(len(elite) - 1, int(self._rng.expovariate(0.5)))]
             drawn = self._search.sample(suggest_from({"family": base.family}, self._rng))
             names = list(base.point)
-            chosen = set(self._rng.sample(names, min(len(names), MUTATED + int(self._rng.expovariate(1.0)))))
+            chosen = set(
+                self._rng.sample(names, min(len(names), MUTATED + int(self._rng.expovariate(1.0))))
+            )
             point = {k: drawn.point[k] if k in chosen else v for k, v in base.point.items()}
             candidate = self._search.canonical(Candidate(base.family, point, base.machine_point))
             if self._fresh(candidate):
@@ -168,7 +193,11 @@ def suggest_from(proposal: dict[str, Any], rng: random.Random) -> Suggest:
             return domain.options[rng.randrange(len(domain.options))]
         assert isinstance(domain, IntRange)
         if domain.log:
-            return domain.clip(int(round(math.exp(rng.uniform(math.log(domain.low), math.log(domain.high))))))
-        return domain.low + domain.step * rng.randrange((domain.high - domain.low) // domain.step + 1)
+            return domain.clip(
+                int(round(math.exp(rng.uniform(math.log(domain.low), math.log(domain.high)))))
+            )
+        return domain.low + domain.step * rng.randrange(
+            (domain.high - domain.low) // domain.step + 1
+        )
 
     return suggest

@@ -2,6 +2,7 @@
 (its best value and the first trial that found it), and the candidates still pending in other
 workers. Read incrementally from the study's trials; keys are the search's canonical keys, so
 equal schedules are one entry whatever encoding recorded them."""
+
 from __future__ import annotations
 
 import bisect
@@ -16,8 +17,8 @@ from autotune.search.problem import Candidate, Search
 
 @dataclass(frozen=True)
 class Seen:
-    value: float       # the first objective (minimised); an infeasible candidate's is worse than any
-    first: int         # the first trial that evaluated it
+    value: float  # the first objective (minimised); an infeasible candidate's is worse than any
+    first: int  # the first trial that evaluated it
     candidate: Candidate
 
 
@@ -26,17 +27,19 @@ class History:
         self._search = search
         self._structural = sorted({p.name for p in search.all_params() if p.structural})
         self._seen: dict[str, Seen] = {}
-        self._ranked: list[tuple[float, int, str]] = []     # (value, first, key), best first
+        self._ranked: list[tuple[float, int, str]] = []  # (value, first, key), best first
         self._read: set[int] = set()
         self._pending: set[str] = set()
-        self._kinds: list[list[Candidate]] | None = []     # cached trajectories per kind (None: to recompute)
+        self._kinds: (
+            list[list[Candidate]] | None
+        ) = []  # cached trajectories per kind (None: to recompute)
         # Per kind: its best and its improving steps, kept up to date while trials arrive in order
         # (one process); a trial that arrives after a later one (another worker's) forces a rebuild.
         self._best: dict[tuple, Seen] = {}
         self._steps: dict[tuple, list[Candidate]] = {}
-        self._values: dict[tuple, list[float]] = {}   # per kind: every value, in trial order
-        self._last: dict[tuple, int] = {}             # per kind: its latest trial
-        self._kind_of: dict[str, tuple] = {}          # key -> kind
+        self._values: dict[tuple, list[float]] = {}  # per kind: every value, in trial order
+        self._last: dict[tuple, int] = {}  # per kind: its latest trial
+        self._kind_of: dict[str, tuple] = {}  # key -> kind
         self._last_first = -1
         self._rebuild = False
 
@@ -65,7 +68,11 @@ class History:
         key = self._search.key_of(trial.params)
         if key is None or key in self._seen or not trial.values:
             return  # a repeat keeps the first trial's value (each candidate is evaluated once)
-        seen = Seen(float(trial.values[0]), trial.number, self._search.canonical(self._search.from_params(trial.params)))
+        seen = Seen(
+            float(trial.values[0]),
+            trial.number,
+            self._search.canonical(self._search.from_params(trial.params)),
+        )
         self._seen[key] = seen
         self._kind_of[key] = self.kind(seen.candidate)
         bisect.insort(self._ranked, (seen.value, seen.first, key))
@@ -110,7 +117,9 @@ class History:
         incumbent's first (ties by the trial that found it)."""
         self._catch_up()
         if self._kinds is None:
-            order = sorted(self._best, key=lambda kind: (self._best[kind].value, self._best[kind].first))
+            order = sorted(
+                self._best, key=lambda kind: (self._best[kind].value, self._best[kind].first)
+            )
             self._kinds = [list(self._steps[kind]) for kind in order]
         return self._kinds
 
@@ -124,7 +133,9 @@ class History:
     def arms(self) -> list[Arm]:
         """Each kind evaluated as an arm of the bandit (autotune.search.bandit), best first."""
         self._catch_up()
-        order = sorted(self._best, key=lambda kind: (self._best[kind].value, self._best[kind].first))
+        order = sorted(
+            self._best, key=lambda kind: (self._best[kind].value, self._best[kind].first)
+        )
         return [Arm(kind, tuple(self._values[kind]), self._last[kind]) for kind in order]
 
     def steps(self, kind: tuple) -> list[Candidate]:

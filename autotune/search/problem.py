@@ -3,22 +3,22 @@
 its oracle, and names the candidates every study starts from. `Problem` searches schedules
 (and optionally machine parameters) for one GEMM; `autotune.search.codesign.Codesign` searches
 machines for a whole workload. The run pipeline treats both alike (`Search`)."""
+
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
-from simcore.ga1.schedules import ScheduleError
-from simcore.shape import Shape
-
+from autotune.oracles.base import Oracle
+from autotune.record import Evaluation
 from search_spaces.base import Family, canonical_json
 from search_spaces.domains import Choice, IntRange, Param, Point, Value, conditional_order, grid
 from search_spaces.machine import MachineSpace
 from search_spaces.registry import check_shared_params
 from search_spaces.workload import Gemm
-
-from autotune.oracles.base import Oracle
-from autotune.record import Evaluation
+from simcore.ga1.schedules import ScheduleError
+from simcore.shape import Shape
 
 # What an infeasible trial reports as its value: finite, and worse than any schedule.
 INFEASIBLE_VALUE = 1e15
@@ -30,18 +30,28 @@ ENCODINGS: tuple[str, ...] = ("flat", "conditional")
 # Every objective a search may name, and its direction. mxu_cycles is maximised: a slower matrix
 # unit is the cheaper one, so it trades against cycles.
 DIRECTIONS: dict[str, str] = {
-    "cycles": "minimize", "tiles_moved": "minimize", "scratchpad_words": "minimize",
-    "dma_words_per_cycle": "minimize", "mxu_cycles": "maximize", "words_per_mac": "minimize", "pes": "minimize",
+    "cycles": "minimize",
+    "tiles_moved": "minimize",
+    "scratchpad_words": "minimize",
+    "dma_words_per_cycle": "minimize",
+    "mxu_cycles": "maximize",
+    "words_per_mac": "minimize",
+    "pes": "minimize",
+    "energy": "minimize",
+    "edp": "minimize",
+    "area": "minimize",
 }
+# The metric an objective reads, where the names differ (energy in pJ, EDP in pJ x cycles, area in mm2).
+COLUMNS: dict[str, str] = {"energy": "energy_pj", "area": "area_mm2"}
 
 Suggest = Callable[[Param], Value]
 
 
 @dataclass(frozen=True)
 class Candidate:
-    family: str             # "" for a machine-only candidate (co-design)
-    point: Point            # the schedule's parameters
-    machine_point: Point    # the machine's searched parameters (empty without a machine space)
+    family: str  # "" for a machine-only candidate (co-design)
+    point: Point  # the schedule's parameters
+    machine_point: Point  # the machine's searched parameters (empty without a machine space)
 
     def params(self) -> Point:
         """Everything that identifies the candidate, as Optuna records it."""
@@ -57,9 +67,9 @@ class Entry:
     """One schedule on one machine for one GEMM: what a leaderboard row shows."""
 
     gemm: Gemm
-    machine: dict[str, int]        # the machine record ({} where the family's parameters are its machine)
+    machine: dict[str, int]  # the machine record ({} where the family's parameters are its machine)
     family: str | None
-    point: Point | None            # the canonical schedule parameters
+    point: Point | None  # the canonical schedule parameters
     metrics: Mapping[str, object]  # what the oracle measured (empty when infeasible)
     extras: Mapping[str, object] = field(default_factory=dict)  # the search's own columns
 
@@ -76,7 +86,9 @@ class Search(Protocol):
     def neighbours(self, candidate: Candidate) -> list[tuple[int, Candidate]]: ...
     def fits(self, candidate: Candidate) -> bool: ...
     def all_params(self) -> tuple[Param, ...]: ...
-    def adopt(self, params: Mapping[str, object], shape: Shape, machine: Any) -> Candidate | None: ...
+    def adopt(
+        self, params: Mapping[str, object], shape: Shape, machine: Any
+    ) -> Candidate | None: ...
     def evaluate(self, candidate: Candidate) -> Evaluation: ...
     def seeds(self) -> list[Candidate]: ...
     def grid(self) -> list[Candidate]: ...
@@ -100,8 +112,9 @@ def objective_value(source: Mapping[str, object], name: str) -> float:
     machine = source.get("machine")
     if not isinstance(machine, Mapping):
         machine = source
-    if name in source and source[name] is not None:
-        return float(source[name])  # type: ignore[arg-type]
+    column = COLUMNS.get(name, name)
+    if column in source and source[column] is not None:
+        return float(source[column])  # type: ignore[arg-type]
     if name == "scratchpad_words":
         return float(int(machine["slots"]) * int(machine["T"]) ** 2)  # type: ignore[call-overload]
     return float(machine[name])  # type: ignore[arg-type]
@@ -112,17 +125,27 @@ def evaluation_source(evaluation: Evaluation) -> dict[str, object]:
     return {**evaluation.metrics, "machine": dict(evaluation.machine)}
 
 
-def objective_values(evaluation: Evaluation, objectives: Sequence[str]) -> float | tuple[float, ...]:
+def objective_values(
+    evaluation: Evaluation, objectives: Sequence[str]
+) -> float | tuple[float, ...]:
     """Optuna's values; an infeasible candidate gets a finite value worse than any real one."""
     source = evaluation_source(evaluation)
-    values = [objective_value(source, name) if evaluation.feasible else worst(name) for name in objectives]
+    values = [
+        objective_value(source, name) if evaluation.feasible else worst(name) for name in objectives
+    ]
     return values[0] if len(values) == 1 else tuple(values)
+
+
+def overshoot(value: float, budget: float) -> float:
+    """How far over a budget, relative (0 when within it): a constraint graded like the others."""
+    return max(0.0, value / budget - 1)
 
 
 @dataclass(frozen=True)
 class Assessment:
     machine: Any
     violation: float  # 0 when feasible; otherwise how far over the limits
+    limits: Mapping[str, float] = field(default_factory=dict)  # each limit's overshoot
 
     @property
     def feasible(self) -> bool:
@@ -134,13 +157,15 @@ class Problem:
     """Schedules for one GEMM on a base machine, optionally with machine parameters searched."""
 
     shape: Shape
-    machine: Any                          # the oracle's base machine
+    machine: Any  # the oracle's base machine
     families: tuple[Family, ...]
     oracle: Oracle
     machine_space: MachineSpace | None = None
     objectives: tuple[str, ...] = ("cycles",)
-    gemm: Gemm | None = None              # its name and weight in a workload
-    encoding: str = "flat"                # how a trial suggests its parameters (ENCODINGS)
+    gemm: Gemm | None = None  # its name and weight in a workload
+    encoding: str = "flat"  # how a trial suggests its parameters (ENCODINGS)
+    area_budget: float | None = None  # mm2, graded before the candidate runs
+    energy_budget: float | None = None  # pJ, graded once it has run
 
     def __post_init__(self) -> None:
         if self.encoding not in ENCODINGS:
@@ -163,7 +188,11 @@ class Problem:
 
     def all_params(self) -> tuple[Param, ...]:
         """Every parameter a candidate may suggest: the family, each family's, the machine's."""
-        return (self.family_param(), *(p for f in self.families for p in f.params(self.shape, self.T)), *self.machine_params())
+        return (
+            self.family_param(),
+            *(p for f in self.families for p in f.params(self.shape, self.T)),
+            *self.machine_params(),
+        )
 
     def params_by_family(self) -> dict[str, tuple[Param, ...]]:
         return {f.name: f.params(self.shape, self.T) for f in self.families}
@@ -234,12 +263,17 @@ class Problem:
             family = self.family(str(params.get("family")))
         except KeyError:
             return None
-        theirs = {p.name: p.domain for p in family.params(shape, machine.T)}
+        theirs = {p.name: p.domain for p in family.params(shape, self.oracle.tile_edge(machine))}
         point: Point = {}
         for p in family.params(self.shape, self.T):
             value = params.get(p.name)
             there = theirs.get(p.name)
-            if isinstance(p.domain, IntRange) and isinstance(there, IntRange) and isinstance(value, int) and not isinstance(value, bool):
+            if (
+                isinstance(p.domain, IntRange)
+                and isinstance(there, IntRange)
+                and isinstance(value, int)
+                and not isinstance(value, bool)
+            ):
                 value = p.domain.clip(p.domain.high if value >= there.high else value)
             if value is None or not p.domain.contains(value):  # type: ignore[arg-type]
                 return None
@@ -260,42 +294,73 @@ class Problem:
             return None
 
     def machine_for(self, candidate: Candidate) -> Any:
-        return self.machine_space.apply(self.machine, candidate.machine_point) if self.machine_space else self.machine
+        return (
+            self.machine_space.apply(self.machine, candidate.machine_point)
+            if self.machine_space
+            else self.machine
+        )
 
     def assess(self, candidate: Candidate) -> Assessment:
-        """Feasibility from slot and word arithmetic only: nothing is compiled or simulated."""
+        """Feasibility from slot and word arithmetic and the area: nothing is compiled or simulated."""
         machine = self.machine_for(candidate)
-        violation = self.family(candidate.family).violation(candidate.point, self.shape, machine)
+        family = self.family(candidate.family)
+        violation = family.violation(candidate.point, self.shape, machine)
         if self.machine_space:
             violation += self.machine_space.violation(machine)
-        return Assessment(machine, violation)
+        limits = {"slots_over": violation}
+        if self.area_budget is not None:
+            area = self.oracle.area_mm2(family, candidate.point, self.shape, machine)
+            limits["area_over"] = overshoot(float(area or 0.0), self.area_budget)
+        return Assessment(machine, sum(limits.values()), limits)
+
+    @property
+    def budgeted(self) -> bool:
+        return self.area_budget is not None or self.energy_budget is not None
 
     def evaluate(self, candidate: Candidate) -> Evaluation:
         """What a trial records; an infeasible candidate is never simulated. The point is the
-        canonical candidate: the leaderboard ranks each schedule once."""
+        canonical candidate: the leaderboard ranks each schedule once. With budgets the record
+        keeps each limit's overshoot (`constraints`); the energy budget is graded after the run."""
         found = self.assess(candidate)
         family = self.family(candidate.family)
         machine = self.oracle.machine_record(found.machine)  # {}: the point is the machine
-        feasible, violation, metrics = found.feasible, found.violation, {}
+        feasible, violation, limits = found.feasible, found.violation, dict(found.limits)
+        metrics: dict[str, object] = {}
         if feasible:
             try:
                 metrics = self.oracle.evaluate(family, candidate.point, self.shape, found.machine)
             except ScheduleError:
                 # The cheap slot count was optimistic: the compiler found the working set too big.
-                feasible, violation = False, 1.0
+                feasible, violation, limits["slots_over"] = False, 1.0, 1.0
+        if self.energy_budget is not None:
+            energy = metrics.get("energy_pj") if feasible else None
+            # A candidate that did not run has no energy: 0 here, infeasible by another limit.
+            over = 0.0 if energy is None else overshoot(float(energy), self.energy_budget)  # type: ignore[arg-type]
+            limits["energy_over"] = over
+            if over > 0:
+                feasible, violation = False, over
         timing = str(metrics.pop("timing", "full")) if feasible else None
-        return Evaluation(feasible, violation, candidate.params(), machine,
-                          metrics if feasible else {}, timing)
+        kept = metrics if feasible else {}
+        if self.budgeted:
+            kept = {**kept, "constraints": limits}
+        return Evaluation(feasible, violation, candidate.params(), machine, kept, timing)
 
     def constraints(self, evaluation: Evaluation) -> dict[str, float]:
-        # Optuna's constraint API: > 0 is infeasible, graded by how far over the limit.
+        # Optuna's constraint API: > 0 is infeasible, graded by how far over the limit. With
+        # budgets, each limit is its own constraint.
+        limits = evaluation.metrics.get("constraints")
+        if isinstance(limits, Mapping):
+            return {name: float(value) for name, value in limits.items()}
         return {"slots_over": evaluation.violation}
 
     def seeds(self) -> list[Candidate]:
         """The chapter's sweep (and each family's own defaults), on the base machine."""
         machine_point = self.machine_space.seed_point(self.machine) if self.machine_space else {}
-        return [Candidate(family.name, point, machine_point)
-                for family in self.families for point in family.seed_points(self.shape, self.machine)]
+        return [
+            Candidate(family.name, point, machine_point)
+            for family in self.families
+            for point in family.seed_points(self.shape, self.machine)
+        ]
 
     def grid(self) -> list[Candidate]:
         """Every feasible point of the space (for --sampler grid), the most promising first by the
@@ -310,18 +375,28 @@ class Problem:
                     if self.assess(candidate).feasible:
                         found.append(candidate)
                     if len(found) > GRID_LIMIT:
-                        raise GridTooLarge(f"the space has more than {GRID_LIMIT} feasible points: use --sampler tpe or random")
+                        raise GridTooLarge(
+                            f"the space has more than {GRID_LIMIT} feasible points: use --sampler tpe or random"
+                        )
         return sorted(found, key=lambda c: (self._estimate(c), c.key()))
 
     def _estimate(self, candidate: Candidate) -> float:
-        value = self.family(candidate.family).estimate(candidate.point, self.shape, self.assess(candidate).machine)
+        value = self.family(candidate.family).estimate(
+            candidate.point, self.shape, self.assess(candidate).machine
+        )
         return float("inf") if value is None else value
 
     def entries(self, evaluation: Evaluation) -> list[Entry]:
         params, machine = dict(evaluation.point), dict(evaluation.machine)
         point = {k: v for k, v in params.items() if k != "family" and k not in machine}
         metrics = dict(evaluation.metrics) if evaluation.feasible else {}
-        return [Entry(self.the_gemm(), machine, str(params["family"]), point, metrics)]
+        limits = evaluation.metrics.get("constraints")
+        extras = (
+            {"constraints_json": json.dumps(limits, sort_keys=True)}
+            if isinstance(limits, Mapping)
+            else {}
+        )
+        return [Entry(self.the_gemm(), machine, str(params["family"]), point, metrics, extras)]
 
     def why_not(self, candidate: Candidate) -> str | None:
         """Why `candidate` is not a point of this search (None when it is): for starting points."""
@@ -330,10 +405,15 @@ class Problem:
         except KeyError:
             return f"family {candidate.family!r} is not searched here (families: {', '.join(f.name for f in self.families)})"
         domains = {p.name: p.domain for p in family.params(self.shape, self.T)}
-        for params, given in ((domains, candidate.point), ({p.name: p.domain for p in self.machine_params()}, candidate.machine_point)):
+        for params, given in (
+            (domains, candidate.point),
+            ({p.name: p.domain for p in self.machine_params()}, candidate.machine_point),
+        ):
             if sorted(params) != sorted(given):
                 return f"{family.name} takes parameters {', '.join(sorted(params)) or '(none)'}, got {', '.join(sorted(given)) or '(none)'}"
-            bad = [f"{k}={given[k]!r}" for k, domain in params.items() if not domain.contains(given[k])]
+            bad = [
+                f"{k}={given[k]!r}" for k, domain in params.items() if not domain.contains(given[k])
+            ]
             if bad:
                 return f"{', '.join(bad)} outside the space for {self.shape} on T={self.T}"
         return None
@@ -341,4 +421,3 @@ class Problem:
 
 class GridTooLarge(ValueError):
     """--sampler grid on a space with too many feasible points."""
-

@@ -1,28 +1,34 @@
 """Local refinement for the guided sampler: which untried candidate near the best schedules to
 evaluate next (see autotune.search.guided for the order of the moves)."""
+
 from __future__ import annotations
 
 from dataclasses import replace
 
-from search_spaces.domains import Domain
-
 from autotune.search.history import History
 from autotune.search.problem import Candidate, Search
+from search_spaces.domains import Domain
 
-SPREAD = 3       # next-best schedules whose neighbourhoods are refined last
-SHARE = 2        # one refinement in this many goes to the other kinds of schedule first
-Keyed = tuple[str | None, Candidate]  # (the search's key, the candidate): keys computed once per cached move
+SPREAD = 3  # next-best schedules whose neighbourhoods are refined last
+SHARE = 2  # one refinement in this many goes to the other kinds of schedule first
+Keyed = tuple[
+    str | None, Candidate
+]  # (the search's key, the candidate): keys computed once per cached move
 
 
 class Refiner:
-    def __init__(self, search: Search, history: History, momentum: bool = True, pairs: bool = True) -> None:
+    def __init__(
+        self, search: Search, history: History, momentum: bool = True, pairs: bool = True
+    ) -> None:
         self._search = search
         self._history = history
         self._momentum = momentum
         self._pairs = pairs
-        self._singles: dict[str, list[Keyed]] = {}   # centre -> its moves that fit, nearest first
+        self._singles: dict[str, list[Keyed]] = {}  # centre -> its moves that fit, nearest first
         self._doubles: dict[str, list[Keyed]] = {}
-        self._domains: dict[str, Domain] = {}   # a parameter's domain (families share theirs; the first is kept)
+        self._domains: dict[
+            str, Domain
+        ] = {}  # a parameter's domain (families share theirs; the first is kept)
         for param in search.all_params():
             self._domains.setdefault(param.name, param.domain)
 
@@ -85,7 +91,9 @@ class Refiner:
         if key not in self._singles:
             moves = self._search.neighbours(centre)
             order = sorted(range(len(moves)), key=lambda i: (moves[i][0], i))
-            self._singles[key] = [self._keyed(moves[i][1]) for i in order if self._search.fits(moves[i][1])]
+            self._singles[key] = [
+                self._keyed(moves[i][1]) for i in order if self._search.fits(moves[i][1])
+            ]
         return self._singles[key]
 
     def doubles(self, centre: Candidate) -> list[Keyed]:
@@ -97,11 +105,16 @@ class Refiner:
             changes = [_changed(centre, c) for c in near]
             found, seen = [], {key}
             for i, first in enumerate(changes):
-                for second in changes[i + 1:]:
+                for second in changes[i + 1 :]:
                     if set(first[0]) & set(second[0]) or set(first[1]) & set(second[1]):
                         continue
-                    moved = self._search.canonical(replace(centre, point={**centre.point, **first[0], **second[0]},
-                                                           machine_point={**centre.machine_point, **first[1], **second[1]}))
+                    moved = self._search.canonical(
+                        replace(
+                            centre,
+                            point={**centre.point, **first[0], **second[0]},
+                            machine_point={**centre.machine_point, **first[1], **second[1]},
+                        )
+                    )
                     if moved.key() not in seen and self._search.fits(moved):
                         seen.add(moved.key())
                         found.append(self._keyed(moved))
@@ -111,7 +124,12 @@ class Refiner:
     def _same_way(self, first: Candidate, second: Candidate, third: Candidate) -> bool:
         """Whether two improving moves in a row moved the same integer parameter the same way."""
         one, two = _move(first, second), _move(second, third)
-        return one is not None and two is not None and one[0] == two[0] and (one[2] - one[1]) * (two[2] - two[1]) > 0
+        return (
+            one is not None
+            and two is not None
+            and one[0] == two[0]
+            and (one[2] - one[1]) * (two[2] - two[1]) > 0
+        )
 
     def _extrapolate(self, before: Candidate, after: Candidate, factor: int = 1) -> list[Keyed]:
         """The last improving move once more: one integer parameter moved as far again (twice as
@@ -144,7 +162,7 @@ def _move(before: Candidate, after: Candidate) -> tuple[str, int, int] | None:
     moved = {**changed[0], **changed[1]}
     if before.family != after.family or len(moved) != 1:
         return None
-    (name, value), = moved.items()
+    ((name, value),) = moved.items()
     old = {**before.point, **before.machine_point}[name]
     if isinstance(value, (bool, str)) or isinstance(old, (bool, str)):
         return None
@@ -153,5 +171,7 @@ def _move(before: Candidate, after: Candidate) -> tuple[str, int, int] | None:
 
 def _changed(before: Candidate, after: Candidate) -> tuple[dict, dict]:
     """What `after` changes of `before`: (schedule parameters, machine parameters)."""
-    return ({k: v for k, v in after.point.items() if before.point.get(k) != v},
-            {k: v for k, v in after.machine_point.items() if before.machine_point.get(k) != v})
+    return (
+        {k: v for k, v in after.point.items() if before.point.get(k) != v},
+        {k: v for k, v in after.machine_point.items() if before.machine_point.get(k) != v},
+    )

@@ -14,6 +14,7 @@ two over long studies); only the time differs.
 It overrides private methods of TPESampler (`_sample`, `_get_internal_repr`) and replaces its
 group search space: pyproject pins Optuna's major version, and the equality test names what
 to adapt when a release changes them."""
+
 from __future__ import annotations
 
 import math
@@ -54,39 +55,51 @@ class HistoryCachedTPE(TPESampler):
     _scores: dict[int, float]
     _finished: dict[int, FrozenTrial]
     _ranking: Ranking | None
-    _direction: StudyDirection | None    # the study's first, once seen
-    _prefix: int                         # trials[:_prefix] were finished and ranked at the last call ...
-    _prefix_last: FrozenTrial | None     # ... ending with this trial
-    _started: bool                       # n_startup_trials finished: relative sampling from now on
+    _direction: StudyDirection | None  # the study's first, once seen
+    _prefix: int  # trials[:_prefix] were finished and ranked at the last call ...
+    _prefix_last: FrozenTrial | None  # ... ending with this trial
+    _started: bool  # n_startup_trials finished: relative sampling from now on
 
     @classmethod
     def of(cls, sampler: TPESampler) -> HistoryCachedTPE:
         fast = cls.__new__(cls)
         fast.__dict__.update(vars(sampler))
         if sampler._group_decomposed_search_space is not None:
-            fast._group_decomposed_search_space = IncrementalGroups(sampler._group_decomposed_search_space._include_pruned)
+            fast._group_decomposed_search_space = IncrementalGroups(
+                sampler._group_decomposed_search_space._include_pruned
+            )
         fast._history, fast._columns, fast._scores, fast._finished = None, {}, {}, {}
         fast._ranking, fast._direction = None, None  # the ranking is made on the first trial
         fast._prefix, fast._prefix_last = 0, None
         fast._started = False
         return fast
 
-    def _sample_relative(self, study: optuna.Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]) -> dict[str, Any]:
+    def _sample_relative(
+        self, study: optuna.Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
+    ) -> dict[str, Any]:
         # TPESampler._sample_relative filters the whole history once per group only to count the
         # finished trials against n_startup_trials; finished trials stay finished, so once the
         # count is reached it is not read again.
         if search_space and not self._started:
-            finished = study._get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED), use_cache=True)
+            finished = study._get_trials(
+                deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED), use_cache=True
+            )
             self._started = len(finished) >= self._n_startup_trials
             if not self._started:
                 return {}
         return self._sample(study, trial, search_space) if search_space else {}
 
-    def _sample(self, study: optuna.Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]) -> dict[str, Any]:
+    def _sample(
+        self, study: optuna.Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
+    ) -> dict[str, Any]:
         # TPESampler._sample, but for the history, read and split once per trial (`_history_of`).
         history = self._history_of(study, trial)
-        mpe_below = self._build_parzen_estimator(study, search_space, history.below, handle_below=True)
-        mpe_above = self._build_parzen_estimator(study, search_space, history.above, handle_below=False)
+        mpe_below = self._build_parzen_estimator(
+            study, search_space, history.below, handle_below=True
+        )
+        mpe_above = self._build_parzen_estimator(
+            study, search_space, history.above, handle_below=False
+        )
         samples_below = mpe_below.sample(self._rng.rng, self._n_ei_candidates)
         acq_func_vals = self._compute_acquisition_func(samples_below, mpe_below, mpe_above)
         ret = TPESampler._compare(samples_below, acq_func_vals)
@@ -107,20 +120,30 @@ class HistoryCachedTPE(TPESampler):
             states = [TrialState.COMPLETE, TrialState.PRUNED]
         trials = study._get_trials(deepcopy=False, states=states, use_cache=not self._constant_liar)
         if self._gamma is None:
-            self._gamma = tpe_internals.default_gamma if len(study.directions) <= 1 else tpe_internals.default_gamma_multiobjective
+            self._gamma = (
+                tpe_internals.default_gamma
+                if len(study.directions) <= 1
+                else tpe_internals.default_gamma_multiobjective
+            )
         ranked, n = self._learn(study, trials, trial.number)
         if ranked:
             below_numbers, above_numbers = self._ranking.split(self._gamma(n))  # type: ignore[union-attr]
             below, above = _Rows(), _Rows()
-            self._history = _History(trial.number, below, above, {id(below): below_numbers, id(above): above_numbers})
+            self._history = _History(
+                trial.number, below, above, {id(below): below_numbers, id(above): above_numbers}
+            )
             return self._history
         if self._constant_liar:
             trials = [t for t in trials if trial.number != t.number]
         below, above = self._split_trials(study, trials, self._gamma(n))
-        self._history = _History(trial.number, below, above, {id(part): _numbers(part) for part in (below, above)})
+        self._history = _History(
+            trial.number, below, above, {id(part): _numbers(part) for part in (below, above)}
+        )
         return self._history
 
-    def _learn(self, study: optuna.Study, trials: list[FrozenTrial], current: int) -> tuple[bool, int]:
+    def _learn(
+        self, study: optuna.Study, trials: list[FrozenTrial], current: int
+    ) -> tuple[bool, int]:
         """Remember the newly finished trials. Returns whether the ranking can split this history
         (one objective; every trial but the current one COMPLETE, with a value, in number order)
         and the number of finished trials. A prefix of the list found finished and in order last
@@ -128,9 +151,24 @@ class HistoryCachedTPE(TPESampler):
         finished trial without moving it (checked by identity)."""
         if self._direction is None:
             self._direction = study.directions[0]
-            self._ranking = Ranking(self._direction == StudyDirection.MAXIMIZE) if len(study.directions) == 1 else None
-        start = self._prefix if self._prefix and len(trials) >= self._prefix and trials[self._prefix - 1] is self._prefix_last else 0
-        usable, previous, finished, settled = self._ranking is not None, trials[start - 1].number if start else -1, start, True
+            self._ranking = (
+                Ranking(self._direction == StudyDirection.MAXIMIZE)
+                if len(study.directions) == 1
+                else None
+            )
+        start = (
+            self._prefix
+            if self._prefix
+            and len(trials) >= self._prefix
+            and trials[self._prefix - 1] is self._prefix_last
+            else 0
+        )
+        usable, previous, finished, settled = (
+            self._ranking is not None,
+            trials[start - 1].number if start else -1,
+            start,
+            True,
+        )
         for position in range(start, len(trials)):
             t = trials[position]
             if t.number == current:  # with constant_liar: this trial, RUNNING
@@ -150,14 +188,18 @@ class HistoryCachedTPE(TPESampler):
 
     def _rank(self, trial: FrozenTrial) -> None:
         if self._ranking is None or trial.state != TrialState.COMPLETE:
-            self._ranking = None if trial.state == TrialState.PRUNED else self._ranking  # pruned trials: Optuna's split
+            self._ranking = (
+                None if trial.state == TrialState.PRUNED else self._ranking
+            )  # pruned trials: Optuna's split
             return
         if trial.value is None or math.isnan(trial.value):
             self._ranking = None  # NaN sorts as Python's sort does: leave it to Optuna
             return
         self._ranking.add(trial.number, trial.value, self._score(trial))
 
-    def _split_trials(self, study: optuna.Study, trials: list[FrozenTrial], n_below: int) -> tuple[list[FrozenTrial], list[FrozenTrial]]:
+    def _split_trials(
+        self, study: optuna.Study, trials: list[FrozenTrial], n_below: int
+    ) -> tuple[list[FrozenTrial], list[FrozenTrial]]:
         """optuna.samplers._tpe.sampler._split_trials, with each finished trial's infeasibility
         score (read from its system attributes) computed once."""
         complete, pruned, running, infeasible = [], [], [], []
@@ -172,7 +214,9 @@ class HistoryCachedTPE(TPESampler):
                 pruned.append(trial)
             else:
                 raise AssertionError(f"trial {trial.number} is {trial.state.name}")
-        below_complete, above_complete = tpe_internals._split_complete_trials(complete, study, n_below)
+        below_complete, above_complete = tpe_internals._split_complete_trials(
+            complete, study, n_below
+        )
         n_below = max(0, n_below - len(below_complete))
         below_pruned, above_pruned = tpe_internals._split_pruned_trials(pruned, study, n_below)
         n_below = max(0, n_below - len(below_pruned))
@@ -190,20 +234,34 @@ class HistoryCachedTPE(TPESampler):
             score = self._scores[trial.number] = tpe_internals._get_infeasible_trial_score(trial)
         return score
 
-    def _get_internal_repr(self, trials: Sequence[FrozenTrial], search_space: dict[str, BaseDistribution],
-                           study: optuna.Study) -> dict[str, np.ndarray]:
+    def _get_internal_repr(
+        self,
+        trials: Sequence[FrozenTrial],
+        search_space: dict[str, BaseDistribution],
+        study: optuna.Study,
+    ) -> dict[str, np.ndarray]:
         known = self._history.numbers if self._history is not None else {}
         numbers = known[id(trials)] if id(trials) in known else _numbers(trials)
-        if numbers is None:  # constant liar with other workers' RUNNING trials: TPESampler's own way
+        if (
+            numbers is None
+        ):  # constant liar with other workers' RUNNING trials: TPESampler's own way
             return super()._get_internal_repr(list(trials), search_space, study)
-        columns = {name: self._column(name, distribution) for name, distribution in search_space.items()}
+        columns = {
+            name: self._column(name, distribution) for name, distribution in search_space.items()
+        }
         chosen = numbers
         for name, column in columns.items():
             column.fill(name, numbers, self._finished)
             chosen = chosen[column.has[chosen]]
         # What np.asarray makes of TPESampler's lists: a categorical's indices are integers.
-        return {name: (column.values[chosen].astype(np.int64) if chosen.size and isinstance(column.distribution, CategoricalDistribution)
-                       else column.values[chosen]) for name, column in columns.items()}
+        return {
+            name: (
+                column.values[chosen].astype(np.int64)
+                if chosen.size and isinstance(column.distribution, CategoricalDistribution)
+                else column.values[chosen]
+            )
+            for name, column in columns.items()
+        }
 
     def _column(self, name: str, distribution: BaseDistribution) -> Column:
         known = self._columns.get(name)

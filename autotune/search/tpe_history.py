@@ -1,6 +1,7 @@
 """What HistoryCachedTPE (autotune.search.tpe) keeps about finished trials, which never
 change: the group decomposition, each parameter's internal values, and the single-objective
 ranking behind TPE's split of the history into the good trials and the rest."""
+
 from __future__ import annotations
 
 import bisect
@@ -27,7 +28,11 @@ class IncrementalGroups(_GroupDecomposedSearchSpace):
             self._study_id = study._study_id
         elif self._study_id != study._study_id:
             raise ValueError("`_GroupDecomposedSearchSpace` cannot handle multiple studies.")
-        states = (TrialState.COMPLETE, TrialState.PRUNED) if self._include_pruned else (TrialState.COMPLETE,)
+        states = (
+            (TrialState.COMPLETE, TrialState.PRUNED)
+            if self._include_pruned
+            else (TrialState.COMPLETE,)
+        )
         for trial in study._get_trials(deepcopy=False, states=states, use_cache=use_cache):
             if trial._trial_id not in self._added:
                 self._added.add(trial._trial_id)
@@ -41,13 +46,15 @@ class Column:
     def __init__(self, distribution: BaseDistribution) -> None:
         self.distribution = distribution
         self.values = np.zeros(0)
-        self.has = np.zeros(0, bool)     # the trial has the parameter
-        self.seen = np.zeros(0, bool)    # the trial has been read
+        self.has = np.zeros(0, bool)  # the trial has the parameter
+        self.seen = np.zeros(0, bool)  # the trial has been read
 
     def fill(self, name: str, numbers: np.ndarray, finished: Mapping[int, FrozenTrial]) -> None:
         if numbers.size and numbers.max() >= self.seen.size:
             old, size = self.seen.size, max(int(numbers.max()) + 1, 2 * self.seen.size)
-            self.values, self.has, self.seen = (np.resize(a, size) for a in (self.values, self.has, self.seen))
+            self.values, self.has, self.seen = (
+                np.resize(a, size) for a in (self.values, self.has, self.seen)
+            )
             self.seen[old:] = False  # np.resize repeats the old contents
         for number in numbers[~self.seen[numbers]]:
             params = finished[number].params
@@ -79,7 +86,7 @@ class Ranking:
         """The numbers of the `n_below` best trials and of the rest, each in number order
         (optuna.samplers._tpe.sampler._split_trials without pruned or running trials)."""
         good = [n for _, n in self._feasible[:n_below]]
-        good += [n for _, n in self._infeasible[:max(0, n_below - len(good))]]
+        good += [n for _, n in self._infeasible[: max(0, n_below - len(good))]]
         below = np.array(sorted(good), dtype=np.int64)
         everything = np.array(self._numbers, dtype=np.int64)
         return below, everything[~np.isin(everything, below)]

@@ -6,17 +6,54 @@ kinds of storage behind one interface with their locks and dead-worker handling 
 `locks`), and one process's handle on a shared study with the exact global budget (`shared`).
 Each Optuna behaviour this relies on has a test in tests/autotune/test_optuna_adapter.py;
 pyproject pins the Optuna major version those tests passed with."""
+
 from __future__ import annotations
 
 import os
 import socket
 
-from autotune.storage.locations import (JOURNAL_FILE, MEMORY, SQLITE_FILE, default_storage, is_memory, local_storage,
-                                               local_storages, read_studies, read_study, study_names)
-from autotune.storage.shared import DONE, GRACE_SECONDS, HEARTBEAT_SECONDS, SharedStudy, finished_count, set_trial_user_attr
+from autotune.run.quiet import quiet_if_asked
+from autotune.storage.locations import (
+    JOURNAL_FILE,
+    MEMORY,
+    SQLITE_FILE,
+    default_storage,
+    is_memory,
+    local_storage,
+    local_storages,
+    read_studies,
+    read_study,
+    study_names,
+)
+from autotune.storage.shared import (
+    DONE,
+    GRACE_SECONDS,
+    HEARTBEAT_SECONDS,
+    SharedStudy,
+    finished_count,
+    set_trial_user_attr,
+)
+
+quiet_if_asked()  # Optuna is loaded now: quiet it if the command line asked (autotune.run.quiet)
 
 WORKER = f"{socket.gethostname()}:{os.getpid()}"
 
-__all__ = ["DONE", "GRACE_SECONDS", "HEARTBEAT_SECONDS", "JOURNAL_FILE", "MEMORY", "SQLITE_FILE", "WORKER",
-           "SharedStudy", "default_storage", "finished_count", "is_memory", "local_storage", "local_storages",
-           "read_studies", "read_study", "set_trial_user_attr", "study_names"]
+__all__ = [
+    "DONE",
+    "GRACE_SECONDS",
+    "HEARTBEAT_SECONDS",
+    "JOURNAL_FILE",
+    "MEMORY",
+    "SQLITE_FILE",
+    "WORKER",
+    "SharedStudy",
+    "default_storage",
+    "finished_count",
+    "is_memory",
+    "local_storage",
+    "local_storages",
+    "read_studies",
+    "read_study",
+    "set_trial_user_attr",
+    "study_names",
+]

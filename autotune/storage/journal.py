@@ -16,6 +16,7 @@ time on this machine's disk).
 A record cut short (a writer killed in the middle of a large write, a full disk) is a tail
 without its newline: readers ignore it and the next writer truncates it. A complete line that
 is not a record means the file was damaged: `JournalCorrupt`, reported in one line."""
+
 from __future__ import annotations
 
 import fcntl
@@ -28,13 +29,21 @@ from typing import Any, Iterator
 
 from optuna.storages.journal import BaseJournalBackend
 
-_CREATE_STUDY = 0         # Optuna's JournalOperation code: fsynced at once
+from autotune.errors import StorageError
+
+_CREATE_STUDY = 0  # Optuna's JournalOperation code: fsynced at once
 _ENCODE = json.JSONEncoder(separators=(",", ":")).encode  # Optuna's own record format
-_TORN_TAIL_WAIT = 0.05   # a foreign writer (optuna-dashboard, without our flock) may be mid-write
+_TORN_TAIL_WAIT = 0.05  # a foreign writer (optuna-dashboard, without our flock) may be mid-write
 
 
-class JournalCorrupt(Exception):
-    """A complete line of the journal is not an Optuna journal record."""
+class JournalCorrupt(StorageError):
+    """A complete line of the journal is not an Optuna journal record (or what follows the last
+    line cannot be the start of one): reported in one line wherever it is found. `reason` says
+    what is wrong without the file's name."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"the storage {path} is damaged: {reason}")
+        self.reason = reason
 
 
 class JournalFile(BaseJournalBackend):
@@ -42,12 +51,14 @@ class JournalFile(BaseJournalBackend):
 
     def __init__(self, path: Path, writable: bool = True) -> None:
         self.path = path
-        self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND if writable else os.O_RDONLY, 0o666)
+        self._fd = os.open(
+            path, os.O_RDWR | os.O_CREAT | os.O_APPEND if writable else os.O_RDONLY, 0o666
+        )
         self._thread = threading.RLock()
         self._depth = 0
-        self._offsets: dict[int, int] = {0: 0}   # log number -> byte offset where that log starts
+        self._offsets: dict[int, int] = {0: 0}  # log number -> byte offset where that log starts
         self._dirty = False
-        self._end = -1   # the file's size after our last write (it then ends with a whole record)
+        self._end = -1  # the file's size after our last write (it then ends with a whole record)
 
     # --- the lock: study lock and append lock in one -------------------------------------------
 
@@ -78,7 +89,7 @@ class JournalFile(BaseJournalBackend):
         number = max(n for n in self._offsets if n <= log_number_from)
         offset = self._offsets[number]
         data = _read_from(self._fd, offset)
-        end = data.rfind(b"\n") + 1          # what follows the last newline is not complete yet
+        end = data.rfind(b"\n") + 1  # what follows the last newline is not complete yet
         position = 0
         while position < end:
             stop = data.index(b"\n", position) + 1
@@ -117,7 +128,9 @@ class JournalFile(BaseJournalBackend):
         except ValueError:
             record = None
         if not isinstance(record, dict) or "op_code" not in record:
-            raise JournalCorrupt(f"the file is damaged: record {number + 1} (byte {offset}) is not a journal record")
+            raise JournalCorrupt(
+                self.path, f"record {number + 1} (byte {offset}) is not a journal record"
+            )
         return record
 
     def _complete_size(self) -> int:
@@ -129,8 +142,25 @@ class JournalFile(BaseJournalBackend):
         size = os.fstat(self._fd).st_size
         if os.pread(self._fd, 1, size - 1) == b"\n":
             return size
-        keep = _last_newline_end(self._fd, size)
+        keep = self._torn_tail_start(size)
         os.ftruncate(self._fd, keep)
+        return keep
+
+    def check_tail(self) -> None:
+        """Refuse a file whose end cannot be a record cut short (before anything is appended)."""
+        size = os.fstat(self._fd).st_size
+        if size and os.pread(self._fd, 1, size - 1) != b"\n":
+            self._torn_tail_start(size)
+
+    def _torn_tail_start(self, size: int) -> int:
+        keep = _last_newline_end(self._fd, size)
+        if (
+            os.pread(self._fd, 1, keep) != b"{"
+        ):  # a record cut short starts like one; anything else is not ours
+            raise JournalCorrupt(
+                self.path,
+                f"it ends with {size - keep} bytes that are not a journal record (nothing was cut)",
+            )
         return keep
 
 
@@ -163,4 +193,3 @@ def is_sqlite_file(path: Path) -> bool:
             return handle.read(16) == b"SQLite format 3\x00"
     except OSError:
         return False
-

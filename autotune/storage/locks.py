@@ -9,6 +9,7 @@
   another worker knows at once (no heartbeat, no grace period) that a RUNNING trial's owner is
   gone. A clean exit deletes the file; a killed worker's is deleted by the next worker that
   finds it unlocked."""
+
 from __future__ import annotations
 
 import fcntl

@@ -15,6 +15,7 @@ The run record (a study system attribute): the target of the run in progress and
 workers. A process that starts on a study while live workers are short of their target joins
 that target instead of adding its own --trials (processes started together, or a few seconds
 apart, end with the total they asked for); otherwise it starts a run of its own."""
+
 from __future__ import annotations
 
 import contextlib
@@ -30,10 +31,13 @@ from autotune.interrupt import STOP
 from autotune.storage.locations import open_store
 from autotune.storage.stores import OWNER_ATTR
 
-HEARTBEAT_SECONDS = 5               # RDB heartbeat; a RUNNING trial silent past the grace is failed and retried
+HEARTBEAT_SECONDS = 5  # RDB heartbeat; a RUNNING trial silent past the grace is failed and retried
 GRACE_SECONDS = 20
 POLL_SECONDS = 0.2
-DONE = (TrialState.COMPLETE, TrialState.PRUNED)  # trials that consume the budget (a FAIL is retried)
+DONE = (
+    TrialState.COMPLETE,
+    TrialState.PRUNED,
+)  # trials that consume the budget (a FAIL is retried)
 RUN_RECORD = "autotune:run"
 
 
@@ -41,12 +45,21 @@ class SharedStudy:
     """One process's connection to a study: the store it opened (storage, lock, dead workers)
     and what the budget and the objective need from it."""
 
-    def __init__(self, url: str, name: str, heartbeat_seconds: int = HEARTBEAT_SECONDS,
-                 grace_seconds: int = GRACE_SECONDS) -> None:
+    def __init__(
+        self,
+        url: str,
+        name: str,
+        heartbeat_seconds: int = HEARTBEAT_SECONDS,
+        grace_seconds: int = GRACE_SECONDS,
+    ) -> None:
         self.url, self.name = url, name
         self.store = open_store(url, name, heartbeat_seconds, grace_seconds)
         self.storage = self.store.storage
-        self.shared, self.heartbeat, self.token = self.store.shared, self.store.heartbeat, self.store.token
+        self.shared, self.heartbeat, self.token = (
+            self.store.shared,
+            self.store.heartbeat,
+            self.store.token,
+        )
         self._refresh_seconds = heartbeat_seconds
         self._held = False
         self._registered = False
@@ -54,9 +67,16 @@ class SharedStudy:
 
     def open(self, sampler: optuna.samplers.BaseSampler, directions: list[str]) -> optuna.Study:
         """The study, created if new, with the sampler as given."""
-        with self.locked():  # several processes creating one study at once: one creates, the others load
-            return optuna.create_study(storage=self.storage, study_name=self.name, sampler=sampler,
-                                       directions=directions, load_if_exists=True)
+        with (
+            self.locked()
+        ):  # several processes creating one study at once: one creates, the others load
+            return optuna.create_study(
+                storage=self.storage,
+                study_name=self.name,
+                sampler=sampler,
+                directions=directions,
+                load_if_exists=True,
+            )
 
     # --- the study lock ----------------------------------------------------------------------
 
@@ -99,7 +119,11 @@ class SharedStudy:
             done = finished_count(study)
             record = self._record(study)
             live = self._live(record)
-            target = int(record["target"]) if live and int(record.get("target", 0)) > done else done + trials
+            target = (
+                int(record["target"])
+                if live and int(record.get("target", 0)) > done
+                else done + trials
+            )
             self._write_record(study, target)
             return target
 
@@ -112,16 +136,22 @@ class SharedStudy:
         return dict(self.storage.get_study_system_attrs(study._study_id).get(RUN_RECORD) or {})
 
     def _live(self, record: dict) -> dict[str, float]:
-        return {token: seen for token, seen in (record.get("workers") or {}).items()
-                if token != self.token and self.store.alive(token, float(seen))}
+        return {
+            token: seen
+            for token, seen in (record.get("workers") or {}).items()
+            if token != self.token and self.store.alive(token, float(seen))
+        }
 
     def _write_record(self, study: optuna.Study, target: int | None, leaving: bool = False) -> None:
         record = self._record(study)
         workers = self._live(record)
         if not leaving:
             workers[self.token] = time.time()
-        self.storage.set_study_system_attr(study._study_id, RUN_RECORD,
-                                           {"target": record.get("target") if target is None else target, "workers": workers})
+        self.storage.set_study_system_attr(
+            study._study_id,
+            RUN_RECORD,
+            {"target": record.get("target") if target is None else target, "workers": workers},
+        )
         self._registered, self._seen_at = not leaving, time.monotonic()
 
     def _still_here(self, study: optuna.Study) -> None:
@@ -133,7 +163,9 @@ class SharedStudy:
 
     def trial(self, study: optuna.Study, number: int) -> FrozenTrial:
         """Trial `number` as the storage holds it now (another worker may be running it)."""
-        return self.storage.get_trial(self.storage.get_trial_id_from_study_id_trial_number(study._study_id, number))
+        return self.storage.get_trial(
+            self.storage.get_trial_id_from_study_id_trial_number(study._study_id, number)
+        )
 
     def fail_stale(self, study: optuna.Study) -> None:
         """Fail (and retry) the trials of dead workers (call under the lock)."""
@@ -153,8 +185,14 @@ class SharedStudy:
 
     # --- the budget ----------------------------------------------------------------------------
 
-    def optimize(self, study: optuna.Study, objective: Callable[[optuna.Trial], object], target: int,
-                 timeout: float | None, progress: bool) -> None:
+    def optimize(
+        self,
+        study: optuna.Study,
+        objective: Callable[[optuna.Trial], object],
+        target: int,
+        timeout: float | None,
+        progress: bool,
+    ) -> None:
         """Run trials until the study holds `target` finished trials (a budget shared by every
         worker) or the timeout passes; Ctrl-C (STOP) ends it after the trial in flight."""
         if finished_count(study) >= target:
@@ -162,13 +200,28 @@ class SharedStudy:
         if self.shared:
             self._run_budget(study, objective, target, timeout, progress)
             return
-        study.optimize(objective, n_trials=target - finished_count(study), timeout=timeout,  # type: ignore[arg-type]
-                       callbacks=[MaxTrialsCallback(target, states=(TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)),
-                                  _stop_if_requested],
-                       show_progress_bar=progress, gc_after_trial=False)
+        study.optimize(
+            objective,
+            n_trials=target - finished_count(study),
+            timeout=timeout,  # type: ignore[arg-type]
+            callbacks=[
+                MaxTrialsCallback(
+                    target, states=(TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
+                ),
+                _stop_if_requested,
+            ],
+            show_progress_bar=progress,
+            gc_after_trial=False,
+        )
 
-    def _run_budget(self, study: optuna.Study, objective: Callable[[optuna.Trial], object], target: int,
-                    timeout: float | None, progress: bool) -> None:
+    def _run_budget(
+        self,
+        study: optuna.Study,
+        objective: Callable[[optuna.Trial], object],
+        target: int,
+        timeout: float | None,
+        progress: bool,
+    ) -> None:
         deadline = None if timeout is None else time.monotonic() + timeout
         bar = _bar(progress, target)
         try:
@@ -192,12 +245,15 @@ class SharedStudy:
             if bar is not None:
                 bar.close()
 
-
-    def _owned(self, objective: Callable[[optuna.Trial], object]) -> Callable[[optuna.Trial], object]:
+    def _owned(
+        self, objective: Callable[[optuna.Trial], object]
+    ) -> Callable[[optuna.Trial], object]:
         """The objective, once the trial is marked as this worker's (still under the lock)."""
+
         def run(trial: optuna.Trial) -> object:
             self.storage.set_trial_system_attr(trial._trial_id, OWNER_ATTR, self.token)
             return objective(trial)
+
         return run
 
 

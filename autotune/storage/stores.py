@@ -10,6 +10,7 @@ worker are found.
   trial is found by Optuna's heartbeat (plus `fail_silent` for one killed before its first
   heartbeat).
 - `MemoryStore`: one process, gone at exit."""
+
 from __future__ import annotations
 
 import datetime
@@ -30,15 +31,15 @@ from sqlalchemy.engine import Engine
 from autotune.storage import locks
 from autotune.storage.journal import JournalFile
 
-OWNER_ATTR = "autotune:owner"   # a trial's system attribute: the token of the worker that runs it
-MAX_RETRY = 3        # a dead worker's trial is retried this many times
+OWNER_ATTR = "autotune:owner"  # a trial's system attribute: the token of the worker that runs it
+MAX_RETRY = 3  # a dead worker's trial is retried this many times
 
 
 class Store(ABC):
     storage: optuna.storages.BaseStorage
-    shared: bool      # other processes may work on the study (the budget is kept under the lock)
-    token: str        # this handle's name in the study's run record
-    heartbeat: bool   # Optuna's heartbeat thread runs with each trial
+    shared: bool  # other processes may work on the study (the budget is kept under the lock)
+    token: str  # this handle's name in the study's run record
+    heartbeat: bool  # Optuna's heartbeat thread runs with each trial
 
     @abstractmethod
     def acquire(self) -> None: ...
@@ -83,6 +84,7 @@ class JournalStore(Store):
         self.file = JournalFile(path)
         try:
             self.storage = JournalStorage(self.file)  # replays the file
+            self.file.check_tail()
             self.lease = locks.Lease(path)
         except BaseException:
             self.file.close()
@@ -116,7 +118,9 @@ class RdbStore(Store):
     """A database server: PostgreSQL (an advisory lock), or another (no lock across processes:
     the budget is then kept per process). Workers of a run are alive while seen within the grace."""
 
-    def __init__(self, url: str, study_name: str, heartbeat_seconds: int, grace_seconds: int) -> None:
+    def __init__(
+        self, url: str, study_name: str, heartbeat_seconds: int, grace_seconds: int
+    ) -> None:
         self.url, self.grace = url, grace_seconds
         self._lock = self._make_lock(url, study_name)
         self._lock.acquire()  # processes creating the tables at the same moment would collide
@@ -127,8 +131,14 @@ class RdbStore(Store):
         self.shared, self.heartbeat = True, True
         self.token = secrets.token_hex(6)
 
-    def _make_lock(self, url: str, study_name: str) -> locks.ThreadLock | locks.FileLock | locks.AdvisoryLock:
-        return locks.AdvisoryLock(url, study_name) if url.startswith("postgresql") else locks.ThreadLock()
+    def _make_lock(
+        self, url: str, study_name: str
+    ) -> locks.ThreadLock | locks.FileLock | locks.AdvisoryLock:
+        return (
+            locks.AdvisoryLock(url, study_name)
+            if url.startswith("postgresql")
+            else locks.ThreadLock()
+        )
 
     def acquire(self) -> None:
         self._lock.acquire()
@@ -151,13 +161,22 @@ class RdbStore(Store):
 
         storage = self.storage
         assert isinstance(storage, RDBStorage)
-        grace = storage.grace_period if storage.grace_period is not None else 2 * storage.heartbeat_interval
-        cutoff = datetime.datetime.now() - datetime.timedelta(seconds=grace)  # Optuna stamps starts with local now()
+        grace = (
+            storage.grace_period
+            if storage.grace_period is not None
+            else 2 * storage.heartbeat_interval
+        )
+        cutoff = datetime.datetime.now() - datetime.timedelta(
+            seconds=grace
+        )  # Optuna stamps starts with local now()
         with storage.engine.connect() as connection:
-            rows = connection.execute(sqlalchemy.text(
-                "SELECT t.trial_id FROM trials t LEFT JOIN trial_heartbeats h ON h.trial_id = t.trial_id "
-                "WHERE t.study_id = :study AND t.state = 'RUNNING' AND h.trial_id IS NULL AND t.datetime_start < :cutoff"),
-                {"study": storage.get_study_id_from_name(study.study_name), "cutoff": cutoff}).fetchall()
+            rows = connection.execute(
+                sqlalchemy.text(
+                    "SELECT t.trial_id FROM trials t LEFT JOIN trial_heartbeats h ON h.trial_id = t.trial_id "
+                    "WHERE t.study_id = :study AND t.state = 'RUNNING' AND h.trial_id IS NULL AND t.datetime_start < :cutoff"
+                ),
+                {"study": storage.get_study_id_from_name(study.study_name), "cutoff": cutoff},
+            ).fetchall()
         return [trial_id for (trial_id,) in rows if fail(storage, trial_id)]
 
     def close(self) -> None:
@@ -168,8 +187,10 @@ class RdbStore(Store):
 class SqliteStore(RdbStore):
     """An SQLite file: on this machine, so workers hold leases beside it, as on a journal."""
 
-    def __init__(self, url: str, study_name: str, heartbeat_seconds: int, grace_seconds: int) -> None:
-        self.path = Path(url[len("sqlite:///"):])
+    def __init__(
+        self, url: str, study_name: str, heartbeat_seconds: int, grace_seconds: int
+    ) -> None:
+        self.path = Path(url[len("sqlite:///") :])
         if not self.path.parent.is_dir():
             raise FileNotFoundError(errno.ENOENT, "no such folder", str(self.path.parent))
         super().__init__(url, study_name, heartbeat_seconds, grace_seconds)
@@ -181,7 +202,9 @@ class SqliteStore(RdbStore):
         self.token = self.lease.token
 
     def _make_lock(self, url: str, study_name: str) -> locks.FileLock:
-        return locks.FileLock(self.path.with_name(self.path.name + f".{zlib.crc32(study_name.encode()):08x}.lock"))
+        return locks.FileLock(
+            self.path.with_name(self.path.name + f".{zlib.crc32(study_name.encode()):08x}.lock")
+        )
 
     def alive(self, token: str, seen: float) -> bool:
         return token == self.token or locks.alive(self.path, token)
@@ -215,20 +238,44 @@ def _created(make: Callable[[], RDBStorage]) -> RDBStorage:
     for attempt in range(5):
         try:
             return make()
-        except (sqlalchemy.exc.IntegrityError, sqlalchemy.exc.OperationalError, sqlalchemy.exc.ProgrammingError) as exc:
-            if attempt == 4 or not any(w in str(exc) for w in ("already exists", "UNIQUE constraint", "duplicate key", "database is locked")):
+        except (
+            sqlalchemy.exc.IntegrityError,
+            sqlalchemy.exc.OperationalError,
+            sqlalchemy.exc.ProgrammingError,
+        ) as exc:
+            if attempt == 4 or not any(
+                w in str(exc)
+                for w in (
+                    "already exists",
+                    "UNIQUE constraint",
+                    "duplicate key",
+                    "database is locked",
+                )
+            ):
                 raise
             time.sleep(0.1 * (attempt + 1))
     raise AssertionError("unreachable")
 
 
-def open_rdb(url: str, heartbeat_seconds: int | None = None, grace_seconds: int | None = None, create: bool = True) -> RDBStorage:
+def open_rdb(
+    url: str,
+    heartbeat_seconds: int | None = None,
+    grace_seconds: int | None = None,
+    create: bool = True,
+) -> RDBStorage:
     """Optuna's RDB storage; `create=False` (reading back) never creates its tables."""
-    engine_kwargs = {"connect_args": {"timeout": 60}} if url.startswith("sqlite") else {"pool_pre_ping": True}
+    engine_kwargs = (
+        {"connect_args": {"timeout": 60}} if url.startswith("sqlite") else {"pool_pre_ping": True}
+    )
     if heartbeat_seconds is None:
         return RDBStorage(url, engine_kwargs=engine_kwargs, skip_table_creation=not create)
-    return RDBStorage(url, engine_kwargs=engine_kwargs, heartbeat_interval=heartbeat_seconds, grace_period=grace_seconds,
-                      heartbeat_stale_trial_callback=RetryHeartbeatStaleTrialCallback(max_retry=MAX_RETRY))
+    return RDBStorage(
+        url,
+        engine_kwargs=engine_kwargs,
+        heartbeat_interval=heartbeat_seconds,
+        grace_period=grace_seconds,
+        heartbeat_stale_trial_callback=RetryHeartbeatStaleTrialCallback(max_retry=MAX_RETRY),
+    )
 
 
 def fail(storage: optuna.storages.BaseStorage, trial_id: int) -> bool:
@@ -238,7 +285,9 @@ def fail(storage: optuna.storages.BaseStorage, trial_id: int) -> bool:
         return False  # it finished (or another worker failed it) meanwhile
 
 
-def fail_and_retry(study: optuna.Study, storage: optuna.storages.BaseStorage, trial_id: int) -> None:
+def fail_and_retry(
+    study: optuna.Study, storage: optuna.storages.BaseStorage, trial_id: int
+) -> None:
     """What Optuna's heartbeat does with a stale trial: FAIL it and enqueue its retry."""
     if fail(storage, trial_id):
         failed: FrozenTrial = storage.get_trial(trial_id)

@@ -78,7 +78,7 @@ class Cost:
 
     @functools.cached_property
     def area_mm2(self) -> float:
-        return sum([count * each for _name, count, each in self.area]) / 1e6
+        return area_mm2(self.area)
 
     def breakdown(self) -> dict[str, float | None]:
         """pJ per category; None for a component the oracle does not count."""
@@ -120,6 +120,11 @@ class Cost:
             )
         lines.append("  not counted: " + "; ".join((*self.not_counted, *NEVER_COSTED)))
         return "\n".join(lines)
+
+
+def area_mm2(items: tuple[Item, ...]) -> float:
+    """The area of a block list (um2 each) in mm2."""
+    return sum([count * each for _name, count, each in items]) / 1e6
 
 
 def _share(part: float, whole: float) -> str:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simcore.energy.cost import Category, Cost, Item
+from simcore.energy.cost import Category, Cost, Item, area_mm2
 from simcore.energy.technology import Technology
 from simcore.ga1.machine import Machine
 from simcore.ga1.program import LOAD, MXU, OP, OPCODE_NAMES, STORE, ZERO, Program
@@ -95,11 +95,21 @@ def ga1_area(machine: Machine, tech: Technology) -> tuple[Item, ...]:
     )
 
 
+def ga1_area_mm2(machine: Machine, tech: Technology) -> float:
+    """The machine's area in mm2: it depends on the machine alone, not on the schedule."""
+    return area_mm2(ga1_area(machine, tech))
+
+
 # What depends on the machine and the technology only, kept for the last few pairs by identity
 # (hashing a Technology costs more than costing a run); the objects are kept, so an id is theirs.
 _FIXED: dict[tuple[int, int], tuple[Machine, Technology, float, float, tuple[Item, ...]]] = {}
-_REGISTER = Category("register", (), False, "GA-1 does not model the matrix unit's internal registers")
-_NOT_COUNTED = ("the vector unit's arithmetic (its zero writes are counted)", "the instruction queues")
+_REGISTER = Category(
+    "register", (), False, "GA-1 does not model the matrix unit's internal registers"
+)
+_NOT_COUNTED = (
+    "the vector unit's arithmetic (its zero writes are counted)",
+    "the instruction queues",
+)
 
 
 def _fixed(machine: Machine, tech: Technology) -> tuple[float, float, tuple[Item, ...]]:
@@ -108,7 +118,13 @@ def _fixed(machine: Machine, tech: Technology) -> tuple[float, float, tuple[Item
         if len(_FIXED) >= 64:
             _FIXED.clear()
         kib = scratchpad_kib(machine, tech)
-        kept = (machine, tech, tech.sram_read_pj(kib), tech.sram_write_pj(kib), ga1_area(machine, tech))
+        kept = (
+            machine,
+            tech,
+            tech.sram_read_pj(kib),
+            tech.sram_write_pj(kib),
+            ga1_area(machine, tech),
+        )
         _FIXED[(id(machine), id(tech))] = kept
     return kept[2], kept[3], kept[4]
 
@@ -122,18 +138,24 @@ def ga1_cost(machine: Machine, counts: Ga1Counts, tech: Technology) -> Cost:
     categories = (
         Category("compute", (Item("MACs (T^3 per product)", macs, tech.mac_pj),)),
         _REGISTER,
-        Category("on_chip", (
-            Item("scratchpad writes: loads", loads, write),
-            Item("scratchpad reads: stores", stores, read),
-            Item("scratchpad writes: zeros", counts.zeros * words, write),
-            Item("scratchpad reads: products (a, b, c)", 3 * products, read),
-            Item("scratchpad writes: products (c)", products, write),
-        )),
-        Category("off_chip", (
-            Item("DRAM reads: loads", loads, tech.dram_read_pj),
-            Item("DRAM writes: stores", stores, tech.dram_write_pj),
-            Item("DMA set-ups", counts.loads + counts.stores, tech.dma_setup_pj),
-        )),
+        Category(
+            "on_chip",
+            (
+                Item("scratchpad writes: loads", loads, write),
+                Item("scratchpad reads: stores", stores, read),
+                Item("scratchpad writes: zeros", counts.zeros * words, write),
+                Item("scratchpad reads: products (a, b, c)", 3 * products, read),
+                Item("scratchpad writes: products (c)", products, write),
+            ),
+        ),
+        Category(
+            "off_chip",
+            (
+                Item("DRAM reads: loads", loads, tech.dram_read_pj),
+                Item("DRAM writes: stores", stores, tech.dram_write_pj),
+                Item("DMA set-ups", counts.loads + counts.stores, tech.dma_setup_pj),
+            ),
+        ),
     )
     not_counted: tuple[str, ...] = _NOT_COUNTED
     if counts.other_vector:

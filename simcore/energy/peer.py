@@ -6,14 +6,23 @@ direction: rd_out_to_low (read towards the MACs), wr_in_by_high (written from th
 wr_in_by_low (written by the level below) and rd_out_to_high (read towards the level above).
 The levels are those of benchmarks/zigzag_runner.py: rf_stationary (the stationary input's PE
 register), rf_output (each PE's output register), sram, and dram for the stationary operand.
+ZigZag's energy is systolic_cost's under the ZIGZAG accounting (simcore.energy.accountings).
 """
 
 from __future__ import annotations
 
-from simcore.energy.systolic import SystolicCounts, buffer_kib
+from simcore.energy.accountings import ZIGZAG
+from simcore.energy.systolic import SystolicCounts, convention_items
 from simcore.energy.technology import Technology
 
 Level = tuple[str, str, str]  # operand, memory, direction
+# The line items by which ZIGZAG's accounting charges more than PHYSICAL (systolic_cost).
+CONVENTIONS = (
+    "output register reads to pass sums up",
+    "output register writes from read-backs",
+    "first-pass partial-sum read-backs",
+    "C writes' extra partial-sum width",
+)
 
 
 def zigzag_pairs(counts: SystolicCounts, hbm: bool) -> dict[Level, int]:
@@ -45,23 +54,11 @@ def zigzag_pairs(counts: SystolicCounts, hbm: bool) -> dict[Level, int]:
 
 
 def zigzag_gap_terms(counts: SystolicCounts, tech: Technology) -> dict[str, float]:
-    """pJ by which ZigZag's energy exceeds ours, by cause (0 for os, where none applies):
-    * output register: ZigZag counts the spatial reduction over the array's rows as an
-      accumulation in every PE's output register plus a transfer up, 4 accesses a MAC;
-      the systolic chain writes each partial sum once and the next PE reads it once;
-    * partial-sum read-backs: ZigZag's energy charges a read-back for every output tile pass,
-      the first included (M N K/r; its own element count, like ours, is M N (K/r - 1));
-    * final outputs: ZigZag writes every output into the SRAM at partial-sum width when any of
-      them is read back; we write the final ones at word width."""
-    if counts.dataflow == "os":
-        return {"output register": 0.0, "partial-sum read-backs": 0.0, "final outputs": 0.0}
-    finals = counts.traffic.c_writes
-    kib = buffer_kib(counts, tech)
-    read, write = tech.sram_read_pj(kib), tech.sram_write_pj(kib)
-    wide = tech.accumulator_words
-    per_mac = tech.accumulator_register_read_pj + tech.accumulator_register_write_pj
-    return {
-        "output register": counts.macs * per_mac,
-        "partial-sum read-backs": finals * read * wide,
-        "final outputs": finals * write * (wide - 1),
+    """pJ by which ZigZag's energy exceeds ours under the physical accounting, by convention
+    (simcore.energy.accountings.ZIGZAG; 0 where a convention does not apply, as for os): what
+    systolic_cost charges under ZIGZAG beyond PHYSICAL for the same counts."""
+    register, on_chip = convention_items(counts, tech, ZIGZAG)
+    charged = {
+        item.name.removesuffix(f" ({ZIGZAG.name})"): item.total for item in register + on_chip
     }
+    return {name: charged.get(name, 0.0) for name in CONVENTIONS}

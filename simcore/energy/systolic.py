@@ -15,6 +15,8 @@ Registers, per PE, from the dataflow (every count follows from the design and th
   forward     each streamed operand value is latched in every PE that multiplies it and read
               there: once per MAC for ws and is (one operand streams), twice for os (both do)
 Padding zeros of padded edge tiles are made in the array and not costed.
+These are the physical counts; systolic_cost charges them by an accounting (PHYSICAL by default,
+or ZIGZAG's conventions, which add tagged line items: simcore.energy.accountings).
 
 The buffers are costed as one SRAM of their total capacity (`buffer_words`): the streamed
 operand and the results whole (partial sums at accumulator width), and the stationary matrix
@@ -26,7 +28,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from simcore.energy.cost import Category, Cost, Item
+from simcore.energy.accountings import PHYSICAL, Accounting
+from simcore.energy.cost import Category, Cost, Item, area_mm2
 from simcore.energy.technology import Technology
 from simcore.shape import Shape
 from simcore.systolic.model import (
@@ -127,12 +130,23 @@ def systolic_area(
 ) -> tuple[Item, ...]:
     """The R x C PEs, their shadow registers (results are accumulator words in os), the buffers
     and the HBM link's lanes (um2 each)."""
+    return _area_items(design, buffer_kib(counts, tech), tech)
+
+
+def systolic_area_mm2(design: SystolicDesign, shape: Shape, tech: Technology) -> float:
+    """The design's area in mm2 for `shape` (its buffers hold the shape's operands), known
+    before the GEMM is timed."""
+    kib = buffer_words(design, shape, tech.accumulator_words) * tech.word_bits / 8 / 1024
+    return area_mm2(_area_items(design, kib, tech))
+
+
+def _area_items(design: SystolicDesign, kib: float, tech: Technology) -> tuple[Item, ...]:
     pes = design.array.pes
     items = [Item(f"PEs ({design.array})", pes, tech.pe_um2)]
     if design.assumptions.shadow:
         width = tech.accumulator_words if design.dataflow == "os" else 1.0
         items.append(Item("shadow registers (one per PE)", pes, tech.shadow_register_um2 * width))
-    items.append(Item("buffer SRAM KiB", buffer_kib(counts, tech), tech.sram_um2_per_kib))
+    items.append(Item("buffer SRAM KiB", kib, tech.sram_um2_per_kib))
     if not design.hbm.on_chip:
         lanes = math.ceil(float(design.hbm.hbm_words_per_cycle or 0))
         items.append(Item("HBM link lanes (words per cycle)", lanes, tech.dma_lane_um2))
@@ -187,8 +201,62 @@ def _buffer_items(counts: SystolicCounts, tech: Technology) -> tuple[Item, ...]:
     return tuple(items)
 
 
-def systolic_cost(design: SystolicDesign, counts: SystolicCounts, tech: Technology) -> Cost:
-    """Energy and area of one GEMM on `design` from its counts."""
+def convention_items(
+    counts: SystolicCounts, tech: Technology, accounting: Accounting
+) -> tuple[tuple[Item, ...], tuple[Item, ...]]:
+    """The (register, on-chip) items that `accounting` charges beyond the physical one for the
+    same counts (simcore.energy.accountings); none for os, which reduces inside each PE."""
+    if counts.dataflow == "os":
+        return (), ()
+    tag, macs, t = accounting.name, counts.macs, counts.traffic
+    read_back = t.psum_readbacks > 0
+    register, on_chip = [], []
+    if accounting.transfer_read:
+        register.append(
+            Item(
+                f"output register reads to pass sums up ({tag})",
+                macs,
+                tech.accumulator_register_read_pj,
+            )
+        )
+    if accounting.readback_register_write and read_back:
+        register.append(
+            Item(
+                f"output register writes from read-backs ({tag})",
+                macs,
+                tech.accumulator_register_write_pj,
+            )
+        )
+    kib = buffer_kib(counts, tech)
+    wide = tech.accumulator_words
+    if accounting.first_readback_charged and read_back:
+        on_chip.append(
+            Item(
+                f"first-pass partial-sum read-backs ({tag})",
+                t.c_writes,
+                tech.sram_read_pj(kib) * wide,
+            )
+        )
+    if accounting.finals_at_accumulator_width and read_back:
+        on_chip.append(
+            Item(
+                f"C writes' extra partial-sum width ({tag})",
+                t.c_writes,
+                tech.sram_write_pj(kib) * (wide - 1),
+            )
+        )
+    return tuple(register), tuple(on_chip)
+
+
+def systolic_cost(
+    design: SystolicDesign,
+    counts: SystolicCounts,
+    tech: Technology,
+    accounting: Accounting = PHYSICAL,
+) -> Cost:
+    """Energy and area of one GEMM on `design` from its counts, charged by `accounting`
+    (PHYSICAL, or ZIGZAG's conventions: simcore.energy.accountings)."""
+    register, on_chip = convention_items(counts, tech, accounting)
     off_chip = []
     if counts.hbm_reads:
         off_chip.append(Item("HBM reads (stationary tiles)", counts.hbm_reads, tech.dram_read_pj))
@@ -200,8 +268,8 @@ def systolic_cost(design: SystolicDesign, counts: SystolicCounts, tech: Technolo
         )
     categories = (
         Category("compute", (Item("MACs", counts.macs, tech.mac_pj),)),
-        Category("register", _register_items(counts, tech)),
-        Category("on_chip", _buffer_items(counts, tech)),
+        Category("register", _register_items(counts, tech) + register),
+        Category("on_chip", _buffer_items(counts, tech) + on_chip),
         Category("off_chip", tuple(off_chip)),
     )
     kept = (
@@ -227,11 +295,15 @@ def systolic_cost(design: SystolicDesign, counts: SystolicCounts, tech: Technolo
 
 
 def systolic_cost_of(
-    design: SystolicDesign, shape: Shape, tech: Technology, cycles: int | None = None
+    design: SystolicDesign,
+    shape: Shape,
+    tech: Technology,
+    cycles: int | None = None,
+    accounting: Accounting = PHYSICAL,
 ) -> Cost:
     """systolic_cost of a GEMM, its cycles from the closed form unless given."""
     if cycles is None:
-        from simcore.systolic.schedule import cycles as closed_form
+        from simcore.systolic.closed_form import cycles as closed_form
 
         cycles = closed_form(design, shape)
-    return systolic_cost(design, systolic_counts(design, shape, cycles, tech), tech)
+    return systolic_cost(design, systolic_counts(design, shape, cycles, tech), tech, accounting)

@@ -5,6 +5,7 @@ package (data/default_45nm.toml); its header and [sources] say where every value
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import sys
@@ -262,6 +263,30 @@ def load_technology(path: str | Path | None = None) -> Technology:
     except tomllib.TOMLDecodeError as exc:
         raise TechnologyError(f"{where}: not valid TOML: {exc}") from None
     return technology_from_dict(data)
+
+
+@functools.lru_cache(maxsize=1)
+def default_technology() -> Technology:
+    """The shipped default table, read once (a Technology is immutable)."""
+    return load_technology()
+
+
+def technology_to_dict(tech: Technology) -> dict[str, Any]:
+    """The table in its file's layout: technology_from_dict(technology_to_dict(t)) == t."""
+    data: dict[str, Any] = {
+        "name": tech.name,
+        "word_bits": tech.word_bits,
+        "accumulator_bits": tech.accumulator_bits,
+    }
+    for key in ("node_nm", "supply_v"):
+        if getattr(tech, key) is not None:
+            data[key] = getattr(tech, key)
+    data["energy"] = {key: getattr(tech, key) for key in ENERGY_KEYS}
+    data["sram"] = [{"kib": p.kib, "read_pj": p.read_pj, "write_pj": p.write_pj} for p in tech.sram]
+    data["area"] = {key: getattr(tech, key) for key in AREA_KEYS}
+    if tech.sources:
+        data["sources"] = dict(tech.sources)
+    return data
 
 
 def shipped_table(name: str) -> Path:

@@ -1,5 +1,6 @@
 """Cheap analytic estimates of GA-1 schedules from the tile model, for ranking candidates before
 paying for a simulation. An estimate is not a bound and never replaces the simulator."""
+
 from __future__ import annotations
 
 from simcore.ga1.machine import Machine
@@ -7,7 +8,9 @@ from simcore.shape import Shape
 from simcore.tile_model import MatmulTile
 
 
-def output_stationary_estimate(shape: Shape, machine: Machine, bi: int, bj: int, overlapped: bool = True) -> int:
+def output_stationary_estimate(
+    shape: Shape, machine: Machine, bi: int, bj: int, overlapped: bool = True
+) -> int:
     """Cycles of an output-stationary schedule with bi x bj blocks of GA-1 tiles.
 
     The tile model counts element moves with the tiling (A once per block column, B once per
@@ -17,8 +20,16 @@ def output_stationary_estimate(shape: Shape, machine: Machine, bi: int, bj: int,
     overlap (one operand buffer) the two times add up."""
     T = machine.T
     Mt, Kt, Nt = shape.tiles(T)
-    model = MatmulTile(m=Mt * T, n=Nt * T, k=Kt * T, tile_m=min(bi, Mt) * T, tile_n=min(bj, Nt) * T,
-                       tile_k=T, operand_bytes=1, accumulator_bytes=1)
+    model = MatmulTile(
+        m=Mt * T,
+        n=Nt * T,
+        k=Kt * T,
+        tile_m=min(bi, Mt) * T,
+        tile_n=min(bj, Nt) * T,
+        tile_k=T,
+        operand_bytes=1,
+        accumulator_bytes=1,
+    )
     tiles_moved = model.tiled_moves // machine.tile_words
     dma = tiles_moved * machine.dma_cycles
     compute = Mt * Kt * Nt * machine.mxu_cycles

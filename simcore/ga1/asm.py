@@ -10,6 +10,7 @@
 
 `#` starts a comment; blank lines are skipped. `from_text(to_text(p))` rebuilds `p` exactly,
 and each line is the listing's tuple `(name, operand, ...)` written out."""
+
 from __future__ import annotations
 
 import re

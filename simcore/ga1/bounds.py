@@ -1,4 +1,5 @@
 """Lower bounds and the chapter's simple analytic models of traffic and time."""
+
 from __future__ import annotations
 
 import math
@@ -11,7 +12,7 @@ from simcore.shape import Shape
 @dataclass(frozen=True)
 class SimpleBounds:
     compute: int  # the matrix unit alone
-    dma: int      # the DMA moving each tile of A and B in, and of C out, exactly once
+    dma: int  # the DMA moving each tile of A and B in, and of C out, exactly once
 
     @property
     def best(self) -> int:

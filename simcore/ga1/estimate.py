@@ -2,11 +2,20 @@
 products, instructions) and the memory of a timing-only evaluation, of an exact verification
 and of a materialised program with its trace. Pure arithmetic on the shape and the machine.
 
-The rates are the compiled engine's on a 2-core machine of 2025 (benchmarks/bench_engine.py),
-rounded up: they turn work into an expected time for messages, never into a decision.
+Two costs of an evaluation: by full simulation (every product), and by the periodic method
+(simcore/ga1/engine/periodic.py), which simulates a few units at each of its three loop levels
+(bands, blocks, k steps: their first ones until the state recurs, a period, the edges) and jumps
+the rest, so its work hardly grows with the shape. `periodic_products` is that work for blocks of
+about the slots' size; a schedule that never settles falls back to full simulation, which the
+evaluation's budget of products bounds (simcore/ga1/engine/methods.py).
+
+The rates are the compiled engine's on a 2-core machine of 2025 (benchmarks/bench_engine.py,
+benchmarks/bench_scale.py), rounded up: they turn work into an expected time for messages.
 """
+
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from simcore.ga1.machine import Machine
@@ -15,11 +24,20 @@ from simcore.shape import Shape
 # Rows per tile product, at most: the k-outermost order moves a partial C tile in and out and an
 # A and a B tile for every product (five rows); the general generator emits at most three.
 ROWS_PER_PRODUCT = 5
-ROW_BYTES = 64             # an (n, 8) int64 program row
-TIMES_BYTES = 48           # an instruction's start and finish, recorded and copied out, and its opcode drawn (show, plot)
+ROW_BYTES = 64  # an (n, 8) int64 program row
+TIMES_BYTES = 48  # an instruction's start and finish, recorded and copied out, and its opcode drawn (show, plot)
 CHUNK_BYTES = 2 * ROW_BYTES * 4096  # the engine's chunk of rows and its times
-SECONDS_PER_PRODUCT = 1.5e-7        # generation and timing, the slowest family
-VERIFY_SECONDS_PER_MAC = 1.5e-9     # a verification's arithmetic, per multiply-add
+SECONDS_PER_PRODUCT = 1.5e-7  # generation and timing, the slowest family
+VERIFY_SECONDS_PER_MAC = 1.5e-9  # a verification's arithmetic, per multiply-add
+# The periodic method: products simulated per loop level's unit side (bands, blocks, k steps),
+# and the cost of a simulated product with the signatures taken around it.
+PERIODIC_UNITS = 8
+SECONDS_PER_SIMULATED = 2.5e-7
+PERIODIC_SETUP_SECONDS = 2e-4  # the plan, the state and the lower bound's look-up, per evaluation
+# The engine's tile map (simcore/ga1/engine/tilemap.py) has an entry per tile up to this many
+# tiles, and a table of a few entries per slot beyond.
+DIRECT_TILES = 1 << 18
+HISTORY_BYTES_PER_SLOT = 8 * 3 * 9 * 12  # the periodic method's signatures kept: 3 levels, 9 deep
 
 
 @dataclass(frozen=True)
@@ -28,16 +46,40 @@ class Work:
 
     products: int
     instructions: int
-    evaluation_bytes: int    # timing only: the engine's state (a slot's and a tile's worth each)
+    evaluation_bytes: int  # timing only: the engine's state (slots, tile map, signatures, a chunk)
     verification_bytes: int  # A, B, C and numpy's product in float64, the scratchpad, the state
-    program_bytes: int       # a materialised program with its start and finish times (show, plot)
+    program_bytes: int  # a materialised program with its start and finish times (show, plot)
+    periodic_products: int = 0  # products the periodic method simulates, about (at most `products`)
 
     @property
     def evaluation_seconds(self) -> float:
+        """An evaluation by full simulation."""
         return self.products * SECONDS_PER_PRODUCT
+
+    @property
+    def periodic_seconds(self) -> float:
+        """An evaluation by the periodic method (a schedule that settles into a period)."""
+        if self.periodic_products >= self.products:
+            return self.evaluation_seconds
+        return PERIODIC_SETUP_SECONDS + self.periodic_products * SECONDS_PER_SIMULATED
 
     def verification_seconds(self, machine: Machine) -> float:
         return self.evaluation_seconds + self.products * machine.T**3 * VERIFY_SECONDS_PER_MAC
+
+
+def periodic_products(shape: Shape, machine: Machine) -> int:
+    """About how many products the periodic method simulates: PERIODIC_UNITS units at each loop
+    level (or all of them, where there are fewer) of blocks of about the slots' area."""
+    Mt, Kt, Nt = shape.tiles(machine.T)
+    side = max(
+        1, math.isqrt(machine.slots) - 1
+    )  # a block of h x w accumulators and its operands fit the slots
+    bands, blocks = -(-Mt // side), -(-Nt // side)
+    level = PERIODIC_UNITS
+    simulated = (
+        min(bands, level) * min(side, Mt) * min(blocks, level) * min(side, Nt) * min(Kt, level)
+    )
+    return min(Mt * Kt * Nt, simulated)
 
 
 def estimate(shape: Shape, machine: Machine) -> Work:
@@ -45,9 +87,22 @@ def estimate(shape: Shape, machine: Machine) -> Work:
     Mt, Kt, Nt = shape.tiles(machine.T)
     products = Mt * Kt * Nt
     tiles = Mt * Kt + Kt * Nt + Mt * Nt
-    state = 8 * (tiles + 16 * machine.slots) + CHUNK_BYTES
+    tile_map = tiles if tiles <= DIRECT_TILES else 8 * machine.slots
+    state = (
+        8 * (tile_map + 16 * machine.slots + Mt + Nt)
+        + HISTORY_BYTES_PER_SLOT * machine.slots
+        + CHUNK_BYTES
+    )
     operands = 8 * (shape.m * shape.k + shape.k * shape.n)
-    verification = 2 * operands + 8 * 2 * shape.m * shape.n + 8 * machine.slots * machine.T**2 + state
+    verification = (
+        2 * operands + 8 * 2 * shape.m * shape.n + 8 * machine.slots * machine.T**2 + state
+    )
     instructions = ROWS_PER_PRODUCT * products
-    return Work(products=products, instructions=instructions, evaluation_bytes=state,
-                verification_bytes=verification, program_bytes=instructions * (ROW_BYTES + TIMES_BYTES))
+    return Work(
+        products=products,
+        instructions=instructions,
+        evaluation_bytes=state,
+        verification_bytes=verification,
+        program_bytes=instructions * (ROW_BYTES + TIMES_BYTES),
+        periodic_products=periodic_products(shape, machine),
+    )

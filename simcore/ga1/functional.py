@@ -3,6 +3,7 @@
 Timing never depends on values, so this runs apart from the timing rule: the result of a
 schedule is what its instructions say, whatever their timing.
 """
+
 from __future__ import annotations
 
 from typing import Mapping
@@ -11,7 +12,21 @@ import numpy as np
 
 from simcore.ga1.machine import Machine
 from simcore.ga1.program import (
-    BCASTCOL, EXP, LOAD, MASKLEN, MXU, NONE, OP, ROWRED, STORE, TENSOR, VOP, VOP_FUNCS, VSCALE, ZERO, Program,
+    BCASTCOL,
+    EXP,
+    LOAD,
+    MASKLEN,
+    MXU,
+    NONE,
+    OP,
+    ROWRED,
+    STORE,
+    TENSOR,
+    VOP,
+    VOP_FUNCS,
+    VSCALE,
+    ZERO,
+    Program,
     ProgramError,
 )
 
@@ -45,7 +60,9 @@ def _row_max(source: np.ndarray) -> np.ndarray:
     return best
 
 
-def execute(machine: Machine, program: Program, dram: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+def execute(
+    machine: Machine, program: Program, dram: Mapping[str, np.ndarray]
+) -> dict[str, np.ndarray]:
     """Run the program's arithmetic on copies of the DRAM tensors and return them, updated."""
     T = machine.T
     memory = {name: np.array(value, dtype=np.float64, copy=True) for name, value in dram.items()}
@@ -61,12 +78,12 @@ def execute(machine: Machine, program: Program, dram: Mapping[str, np.ndarray]) 
         elif op == LOAD:
             matrix = memory[tensors[t]]
             tile = np.zeros((T, T))
-            block = matrix[x * T:(x + 1) * T, y * T:(y + 1) * T]  # the part inside the tensor
+            block = matrix[x * T : (x + 1) * T, y * T : (y + 1) * T]  # the part inside the tensor
             tile[: block.shape[0], : block.shape[1]] = block
             spad[s0] = tile
         elif op == STORE:
             matrix = memory[tensors[t]]
-            block = matrix[x * T:(x + 1) * T, y * T:(y + 1) * T]
+            block = matrix[x * T : (x + 1) * T, y * T : (y + 1) * T]
             block[...] = spad[s0][: block.shape[0], : block.shape[1]]
         elif op == ZERO:
             spad[s0] = 0.0
@@ -86,7 +103,10 @@ def execute(machine: Machine, program: Program, dram: Mapping[str, np.ndarray]) 
             spad[s0] = np.repeat(spad[s1][:, :1], T, axis=1)
         elif op == MASKLEN:
             masked = np.zeros((T, T))
-            rows, cols = max(x, 0), max(y, 0)  # negative counts keep nothing (not slices from the end)
+            rows, cols = (
+                max(x, 0),
+                max(y, 0),
+            )  # negative counts keep nothing (not slices from the end)
             masked[:rows, :cols] = spad[s0][:rows, :cols]
             spad[s0] = masked
         else:
@@ -97,4 +117,6 @@ def execute(machine: Machine, program: Program, dram: Mapping[str, np.ndarray]) 
 def _names_used(program: Program, name: str) -> bool:
     index = program.tensors.index(name)
     code = program.code
-    return bool(np.any((code[:, TENSOR] == index) & ((code[:, OP] == LOAD) | (code[:, OP] == STORE))))
+    return bool(
+        np.any((code[:, TENSOR] == index) & ((code[:, OP] == LOAD) | (code[:, OP] == STORE)))
+    )

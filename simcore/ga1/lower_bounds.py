@@ -9,6 +9,7 @@ Two independent bounds, each a true lower bound:
 
 `lower_bound` is the larger of the two, in cycles.
 """
+
 from __future__ import annotations
 
 import functools
@@ -43,6 +44,9 @@ def max_products_after(n: int, mt: int, kt: int, nt: int) -> int:
     return q * mt * nt + _pair_products(r, mt, nt)
 
 
+@functools.lru_cache(
+    maxsize=1024
+)  # its loop runs over the tiles of a row and a column: once per shape and machine
 def compute_pipeline_bound(shape: Shape, machine: Machine) -> int:
     """Cycles no schedule can beat because of the matrix unit and its start and finish.
 
@@ -119,15 +123,21 @@ def io_bound_tiles(shape: Shape, machine: Machine) -> int:
     as in the chapter's schedules and the generator's. A zero then costs no transfer, but it is
     matched by a store, so tiles moved = loads + stores >= loads + zeros =: I.
 
-    Derivation (red-blue pebble, accumulators counted as tiles). Cut the program into windows of
-    X events of I (loads and zeros) each. A tile used by a product of a window is resident at the
-    window's start (at most S tiles of any kind) or loaded/zeroed in it (at most X), so a window
-    uses at most B = S + X distinct tiles: c C tiles and s_k operand tiles of each step k. Its
-    products of step k need distinct C tiles and an A and a B tile each, so number at most
-    min(h(s_k), c); summed, at most F(B) (`_window_products`). All P products lie in
-    ceil(I / X) windows, so ceil(I / X) F(B) >= P, i.e. I >= X (ceil(P / F(B)) - 1) + 1, for
-    every X. The bound is the best X, and never less than moving every tile of A and B in and of
-    C out once. For 128^3 with 16 slots: X = 27, F(43) = 50, I >= 27 * 81 + 1 = 2188 (43,760 cycles)."""
+    Derivation (red-blue pebble, accumulators counted as tiles). Order the events of I (loads and
+    zeros) by start and cut them into windows of X events; a window's products are those that start
+    between its first event's start and the next window's. A product reads tiles written by an
+    earlier event that started no later than the product: one of the window's own (at most X), or
+    one written before the window and still held when the window's first event starts. That event
+    writes a slot whose old value no product of the window can read (a write waits until the last
+    read of the slot's old value has finished), so at most S - 1 such tiles remain, and none in the
+    first window. A window thus uses at most B = S - 1 + X distinct tiles (the first at most X): c
+    C tiles and s_k operand tiles of each step k. Its products of step k need distinct C tiles and
+    an A and a B tile each, so number at most min(h(s_k), c); summed, at most F(B)
+    (`_window_products`). All P products lie in ceil(I / X) windows, so
+    F(X) + (ceil(I / X) - 1) F(S - 1 + X) >= P, i.e. I >= X ceil((P - F(X)) / F(S - 1 + X)) + 1,
+    for every X. The bound is the best X, and never less than moving every tile of A and B in and
+    of C out once. For 128^3 with 16 slots: X = 28, F(43) = 50, F(28) = 27,
+    I >= 28 * ceil(4069 / 50) + 1 = 2297 (45,940 cycles)."""
     return _io_bound(shape.tiles(machine.T), machine.slots)
 
 
@@ -142,20 +152,20 @@ def _io_bound(tiles: tuple[int, int, int], S: int) -> int:
     Mt, Kt, Nt = tiles
     P = Mt * Kt * Nt
     compulsory = Mt * Kt + Kt * Nt + Mt * Nt
-    # A window that may hold every tile (S + X >= compulsory) allows every product, so its term
-    # X (ceil(P / F) - 1) + 1 is 1: such windows are not tried, and with S >= compulsory none is.
+    held = S - 1  # tiles a window may find written before it (see io_bound_tiles)
+    # A window that may hold every tile (held + X >= compulsory) allows every product, so its term
+    # is at most X + 1 <= compulsory: such windows are not tried, and with S >= compulsory none is.
     # This keeps the work independent of the slot count.
-    x_max = min(3 * S + 8, compulsory - S)
-    if x_max < 1 or min(Mt * Nt, S + x_max) * (S + x_max) > WINDOW_WORK:
+    x_max = min(3 * S + 8, compulsory - held - 1)
+    if x_max < 1 or min(Mt * Nt, held + x_max) * (held + x_max) > WINDOW_WORK:
         return compulsory
-    F = _window_products(S + x_max, Mt, Nt, Mt * Nt)
+    F = _window_products(held + x_max, Mt, Nt, Mt * Nt)
     best = compulsory
     for X in range(1, x_max + 1):
-        per_window = F[S + X]
-        if per_window <= 0:
+        per_window = F[held + X]
+        if per_window <= 0 or F[X] >= P:
             continue
-        bound = X * (math.ceil(P / per_window) - 1) + 1
-        best = max(best, bound)
+        best = max(best, X * math.ceil((P - F[X]) / per_window) + 1)
     return best
 
 
@@ -170,5 +180,9 @@ def lower_bound(shape: Shape, machine: Machine) -> int:
 
 
 __all__ = [
-    "compute_pipeline_bound", "io_bound_tiles", "io_bound_cycles", "lower_bound", "max_products_after",
+    "compute_pipeline_bound",
+    "io_bound_tiles",
+    "io_bound_cycles",
+    "lower_bound",
+    "max_products_after",
 ]

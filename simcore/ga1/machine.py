@@ -1,12 +1,16 @@
 """The GA-1 machine: a frozen set of parameters, with the chapter's names."""
+
 from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from dataclasses import dataclass
 from typing import Mapping, Union
 
 from simcore.systolic.tie import mxu_timing, parse_array
+
+_INTEGER = re.compile(r"[+-]?[0-9]+", re.ASCII)
 
 # Parameters a user may set, in the chapter's order.
 MACHINE_KEYS: tuple[str, ...] = (
@@ -105,10 +109,10 @@ def parse_overrides(text: str) -> dict[str, OverrideValue]:
         if key not in MACHINE_KEYS:
             known = ", ".join((*MACHINE_KEYS, MXU_ARRAY))
             raise MachineError(f"unknown machine parameter {key!r} (known: {known})")
-        try:
-            result[key] = int(raw.strip())
-        except ValueError:
-            raise MachineError(f"machine parameter {key} needs an integer, got {raw.strip()!r}") from None
+        value = raw.strip()
+        if not _INTEGER.fullmatch(value):  # int() would take other scripts' digits and '1_000'
+            raise MachineError(f"machine parameter {key} needs an integer, got {value!r}")
+        result[key] = int(value)
     return result
 
 
@@ -120,11 +124,14 @@ def _array(value: object) -> tuple[int, int]:
         except ValueError as exc:
             raise MachineError(f"machine parameter {MXU_ARRAY}: {exc}") from None
     if (
-        isinstance(value, tuple) and len(value) == 2
+        isinstance(value, tuple)
+        and len(value) == 2
         and all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in value)
     ):
         return value[0], value[1]
-    raise MachineError(f"machine parameter {MXU_ARRAY} must be RxC with positive R and C, got {value!r}")
+    raise MachineError(
+        f"machine parameter {MXU_ARRAY} must be RxC with positive R and C, got {value!r}"
+    )
 
 
 def machine_from(overrides: Mapping[str, OverrideValue], slots: int | None = None) -> Machine:
@@ -142,7 +149,9 @@ def machine_from(overrides: Mapping[str, OverrideValue], slots: int | None = Non
     if array is not None:
         clash = [key for key in ("mxu_cycles", "mxu_fill") if key in params]
         if clash:
-            raise MachineError(f"{MXU_ARRAY} derives mxu_cycles and mxu_fill: do not also give {' or '.join(clash)}")
+            raise MachineError(
+                f"{MXU_ARRAY} derives mxu_cycles and mxu_fill: do not also give {' or '.join(clash)}"
+            )
     machine = Machine(**params)  # type: ignore[arg-type]  # validates every plain parameter
     if array is None:
         return machine

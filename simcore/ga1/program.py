@@ -4,6 +4,7 @@ The chapter writes a program as a list of tuples such as ("load", slot, "A", ti,
 the readable input and output format (`Program.from_tuples`, `Program.to_tuples`), but the
 timing core walks a (n, 8) integer array so that no Python object per instruction is needed.
 """
+
 from __future__ import annotations
 
 import functools
@@ -16,7 +17,16 @@ import numpy as np
 # Opcodes, in the order the chapter lists them.
 LOAD, STORE, ZERO, MXU, VOP, EXP, VSCALE, ROWRED, BCASTCOL, MASKLEN = range(10)
 OPCODE_NAMES: tuple[str, ...] = (
-    "load", "store", "zero", "mxu", "vop", "exp", "vscale", "rowred", "bcastcol", "masklen",
+    "load",
+    "store",
+    "zero",
+    "mxu",
+    "vop",
+    "exp",
+    "vscale",
+    "rowred",
+    "bcastcol",
+    "masklen",
 )
 OPCODES: dict[str, int] = {name: code for code, name in enumerate(OPCODE_NAMES)}
 VOP_FUNCS: tuple[str, ...] = ("add", "sub", "mul", "div", "max", "relu", "neg")
@@ -63,11 +73,19 @@ class Program:
         return int(self.code.shape[0])
 
     @staticmethod
-    def from_rows(rows: list[tuple[int, ...]], tensors: tuple[str, ...] = MATMUL_TENSORS, consts: np.ndarray | None = None) -> Program:
+    def from_rows(
+        rows: list[tuple[int, ...]],
+        tensors: tuple[str, ...] = MATMUL_TENSORS,
+        consts: np.ndarray | None = None,
+    ) -> Program:
         """Build from row tuples a generator already holds; the tuples double as `rows`, so the
         timing loop does not convert the array back."""
-        code = np.fromiter(itertools.chain.from_iterable(rows), dtype=np.int64, count=WIDTH * len(rows)).reshape(-1, WIDTH)
-        program = Program(code=code, tensors=tensors, consts=np.zeros(0) if consts is None else consts)
+        code = np.fromiter(
+            itertools.chain.from_iterable(rows), dtype=np.int64, count=WIDTH * len(rows)
+        ).reshape(-1, WIDTH)
+        program = Program(
+            code=code, tensors=tensors, consts=np.zeros(0) if consts is None else consts
+        )
         program.__dict__["rows"] = rows
         return program
 
@@ -77,14 +95,18 @@ class Program:
         return self.code.tolist()
 
     def opcode_counts(self) -> dict[str, int]:
-        counts = np.bincount(self.code[:, OP], minlength=len(OPCODE_NAMES)) if len(self) else np.zeros(10, int)
+        counts = (
+            np.bincount(self.code[:, OP], minlength=len(OPCODE_NAMES))
+            if len(self)
+            else np.zeros(10, int)
+        )
         return {name: int(counts[i]) for i, name in enumerate(OPCODE_NAMES)}
 
     def max_slot(self) -> int:
         """The largest slot index used, or -1 for an empty program."""
         if not len(self):
             return -1
-        return int(self.code[:, S0:S2 + 1].max())
+        return int(self.code[:, S0 : S2 + 1].max())
 
     @staticmethod
     def from_tuples(instructions: Iterable[Sequence[object]]) -> Program:
@@ -94,10 +116,15 @@ class Program:
         return builder.build()
 
     def to_tuples(self) -> list[tuple[object, ...]]:
-        return [instruction_tuple(row, self.tensors, float(k)) for row, k in zip(self.rows, self.consts.tolist())]
+        return [
+            instruction_tuple(row, self.tensors, float(k))
+            for row, k in zip(self.rows, self.consts.tolist())
+        ]
 
 
-def instruction_tuple(row: Sequence[int], tensors: Sequence[str], const: float = 0.0) -> tuple[object, ...]:
+def instruction_tuple(
+    row: Sequence[int], tensors: Sequence[str], const: float = 0.0
+) -> tuple[object, ...]:
     """The chapter's tuple form of one program row."""
     op, sub, s0, s1, s2, t, x, y = row
     name = OPCODE_NAMES[op]
@@ -158,7 +185,7 @@ class ProgramBuilder:
         except (TypeError, ValueError, IndexError) as exc:
             raise ProgramError(f"malformed instruction {ins!r}: {exc}") from None
         if op == VSCALE:
-            self._consts[len(self._rows) - 1] = float(ins[3])  # ("vscale", dst, a, k): k is ins[3]
+            self._consts[len(self._rows) - 1] = float(ins[3])  # type: ignore[arg-type]  # ("vscale", dst, a, k)
 
     def _row(self, op: int, ins: Sequence[object]) -> tuple[int, ...]:
         def slot(value: object) -> int:

@@ -6,6 +6,7 @@ are issued before the products of step k, into another set of operand slots (buf
 chapter's double buffering). kouter(buffers): the (k, i, j) order, each partial sum of C goes to
 DRAM and back for every k.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -42,7 +43,9 @@ def check_blocked(machine: Machine, bi: int, bj: int, buffers: int, order: str) 
         raise ScheduleError(f"unknown block order {order!r} (use one of {', '.join(BLOCK_ORDERS)})")
     need = blocked_slots(bi, bj, buffers)
     if need > machine.slots:
-        raise ScheduleError(f"blocked {bi}x{bj} with {buffers} buffer(s) needs {need} slots, the scratchpad has {machine.slots}")
+        raise ScheduleError(
+            f"blocked {bi}x{bj} with {buffers} buffer(s) needs {need} slots, the scratchpad has {machine.slots}"
+        )
 
 
 def check_kouter(machine: Machine, buffers: int) -> None:
@@ -50,10 +53,14 @@ def check_kouter(machine: Machine, buffers: int) -> None:
     _check_positive(buffers=buffers)
     need = kouter_slots(buffers)
     if need > machine.slots:
-        raise ScheduleError(f"k-outermost with {buffers} buffer(s) needs {need} slots, the scratchpad has {machine.slots}")
+        raise ScheduleError(
+            f"k-outermost with {buffers} buffer(s) needs {need} slots, the scratchpad has {machine.slots}"
+        )
 
 
-def blocked(shape: Shape, machine: Machine, bi: int, bj: int, buffers: int = 2, order: str = "row") -> Program:
+def blocked(
+    shape: Shape, machine: Machine, bi: int, bj: int, buffers: int = 2, order: str = "row"
+) -> Program:
     """The chapter's blocked schedule; `order` visits blocks row by row or column by column."""
     check_blocked(machine, bi, bj, buffers, order)
     Mt, Kt, Nt = shape.tiles(machine.T)
@@ -167,7 +174,9 @@ def parse_schedule(text: str) -> ChapterSchedule:
     try:
         buffers = int(tail) if sep else 2
     except ValueError:
-        raise ScheduleError(f"malformed schedule {text!r}: buffers after ':' must be an integer") from None
+        raise ScheduleError(
+            f"malformed schedule {text!r}: buffers after ':' must be an integer"
+        ) from None
     if buffers < 1:
         raise ScheduleError(f"malformed schedule {text!r}: buffers must be at least 1")
     if head.lower() in ("kouter", "k"):
@@ -177,7 +186,11 @@ def parse_schedule(text: str) -> ChapterSchedule:
         bi = int(bi_text)
         bj = None if bj_text == "row" else int(bj_text)
     except ValueError:
-        raise ScheduleError(f"malformed schedule {text!r}: expected BIxBJ:BUFFERS, BIxrow:BUFFERS or kouter:BUFFERS") from None
+        raise ScheduleError(
+            f"malformed schedule {text!r}: expected BIxBJ:BUFFERS, BIxrow:BUFFERS or kouter:BUFFERS"
+        ) from None
     if not x or bi < 1 or (bj is not None and bj < 1):
-        raise ScheduleError(f"malformed schedule {text!r}: expected BIxBJ:BUFFERS with positive sizes")
+        raise ScheduleError(
+            f"malformed schedule {text!r}: expected BIxBJ:BUFFERS with positive sizes"
+        )
     return ChapterSchedule("blocked", bi, bj, buffers)

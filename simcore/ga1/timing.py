@@ -8,6 +8,7 @@ all earlier readers. Accumulating into a slot chains on the previous product wit
 `run_timing` walks a compact program and returns the start and finish of every instruction plus
 the engine totals. It does no arithmetic: functional mode adds that on top, in program order.
 """
+
 from __future__ import annotations
 
 import math
@@ -17,7 +18,21 @@ import numpy as np
 
 from simcore.ga1.machine import Machine
 from simcore.ga1.program import (
-    BCASTCOL, EXP, LOAD, MASKLEN, MXU, NONE, ROWRED, S0, S2, STORE, VOP, VSCALE, ZERO, Program, ProgramError,
+    BCASTCOL,
+    EXP,
+    LOAD,
+    MASKLEN,
+    MXU,
+    NONE,
+    ROWRED,
+    S0,
+    S2,
+    STORE,
+    VOP,
+    VSCALE,
+    ZERO,
+    Program,
+    ProgramError,
 )
 
 DMA, MXU_ENGINE, VPU = 0, 1, 2
@@ -26,7 +41,12 @@ ENGINE_NAMES: tuple[str, ...] = ("dma", "mxu", "vpu")
 
 @dataclass(frozen=True, eq=False)
 class Timing:
-    """What the timing rule decided: per-instruction start/finish and engine totals."""
+    """What the timing rule decided: per-instruction start/finish and engine totals.
+
+    `method` says how the totals were reached: "full" (every instruction simulated) or
+    "periodic" (the machine's steady state detected and whole periods jumped, exactly; see
+    simcore/ga1/engine/periodic.py). `simulated` is the tile products actually simulated (all of
+    them for "full"; None when not counted)."""
 
     cycles: int
     busy: tuple[int, int, int]
@@ -35,6 +55,8 @@ class Timing:
     products: int
     starts: np.ndarray | None = None
     finishes: np.ndarray | None = None
+    method: str = "full"
+    simulated: int | None = None
 
     @property
     def tiles_moved(self) -> int:
@@ -65,19 +87,21 @@ def check_slots(machine: Machine, program: Program) -> None:
     """Reject a program that names a slot the scratchpad does not have."""
     if not len(program):
         return
-    slots = program.code[:, S0:S2 + 1]
+    slots = program.code[:, S0 : S2 + 1]
     used = slots[slots != NONE]
     if used.size and (used.min() < 0 or used.max() >= machine.slots):
         bad = int(used.max() if used.max() >= machine.slots else used.min())
-        raise ProgramError(f"program uses slot {bad}, the scratchpad has slots 0..{machine.slots - 1}")
+        raise ProgramError(
+            f"program uses slot {bad}, the scratchpad has slots 0..{machine.slots - 1}"
+        )
 
 
 def run_timing(machine: Machine, program: Program, record: bool = False) -> Timing:
     """Apply the timing rule to every instruction, in program order."""
     n_slots = machine.slots
-    ready = [0] * n_slots       # when a slot's value may be read by a non-accumulating reader
-    acc_ready = [0] * n_slots   # when the next accumulation into the slot may start
-    last_read = [0] * n_slots   # when the last read of the slot's current value finishes
+    ready = [0] * n_slots  # when a slot's value may be read by a non-accumulating reader
+    acc_ready = [0] * n_slots  # when the next accumulation into the slot may start
+    last_read = [0] * n_slots  # when the last read of the slot's current value finishes
     dma_free = mxu_free = vpu_free = 0
     dma_busy = mxu_busy = vpu_busy = 0
     end = 0

@@ -1,5 +1,6 @@
 """Verification of a matmul program: the functional result equals numpy's product and the
 independent hazard replay of its trace is clean."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -9,8 +10,8 @@ import numpy as np
 from simcore.ga1.hazards import Hazard, replay
 from simcore.ga1.machine import Machine
 from simcore.ga1.program import Program
+from simcore.ga1.simulator import SimResult, matmul_inputs, simulate
 from simcore.shape import Shape
-from simcore.ga1.simulate import SimResult, matmul_inputs, simulate
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,9 @@ class Verification:
             return "verified: result equals numpy's product, hazard replay clean"
         problems = []
         if not self.result_ok:
-            problems.append(f"result differs from numpy's product (max error {self.max_abs_error:g})")
+            problems.append(
+                f"result differs from numpy's product (max error {self.max_abs_error:g})"
+            )
         if self.hazards:
             problems.append(f"{self.hazard_count} hazard(s), first: {self.hazards[0]}")
         return "; ".join(problems)
@@ -48,7 +51,9 @@ def random_operands(shape: Shape, seed: int = 1) -> tuple[np.ndarray, np.ndarray
     return a, b
 
 
-def verify_matmul(machine: Machine, program: Program, shape: Shape, seed: int = 1) -> tuple[Verification, SimResult]:
+def verify_matmul(
+    machine: Machine, program: Program, shape: Shape, seed: int = 1
+) -> tuple[Verification, SimResult]:
     """Run `program` functionally with a trace; compare C with numpy and replay the hazards."""
     a, b = random_operands(shape, seed)
     result = simulate(machine, program, inputs=matmul_inputs(a, b), trace=True)

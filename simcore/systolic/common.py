@@ -1,5 +1,6 @@
 """What the engines of `simcore.systolic.cycle` share: the timing error, an engine's report,
 the earliest-violation tracker, per-tile arrays."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -65,6 +66,11 @@ def offer_barrier(first: FirstError, starts: np.ndarray, ends: np.ndarray) -> No
     for j in range(1, len(ends)):
         busy = np.flatnonzero(ends[:j] > starts[j])
         if busy.size:
-            first.offer(starts[j], 2, (0, 0), "barrier",
-                        f"tile {j} enters before tile {busy[0]} has finished (folds in sequence)")
+            first.offer(
+                starts[j],
+                2,
+                (0, 0),
+                "barrier",
+                f"tile {j} enters before tile {busy[0]} has finished (folds in sequence)",
+            )
             return

@@ -17,6 +17,7 @@ ws and is share the stationary-operand array: ws keeps tiles of B in the PEs and
 rows of A; is keeps tiles of A^T (K x M) and streams the columns of B, so its sums leave as the
 rows of C^T. os keeps a tile of C and streams both A (from the left) and B (from the top).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -25,15 +26,21 @@ from typing import Callable, Sequence
 import numpy as np
 
 from simcore.shape import Shape
+from simcore.systolic.closed_form import Entry, Schedule, entries_of
+from simcore.systolic.closed_form import schedule as closed_form
 from simcore.systolic.common import Run, SystolicTimingError
 from simcore.systolic.events_output import run_output_events
 from simcore.systolic.events_stationary import run_stationary_events
 from simcore.systolic.model import SystolicDesign, Traffic, tiles
 from simcore.systolic.reference_output import run_output_reference
 from simcore.systolic.reference_stationary import run_stationary_reference
-from simcore.systolic.schedule import Entry, Schedule, entries_of, schedule as closed_form
 
-__all__ = ["SystolicResult", "SystolicTimingError", "simulate_systolic", "simulate_systolic_reference"]
+__all__ = [
+    "SystolicResult",
+    "SystolicTimingError",
+    "simulate_systolic",
+    "simulate_systolic_reference",
+]
 
 
 @dataclass(frozen=True, eq=False)
@@ -69,8 +76,12 @@ def operands(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return a, b
 
 
-def checked_entries(design: SystolicDesign, shape: Shape, given: Schedule | Sequence[Sequence[int]] | None,
-                    count: int) -> tuple[Entry, ...]:
+def checked_entries(
+    design: SystolicDesign,
+    shape: Shape,
+    given: Schedule | Sequence[Sequence[int]] | None,
+    count: int,
+) -> tuple[Entry, ...]:
     """The per-tile stream starts: the closed form's if none given; validated otherwise."""
     if given is None:
         return closed_form(design, shape).entries
@@ -84,23 +95,34 @@ def checked_entries(design: SystolicDesign, shape: Shape, given: Schedule | Sequ
     if len(entries) != count:
         raise ValueError(f"schedule has {len(entries)} entries for {count} tiles")
     for j, entry in enumerate(entries):
-        if len(entry) != width or any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) for v in entry):
-            raise ValueError(f"tile {j}: schedule entry must be {names[width]} as ints, got {entry!r}")
+        if len(entry) != width or any(
+            isinstance(v, bool) or not isinstance(v, (int, np.integer)) for v in entry
+        ):
+            raise ValueError(
+                f"tile {j}: schedule entry must be {names[width]} as ints, got {entry!r}"
+            )
         if min(entry) < 0:
             raise ValueError(f"tile {j}: stream starts must not be negative, got {entry}")
     for stream in range(width):
         for j in range(1, count):
             if entries[j][stream] < entries[j - 1][stream]:
-                raise ValueError(f"tile {j} starts stream {stream} in cycle {entries[j][stream]}, before tile "
-                                 f"{j - 1} does ({entries[j - 1][stream]}): tiles run in tile order")
+                raise ValueError(
+                    f"tile {j} starts stream {stream} in cycle {entries[j][stream]}, before tile "
+                    f"{j - 1} does ({entries[j - 1][stream]}): tiles run in tile order"
+                )
     return tuple(tuple(int(v) for v in e) for e in entries)
 
 
 Engine = Callable[..., Run]
 
 
-def _simulate(design: SystolicDesign, a: np.ndarray, b: np.ndarray,
-              given: Schedule | Sequence[Sequence[int]] | None, engines: tuple[Engine, Engine]) -> SystolicResult:
+def _simulate(
+    design: SystolicDesign,
+    a: np.ndarray,
+    b: np.ndarray,
+    given: Schedule | Sequence[Sequence[int]] | None,
+    engines: tuple[Engine, Engine],
+) -> SystolicResult:
     if not isinstance(design, SystolicDesign):
         raise TypeError(f"design must be a SystolicDesign, got {type(design).__name__}")
     a, b = operands(a, b)
@@ -117,21 +139,36 @@ def _simulate(design: SystolicDesign, a: np.ndarray, b: np.ndarray,
     else:  # is: B's columns stream past A^T; the sums are the rows of C^T
         run = stationary(design, b.T, a.T, entries, cut, "input")
         a_reads, b_reads, c = run.stationary_reads, run.stream_reads, run.out.T
-    traffic = Traffic(design.dataflow, shape.m * shape.k * shape.n, a_reads, b_reads,
-                      run.psum_writes, run.psum_readbacks, run.c_writes)
-    return SystolicResult(design, shape, c, run.cycles, entries, run.hbm_ends, traffic, run.hbm_words)
+    traffic = Traffic(
+        design.dataflow,
+        shape.m * shape.k * shape.n,
+        a_reads,
+        b_reads,
+        run.psum_writes,
+        run.psum_readbacks,
+        run.c_writes,
+    )
+    return SystolicResult(
+        design, shape, c, run.cycles, entries, run.hbm_ends, traffic, run.hbm_words
+    )
 
 
-def simulate_systolic(design: SystolicDesign, a: np.ndarray, b: np.ndarray,
-                      schedule: Schedule | Sequence[Sequence[int]] | None = None) -> SystolicResult:
+def simulate_systolic(
+    design: SystolicDesign,
+    a: np.ndarray,
+    b: np.ndarray,
+    schedule: Schedule | Sequence[Sequence[int]] | None = None,
+) -> SystolicResult:
     """Run C = A B on `design` with the event engine; `schedule` gives each tile's stream starts
     (default: the closed form). Raises SystolicTimingError at the first PE that would fail."""
     return _simulate(design, a, b, schedule, (run_stationary_events, run_output_events))
 
 
-def simulate_systolic_reference(design: SystolicDesign, a: np.ndarray, b: np.ndarray,
-                                schedule: Schedule | Sequence[Sequence[int]] | None = None) -> SystolicResult:
+def simulate_systolic_reference(
+    design: SystolicDesign,
+    a: np.ndarray,
+    b: np.ndarray,
+    schedule: Schedule | Sequence[Sequence[int]] | None = None,
+) -> SystolicResult:
     """The same run stepped cycle by cycle (slow; the readable definition)."""
     return _simulate(design, a, b, schedule, (run_stationary_reference, run_output_reference))
-
-

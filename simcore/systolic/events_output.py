@@ -8,29 +8,44 @@ frees that PE's register for the next tile covering it. The engine computes thes
 every PE, finds where a check of the reference engine would first fail (same order within a
 cycle), and does each tile's products as one block A[rows, :] @ B[:, cols].
 """
+
 from __future__ import annotations
 
 import numpy as np
 
+from simcore.systolic.closed_form import Entry
 from simcore.systolic.common import FirstError, Run, offer_barrier, tile_arrays
 from simcore.systolic.events_stationary import NEVER
 from simcore.systolic.model import SystolicDesign, Tile
-from simcore.systolic.schedule import Entry
 
 
-def _lanes(first: FirstError, starts: np.ndarray, lengths: np.ndarray, rank: int, what: str,
-           pe_rows: np.ndarray | None = None) -> None:
+def _lanes(
+    first: FirstError,
+    starts: np.ndarray,
+    lengths: np.ndarray,
+    rank: int,
+    what: str,
+    pe_rows: np.ndarray | None = None,
+) -> None:
     """Two tiles entering (or draining) one lane in one cycle; starts are in tile order, so the
     first clash is in lane 0 where the later tile starts."""
     busy_until = np.maximum.accumulate(starts + lengths - 1)
     hit = np.flatnonzero(starts[1:] <= busy_until[:-1])
     if hit.size:
         j = hit[0] + 1
-        first.offer(starts[j], rank, (0 if pe_rows is None else int(pe_rows[j]), 0), "collision", what)
+        first.offer(
+            starts[j], rank, (0 if pe_rows is None else int(pe_rows[j]), 0), "collision", what
+        )
 
 
-def _writeback(first: FirstError, design: SystolicDesign, cut: tuple[Tile, ...], ready: np.ndarray,
-               first_out: np.ndarray, out_pe: list[tuple[int, int]]) -> tuple[int, ...]:
+def _writeback(
+    first: FirstError,
+    design: SystolicDesign,
+    cut: tuple[Tile, ...],
+    ready: np.ndarray,
+    first_out: np.ndarray,
+    out_pe: list[tuple[int, int]],
+) -> tuple[int, ...]:
     """Write-backs run in tile order once a tile's results are all in; tile j's first result
     needs the buffer tile j - b used, free once that tile's write-back has ended."""
     hbm = design.hbm
@@ -42,11 +57,19 @@ def _writeback(first: FirstError, design: SystolicDesign, cut: tuple[Tile, ...],
     for j, tile in enumerate(cut):
         owner = j - hbm.buffers
         if owner >= 0 and ends[owner] > first_out[j]:
-            when = ("its write-back has not started" if starts[owner] > first_out[j]
-                    else f"its write-back ends in cycle {ends[owner]}")
+            when = (
+                "its write-back has not started"
+                if starts[owner] > first_out[j]
+                else f"its write-back ends in cycle {ends[owner]}"
+            )
             rank = 4 if design.assumptions.drain else 9
-            first.offer(first_out[j], rank, out_pe[j], "buffer",
-                        f"the output buffer of tile {j} still holds tile {owner}'s results ({when})")
+            first.offer(
+                first_out[j],
+                rank,
+                out_pe[j],
+                "buffer",
+                f"the output buffer of tile {j} still holds tile {owner}'s results ({when})",
+            )
         start = max(engine, int(ready[j]))
         engine = start + hbm.cycles(tile.words)
         starts.append(start)
@@ -54,8 +77,15 @@ def _writeback(first: FirstError, design: SystolicDesign, cut: tuple[Tile, ...],
     return tuple(ends)
 
 
-def _registers(first: FirstError, design: SystolicDesign, a_start: np.ndarray, drains: np.ndarray, big_k: int,
-               mt: np.ndarray, nt: np.ndarray) -> None:
+def _registers(
+    first: FirstError,
+    design: SystolicDesign,
+    a_start: np.ndarray,
+    drains: np.ndarray,
+    big_k: int,
+    mt: np.ndarray,
+    nt: np.ndarray,
+) -> None:
     """Per PE: with the drain charged, the register a result waits in (the accumulator, or the
     shadow register) is emptied by the drain of the last tile covering the PE in step r."""
     rows, cols = design.used.rows, design.used.cols
@@ -73,16 +103,26 @@ def _registers(first: FirstError, design: SystolicDesign, a_start: np.ndarray, d
         if cycle.flat[at] < NEVER:
             pr, pq = divmod(at, n)
             holder = int(prev_tile[:m, :n].flat[at])
-            what = (f"the shadow register still holds tile {holder}'s result when tile {j}'s result is complete"
-                    if shadow else f"the accumulator still holds tile {holder}'s result when tile {j}'s first "
-                    "product arrives")
+            what = (
+                f"the shadow register still holds tile {holder}'s result when tile {j}'s result is complete"
+                if shadow
+                else f"the accumulator still holds tile {holder}'s result when tile {j}'s first "
+                "product arrives"
+            )
             first.offer(cycle.flat[at], 8 if shadow else 7, (pr, pq), "accumulator", what)
         prev_drain[:m, :n] = drains[j]
         prev_tile[:m, :n] = j
 
 
-def _drains(first: FirstError, design: SystolicDesign, a_start: np.ndarray, late: np.ndarray, drains: np.ndarray,
-            big_k: int, ta: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[tuple[int, int]], np.ndarray]:
+def _drains(
+    first: FirstError,
+    design: SystolicDesign,
+    a_start: np.ndarray,
+    late: np.ndarray,
+    drains: np.ndarray,
+    big_k: int,
+    ta: dict[str, np.ndarray],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[tuple[int, int]], np.ndarray]:
     """The drain's checks; (barrier ends, all real results out, first real result out and its
     PE, last event + 1) per tile."""
     mt, nt, mr, nr = (ta[f] for f in ("span_rows", "span_cols", "rows", "cols"))
@@ -91,16 +131,26 @@ def _drains(first: FirstError, design: SystolicDesign, a_start: np.ndarray, late
     _lanes(first, drains, mt, 3, "two tiles drain column 0 in the same cycle", pe_rows=mt - 1)
     unfinished = np.maximum(0, drains - late - big_k + 1)  # rows still computing at step 0
     for j in np.flatnonzero(unfinished < mt):
-        first.offer(drains[j], 5, (int(unfinished[j]), 0), "drain",
-                    f"the drain of tile {j} reaches the unfinished result of row {unfinished[j]}")
+        first.offer(
+            drains[j],
+            5,
+            (int(unfinished[j]), 0),
+            "drain",
+            f"the drain of tile {j} reaches the unfinished result of row {unfinished[j]}",
+        )
     _registers(first, design, a_start, drains, big_k, mt, nt)
     ends = complete if design.assumptions.shadow else drain_end
     out_pe = [(int(x) - 1, 0) for x in mt]  # column 0 puts out its bottom real row first
     return ends, drains + nr + mt - 1, drains + mt - mr, out_pe, np.maximum(complete, drain_end)
 
 
-def run_output_events(design: SystolicDesign, a: np.ndarray, b: np.ndarray, entries: tuple[Entry, ...],
-                      cut: tuple[Tile, ...]) -> Run:
+def run_output_events(
+    design: SystolicDesign,
+    a: np.ndarray,
+    b: np.ndarray,
+    entries: tuple[Entry, ...],
+    cut: tuple[Tile, ...],
+) -> Run:
     big_k = a.shape[1]
     assume = design.assumptions
     ta = tile_arrays(cut)
@@ -115,19 +165,34 @@ def run_output_events(design: SystolicDesign, a: np.ndarray, b: np.ndarray, entr
     _lanes(first, b_start, k_len, 1, "two tiles feed column 0 in the same cycle")
     if assume.drain:  # results leave through the drain, bottom row first
         drains = np.array([e[2] for e in entries], dtype=np.int64)
-        ends, ready, first_out, out_pe, last = _drains(first, design, a_start, late, drains, big_k, ta)
+        ends, ready, first_out, out_pe, last = _drains(
+            first, design, a_start, late, drains, big_k, ta
+        )
     else:  # each result leaves as soon as it is complete, PE (0, 0)'s first
         ends, last = complete, complete
-        ready, first_out, out_pe = late + big_k + mr + nr - 2, a_start + big_k - 1, [(0, 0)] * len(cut)
+        ready, first_out, out_pe = (
+            late + big_k + mr + nr - 2,
+            a_start + big_k - 1,
+            [(0, 0)] * len(cut),
+        )
     if assume.in_sequence:
         offer_barrier(first, np.minimum(a_start, b_start), ends)
     hbm_ends = _writeback(first, design, cut, ready, first_out, out_pe)
     odd = np.flatnonzero(a_start != b_start)
     if odd.size:
         j = int(odd[0])
-        what = (f"A of tile {j} (product 0) meets no B" if a_start[j] < b_start[j]
-                else f"B of tile {j} (product 0) meets no A")
-        first.offer(min(a_start[j], b_start[j]), 6, (0, 0), "step", what + ": the A and B streams are out of step")
+        what = (
+            f"A of tile {j} (product 0) meets no B"
+            if a_start[j] < b_start[j]
+            else f"B of tile {j} (product 0) meets no A"
+        )
+        first.offer(
+            min(a_start[j], b_start[j]),
+            6,
+            (0, 0),
+            "step",
+            what + ": the A and B streams are out of step",
+        )
     first.raise_if_any()
 
     c = np.zeros((a.shape[0], b.shape[1]), dtype=np.result_type(a, b))
@@ -141,5 +206,14 @@ def run_output_events(design: SystolicDesign, a: np.ndarray, b: np.ndarray, entr
         c[rows, cols] = a[rows, :] @ b[:, cols]
     words = int(sum(tile.words for tile in cut))
     cycles = int(max(last.max(), max(hbm_ends)))
-    return Run(c, cycles, int(big_k * mr.sum()), int(big_k * nr.sum()), 0, 0, words,
-               0 if design.hbm.on_chip else words, hbm_ends)
+    return Run(
+        c,
+        cycles,
+        int(big_k * mr.sum()),
+        int(big_k * nr.sum()),
+        0,
+        0,
+        words,
+        0 if design.hbm.on_chip else words,
+        hbm_ends,
+    )

@@ -10,33 +10,45 @@ engine would fail, and keeps the earliest over all PEs and checks (same order wi
 The products are done tile by tile as blocks: PE (r, q) adds x[i, r] w[r, q] to the sum from
 above, so the sum leaving column q of the tile is the block product's column.
 """
+
 from __future__ import annotations
 
 from typing import Sequence
 
 import numpy as np
 
+from simcore.systolic.closed_form import Entry
 from simcore.systolic.common import FirstError, Run, offer_barrier, tile_arrays
 from simcore.systolic.model import SystolicDesign, Tile
-from simcore.systolic.schedule import Entry
 
 NEVER = np.iinfo(np.int64).max // 4
 
 
-def _collisions(first: FirstError, loads: np.ndarray, streams: np.ndarray, ls: int, kt: np.ndarray) -> None:
+def _collisions(
+    first: FirstError, loads: np.ndarray, streams: np.ndarray, ls: int, kt: np.ndarray
+) -> None:
     """Two tiles entering one row or one column in the same cycle: both streams start in tile
     order, so a collision first shows where the later tile enters lane 0."""
     hit = np.flatnonzero(streams[1:] < streams[:-1] + ls)
     if hit.size:
-        first.offer(streams[hit[0] + 1], 0, (0, 0), "collision", "two tiles feed row 0 in the same cycle")
+        first.offer(
+            streams[hit[0] + 1], 0, (0, 0), "collision", "two tiles feed row 0 in the same cycle"
+        )
     busy_until = np.maximum.accumulate(loads + kt - 1)
     hit = np.flatnonzero(loads[1:] <= busy_until[:-1])
     if hit.size:
-        first.offer(loads[hit[0] + 1], 1, (0, 0), "collision", "two tiles load column 0 in the same cycle")
+        first.offer(
+            loads[hit[0] + 1], 1, (0, 0), "collision", "two tiles load column 0 in the same cycle"
+        )
 
 
-def _barrier(first: FirstError, design: SystolicDesign, loads: np.ndarray, streams: np.ndarray,
-             ends: np.ndarray) -> None:
+def _barrier(
+    first: FirstError,
+    design: SystolicDesign,
+    loads: np.ndarray,
+    streams: np.ndarray,
+    ends: np.ndarray,
+) -> None:
     """Folds in sequence: a tile's first item (and, without shadow registers, its first load)
     enters only once every earlier tile has done its last product."""
     if not design.assumptions.in_sequence:
@@ -45,8 +57,16 @@ def _barrier(first: FirstError, design: SystolicDesign, loads: np.ndarray, strea
         offer_barrier(first, starts, ends)
 
 
-def _fetch(first: FirstError, design: SystolicDesign, cut: Sequence[Tile], loads: np.ndarray,
-           kt: np.ndarray, kr: np.ndarray, nr: np.ndarray, noun: str) -> tuple[int, ...]:
+def _fetch(
+    first: FirstError,
+    design: SystolicDesign,
+    cut: Sequence[Tile],
+    loads: np.ndarray,
+    kt: np.ndarray,
+    kr: np.ndarray,
+    nr: np.ndarray,
+    noun: str,
+) -> tuple[int, ...]:
     """The fetch engine works in tile order; tile j's buffer is the one tile j - b emptied with
     its last real read (column n - 1, the top row, kt - 1 cycles after it starts loading)."""
     hbm = design.hbm
@@ -62,13 +82,25 @@ def _fetch(first: FirstError, design: SystolicDesign, cut: Sequence[Tile], loads
         ends.append(engine)
         read = int(loads[j] + kt[j] - kr[j])  # its first real value, in column 0
         if engine > read:
-            when = "its fetch has not started" if start > read else f"its fetch ends in cycle {engine}"
-            first.offer(read, 3, (0, 0), "buffer", f"{noun}s of tile {j} are not in the buffer ({when})")
+            when = (
+                "its fetch has not started" if start > read else f"its fetch ends in cycle {engine}"
+            )
+            first.offer(
+                read, 3, (0, 0), "buffer", f"{noun}s of tile {j} are not in the buffer ({when})"
+            )
     return tuple(ends)
 
 
-def _operands(first: FirstError, design: SystolicDesign, loads: np.ndarray, streams: np.ndarray, ls: int,
-              kt: np.ndarray, nt: np.ndarray, noun: str) -> None:
+def _operands(
+    first: FirstError,
+    design: SystolicDesign,
+    loads: np.ndarray,
+    streams: np.ndarray,
+    ls: int,
+    kt: np.ndarray,
+    nt: np.ndarray,
+    noun: str,
+) -> None:
     """Per PE: is the tile's own stationary value in place for every product (or, with shadow
     registers, in the shadow register when the first item swaps it in)?"""
     rows, cols = design.used.rows, design.used.cols
@@ -87,24 +119,46 @@ def _operands(first: FirstError, design: SystolicDesign, loads: np.ndarray, stre
             cycle = np.where(bad, first_use, NEVER)
             rank, when = 4, " when the tile's first item swaps it in from the shadow register"
         else:
-            gone = np.where(overwritten + 1 <= first_use, first_use,
-                            np.where(overwritten + 1 <= first_use + ls - 1, overwritten + 1, NEVER))
+            gone = np.where(
+                overwritten + 1 <= first_use,
+                first_use,
+                np.where(overwritten + 1 <= first_use + ls - 1, overwritten + 1, NEVER),
+            )
             cycle = np.where(late, first_use, gone)
             rank, when = 5, ""
         at = int(np.argmin(cycle))
         if cycle.flat[at] < NEVER:
             pr, pq = divmod(at, n)
-            how = "has not arrived" if shadow and late.flat[at] else "is not loaded yet" if late.flat[at] else (
-                "was overwritten by a later tile's load")
-            first.offer(cycle.flat[at], rank, (pr, pq), "operand", f"the {noun} of tile {j} for this PE {how}{when}")
+            how = (
+                "has not arrived"
+                if shadow and late.flat[at]
+                else "is not loaded yet"
+                if late.flat[at]
+                else ("was overwritten by a later tile's load")
+            )
+            first.offer(
+                cycle.flat[at],
+                rank,
+                (pr, pq),
+                "operand",
+                f"the {noun} of tile {j} for this PE {how}{when}",
+            )
         next_load[:k, :n] = loads[j]
 
 
-def run_stationary_events(design: SystolicDesign, x: np.ndarray, w: np.ndarray, entries: tuple[Entry, ...],
-                          cut: tuple[Tile, ...], noun: str) -> Run:
+def run_stationary_events(
+    design: SystolicDesign,
+    x: np.ndarray,
+    w: np.ndarray,
+    entries: tuple[Entry, ...],
+    cut: tuple[Tile, ...],
+    noun: str,
+) -> Run:
     ls = x.shape[0]
     ta = tile_arrays(cut)
-    kt, nt, kr, nr, k0, n0 = (ta[f] for f in ("span_rows", "span_cols", "rows", "cols", "row0", "col0"))
+    kt, nt, kr, nr, k0, n0 = (
+        ta[f] for f in ("span_rows", "span_cols", "rows", "cols", "row0", "col0")
+    )
     loads = np.array([e[0] for e in entries], dtype=np.int64)
     streams = np.array([e[1] for e in entries], dtype=np.int64)
     ends = streams + ls + kt + nt - 2  # one past each tile's last product (PE (kt-1, nt-1))
@@ -128,12 +182,23 @@ def run_stationary_events(design: SystolicDesign, x: np.ndarray, w: np.ndarray, 
         cols = slice(col0, col0 + group[0].cols)
         out[:, cols] += x[:, rows] @ w[rows, cols]
         words = ls * group[0].cols
-        arrivals = len(group)  # per result: the first written, the others read back; the last is final
+        arrivals = len(
+            group
+        )  # per result: the first written, the others read back; the last is final
         readbacks += words * (arrivals - 1)
         psum_writes += words * (arrivals - 1) if arrivals == folds else words * arrivals
         c_writes += words if arrivals == folds else 0
     stream_reads = int(ls * sum(t.rows for t in cut))
     stationary_reads = int(sum(t.words for t in cut))
     hbm_words = 0 if design.hbm.on_chip else stationary_reads
-    return Run(out, int(ends.max()), stream_reads, stationary_reads, psum_writes, readbacks, c_writes,
-               hbm_words, hbm_ends)
+    return Run(
+        out,
+        int(ends.max()),
+        stream_reads,
+        stationary_reads,
+        psum_writes,
+        readbacks,
+        c_writes,
+        hbm_words,
+        hbm_ends,
+    )

@@ -9,6 +9,7 @@ wider sub-array than the GEMM only idles or pads), pruned by a lower bound that 
 beats: every tile streams for Ls cycles in turn, ws/is load every tile's rows one after the
 other into column 0, and a charged os drain puts out every tile's rows one after the other.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -16,8 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from simcore.shape import Shape
+from simcore.systolic.closed_form import cycles
 from simcore.systolic.model import ORDERS, Mapping, SystolicDesign, roles, traffic
-from simcore.systolic.schedule import cycles
 
 
 @dataclass(frozen=True)
@@ -41,15 +42,18 @@ def _sides(limit: int, need: int, fixed: int | None) -> np.ndarray:
     return np.arange(1, min(limit, need) + 1, dtype=np.int64)
 
 
-def lower_bounds(design: SystolicDesign, shape: Shape, rows: int | None = None, cols: int | None = None
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def lower_bounds(
+    design: SystolicDesign, shape: Shape, rows: int | None = None, cols: int | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(r, c, bound) over every sub-array r x c worth trying (r or c fixed when given)."""
     role = roles(design.dataflow, shape)
     r_side = _sides(design.array.rows, role.row_dim, rows)
     c_side = _sides(design.array.cols, role.col_dim, cols)
     if r_side.size * c_side.size > MAX_SUBARRAYS:
-        raise ValueError(f"{r_side.size * c_side.size} sub-arrays are too many to search (at most {MAX_SUBARRAYS}); "
-                         "give the mapping")
+        raise ValueError(
+            f"{r_side.size * c_side.size} sub-arrays are too many to search (at most {MAX_SUBARRAYS}); "
+            "give the mapping"
+        )
     r, c = r_side[:, None], c_side[None, :]
     row_folds, col_folds = -(-role.row_dim // r), -(-role.col_dim // c)
     row_span = row_folds * r if design.assumptions.padded else np.full_like(r, role.row_dim)
@@ -61,8 +65,13 @@ def lower_bounds(design: SystolicDesign, shape: Shape, rows: int | None = None, 
     return rr.ravel(), cc.ravel(), bound.ravel()
 
 
-def best_mapping(design: SystolicDesign, shape: Shape, rows: int | None = None, cols: int | None = None,
-                 orders: tuple[str, ...] = ORDERS) -> MappingChoice:
+def best_mapping(
+    design: SystolicDesign,
+    shape: Shape,
+    rows: int | None = None,
+    cols: int | None = None,
+    orders: tuple[str, ...] = ORDERS,
+) -> MappingChoice:
     """The best mapping of `shape` on `design.array` (the design's own mapping is ignored);
     `rows`, `cols` or `orders` restrict the search to the sub-array sides or orders given."""
     rs, cs, bounds = lower_bounds(design, shape, rows, cols)

@@ -25,6 +25,7 @@ the K tiles of one column tile are consecutive), `row-outer` the other way round
   * folds: consecutive tiles overlap in the array as far as the data allow, or each tile starts
     only when the previous one has finished [in sequence].
 """
+
 from __future__ import annotations
 
 import math
@@ -108,9 +109,11 @@ class Assumptions:
         return self.folds == "sequence"
 
     def describe(self) -> str:
-        return (f"shadow registers {'on' if self.shadow else 'off'}, edge tiles {'padded' if self.padded else 'bypassed'}, "
-                f"os drain {'charged' if self.drain else 'not charged'}, folds "
-                f"{'in sequence' if self.in_sequence else 'overlapped'}")
+        return (
+            f"shadow registers {'on' if self.shadow else 'off'}, edge tiles {'padded' if self.padded else 'bypassed'}, "
+            f"os drain {'charged' if self.drain else 'not charged'}, folds "
+            f"{'in sequence' if self.in_sequence else 'overlapped'}"
+        )
 
 
 DEFAULT_ASSUMPTIONS = Assumptions()
@@ -171,7 +174,9 @@ class SystolicDesign:
     @property
     def used(self) -> Mapping:
         """The mapping in force."""
-        return self.mapping if self.mapping is not None else Mapping(self.array.rows, self.array.cols)
+        return (
+            self.mapping if self.mapping is not None else Mapping(self.array.rows, self.array.cols)
+        )
 
     def with_mapping(self, mapping: Mapping | None) -> "SystolicDesign":
         return SystolicDesign(self.array, self.dataflow, mapping, self.assumptions, self.hbm)
@@ -235,15 +240,26 @@ def tiles(design: SystolicDesign, shape: Shape) -> tuple[Tile, ...]:
     row_parts = _extents(role.row_dim, mapping.rows)
     col_parts = _extents(role.col_dim, mapping.cols)
     pad = design.assumptions.padded
-    pairs = ([(rp, cp) for cp in col_parts for rp in row_parts] if mapping.order == "col-outer"
-             else [(rp, cp) for rp in row_parts for cp in col_parts])
+    pairs = (
+        [(rp, cp) for cp in col_parts for rp in row_parts]
+        if mapping.order == "col-outer"
+        else [(rp, cp) for rp in row_parts for cp in col_parts]
+    )
     out: list[Tile] = []
     for (r0, rn), (c0, cn) in pairs:
-        out.append(Tile(
-            index=len(out), row0=r0, col0=c0, rows=rn, cols=cn,
-            span_rows=mapping.rows if pad else rn, span_cols=mapping.cols if pad else cn,
-            row_fold=r0 // mapping.rows, row_folds=len(row_parts),
-        ))
+        out.append(
+            Tile(
+                index=len(out),
+                row0=r0,
+                col0=c0,
+                rows=rn,
+                cols=cn,
+                span_rows=mapping.rows if pad else rn,
+                span_cols=mapping.cols if pad else cn,
+                row_fold=r0 // mapping.rows,
+                row_folds=len(row_parts),
+            )
+        )
     return tuple(out)
 
 

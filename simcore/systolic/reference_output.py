@@ -18,14 +18,15 @@ cycle: two tiles entering one row, one column or draining one column; folds in s
 output buffer still in use; a drain reaching an unfinished result; A and B out of step; an
 accumulator or shadow register still holding a result. Each raises SystolicTimingError.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
+from simcore.systolic.closed_form import Entry
 from simcore.systolic.common import Run, SystolicTimingError, tile_arrays
 from simcore.systolic.model import SystolicDesign, Tile
 from simcore.systolic.reference_stationary import EMPTY, lane_events
-from simcore.systolic.schedule import Entry
 
 
 class OutputBuffers:
@@ -52,9 +53,17 @@ class OutputBuffers:
         owner, free = self.owner[slot], self.free_at[slot]
         if owner not in (EMPTY, j):
             if free is None or free > t:
-                when = "its write-back has not started" if free is None else f"its write-back ends in cycle {free}"
-                raise SystolicTimingError(pe, t, "buffer", f"the output buffer of tile {j} still holds tile "
-                                          f"{owner}'s results ({when})")
+                when = (
+                    "its write-back has not started"
+                    if free is None
+                    else f"its write-back ends in cycle {free}"
+                )
+                raise SystolicTimingError(
+                    pe,
+                    t,
+                    "buffer",
+                    f"the output buffer of tile {j} still holds tile {owner}'s results ({when})",
+                )
         if owner != j:
             self.owner[slot], self.free_at[slot] = j, None
 
@@ -75,34 +84,66 @@ class _Grid:
         self.a_tile, self.a_k, self.a_val = ints(), ints(), np.zeros((rows, cols), dtype=dtype)
         self.b_tile, self.b_k, self.b_val = ints(), ints(), np.zeros((rows, cols), dtype=dtype)
         # A register holds (tile, products done, row of the result in its tile, value).
-        self.acc = [ints(), np.zeros((rows, cols), dtype=np.int64), self.row_of.copy(), np.zeros((rows, cols), dtype=dtype)]
-        self.shadow = [ints(), np.zeros((rows, cols), dtype=np.int64), self.row_of.copy(),
-                       np.zeros((rows, cols), dtype=dtype)] if shadow else None
+        self.acc = [
+            ints(),
+            np.zeros((rows, cols), dtype=np.int64),
+            self.row_of.copy(),
+            np.zeros((rows, cols), dtype=dtype),
+        ]
+        self.shadow = (
+            [
+                ints(),
+                np.zeros((rows, cols), dtype=np.int64),
+                self.row_of.copy(),
+                np.zeros((rows, cols), dtype=dtype),
+            ]
+            if shadow
+            else None
+        )
 
 
 class _OutputRun:
     """One os run, stepped cycle by cycle."""
 
-    def __init__(self, design: SystolicDesign, a: np.ndarray, b: np.ndarray, entries: tuple[Entry, ...],
-                 cut: tuple[Tile, ...]) -> None:
+    def __init__(
+        self,
+        design: SystolicDesign,
+        a: np.ndarray,
+        b: np.ndarray,
+        entries: tuple[Entry, ...],
+        cut: tuple[Tile, ...],
+    ) -> None:
         self.design, self.a, self.b, self.cut = design, a, b, cut
         self.assume = design.assumptions
         self.big_k = a.shape[1]
         ta = tile_arrays(cut)
         self.mt, self.nt, self.mr, self.nr, self.m0, self.n0 = (
-            ta[f] for f in ("span_rows", "span_cols", "rows", "cols", "row0", "col0"))
+            ta[f] for f in ("span_rows", "span_cols", "rows", "cols", "row0", "col0")
+        )
         rows, cols = design.used.rows, design.used.cols
         k, mt, nt = self.big_k, self.mt, self.nt
         a_start, b_start = [e[0] for e in entries], [e[1] for e in entries]
         self.drains = [e[2] for e in entries] if self.assume.drain else None
-        last = [max(x, y) + k + int(mt[j]) + int(nt[j]) for j, (x, y) in enumerate(zip(a_start, b_start))]
+        last = [
+            max(x, y) + k + int(mt[j]) + int(nt[j])
+            for j, (x, y) in enumerate(zip(a_start, b_start))
+        ]
         if self.drains is not None:
-            last = [max(v, d + int(nt[j]) + int(mt[j])) for j, (v, d) in enumerate(zip(last, self.drains))]
+            last = [
+                max(v, d + int(nt[j]) + int(mt[j]))
+                for j, (v, d) in enumerate(zip(last, self.drains))
+            ]
         self.horizon = 1 + max(last)
-        self.a_in = lane_events([(s, int(mt[j]), k) for j, s in enumerate(a_start)], self.horizon, rows)
-        self.b_in = lane_events([(s, int(nt[j]), k) for j, s in enumerate(b_start)], self.horizon, cols)
+        self.a_in = lane_events(
+            [(s, int(mt[j]), k) for j, s in enumerate(a_start)], self.horizon, rows
+        )
+        self.b_in = lane_events(
+            [(s, int(nt[j]), k) for j, s in enumerate(b_start)], self.horizon, cols
+        )
         if self.drains is not None:
-            self.d_in = lane_events([(d, int(nt[j]), int(mt[j])) for j, d in enumerate(self.drains)], self.horizon, cols)
+            self.d_in = lane_events(
+                [(d, int(nt[j]), int(mt[j])) for j, d in enumerate(self.drains)], self.horizon, cols
+            )
         self.out_buf = None if design.hbm.on_chip else OutputBuffers(design, cut)
         self.starts: dict[int, list[int]] = {}
         for j, (x, y) in enumerate(zip(a_start, b_start)):
@@ -126,16 +167,25 @@ class _OutputRun:
         self.c_writes += 1
 
     def entries_check(self, t: int) -> None:
-        for (count, _, _), name, at in ((self.a_in, "row", lambda x: (x, 0)), (self.b_in, "column", lambda x: (0, x))):
+        for (count, _, _), name, at in (
+            (self.a_in, "row", lambda x: (x, 0)),
+            (self.b_in, "column", lambda x: (0, x)),
+        ):
             if (count[t] > 1).any():
                 lane = int(np.argmax(count[t] > 1))
-                raise SystolicTimingError(at(lane), t, "collision", f"two tiles feed {name} {lane} in the same cycle")
+                raise SystolicTimingError(
+                    at(lane), t, "collision", f"two tiles feed {name} {lane} in the same cycle"
+                )
         if self.assume.in_sequence:
             for j in self.starts.get(t, []):
                 busy = np.flatnonzero(self.work_left[:j] > 0)
                 if busy.size:
-                    raise SystolicTimingError((0, 0), t, "barrier",
-                                              f"tile {j} enters before tile {busy[0]} has finished (folds in sequence)")
+                    raise SystolicTimingError(
+                        (0, 0),
+                        t,
+                        "barrier",
+                        f"tile {j} enters before tile {busy[0]} has finished (folds in sequence)",
+                    )
 
     def drain(self, t: int) -> None:
         count, tile_in, step_in = self.d_in
@@ -143,30 +193,42 @@ class _OutputRun:
         if (count[t] > 1).any():
             q = int(np.argmax(count[t] > 1))
             j = int(tile_in[t, q])
-            raise SystolicTimingError((int(self.mt[j]) - 1, q), t, "collision",
-                                      f"two tiles drain column {q} in the same cycle")
+            raise SystolicTimingError(
+                (int(self.mt[j]) - 1, q),
+                t,
+                "collision",
+                f"two tiles drain column {q} in the same cycle",
+            )
         moving = np.flatnonzero(count[t] == 1)
-        for q in moving:  # the output buffer must take the result leaving the bottom row
+        for q in moving.tolist():  # the output buffer must take the result leaving the bottom row
             j, s = int(tile_in[t, q]), int(step_in[t, q])
             bottom = int(self.mt[j]) - 1
             if self.out_buf is not None and bottom - s < self.mr[j] and q < self.nr[j]:
                 self.out_buf.claim(t, j, (bottom, int(q)))
-        for q in moving:
+        for q in moving.tolist():
             j, s = int(tile_in[t, q]), int(step_in[t, q])
             if s:
                 continue
             span = int(self.mt[j])
-            good = (chain[0][:span, q] == j) & (chain[1][:span, q] == self.big_k) & (chain[2][:span, q] == np.arange(span))
+            good = (
+                (chain[0][:span, q] == j)
+                & (chain[1][:span, q] == self.big_k)
+                & (chain[2][:span, q] == np.arange(span))
+            )
             if not good.all():
                 r = int(np.argmin(good))
-                raise SystolicTimingError((r, int(q)), t, "drain", f"the drain of tile {j} reaches the unfinished "
-                                          f"result of row {r}")
-        for q in moving:
+                raise SystolicTimingError(
+                    (r, int(q)),
+                    t,
+                    "drain",
+                    f"the drain of tile {j} reaches the unfinished result of row {r}",
+                )
+        for q in moving.tolist():
             j, s = int(tile_in[t, q]), int(step_in[t, q])
             bottom = int(self.mt[j]) - 1
             self.emit(t, j, int(chain[2][bottom, q]), int(q), chain[3][bottom, q], (bottom, int(q)))
             for arr in chain:
-                arr[s + 1:bottom + 1, q] = arr[s:bottom, q]
+                arr[s + 1 : bottom + 1, q] = arr[s:bottom, q]
             chain[0][s, q] = EMPTY
             if self.g.shadow is None:
                 self.work_left[j] -= 1
@@ -204,29 +266,46 @@ class _OutputRun:
             r, q = (int(v) for v in np.argwhere(odd)[0])
             if has_a[r, q]:
                 what = f"A of tile {g.a_tile[r, q]} (product {g.a_k[r, q]}) meets " + (
-                    f"B of tile {g.b_tile[r, q]} (product {g.b_k[r, q]})" if has_b[r, q] else "no B")
+                    f"B of tile {g.b_tile[r, q]} (product {g.b_k[r, q]})" if has_b[r, q] else "no B"
+                )
             else:
                 what = f"B of tile {g.b_tile[r, q]} (product {g.b_k[r, q]}) meets no A"
-            raise SystolicTimingError((r, q), t, "step", what + ": the A and B streams are out of step")
+            raise SystolicTimingError(
+                (r, q), t, "step", what + ": the A and B streams are out of step"
+            )
         acc_tile, acc_cnt, acc_row, acc_val = g.acc
         opening = has_a & (g.a_k == 0)
         busy = opening & (acc_tile != EMPTY)
         if busy.any():
             r, q = (int(v) for v in np.argwhere(busy)[0])
-            raise SystolicTimingError((r, q), t, "accumulator", f"the accumulator still holds tile {acc_tile[r, q]}'s "
-                                      "result when tile {0}'s first product arrives".format(g.a_tile[r, q]))
+            raise SystolicTimingError(
+                (r, q),
+                t,
+                "accumulator",
+                f"the accumulator still holds tile {acc_tile[r, q]}'s "
+                "result when tile {0}'s first product arrives".format(g.a_tile[r, q]),
+            )
         closing = has_a & (g.a_k == k - 1)
         if g.shadow is not None:
             full = closing & (g.shadow[0] != EMPTY)
             if full.any():
                 r, q = (int(v) for v in np.argwhere(full)[0])
-                raise SystolicTimingError((r, q), t, "accumulator", f"the shadow register still holds tile "
-                                          f"{g.shadow[0][r, q]}'s result when tile {g.a_tile[r, q]}'s result is complete")
+                raise SystolicTimingError(
+                    (r, q),
+                    t,
+                    "accumulator",
+                    f"the shadow register still holds tile "
+                    f"{g.shadow[0][r, q]}'s result when tile {g.a_tile[r, q]}'s result is complete",
+                )
         if not has_a.any():
             return
         self.last_event = t
         acc_tile[opening], acc_cnt[opening], acc_row[opening], acc_val[opening] = (
-            g.a_tile[opening], 0, g.row_of[opening], 0)
+            g.a_tile[opening],
+            0,
+            g.row_of[opening],
+            0,
+        )
         acc_val[has_a] += g.a_val[has_a] * g.b_val[has_a]
         acc_cnt[has_a] += 1
         np.add.at(self.work_left, g.a_tile[has_a], -1)
@@ -256,13 +335,29 @@ class _OutputRun:
         if self.out_buf is not None:
             self.last_event = max(self.last_event, max(self.out_buf.ends) - 1)
         if (self.work_left != 0).any() or self.c_writes != sum(tile.words for tile in self.cut):
-            raise AssertionError("the reference model lost a result")  # cannot happen once every check passed
+            raise AssertionError(
+                "the reference model lost a result"
+            )  # cannot happen once every check passed
         words = self.c_writes
         ends = tuple(self.out_buf.ends) if self.out_buf is not None else (0,) * len(self.cut)
-        return Run(self.c, self.last_event + 1, self.a_reads, self.b_reads, 0, 0, self.c_writes,
-                   0 if self.out_buf is None else words, ends)
+        return Run(
+            self.c,
+            self.last_event + 1,
+            self.a_reads,
+            self.b_reads,
+            0,
+            0,
+            self.c_writes,
+            0 if self.out_buf is None else words,
+            ends,
+        )
 
 
-def run_output_reference(design: SystolicDesign, a: np.ndarray, b: np.ndarray, entries: tuple[Entry, ...],
-                         cut: tuple[Tile, ...]) -> Run:
+def run_output_reference(
+    design: SystolicDesign,
+    a: np.ndarray,
+    b: np.ndarray,
+    entries: tuple[Entry, ...],
+    cut: tuple[Tile, ...],
+) -> Run:
     return _OutputRun(design, a, b, entries, cut).run()

@@ -15,21 +15,23 @@ before the previous ones have finished (folds in sequence); stationary values re
 buffer before their fetch ended; a swap finding the wrong value in the shadow register; a
 product with the wrong stationary value. Each raises SystolicTimingError naming PE and cycle.
 """
+
 from __future__ import annotations
 
 from typing import Sequence
 
 import numpy as np
 
+from simcore.systolic.closed_form import Entry
 from simcore.systolic.common import Run, SystolicTimingError, tile_arrays
 from simcore.systolic.model import HbmLink, SystolicDesign, Tile
-from simcore.systolic.schedule import Entry
 
 EMPTY = -1
 
 
-def lane_events(starts: Sequence[tuple[int, int, int]], horizon: int, width: int
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def lane_events(
+    starts: Sequence[tuple[int, int, int]], horizon: int, width: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per (cycle, lane): how many tokens enter, and the tile and sequence number of the last.
 
     Entry j of `starts` is (first cycle, lanes, length): lane x gets items s = 0 .. length-1 in
@@ -79,8 +81,14 @@ class Buffers:
         """The array takes `words` values of tile j; they must have been fetched in full."""
         slot = j % self.hbm.buffers
         if self.owner[slot] != j or self.ready[slot] > t:
-            when = f"its fetch ends in cycle {self.ready[slot]}" if self.owner[slot] == j else "its fetch has not started"
-            raise SystolicTimingError((0, col), t, "buffer", f"{self.noun}s of tile {j} are not in the buffer ({when})")
+            when = (
+                f"its fetch ends in cycle {self.ready[slot]}"
+                if self.owner[slot] == j
+                else "its fetch has not started"
+            )
+            raise SystolicTimingError(
+                (0, col), t, "buffer", f"{self.noun}s of tile {j} are not in the buffer ({when})"
+            )
         self.left[slot] -= words
         if self.left[slot] == 0:
             self.free_at[slot] = t + 1
@@ -94,20 +102,34 @@ def _first(mask: np.ndarray) -> tuple[int, int]:
 class _StationaryRun:
     """One ws or is run, stepped cycle by cycle."""
 
-    def __init__(self, design: SystolicDesign, x: np.ndarray, w: np.ndarray, entries: tuple[Entry, ...],
-                 cut: tuple[Tile, ...], noun: str) -> None:
+    def __init__(
+        self,
+        design: SystolicDesign,
+        x: np.ndarray,
+        w: np.ndarray,
+        entries: tuple[Entry, ...],
+        cut: tuple[Tile, ...],
+        noun: str,
+    ) -> None:
         self.design, self.x, self.w, self.cut, self.noun = design, x, w, cut, noun
         self.ls, self.assume = x.shape[0], design.assumptions
         rows, cols = design.used.rows, design.used.cols
         ta = tile_arrays(cut)
         self.kt, self.nt, self.kr, self.nr, self.k0, self.n0 = (
-            ta[f] for f in ("span_rows", "span_cols", "rows", "cols", "row0", "col0"))
+            ta[f] for f in ("span_rows", "span_cols", "rows", "cols", "row0", "col0")
+        )
         kt, nt, ls = self.kt, self.nt, self.ls
         self.loads, self.streams = [e[0] for e in entries], [e[1] for e in entries]
-        self.horizon = 1 + max(max(s + ls + int(kt[j]) + int(nt[j]) - 2, self.loads[j] + int(nt[j]) + int(kt[j]))
-                               for j, s in enumerate(self.streams))
-        self.act_in = lane_events([(s, int(kt[j]), ls) for j, s in enumerate(self.streams)], self.horizon, rows)
-        self.w_in = lane_events([(ld, int(nt[j]), int(kt[j])) for j, ld in enumerate(self.loads)], self.horizon, cols)
+        self.horizon = 1 + max(
+            max(s + ls + int(kt[j]) + int(nt[j]) - 2, self.loads[j] + int(nt[j]) + int(kt[j]))
+            for j, s in enumerate(self.streams)
+        )
+        self.act_in = lane_events(
+            [(s, int(kt[j]), ls) for j, s in enumerate(self.streams)], self.horizon, rows
+        )
+        self.w_in = lane_events(
+            [(ld, int(nt[j]), int(kt[j])) for j, ld in enumerate(self.loads)], self.horizon, cols
+        )
         self.buffers = None if design.hbm.on_chip else Buffers(design.hbm, cut, noun)
         self.stream_at = {s: j for j, s in enumerate(self.streams)}
         self.load_at = {ld: j for j, ld in enumerate(self.loads)}
@@ -133,18 +155,29 @@ class _StationaryRun:
 
     def entries_check(self, t: int) -> None:
         """Two tiles entering one lane at once; folds in sequence entering too early."""
-        for (count, _, _), name, at in ((self.act_in, "feed row", lambda v: (v, 0)),
-                                        (self.w_in, "load column", lambda v: (0, v))):
+        for (count, _, _), name, at in (
+            (self.act_in, "feed row", lambda v: (v, 0)),
+            (self.w_in, "load column", lambda v: (0, v)),
+        ):
             if (count[t] > 1).any():
                 lane = int(np.argmax(count[t] > 1))
-                raise SystolicTimingError(at(lane), t, "collision", f"two tiles {name} {lane} in the same cycle")
+                raise SystolicTimingError(
+                    at(lane), t, "collision", f"two tiles {name} {lane} in the same cycle"
+                )
         if self.assume.in_sequence:
-            starting = {self.stream_at.get(t, EMPTY), EMPTY if self.assume.shadow else self.load_at.get(t, EMPTY)}
+            starting = {
+                self.stream_at.get(t, EMPTY),
+                EMPTY if self.assume.shadow else self.load_at.get(t, EMPTY),
+            }
             for j in sorted(starting - {EMPTY}):
                 busy = np.flatnonzero(self.macs_left[:j] > 0)
                 if busy.size:
-                    raise SystolicTimingError((0, 0), t, "barrier",
-                                              f"tile {j} enters before tile {busy[0]} has finished (folds in sequence)")
+                    raise SystolicTimingError(
+                        (0, 0),
+                        t,
+                        "barrier",
+                        f"tile {j} enters before tile {busy[0]} has finished (folds in sequence)",
+                    )
 
     def load(self, t: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Stationary values entering the top of each column (latched at the end of the cycle)."""
@@ -155,7 +188,9 @@ class _StationaryRun:
         w_row = kt[w_tile] - 1 - step_in[t, loading]  # bottom row's value first
         real = (w_row < kr[w_tile]) & (loading < nr[w_tile])
         w_val = np.zeros(loading.size, dtype=self.out.dtype)
-        w_val[real] = self.w[self.k0[w_tile[real]] + w_row[real], self.n0[w_tile[real]] + loading[real]]
+        w_val[real] = self.w[
+            self.k0[w_tile[real]] + w_row[real], self.n0[w_tile[real]] + loading[real]
+        ]
         if self.buffers is not None:
             self.buffers.step(t)
             for j in np.unique(w_tile[real]):
@@ -191,17 +226,32 @@ class _StationaryRun:
             if unready.any():
                 r, q = _first(unready)
                 j = act_tile[r, q]
-                how = "was overwritten by a later tile's load" if ch_tile[r, q] > j else "has not arrived"
-                raise SystolicTimingError((r, q), t, "operand", f"the {self.noun} of tile {j} for this PE {how} "
-                                          "when the tile's first item swaps it in from the shadow register")
+                how = (
+                    "was overwritten by a later tile's load"
+                    if ch_tile[r, q] > j
+                    else "has not arrived"
+                )
+                raise SystolicTimingError(
+                    (r, q),
+                    t,
+                    "operand",
+                    f"the {self.noun} of tile {j} for this PE {how} "
+                    "when the tile's first item swaps it in from the shadow register",
+                )
             for dst, src in zip(self.active, self.chain):
                 dst[swap] = src[swap]
         wrong = has_act & ((wa_tile != act_tile) | (wa_row != self.row_of))
         if wrong.any():
             r, q = _first(wrong)
             j = act_tile[r, q]
-            how = "was overwritten by a later tile's load" if wa_tile[r, q] > j else "is not loaded yet"
-            raise SystolicTimingError((r, q), t, "operand", f"the {self.noun} of tile {j} for this PE {how}")
+            how = (
+                "was overwritten by a later tile's load"
+                if wa_tile[r, q] > j
+                else "is not loaded yet"
+            )
+            raise SystolicTimingError(
+                (r, q), t, "operand", f"the {self.noun} of tile {j} for this PE {how}"
+            )
 
     def products(self, t: int, has_act: np.ndarray) -> None:
         """Multiply-accumulate; sums from a tile's last row leave for the accumulator."""
@@ -211,7 +261,9 @@ class _StationaryRun:
         if has_act.any():
             np.add.at(self.macs_left, act_tile[has_act], -1)
             self.last_mac = t
-        leaves = has_act & (self.row_of == span - 1) & (self.col_of < self.nr[np.maximum(act_tile, 0)])
+        leaves = (
+            has_act & (self.row_of == span - 1) & (self.col_of < self.nr[np.maximum(act_tile, 0)])
+        )
         if leaves.any():  # (padded columns' sums are dropped)
             lr, lq = np.nonzero(leaves)
             oi, on = act_i[lr, lq], self.n0[act_tile[lr, lq]] + lq
@@ -229,7 +281,9 @@ class _StationaryRun:
         self.ps_val[1:] = np.where(stays[:-1], summed[:-1], 0)
         self.ps_val[0] = 0
 
-    def shift_chain(self, loading: np.ndarray, w_tile: np.ndarray, w_row: np.ndarray, w_val: np.ndarray) -> None:
+    def shift_chain(
+        self, loading: np.ndarray, w_tile: np.ndarray, w_row: np.ndarray, w_val: np.ndarray
+    ) -> None:
         """A value still short of its row moves down one; new values enter row 0."""
         ch_tile, ch_row, ch_val = self.chain
         moving = (ch_tile[:-1] >= 0) & (ch_row[:-1] > self.row_of[:-1])
@@ -245,14 +299,30 @@ class _StationaryRun:
             self.operand_check(t, has_act)
             self.products(t, has_act)
             self.shift_chain(*loaded)
-        if (self.arrivals != self.folds).any() or (self.macs_left != 0).any():  # cannot happen once every check passed
+        if (self.arrivals != self.folds).any() or (
+            self.macs_left != 0
+        ).any():  # cannot happen once every check passed
             raise AssertionError("the reference model lost a partial sum")
         buffers, cut = self.buffers, self.cut
-        return Run(self.out, self.last_mac + 1, self.stream_reads, self.stationary_reads, self.psum_writes,
-                   self.readbacks, self.c_writes, 0 if buffers is None else int(sum(t.words for t in cut)),
-                   tuple(buffers.ends) if buffers is not None else (0,) * len(cut))
+        return Run(
+            self.out,
+            self.last_mac + 1,
+            self.stream_reads,
+            self.stationary_reads,
+            self.psum_writes,
+            self.readbacks,
+            self.c_writes,
+            0 if buffers is None else int(sum(t.words for t in cut)),
+            tuple(buffers.ends) if buffers is not None else (0,) * len(cut),
+        )
 
 
-def run_stationary_reference(design: SystolicDesign, x: np.ndarray, w: np.ndarray, entries: tuple[Entry, ...],
-                             cut: tuple[Tile, ...], noun: str) -> Run:
+def run_stationary_reference(
+    design: SystolicDesign,
+    x: np.ndarray,
+    w: np.ndarray,
+    entries: tuple[Entry, ...],
+    cut: tuple[Tile, ...],
+    noun: str,
+) -> Run:
     return _StationaryRun(design, x, w, entries, cut, noun).run()

@@ -22,15 +22,16 @@ a back-to-back run it hides behind the previous product's stream, and GA-1 has n
 term. Examples at T = 8: 4x4 -> (32, 6), 8x8 -> (8, 14), 16x16 -> (8, 14) (an array bigger
 than the tile leaves PEs idle: a tile product cannot use them).
 """
+
 from __future__ import annotations
 
 import re
 
 from simcore.shape import Shape
+from simcore.systolic.closed_form import schedule
 from simcore.systolic.model import SystolicArray, SystolicDesign
-from simcore.systolic.schedule import schedule
 
-_ARRAY = re.compile(r"^\s*(-?\d+)\s*[xX]\s*(-?\d+)\s*$")
+_ARRAY = re.compile(r"^\s*(-?[0-9]+)\s*[xX]\s*(-?[0-9]+)\s*$", re.ASCII)  # ASCII digits only
 
 
 def pes(rows: int, cols: int) -> int:

@@ -2,6 +2,7 @@
 (CI) which turns the skip into a failure when the server binaries are missing, and `stored`, a
 study read back from its default journal with Optuna's own reader. The option itself is
 declared in tests/conftest.py: pytest reads command-line options only from the top conftest."""
+
 from __future__ import annotations
 
 import glob
@@ -21,7 +22,11 @@ if TYPE_CHECKING:
 
 
 def _binaries() -> tuple[str, str] | None:
-    for folder in sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=lambda p: int(Path(p).parent.name) if Path(p).parent.name.isdigit() else 0, reverse=True):
+    for folder in sorted(
+        glob.glob("/usr/lib/postgresql/*/bin"),
+        key=lambda p: int(Path(p).parent.name) if Path(p).parent.name.isdigit() else 0,
+        reverse=True,
+    ):
         initdb, pg_ctl = os.path.join(folder, "initdb"), os.path.join(folder, "pg_ctl")
         if os.access(initdb, os.X_OK) and os.access(pg_ctl, os.X_OK):
             return initdb, pg_ctl
@@ -57,11 +62,29 @@ def postgres_url(request: pytest.FixtureRequest) -> Iterator[str]:
     data, port = root / "data", _free_port()
     if os.geteuid() == 0:
         shutil.chown(root, "postgres", "postgres")
-    run = lambda args: subprocess.run(_as_postgres(args), check=True, capture_output=True, text=True, cwd=root)  # noqa: E731
+
+    def run(args: list[str]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            _as_postgres(args), check=True, capture_output=True, text=True, cwd=root
+        )
+
     try:
         run([initdb, "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8"])
-        run([pg_ctl, "-D", str(data), "-l", str(root / "server.log"), "-w", "-t", "30", "-o",
-             f"-c listen_addresses=127.0.0.1 -c port={port} -c unix_socket_directories={root} -c fsync=off", "start"])
+        run(
+            [
+                pg_ctl,
+                "-D",
+                str(data),
+                "-l",
+                str(root / "server.log"),
+                "-w",
+                "-t",
+                "30",
+                "-o",
+                f"-c listen_addresses=127.0.0.1 -c port={port} -c unix_socket_directories={root} -c fsync=off",
+                "start",
+            ]
+        )
     except subprocess.CalledProcessError as exc:
         shutil.rmtree(root, ignore_errors=True)
         pytest.fail(f"could not start PostgreSQL: {exc.stderr or exc.stdout}")
@@ -71,7 +94,9 @@ def postgres_url(request: pytest.FixtureRequest) -> Iterator[str]:
         deadline = time.monotonic() + 20
         while True:
             try:
-                conn = psycopg2.connect(host="127.0.0.1", port=port, user="postgres", dbname="postgres")
+                conn = psycopg2.connect(
+                    host="127.0.0.1", port=port, user="postgres", dbname="postgres"
+                )
                 break
             except psycopg2.OperationalError:
                 if time.monotonic() > deadline:
@@ -82,7 +107,11 @@ def postgres_url(request: pytest.FixtureRequest) -> Iterator[str]:
         conn.close()
         yield f"postgresql://postgres@127.0.0.1:{port}/autotune"
     finally:
-        subprocess.run(_as_postgres([pg_ctl, "-D", str(data), "-m", "immediate", "-w", "stop"]), capture_output=True, cwd=root)
+        subprocess.run(
+            _as_postgres([pg_ctl, "-D", str(data), "-m", "immediate", "-w", "stop"]),
+            capture_output=True,
+            cwd=root,
+        )
         shutil.rmtree(root, ignore_errors=True)
 
 
@@ -95,7 +124,9 @@ def stored_study(root: Path, study: str) -> optuna.Study:
 
     path = root / "results" / study / "study.journal"
     assert path.is_file(), f"no journal at {path}"
-    return optuna.load_study(study_name=study, storage=JournalStorage(JournalFileBackend(str(path))))
+    return optuna.load_study(
+        study_name=study, storage=JournalStorage(JournalFileBackend(str(path)))
+    )
 
 
 @pytest.fixture()

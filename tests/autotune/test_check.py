@@ -1,5 +1,6 @@
 """`autotune check`: the regression check passes on the tuner as it is, records its bests with
 --update, and fails (non-zero, with a message) against a record it cannot reach."""
+
 from __future__ import annotations
 
 import json
@@ -7,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
+from autotune.cli.commands.check import CHAPTER_BEST, reference_key
+from autotune.cli.main import main
 from simcore.ga1.machine import Machine
 from simcore.shape import Shape
 
-from autotune.cli.main import main
-from autotune.cli.commands.check import CHAPTER_BEST, reference_key
 
-
-def test_check_passes_updates_and_catches_a_regression(capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_check_passes_updates_and_catches_a_regression(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     reference = tmp_path / "ref" / "best.json"
     code = main(["check", "--trials", "20", "--reference", str(reference), "--update"])
@@ -42,19 +43,24 @@ def test_check_passes_updates_and_catches_a_regression(capsys: pytest.CaptureFix
     captured = capsys.readouterr()
     assert code == 1
     assert "check passed" not in captured.out
-    failures = [line for line in captured.err.splitlines() if line.startswith("autotune: check failed: ")]
+    failures = [
+        line for line in captured.err.splitlines() if line.startswith("autotune: check failed: ")
+    ]
     assert len(failures) == 2
     assert all("is worse than the reference record 1" in line for line in failures)
     assert "Traceback" not in captured.err
     assert json.loads(reference.read_text()) == impossible  # a worse run never rewrites the record
 
 
-def test_the_committed_reference_record_holds(capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_committed_reference_record_holds(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The regression gate itself: the default check against results/reference/best.json, found
     from another folder through --results."""
     results = Path(__file__).resolve().parents[2] / "results"
-    assert (results / "reference" / "best.json").is_file(), "results/reference/best.json is committed with the project"
+    assert (results / "reference" / "best.json").is_file(), (
+        "results/reference/best.json is committed with the project"
+    )
     monkeypatch.chdir(tmp_path)
     code = main(["check", "--results", str(results)])
     captured = capsys.readouterr()

@@ -2,6 +2,7 @@
 (Optuna and optuna-dashboard read what we write, we read what they write), torn and damaged
 records, the one flock that is both the append lock and the study lock, worker leases that die
 with their process, and lock files that go away."""
+
 from __future__ import annotations
 
 import fcntl
@@ -24,7 +25,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def study_on(path: Path, name: str = "s") -> optuna.Study:
-    return optuna.create_study(storage=JournalStorage(JournalFile(path)), study_name=name, load_if_exists=True)
+    return optuna.create_study(
+        storage=JournalStorage(JournalFile(path)), study_name=name, load_if_exists=True
+    )
 
 
 def fill(study: optuna.Study, trials: int) -> None:
@@ -38,7 +41,9 @@ def params(study: optuna.Study) -> list[dict]:
 def test_optuna_reads_what_we_write_and_we_read_what_optuna_writes(tmp_path: Path) -> None:
     ours = study_on(tmp_path / "a.journal")
     fill(ours, 5)
-    theirs = optuna.load_study(study_name="s", storage=JournalStorage(JournalFileBackend(str(tmp_path / "a.journal"))))
+    theirs = optuna.load_study(
+        study_name="s", storage=JournalStorage(JournalFileBackend(str(tmp_path / "a.journal")))
+    )
     assert params(theirs) == params(ours)
     fill(theirs, 3)  # Optuna's own writer appends to our file
     assert len(study_on(tmp_path / "a.journal").trials) == 8
@@ -62,12 +67,16 @@ def test_optuna_dashboard_opens_the_journal_by_path(tmp_path: Path) -> None:
     assert [(s["study_name"], s["directions"]) for s in summaries] == [("dash", ["minimize"])]
 
 
-def test_a_torn_last_record_is_ignored_by_readers_and_cut_by_the_next_writer(tmp_path: Path) -> None:
+def test_a_torn_last_record_is_ignored_by_readers_and_cut_by_the_next_writer(
+    tmp_path: Path,
+) -> None:
     path = tmp_path / "t.journal"
     fill(study_on(path), 3)
     whole = path.read_bytes()
     with open(path, "ab") as handle:
-        handle.write(b'{"op_code":4,"worker_id":"dead","study_id":0,"datetime_st')  # a writer killed mid-record
+        handle.write(
+            b'{"op_code":4,"worker_id":"dead","study_id":0,"datetime_st'
+        )  # a writer killed mid-record
     assert params(study_on(path)) == params(study_on(path))  # read twice, the torn tail ignored
     study = study_on(path)
     assert len(study.trials) == 3
@@ -105,13 +114,21 @@ def test_the_lock_is_one_flock_on_the_file_reentrant_within_a_handle(tmp_path: P
     path = tmp_path / "l.journal"
     first, second = JournalFile(path), JournalFile(path)
     first.acquire()
-    first.append_logs([{"op_code": 0, "worker_id": "w", "study_name": "a", "directions": [1]}])  # nested: no deadlock
+    first.append_logs(
+        [{"op_code": 0, "worker_id": "w", "study_name": "a", "directions": [1]}]
+    )  # nested: no deadlock
     probe = os.open(path, os.O_RDONLY)
     with pytest.raises(BlockingIOError):
         fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held against any other open file
     appended = threading.Event()
-    writer = threading.Thread(target=lambda: (second.append_logs([{"op_code": 0, "worker_id": "v", "study_name": "b", "directions": [1]}]),
-                                              appended.set()))
+    writer = threading.Thread(
+        target=lambda: (
+            second.append_logs(
+                [{"op_code": 0, "worker_id": "v", "study_name": "b", "directions": [1]}]
+            ),
+            appended.set(),
+        )
+    )
     writer.start()
     assert not appended.wait(0.3)  # the other handle waits for the lock
     first.release()
@@ -130,10 +147,16 @@ def test_a_lease_lives_with_its_process(tmp_path: Path) -> None:
     mine.close()
     assert not locks.alive(storage, mine.token) and not mine.path.exists()
     # Another process holds a lease, then dies by SIGKILL: its lease is free at once.
-    code = ("import sys, time; from pathlib import Path; from autotune.storage import locks; "
-            f"lease = locks.Lease(Path({str(storage)!r})); print(lease.token, flush=True); time.sleep(60)")
-    holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
-                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+    code = (
+        "import sys, time; from pathlib import Path; from autotune.storage import locks; "
+        f"lease = locks.Lease(Path({str(storage)!r})); print(lease.token, flush=True); time.sleep(60)"
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", code],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert holder.stdout is not None
     token = holder.stdout.readline().strip()
     assert locks.alive(storage, token)
@@ -186,7 +209,9 @@ def test_a_waiter_on_a_deleted_lock_file_moves_to_the_new_one(tmp_path: Path) ->
     assert not path.exists()
     fresh = locks.FileLock(path)
     fresh.acquire()  # creates a new file and locks it
-    fcntl.flock(early, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the old inode is free, but no longer the lock
+    fcntl.flock(
+        early, fcntl.LOCK_EX | fcntl.LOCK_NB
+    )  # the old inode is free, but no longer the lock
     assert os.fstat(early).st_ino != os.stat(path).st_ino
     os.close(early)
     fresh.release()
@@ -198,9 +223,13 @@ def test_a_writer_killed_mid_record_loses_only_that_record(tmp_path: Path) -> No
     records, and the journal stays readable and writable."""
     path = tmp_path / "k.journal"
     fill(study_on(path), 2)
-    code = ("import os, sys; from pathlib import Path; from autotune.storage.journal import JournalFile; "
-            f"j = JournalFile(Path({str(path)!r})); os.write(j._fd, b'{{\"op_code\":2,' + b'x' * 100000); os.kill(os.getpid(), 9)")
-    subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(ROOT)}, check=False)
+    code = (
+        "import os, sys; from pathlib import Path; from autotune.storage.journal import JournalFile; "
+        f"j = JournalFile(Path({str(path)!r})); os.write(j._fd, b'{{\"op_code\":2,' + b'x' * 100000); os.kill(os.getpid(), 9)"
+    )
+    subprocess.run(
+        [sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(ROOT)}, check=False
+    )
     study = study_on(path)
     assert len(study.trials) == 2
     fill(study, 1)

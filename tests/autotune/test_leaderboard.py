@@ -1,4 +1,5 @@
 """Leaderboard rows and files: deterministic ranking, typed columns, atomic parquet writes."""
+
 from __future__ import annotations
 
 import json
@@ -13,50 +14,71 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from autotune import __version__
+from autotune.errors import AutotuneError
+from autotune.record import Evaluation, Provenance, TrialRecord
+from autotune.results import files, tables
+from autotune.results import leaderboard as board
+from autotune.run import load
 from simcore.ga1.machine import Machine
 
-from autotune import __version__
-from autotune.results import files
-from autotune.record import Evaluation, Provenance, TrialRecord
-from autotune.results import readback
-from autotune.run import load
-from autotune.results import tables
-from autotune.results import leaderboard as board
-from autotune.errors import AutotuneError
 
-
-def make_row(cycles: int | None, params: str, trial: int, machine: str = "{}", violation: float = 0.0) -> dict[str, object]:
+def make_row(
+    cycles: int | None, params: str, trial: int, machine: str = "{}", violation: float = 0.0
+) -> dict[str, object]:
     feasible = cycles is not None
-    return {"family": "blocked", "params_json": params, "machine_json": machine, "cycles": cycles,
-            "feasible": feasible, "violation": violation if not feasible else 0.0, "trial": trial}
+    return {
+        "family": "blocked",
+        "params_json": params,
+        "machine_json": machine,
+        "cycles": cycles,
+        "feasible": feasible,
+        "violation": violation if not feasible else 0.0,
+        "trial": trial,
+    }
 
 
-def make_record(cycles: int | None, params: str, trial: int, machine: str = "m", violation: float = 0.0) -> board.Ranked:
+def make_record(
+    cycles: int | None, params: str, trial: int, machine: str = "m", violation: float = 0.0
+) -> board.Ranked:
     evaluation = Evaluation(cycles is not None, 0.0 if cycles is not None else violation, {})
     record = TrialRecord(trial, {}, evaluation, Provenance())
     return board.Ranked(record, machine, params, None if cycles is None else (float(cycles),))
 
 
 records_strategy = st.lists(
-    st.tuples(st.one_of(st.none(), st.integers(1, 5)), st.sampled_from(["a", "b", "c"]), st.sampled_from(["m1", "m2"]),
-              st.integers(0, 50), st.sampled_from([0.5, 1.0, 3.0])),
-    min_size=1, max_size=12,
+    st.tuples(
+        st.one_of(st.none(), st.integers(1, 5)),
+        st.sampled_from(["a", "b", "c"]),
+        st.sampled_from(["m1", "m2"]),
+        st.integers(0, 50),
+        st.sampled_from([0.5, 1.0, 3.0]),
+    ),
+    min_size=1,
+    max_size=12,
 )
 
 
 @settings(max_examples=60, deadline=None)
 @given(records_strategy, st.randoms(use_true_random=False))
-def test_sort_is_deterministic_and_follows_the_documented_key(specs: list[tuple], rng: random.Random) -> None:
+def test_sort_is_deterministic_and_follows_the_documented_key(
+    specs: list[tuple], rng: random.Random
+) -> None:
     found = [make_record(c, p, t, m, v) for c, p, m, t, v in specs]
     shuffled = list(found)
     rng.shuffle(shuffled)
     ranked = board.rank(found)
-    assert [r.sort_key() for r in board.rank(shuffled)] == [r.sort_key() for r in ranked]  # the input order never matters
+    assert [r.sort_key() for r in board.rank(shuffled)] == [
+        r.sort_key() for r in ranked
+    ]  # the input order never matters
     feasible = [r for r in ranked if r.values is not None]
-    assert ranked[:len(feasible)] == feasible  # feasible first
+    assert ranked[: len(feasible)] == feasible  # feasible first
     keys = [(r.values, r.machine_json, r.params_json, r.trial) for r in feasible]
     assert keys == sorted(keys)
-    infeasible = [(r.evaluation.violation, r.machine_json, r.params_json, r.trial) for r in ranked[len(feasible):]]
+    infeasible = [
+        (r.evaluation.violation, r.machine_json, r.params_json, r.trial)
+        for r in ranked[len(feasible) :]
+    ]
     assert infeasible == sorted(infeasible)  # least over the limit first
     # One objective: the front is every feasible record with the best value.
     best = min((r.values for r in feasible), default=None)
@@ -64,16 +86,33 @@ def test_sort_is_deterministic_and_follows_the_documented_key(specs: list[tuple]
 
 
 def test_ties_break_on_machine_then_params_then_trial() -> None:
-    found = [make_record(10, "b", 1, "m1"), make_record(10, "a", 7, "m2"), make_record(10, "a", 3, "m1"),
-             make_record(10, "a", 2, "m1"), make_record(9, "z", 9, "m9")]
+    found = [
+        make_record(10, "b", 1, "m1"),
+        make_record(10, "a", 7, "m2"),
+        make_record(10, "a", 3, "m1"),
+        make_record(10, "a", 2, "m1"),
+        make_record(9, "z", 9, "m9"),
+    ]
     ranked = board.rank(found)
     assert [(r.values[0], r.machine_json, r.params_json, r.trial) for r in ranked] == [  # type: ignore[index]
-        (9, "m9", "z", 9), (10, "m1", "a", 2), (10, "m1", "a", 3), (10, "m1", "b", 1), (10, "m2", "a", 7)]
+        (9, "m9", "z", 9),
+        (10, "m1", "a", 2),
+        (10, "m1", "a", 3),
+        (10, "m1", "b", 1),
+        (10, "m2", "a", 7),
+    ]
 
 
 def test_pareto_flags_with_two_objectives() -> None:
     values = [(100, 64), (90, 128), (120, 32), (130, 64), None, (90, 128)]
-    assert board.pareto_flags(values) == [True, True, True, False, False, True]  # equal points are both on the front
+    assert board.pareto_flags(values) == [
+        True,
+        True,
+        True,
+        False,
+        False,
+        True,
+    ]  # equal points are both on the front
 
 
 @settings(max_examples=60, deadline=None)
@@ -81,20 +120,34 @@ def test_pareto_flags_with_two_objectives() -> None:
 def test_pareto_front_is_exactly_the_non_dominated_points(values: list) -> None:
     flags = board.pareto_flags(values)
     for mine, flag in zip(values, flags):
-        dominated = mine is not None and any(o is not None and o != mine and o[0] <= mine[0] and o[1] <= mine[1] for o in values)
+        dominated = mine is not None and any(
+            o is not None and o != mine and o[0] <= mine[0] and o[1] <= mine[1] for o in values
+        )
         assert flag == (mine is not None and not dominated)
 
 
 def test_frame_columns_are_typed() -> None:
-    rows = [dict(make_row(10, "a", 1), bi=4, mxu_util=0.5, verified=True, serpentine=True),
-            dict(make_row(None, "b", 2, violation=2.0), bi=None, mxu_util=None, verified=None, serpentine=None)]
+    rows = [
+        dict(make_row(10, "a", 1), bi=4, mxu_util=0.5, verified=True, serpentine=True),
+        dict(
+            make_row(None, "b", 2, violation=2.0),
+            bi=None,
+            mxu_util=None,
+            verified=None,
+            serpentine=None,
+        ),
+    ]
     frame = board.to_frame(rows)
     assert list(frame["rank"]) == [1, 2]
     assert str(frame["cycles"].dtype) == "Int64" and str(frame["bi"].dtype) == "Int64"
     assert str(frame["mxu_util"].dtype) == "Float64"
     assert str(frame["verified"].dtype) == "boolean" and str(frame["serpentine"].dtype) == "boolean"
     json_rows = board.json_rows(frame)
-    assert json_rows[1]["cycles"] is None and json_rows[1]["mxu_util"] is None and json_rows[1]["verified"] is None
+    assert (
+        json_rows[1]["cycles"] is None
+        and json_rows[1]["mxu_util"] is None
+        and json_rows[1]["verified"] is None
+    )
     assert json_rows[0]["cycles"] == 10 and isinstance(json_rows[0]["cycles"], int)
     json.dumps(json_rows)  # plain JSON, no numpy or pandas scalars
     assert board.to_frame([]).empty
@@ -102,10 +155,20 @@ def test_frame_columns_are_typed() -> None:
 
 def test_write_and_load_round_trip(tmp_path: Path) -> None:
     frame = board.to_frame([dict(make_row(10, "a", 1), m=8, k=8, n=8)])
-    metadata = {"study": "s", "shape": "8x8x8", "base_machine": Machine().as_dict(), "objectives": ["cycles"]}
+    metadata = {
+        "study": "s",
+        "shape": "8x8x8",
+        "base_machine": Machine().as_dict(),
+        "objectives": ["cycles"],
+    }
     path = tables.write("leaderboard", frame, tmp_path / "deep" / "leaderboard.parquet", metadata)
     loaded = load.load(str(path))
-    assert loaded.metadata == {**metadata, "kind": "leaderboard", "schema": tables.SCHEMAS["leaderboard"], "autotune_version": __version__}
+    assert loaded.metadata == {
+        **metadata,
+        "kind": "leaderboard",
+        "schema": tables.SCHEMAS["leaderboard"],
+        "autotune_version": __version__,
+    }
     pd.testing.assert_frame_equal(loaded.frame, frame)
     assert load.load(str(path.parent)).frame.equals(loaded.frame)  # a results folder works too
 
@@ -124,7 +187,11 @@ def test_load_rejects_other_files(tmp_path: Path) -> None:
     with pytest.raises(AutotuneError, match="not an autotune result this version reads"):
         load.load(str(other))
     future = tmp_path / "future.parquet"
-    files.write_parquet(pd.DataFrame({"x": [1]}), future, {"kind": "leaderboard", "schema": tables.SCHEMAS["leaderboard"] + 1})
+    files.write_parquet(
+        pd.DataFrame({"x": [1]}),
+        future,
+        {"kind": "leaderboard", "schema": tables.SCHEMAS["leaderboard"] + 1},
+    )
     with pytest.raises(AutotuneError, match=f"schema {tables.SCHEMAS['leaderboard'] + 1}"):
         load.load(str(future))
     garbage = tmp_path / "garbage.parquet"
@@ -138,7 +205,9 @@ def test_load_rejects_other_files(tmp_path: Path) -> None:
 def test_parquet_write_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "board.parquet"
     files.write_parquet(pd.DataFrame({"cycles": [1, 2]}), path, {"kind": "test", "version": 1})
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["board.parquet"]  # no temporary left behind
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "board.parquet"
+    ]  # no temporary left behind
     assert files.read_parquet(path)[1] == {"kind": "test", "version": 1}
     before = path.read_bytes()
 
@@ -147,7 +216,9 @@ def test_parquet_write_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         raise OSError("disk full")
 
     monkeypatch.setattr(pq, "write_table", broken)
-    with pytest.raises(AutotuneError, match="cannot write .*board.parquet: disk full"):  # one line, not a traceback
+    with pytest.raises(
+        AutotuneError, match="cannot write .*board.parquet: disk full"
+    ):  # one line, not a traceback
         files.write_parquet(pd.DataFrame({"cycles": [3]}), path, {"kind": "test", "version": 2})
     assert path.read_bytes() == before  # the old file is intact
     assert sorted(p.name for p in tmp_path.iterdir()) == ["board.parquet"]

@@ -1,20 +1,19 @@
 """The size guard: every GA-1 command estimates the work first and refuses, in one line naming
 the estimate and the flag that raises the limit, what would not fit; huge slot counts are cheap."""
+
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
 import pytest
+from test_cli_errors import run_error
 
-from simcore import Machine, Shape
-from simcore.ga1.estimate import estimate
-
-from autotune.cli.main import main
 from autotune.cli.errors import UsageError
 from autotune.cli.limits import DEFAULT_MAX_PRODUCTS, add_limits, check_work
-
-from test_cli_errors import run_error
+from autotune.cli.main import main
+from simcore import Machine, Shape
+from simcore.ga1.estimate import estimate
 
 HUGE = "100000x100000x100000"
 
@@ -25,15 +24,24 @@ def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-@pytest.mark.parametrize("argv", [
-    ["baseline", "--shape", HUGE, "--schedules", "4x8:2"],
-    ["--shape", HUGE, "--trials", "5"],
-    ["sweep", "--shape", HUGE],
-    ["tune", "--shape", "4096x4096x8192"],  # 2^28 products: over the default
-])
-def test_huge_shapes_are_refused_before_anything_runs(capsys: pytest.CaptureFixture[str], in_tmp: Path, argv: list[str]) -> None:
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["baseline", "--shape", HUGE, "--schedules", "4x8:2"],
+        ["--shape", HUGE, "--trials", "5"],
+        ["sweep", "--shape", HUGE],
+        ["tune", "--shape", "4096x4096x8192"],  # 2^28 products: over the default
+    ],
+)
+def test_huge_shapes_are_refused_before_anything_runs(
+    capsys: pytest.CaptureFixture[str], in_tmp: Path, argv: list[str]
+) -> None:
     line = run_error(capsys, argv)
-    assert "tile products per evaluation" in line and "--max-products" in line and "--max-memory" in line
+    assert (
+        "tile products per evaluation" in line
+        and "--max-products" in line
+        and "--max-memory" in line
+    )
     assert not (in_tmp / "results").exists() or not any((in_tmp / "results").rglob("*.db"))
 
 
@@ -47,7 +55,10 @@ def test_the_limits_are_flags(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_raised_limits_let_the_work_through(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["baseline", "--shape", "64x64x64", "--schedules", "2x2:2", "--max-products", "512"]) == 0
+    assert (
+        main(["baseline", "--shape", "64x64x64", "--schedules", "2x2:2", "--max-products", "512"])
+        == 0
+    )
 
 
 def test_a_huge_slot_count_runs(capsys: pytest.CaptureFixture[str]) -> None:
@@ -64,7 +75,9 @@ def test_estimate_and_announcement(capsys: pytest.CaptureFixture[str]) -> None:
     add_limits(parser)
     args = parser.parse_args([])
     assert args.max_products == DEFAULT_MAX_PRODUCTS
-    check_work(args, Shape(4096, 4096, 4096), Machine(slots=64))  # 2^27 products: allowed, announced
+    check_work(
+        args, Shape(4096, 4096, 4096), Machine(slots=64)
+    )  # 2^27 products: allowed, announced
     assert "4096x4096x4096: 1.34e+08 tile products per evaluation" in capsys.readouterr().err
     with pytest.raises(UsageError, match="needs 2.68e\\+08 tile products"):
         check_work(args, Shape(4096, 8192, 4096), Machine(slots=64))

@@ -1,6 +1,7 @@
 """One test per Optuna behaviour that autotune.storage (and the pipeline) rely on. When an
 Optuna release changes one of these, the failing test names what to adapt; pyproject pins the
 major version these passed with."""
+
 from __future__ import annotations
 
 import datetime
@@ -13,17 +14,30 @@ import pytest
 from optuna.trial import TrialState
 
 from autotune.errors import AutotuneError
-from autotune.storage import MEMORY, SharedStudy, finished_count, local_storages, read_study, study_names
+from autotune.storage import (
+    MEMORY,
+    SharedStudy,
+    finished_count,
+    local_storages,
+    read_study,
+    study_names,
+)
 
 # The two persistent kinds: the default journal file and an SQLite file (Optuna's RDB storage).
 KINDS = ("journal", "sqlite")
 
 
 def address(tmp_path: Path, kind: str) -> str:
-    return str(tmp_path / "study.journal") if kind == "journal" else f"sqlite:///{tmp_path / 'study.db'}"
+    return (
+        str(tmp_path / "study.journal")
+        if kind == "journal"
+        else f"sqlite:///{tmp_path / 'study.db'}"
+    )
 
 
-def shared(tmp_path: Path, name: str = "s", heartbeat: int = 1, kind: str = "sqlite") -> tuple[SharedStudy, optuna.Study]:
+def shared(
+    tmp_path: Path, name: str = "s", heartbeat: int = 1, kind: str = "sqlite"
+) -> tuple[SharedStudy, optuna.Study]:
     handle = SharedStudy(address(tmp_path, kind), name, heartbeat, 2 * heartbeat)
     return handle, handle.open(optuna.samplers.RandomSampler(seed=0), ["minimize"])
 
@@ -38,7 +52,9 @@ def test_create_study_with_load_if_exists_resumes_the_same_study(tmp_path: Path,
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_enqueued_trials_wait_with_fixed_params_and_run_first_in_order(tmp_path: Path, kind: str) -> None:
+def test_enqueued_trials_wait_with_fixed_params_and_run_first_in_order(
+    tmp_path: Path, kind: str
+) -> None:
     """The pipeline's seeding dedupes on system_attrs['fixed_params'] and relies on FIFO order."""
     _, study = shared(tmp_path, kind=kind)
     study.enqueue_trial({"x": 7}, user_attrs={"source": "baseline"})
@@ -46,7 +62,10 @@ def test_enqueued_trials_wait_with_fixed_params_and_run_first_in_order(tmp_path:
     waiting = study.get_trials(states=(TrialState.WAITING,))
     assert [t.system_attrs["fixed_params"] for t in waiting] == [{"x": 7}, {"x": 3}]
     study.optimize(lambda t: t.suggest_int("x", 0, 9), n_trials=2)
-    assert [(t.params, t.user_attrs["source"]) for t in study.trials] == [({"x": 7}, "baseline"), ({"x": 3}, "grid")]
+    assert [(t.params, t.user_attrs["source"]) for t in study.trials] == [
+        ({"x": 7}, "baseline"),
+        ({"x": 3}, "grid"),
+    ]
 
 
 def test_optimize_with_one_trial_asks_exactly_once(tmp_path: Path) -> None:
@@ -65,7 +84,9 @@ def test_the_study_wraps_our_storage_so_we_keep_our_own_handle(tmp_path: Path) -
     assert isinstance(handle.storage, optuna.storages.RDBStorage) and handle.heartbeat
 
 
-def test_a_stale_heartbeat_fails_the_trial_and_the_callback_enqueues_its_retry(tmp_path: Path) -> None:
+def test_a_stale_heartbeat_fails_the_trial_and_the_callback_enqueues_its_retry(
+    tmp_path: Path,
+) -> None:
     handle, study = shared(tmp_path, heartbeat=1)
     trial = study.ask({"x": optuna.distributions.IntDistribution(0, 9)})
     handle.storage.record_heartbeat(trial._trial_id)  # what Optuna's heartbeat thread does
@@ -146,7 +167,9 @@ def test_in_memory_optimize_stops_at_the_target() -> None:
     study.enqueue_trial({"x": 1})
     handle.optimize(study, lambda t: t.suggest_int("x", 0, 9), 5, None, False)
     assert finished_count(study) == 5
-    handle.optimize(study, lambda t: t.suggest_int("x", 0, 9), 5, None, False)  # the target is met: nothing runs
+    handle.optimize(
+        study, lambda t: t.suggest_int("x", 0, 9), 5, None, False
+    )  # the target is met: nothing runs
     assert len(study.trials) == 5
 
 
@@ -172,18 +195,26 @@ def test_study_names_and_reading_back(tmp_path: Path, kind: str) -> None:
     (tmp_path / "x").mkdir()
     (tmp_path / "x" / source.name).write_bytes(source.read_bytes())
     # One storage per results/<study>/: the journal, or the SQLite file of a study begun before it.
-    assert local_storages(tmp_path) == [str(tmp_path / "x" / "study.journal") if kind == "journal" else f"sqlite:///{tmp_path / 'x' / 'study.db'}"]
+    assert local_storages(tmp_path) == [
+        str(tmp_path / "x" / "study.journal")
+        if kind == "journal"
+        else f"sqlite:///{tmp_path / 'x' / 'study.db'}"
+    ]
 
 
 @pytest.mark.parametrize("name", ["bad.db", "bad.journal"])
 def test_an_unreadable_storage_is_a_usage_error(tmp_path: Path, name: str) -> None:
     (tmp_path / name).write_bytes(b"not a database\n" * 100)
     with pytest.raises(AutotuneError, match="cannot"):
-        study_names(str(tmp_path / name) if name.endswith("journal") else f"sqlite:///{tmp_path / name}")
+        study_names(
+            str(tmp_path / name) if name.endswith("journal") else f"sqlite:///{tmp_path / name}"
+        )
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_a_process_starting_on_a_run_in_progress_joins_its_target(tmp_path: Path, kind: str) -> None:
+def test_a_process_starting_on_a_run_in_progress_joins_its_target(
+    tmp_path: Path, kind: str
+) -> None:
     """The run record: a live worker short of its target is joined; once it has left, a new
     process starts a run of its own (a resume adds its trials)."""
     first, study = shared(tmp_path, "r", kind=kind)
@@ -205,7 +236,9 @@ def test_a_dead_workers_trial_on_the_journal_is_failed_and_retried(tmp_path: Pat
 
     owner, study = shared(tmp_path, kind="journal")
     trial = study.ask({"x": optuna.distributions.IntDistribution(0, 9)})
-    owner.storage.set_trial_system_attr(trial._trial_id, OWNER_ATTR, owner.token)  # what the budget loop marks
+    owner.storage.set_trial_system_attr(
+        trial._trial_id, OWNER_ATTR, owner.token
+    )  # what the budget loop marks
     other, seen = shared(tmp_path, kind="journal")
     other.fail_stale(seen)
     assert seen.get_trials()[0].state == TrialState.RUNNING  # its owner lives

@@ -1,5 +1,6 @@
 """Three workers on one study on a real PostgreSQL server: an exact global budget, every
 candidate evaluated once, and a worker killed mid-trial detected by the heartbeat and retried."""
+
 from __future__ import annotations
 
 import json
@@ -24,8 +25,22 @@ def _env() -> dict[str, str]:
 
 
 def _tune(url: str, study: str, shape: str, trials: int, cwd: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "autotune", "--shape", shape, "--trials", str(trials), "--storage", url,
-            "--study", study, "--verify-top", "1", *extra]
+    return [
+        sys.executable,
+        "-m",
+        "autotune",
+        "--shape",
+        shape,
+        "--trials",
+        str(trials),
+        "--storage",
+        url,
+        "--study",
+        study,
+        "--verify-top",
+        "1",
+        *extra,
+    ]
 
 
 def _check_study(url: str, name: str, total: int) -> list[optuna.trial.FrozenTrial]:
@@ -35,18 +50,30 @@ def _check_study(url: str, name: str, total: int) -> list[optuna.trial.FrozenTri
     assert len(numbers) == len(set(numbers)), "a trial number was recorded twice"
     complete = [t for t in trials if t.state == TrialState.COMPLETE]
     assert len(complete) == total, Counter(t.state.name for t in trials)
-    fresh = Counter(json.dumps(t.params, sort_keys=True) for t in complete if "duplicate_of" not in t.user_attrs["result"])
+    fresh = Counter(
+        json.dumps(t.params, sort_keys=True)
+        for t in complete
+        if "duplicate_of" not in t.user_attrs["result"]
+    )
     assert max(fresh.values()) == 1, "a candidate was simulated twice"
     for t in complete:  # a repeat points at the trial that evaluated it
         if "duplicate_of" in t.user_attrs["result"]:
-            assert json.dumps(study.trials[t.user_attrs["result"]["duplicate_of"]].params, sort_keys=True) == json.dumps(t.params, sort_keys=True)
+            assert json.dumps(
+                study.trials[t.user_attrs["result"]["duplicate_of"]].params, sort_keys=True
+            ) == json.dumps(t.params, sort_keys=True)
     return trials
 
 
 def test_three_workers_exact_budget(postgres_url: str, tmp_path: Path) -> None:
     total = 30
-    done = subprocess.run(_tune(postgres_url, "pg-budget", "48x48x48", total, tmp_path, "--workers", "3"),
-                          cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        _tune(postgres_url, "pg-budget", "48x48x48", total, tmp_path, "--workers", "3"),
+        cwd=tmp_path,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     trials = _check_study(postgres_url, "pg-budget", total)
     assert all(t.state == TrialState.COMPLETE for t in trials)
@@ -60,21 +87,39 @@ def test_killed_worker_is_retried(postgres_url: str, tmp_path: Path) -> None:
     total, name = 24, "pg-kill"  # more than the 16 seeds: the retry is run, not left queued
     # At 256^3 a simulation takes about a second: a worker caught early in a trial (the window
     # below) is still in it when the signal arrives.
-    command = _tune(postgres_url, name, "256x256x256", total, tmp_path, "--heartbeat", "1", "--space", "chapter")
-    workers = [subprocess.Popen(command, cwd=tmp_path, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-               for _ in range(3)]
+    command = _tune(
+        postgres_url, name, "256x256x256", total, tmp_path, "--heartbeat", "1", "--space", "chapter"
+    )
+    workers = [
+        subprocess.Popen(
+            command,
+            cwd=tmp_path,
+            env=_env(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(3)
+    ]
     storage = optuna.storages.RDBStorage(postgres_url)
     deadline = time.monotonic() + 60
     victim = None
     while victim is None and time.monotonic() < deadline:  # a worker in the middle of a simulation
         try:
-            running = optuna.load_study(study_name=name, storage=storage).get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+            running = optuna.load_study(study_name=name, storage=storage).get_trials(
+                deepcopy=False, states=(TrialState.RUNNING,)
+            )
         except KeyError:
             running = []
         keys = Counter(json.dumps(t.params, sort_keys=True) for t in running)
         for t in running:
             age = time.time() - t.datetime_start.timestamp() if t.datetime_start else 0
-            if 0.1 < age < 0.3 and keys[json.dumps(t.params, sort_keys=True)] == 1 and "run" in t.user_attrs and "family" in t.params:
+            if (
+                0.1 < age < 0.3
+                and keys[json.dumps(t.params, sort_keys=True)] == 1
+                and "run" in t.user_attrs
+                and "family" in t.params
+            ):
                 pid = int(t.user_attrs["run"]["worker"].rsplit(":", 1)[1])
                 victim = next((w for w in workers if w.pid == pid), None)
                 break
@@ -89,7 +134,11 @@ def test_killed_worker_is_retried(postgres_url: str, tmp_path: Path) -> None:
             _, err = worker.communicate(timeout=90)
         except subprocess.TimeoutExpired:
             study = optuna.load_study(study_name=name, storage=storage)
-            state = [(t.number, t.state.name, t.params, t.system_attrs.get("failed_trial")) for t in study.trials if t.state.name != "COMPLETE"]
+            state = [
+                (t.number, t.state.name, t.params, t.system_attrs.get("failed_trial"))
+                for t in study.trials
+                if t.state.name != "COMPLETE"
+            ]
             heartbeats = storage._get_stale_trial_ids(study._study_id)
             for w in workers:
                 w.kill()
@@ -102,12 +151,22 @@ def test_killed_worker_is_retried(postgres_url: str, tmp_path: Path) -> None:
     assert len(retries) == 1
     retry = retries[0]
     killed = failed[0].system_attrs.get("fixed_params", failed[0].params)
-    assert retry.system_attrs.get("fixed_params", retry.params) == killed  # the retry is the killed candidate
+    assert (
+        retry.system_attrs.get("fixed_params", retry.params) == killed
+    )  # the retry is the killed candidate
     if retry.state != TrialState.COMPLETE:
         # A worker that had sampled the same candidate was waiting for the killed trial; when the
         # heartbeat failed it, that worker simulated the candidate itself, so the retry is left
         # queued (a resumed study answers it from the cache). The candidate must be complete.
         assert retry.state == TrialState.WAITING
-        twins = [t for t in trials if t.state == TrialState.COMPLETE and t.number > failed[0].number and t.params == killed]
+        twins = [
+            t
+            for t in trials
+            if t.state == TrialState.COMPLETE and t.number > failed[0].number and t.params == killed
+        ]
         assert twins and "duplicate_of" not in twins[0].user_attrs["result"]
-    assert not [t for t in trials if t.state == TrialState.RUNNING or (t.state == TrialState.WAITING and t is not retry)]
+    assert not [
+        t
+        for t in trials
+        if t.state == TrialState.RUNNING or (t.state == TrialState.WAITING and t is not retry)
+    ]

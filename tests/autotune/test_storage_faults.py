@@ -1,6 +1,7 @@
 """What can go wrong around a study's storage, end to end through the command line: an
 in-memory study, processes creating one study at the same moment or joining a run in progress,
 a damaged storage file, a read-only results folder, and the files a clean exit must not leave."""
+
 from __future__ import annotations
 
 import os
@@ -29,7 +30,11 @@ def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def address(root: Path, study: str, kind: str) -> str:
-    return str(root / "results" / study / "study.journal") if kind == "journal" else f"sqlite:///{root / (study + '.db')}"
+    return (
+        str(root / "results" / study / "study.journal")
+        if kind == "journal"
+        else f"sqlite:///{root / (study + '.db')}"
+    )
 
 
 def where(root: Path, study: str, kind: str) -> list[str]:
@@ -38,8 +43,24 @@ def where(root: Path, study: str, kind: str) -> list[str]:
 
 def tune(root: Path, study: str, trials: int, *extra: str) -> subprocess.Popen[str]:
     shape = [] if "--shape" in extra else SMALL
-    return subprocess.Popen([sys.executable, "-m", "autotune", *shape, "--trials", str(trials), "--study", study, *extra],
-                            cwd=root, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "autotune",
+            *shape,
+            "--trials",
+            str(trials),
+            "--study",
+            study,
+            *extra,
+        ],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def finish(process: subprocess.Popen[str]) -> str:
@@ -63,11 +84,17 @@ def one_line_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
 
 
 @pytest.mark.parametrize("storage", [":memory:", "sqlite://", "sqlite:///:memory:"])
-def test_an_in_memory_study_runs_and_is_ranked(capsys: pytest.CaptureFixture[str], in_tmp: Path, storage: str) -> None:
+def test_an_in_memory_study_runs_and_is_ranked(
+    capsys: pytest.CaptureFixture[str], in_tmp: Path, storage: str
+) -> None:
     """The run and its leaderboard share one study object (SQLite's in-memory names included)."""
     assert main([*SMALL, "--trials", "12", "--study", "m", "--storage", storage]) == 0
     captured = capsys.readouterr()
-    assert "12 trials in storage" in captured.out and "Traceback" not in captured.err and captured.err == ""
+    assert (
+        "12 trials in storage" in captured.out
+        and "Traceback" not in captured.err
+        and captured.err == ""
+    )
     frame = pd.read_parquet(in_tmp / "results" / "m" / "leaderboard.parquet")
     assert len(frame) >= 5 and bool(frame["verified"].iloc[0])
     assert sorted(p.name for p in (in_tmp / "results" / "m").iterdir()) == ["leaderboard.parquet"]
@@ -77,14 +104,20 @@ SLOW = ["--shape", "128x128x128", "--space", "general"]  # about 20 ms a trial: 
 
 
 @pytest.mark.parametrize("kind", ["journal", "sqlite"])
-def test_processes_creating_one_study_together_never_fail_and_share_its_budget(tmp_path: Path, kind: str) -> None:
+def test_processes_creating_one_study_together_never_fail_and_share_its_budget(
+    tmp_path: Path, kind: str
+) -> None:
     """Three processes create one new study at the same moment: the test holds the storage's
     study lock while they start, so that all three wait to create it, then lets go."""
     (tmp_path / "results" / "together").mkdir(parents=True)
     gate = SharedStudy(address(tmp_path, "together", kind), "together")
     gate.acquire()
-    processes = [tune(tmp_path, "together", 40, *SLOW, *where(tmp_path, "together", kind)) for _ in range(3)]
-    time.sleep(3)  # let them reach the lock (one arriving later still joins the run: 40 trials take longer)
+    processes = [
+        tune(tmp_path, "together", 40, *SLOW, *where(tmp_path, "together", kind)) for _ in range(3)
+    ]
+    time.sleep(
+        3
+    )  # let them reach the lock (one arriving later still joins the run: 40 trials take longer)
     gate.release()
     gate.close()
     for process in processes:
@@ -96,13 +129,22 @@ def test_tables_created_by_several_processes_at_once(tmp_path: Path) -> None:
     """Optuna's RDB storage creates its tables and version rows on first use; our processes doing
     it at once, with a plain Optuna process (optuna-dashboard, say: no lock of ours) among them,
     must not fail (the plain one may: that race is Optuna's)."""
-    ours = ("import sys; from autotune.storage.locations import open_store; "
-            "open_store(sys.argv[1], 'x', 5, 20).close()")
+    ours = (
+        "import sys; from autotune.storage.locations import open_store; "
+        "open_store(sys.argv[1], 'x', 5, 20).close()"
+    )
     foreign = "import sys, optuna; optuna.storages.RDBStorage(sys.argv[1])"  # no lock of ours
     for attempt in range(3):
         url = f"sqlite:///{tmp_path / f'fresh{attempt}.db'}"
-        openers = [subprocess.Popen([sys.executable, "-c", code, url], env={**os.environ, "PYTHONPATH": str(ROOT)},
-                                    stderr=subprocess.PIPE, text=True) for code in (ours, ours, ours, foreign)]
+        openers = [
+            subprocess.Popen(
+                [sys.executable, "-c", code, url],
+                env={**os.environ, "PYTHONPATH": str(ROOT)},
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for code in (ours, ours, ours, foreign)
+        ]
         for opener in openers[:3]:
             _, err = opener.communicate(timeout=120)
             assert opener.returncode == 0, err
@@ -136,19 +178,37 @@ def test_a_process_started_later_joins_the_run_in_progress(tmp_path: Path) -> No
 
 
 @pytest.mark.parametrize("kind", ["journal", "sqlite"])
-def test_a_damaged_storage_file_is_one_line(capsys: pytest.CaptureFixture[str], in_tmp: Path, kind: str) -> None:
+def test_a_damaged_storage_file_is_one_line(
+    capsys: pytest.CaptureFixture[str], in_tmp: Path, kind: str
+) -> None:
     assert main([*SMALL, "--trials", "20", "--study", "hurt", *where(in_tmp, "hurt", kind)]) == 0
-    path = in_tmp / "results" / "hurt" / "study.journal" if kind == "journal" else in_tmp / "hurt.db"
+    path = (
+        in_tmp / "results" / "hurt" / "study.journal" if kind == "journal" else in_tmp / "hurt.db"
+    )
     size = path.stat().st_size
     with open(path, "r+b") as handle:  # 8 KiB of garbage in the middle
         handle.seek(size // 3)
         handle.write(bytes(range(256)) * 32)
-    (in_tmp / "results" / "hurt" / "leaderboard.parquet").unlink()  # reading back must use the storage
+    (
+        in_tmp / "results" / "hurt" / "leaderboard.parquet"
+    ).unlink()  # reading back must use the storage
     capsys.readouterr()
     storage = where(in_tmp, "hurt", kind)
-    for argv in ([*SMALL, "--trials", "5", "--study", "hurt", *storage], ["leaderboard", "hurt", *storage],
-                 ["plot", "hurt", *storage], ["studies", *storage]):
+    for argv in (
+        [*SMALL, "--trials", "5", "--study", "hurt", *storage],
+        ["leaderboard", "hurt", *storage],
+        ["plot", "hurt", *storage],
+        *([["studies", *storage]] if storage else []),
+    ):
         assert "storage" in one_line_error(capsys, argv)
+    if (
+        not storage
+    ):  # the default storages: the damaged one is listed as damaged, the others as usual
+        assert main(["studies"]) == 0
+        line = next(
+            line for line in capsys.readouterr().out.splitlines() if line.startswith("hurt")
+        )
+        assert "damaged: cannot read storage" in line
 
 
 def _read_only_runner(results: Path) -> list[str] | None:
@@ -160,11 +220,26 @@ def _read_only_runner(results: Path) -> list[str] | None:
         return []
     if shutil.which("unshare") is None:
         return None
-    probe = subprocess.run(["unshare", "-m", "sh", "-c", f"mount --bind -o ro '{results}' '{results}' && ! touch '{results}/probe'"],
-                           capture_output=True, check=False)
+    probe = subprocess.run(
+        [
+            "unshare",
+            "-m",
+            "sh",
+            "-c",
+            f"mount --bind -o ro '{results}' '{results}' && ! touch '{results}/probe'",
+        ],
+        capture_output=True,
+        check=False,
+    )
     if probe.returncode != 0:
         return None
-    return ["unshare", "-m", "sh", "-c", f"mount --bind -o ro '{results}' '{results}' && exec \"$0\" \"$@\""]
+    return [
+        "unshare",
+        "-m",
+        "sh",
+        "-c",
+        f"mount --bind -o ro '{results}' '{results}' && exec \"$0\" \"$@\"",
+    ]
 
 
 def test_a_read_only_results_folder_is_one_line(in_tmp: Path) -> None:
@@ -175,12 +250,26 @@ def test_a_read_only_results_folder_is_one_line(in_tmp: Path) -> None:
         pytest.skip("cannot make a folder read-only for root here (no unshare or mount)")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     try:
-        for argv in ([*SMALL, "--trials", "5", "--study", "new"], [*SMALL, "--trials", "5", "--study", "kept"],
-                     ["plot", "kept"], ["baseline", "--shape", "64x64x64"], ["sweep", "--shape", "64x64x64"]):
-            done = subprocess.run([*prefix, sys.executable, "-m", "autotune", *argv], cwd=in_tmp, env=env,
-                                  capture_output=True, text=True, timeout=300, check=False)
+        for argv in (
+            [*SMALL, "--trials", "5", "--study", "new"],
+            [*SMALL, "--trials", "5", "--study", "kept"],
+            ["plot", "kept"],
+            ["baseline", "--shape", "64x64x64"],
+            ["sweep", "--shape", "64x64x64"],
+        ):
+            done = subprocess.run(
+                [*prefix, sys.executable, "-m", "autotune", *argv],
+                cwd=in_tmp,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=300,
+                check=False,
+            )
             assert done.returncode == 2, (argv, done.returncode, done.stderr)
-            assert len(done.stderr.strip().splitlines()) == 1 and done.stderr.startswith("autotune: error: cannot"), (argv, done.stderr)
+            assert len(done.stderr.strip().splitlines()) == 1 and done.stderr.startswith(
+                "autotune: error: cannot"
+            ), (argv, done.stderr)
     finally:
         for folder, _, _ in os.walk(in_tmp / "results"):
             os.chmod(folder, 0o755)
@@ -199,7 +288,11 @@ def _refuse_writes_under(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), os.fsdecode(path))  # type: ignore[arg-type]
 
     def guarded_open(file, mode="r", *rest, **options):  # type: ignore[no-untyped-def]
-        if isinstance(file, (str, bytes, os.PathLike)) and any(c in mode for c in "wax+") and inside(file):
+        if (
+            isinstance(file, (str, bytes, os.PathLike))
+            and any(c in mode for c in "wax+")
+            and inside(file)
+        ):
             deny(file)
         return real_open(file, mode, *rest, **options)
 
@@ -218,37 +311,64 @@ def _refuse_writes_under(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(os, "mkdir", guarded_mkdir)
 
 
-def test_refused_writes_are_one_line_in_process(capsys: pytest.CaptureFixture[str], in_tmp: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_refused_writes_are_one_line_in_process(
+    capsys: pytest.CaptureFixture[str], in_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The read-only results folder, in-process: runs for root too (where the test above may skip)."""
     assert main([*SMALL, "--trials", "10", "--study", "kept"]) == 0
     capsys.readouterr()
     _refuse_writes_under(in_tmp / "results", monkeypatch)
-    for argv in ([*SMALL, "--trials", "5", "--study", "new"], [*SMALL, "--trials", "5", "--study", "kept"],
-                 ["baseline", "--shape", "64x64x64"], ["sweep", "--shape", "64x64x64"]):
+    for argv in (
+        [*SMALL, "--trials", "5", "--study", "new"],
+        [*SMALL, "--trials", "5", "--study", "kept"],
+        ["baseline", "--shape", "64x64x64"],
+        ["sweep", "--shape", "64x64x64"],
+    ):
         assert main(argv) == 2, argv
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith("autotune: error: cannot"), (argv, err)
 
 
 @pytest.mark.parametrize("extra", [[], ["--workers", "2"], ["--storage", "sqlite:///results/s.db"]])
-def test_a_clean_exit_leaves_no_lock_or_lease_file(capsys: pytest.CaptureFixture[str], in_tmp: Path, extra: list[str]) -> None:
+def test_a_clean_exit_leaves_no_lock_or_lease_file(
+    capsys: pytest.CaptureFixture[str], in_tmp: Path, extra: list[str]
+) -> None:
     (in_tmp / "results").mkdir()
     assert main([*SMALL, "--trials", "12", "--study", "s", *extra]) == 0
     assert main([*SMALL, "--trials", "3", "--study", "s", *extra]) == 0  # a resume too
     left = sorted(p.name for p in (in_tmp / "results").rglob("*") if p.is_file())
     assert not [n for n in left if n.endswith((".lock", ".new")) or ".worker-" in n], left
-    assert [n for n in left if "study" in n or n.endswith(".db")] == (["s.db"] if extra[:1] == ["--storage"] else ["study.journal"])
+    assert [n for n in left if "study" in n or n.endswith(".db")] == (
+        ["s.db"] if extra[:1] == ["--storage"] else ["study.journal"]
+    )
 
 
-def test_a_study_begun_before_the_journal_resumes_in_its_sqlite_file(capsys: pytest.CaptureFixture[str], in_tmp: Path) -> None:
+def test_a_study_begun_before_the_journal_resumes_in_its_sqlite_file(
+    capsys: pytest.CaptureFixture[str], in_tmp: Path
+) -> None:
     """results/<study>/study.db, the default storage before the journal: a run without --storage
     resumes it there, and the commands that read back find it."""
     (in_tmp / "results" / "old").mkdir(parents=True)
-    assert main([*SMALL, "--trials", "12", "--study", "old", "--storage", f"sqlite:///{in_tmp / 'results' / 'old' / 'study.db'}"]) == 0
+    assert (
+        main(
+            [
+                *SMALL,
+                "--trials",
+                "12",
+                "--study",
+                "old",
+                "--storage",
+                f"sqlite:///{in_tmp / 'results' / 'old' / 'study.db'}",
+            ]
+        )
+        == 0
+    )
     assert main([*SMALL, "--trials", "3", "--study", "old"]) == 0
     assert "15 trials in storage" in capsys.readouterr().out
-    assert sorted(p.name for p in (in_tmp / "results" / "old").iterdir()) == ["leaderboard.parquet", "study.db"]
+    assert sorted(p.name for p in (in_tmp / "results" / "old").iterdir()) == [
+        "leaderboard.parquet",
+        "study.db",
+    ]
     (in_tmp / "results" / "old" / "leaderboard.parquet").unlink()
     assert main(["leaderboard", "old", "--top", "1"]) == 0
     assert "15 finished trials" in capsys.readouterr().err

@@ -3,6 +3,7 @@ conditional space (groups that come and go), categorical and integer parameters,
 trials (constraints), pruned and failed trials, one or two objectives, with and without
 constant_liar, in memory and on the journal. A mismatch names the Optuna internals to re-check
 (autotune/optuna_adapter/tpe.py)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -11,8 +12,8 @@ import optuna
 import pytest
 from optuna.samplers import TPESampler
 
-from autotune.storage.journal import JournalFile
 from autotune.search.tpe import HistoryCachedTPE, history_cached
+from autotune.storage.journal import JournalFile
 
 TRIALS = 160
 
@@ -27,7 +28,9 @@ def objective(trial: optuna.Trial) -> float | tuple[float, float]:
     if family == "blocked":
         size = trial.suggest_int("bi", 1, 16) * trial.suggest_int("bj", 1, 16)
         buffers = trial.suggest_int("buffers", 1, 3)
-        trial.set_constraint("slots_over", max(0.0, size * buffers - (0.5 if MODE["strict"] else 40.0)))
+        trial.set_constraint(
+            "slots_over", max(0.0, size * buffers - (0.5 if MODE["strict"] else 40.0))
+        )
         value = 1000.0 / size + 7 * buffers
     elif family == "general":
         order = trial.suggest_categorical("order", ["row", "col", "zigzag", "lshape"])
@@ -45,7 +48,9 @@ def objective(trial: optuna.Trial) -> float | tuple[float, float]:
     return (value, float(len(trial.params))) if len(trial.study.directions) == 2 else value
 
 
-def history(sampler: optuna.samplers.BaseSampler, directions: list[str], storage: object = None) -> list[object]:
+def history(
+    sampler: optuna.samplers.BaseSampler, directions: list[str], storage: object = None
+) -> list[object]:
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     study = optuna.create_study(sampler=sampler, directions=directions, storage=storage)  # type: ignore[arg-type]
     study.optimize(objective, n_trials=TRIALS, catch=(ValueError,))
@@ -53,14 +58,17 @@ def history(sampler: optuna.samplers.BaseSampler, directions: list[str], storage
 
 
 def tpe(constant_liar: bool, seed: int) -> TPESampler:
-    return TPESampler(seed=seed, multivariate=True, group=True, n_startup_trials=10, constant_liar=constant_liar)
+    return TPESampler(
+        seed=seed, multivariate=True, group=True, n_startup_trials=10, constant_liar=constant_liar
+    )
 
 
 @pytest.mark.parametrize("mode", ["prune", "plain", "strict"])
 @pytest.mark.parametrize("constant_liar", [True, False])
 @pytest.mark.parametrize("directions", [["minimize"], ["maximize"], ["minimize", "maximize"]])
-def test_the_cached_sampler_draws_what_tpe_draws(constant_liar: bool, directions: list[str], mode: str,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_cached_sampler_draws_what_tpe_draws(
+    constant_liar: bool, directions: list[str], mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setitem(MODE, "prune", mode == "prune")
     monkeypatch.setitem(MODE, "strict", mode == "strict")
     prune = mode == "prune"
@@ -68,7 +76,9 @@ def test_the_cached_sampler_draws_what_tpe_draws(constant_liar: bool, directions
     cached_sampler = history_cached(tpe(constant_liar, 3))
     assert isinstance(cached_sampler, HistoryCachedTPE)
     assert history(cached_sampler, directions) == stock
-    assert {state for _, state, _ in stock} >= ({"COMPLETE", "PRUNED", "FAIL"} if prune else {"COMPLETE", "FAIL"})
+    assert {state for _, state, _ in stock} >= (
+        {"COMPLETE", "PRUNED", "FAIL"} if prune else {"COMPLETE", "FAIL"}
+    )
 
 
 def test_the_same_on_the_journal(tmp_path: Path) -> None:

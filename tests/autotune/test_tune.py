@@ -1,6 +1,7 @@
 """The tuner end to end through `autotune.cli.main.main`: every command's smoke test, then what a
 study must guarantee (the seeded baseline, ranking, one simulation per distinct candidate,
 infeasible points recorded but never simulated, determinism, samplers, the leaderboard schema)."""
+
 from __future__ import annotations
 
 import contextlib
@@ -16,31 +17,59 @@ import pyarrow.parquet as pq
 import pytest
 from optuna.trial import TrialState
 
+from autotune.cli.main import build_parser, main
+from autotune.oracles.ga1 import ORACLE as GA1
+from autotune.oracles.ga1 import GA1Oracle
+from autotune.record import RESULT as RESULT_ATTR
+from autotune.results import tables
+from autotune.run import load
+from autotune.search.problem import INFEASIBLE_VALUE, Candidate, Problem
+from autotune.storage import read_study
+from search_spaces.base import canonical_json
+from search_spaces.registry import families
 from simcore.ga1.machine import MACHINE_KEYS, Machine
 from simcore.shape import Shape
 
-from search_spaces.base import canonical_json
-
-from autotune.oracles.ga1 import ORACLE as GA1
-from autotune.oracles.ga1 import GA1Oracle
-from search_spaces.registry import families
-
-from autotune.results import readback
-from autotune.run import load
-from autotune.results import tables
-from autotune.cli.main import build_parser, main
-from autotune.record import RESULT as RESULT_ATTR
-
 CONSTRAINT_NAME = "slots_over"
-from autotune.storage import read_study
-from autotune.search.problem import INFEASIBLE_VALUE, Candidate, Problem
 
 CHAPTER_BEST_64 = 37_440  # blocked 4x8, 2 buffers, on 128x128x128 with 64 slots
 REQUIRED_COLUMNS = (
-    "m", "k", "n", *MACHINE_KEYS, "family", "bi", "bj", "buffers", "order", "params_json", "machine_json",
-    "cycles", "tiles_moved", "loads", "stores", "mxu_util", "dma_busy", "lower_bound", "ratio_to_bound",
-    "ratio_to_chapter_best", "feasible", "violation", "verified", "trial", "sampler", "seed", "study",
-    "timestamp", "autotune_version",
+    "m",
+    "k",
+    "n",
+    *MACHINE_KEYS,
+    "family",
+    "bi",
+    "bj",
+    "buffers",
+    "order",
+    "params_json",
+    "machine_json",
+    "cycles",
+    "energy_pj",
+    "energy_per_mac_pj",
+    "edp",
+    "area_mm2",
+    "energy_compute_pj",
+    "energy_on_chip_pj",
+    "energy_off_chip_pj",
+    "tiles_moved",
+    "loads",
+    "stores",
+    "mxu_util",
+    "dma_busy",
+    "lower_bound",
+    "ratio_to_bound",
+    "ratio_to_chapter_best",
+    "feasible",
+    "violation",
+    "verified",
+    "trial",
+    "sampler",
+    "seed",
+    "study",
+    "timestamp",
+    "autotune_version",
 )
 
 
@@ -73,7 +102,18 @@ def chapter128(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path,
         patch.chdir(root)
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
-            code = main(["--shape", "128x128x128", "--space", "chapter", "--trials", "30", "--study", "c128"])
+            code = main(
+                [
+                    "--shape",
+                    "128x128x128",
+                    "--space",
+                    "chapter",
+                    "--trials",
+                    "30",
+                    "--study",
+                    "c128",
+                ]
+            )
         assert code == 0
         yield root, out.getvalue()
 
@@ -97,16 +137,42 @@ def test_help_of_every_command_exits_zero(capsys: pytest.CaptureFixture[str]) ->
         assert f"usage: autotune {command}" in capsys.readouterr().out
 
 
-def test_baseline_table_json_and_parquet(capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_baseline_table_json_and_parquet(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     out = run(capsys, ["baseline", "--shape", "64x64x64", "--out", str(tmp_path / "table.parquet")])
     assert "blocked 4x8" in out and "cycles" in out and "wrote" in out
     table = pd.read_parquet(tmp_path / "table.parquet")
     assert len(table) > 5 and set(table["m"]) == {64}
 
-    out = run(capsys, ["baseline", "--shape", "64x64x64", "--slots", "16,64", "--json", "--out", str(tmp_path / "b.parquet")])
+    out = run(
+        capsys,
+        [
+            "baseline",
+            "--shape",
+            "64x64x64",
+            "--slots",
+            "16,64",
+            "--json",
+            "--out",
+            str(tmp_path / "b.parquet"),
+        ],
+    )
     rows = [json.loads(line) for line in out.splitlines()]
-    keys = {"schedule", "bi", "bj", "buffers", "fits", "tiles_moved", "loads", "stores", "cycles", "mxu_util", "dma_busy"}
+    keys = {
+        "schedule",
+        "bi",
+        "bj",
+        "buffers",
+        "fits",
+        "tiles_moved",
+        "loads",
+        "stores",
+        "cycles",
+        "mxu_util",
+        "dma_busy",
+    }
     assert rows and all(keys <= set(row) for row in rows)
     assert {row["slots"] for row in rows} == {16, 64}
     for row in rows:
@@ -118,10 +184,14 @@ def test_baseline_table_json_and_parquet(capsys: pytest.CaptureFixture[str], tmp
     assert any(not row["fits"] for row in rows if row["slots"] == 16)
     written = pd.read_parquet(tmp_path / "b.parquet")
     assert len(written) == len(rows)
-    assert list(written["cycles"].astype("Float64").fillna(-1)) == [r["cycles"] if r["cycles"] is not None else -1 for r in rows]
+    assert list(written["cycles"].astype("Float64").fillna(-1)) == [
+        r["cycles"] if r["cycles"] is not None else -1 for r in rows
+    ]
 
 
-def test_tune_default_command_equals_explicit_tune(capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_tune_default_command_equals_explicit_tune(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     common = ["--shape", "32x32x32", "--space", "chapter", "--trials", "20"]
     out = run(capsys, [*common, "--study", "implicit"])
@@ -133,7 +203,11 @@ def test_tune_default_command_equals_explicit_tune(capsys: pytest.CaptureFixture
     assert list(first["cycles"]) == list(second["cycles"])
 
 
-def test_leaderboard_and_show(capsys: pytest.CaptureFixture[str], chapter128: tuple[Path, str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_leaderboard_and_show(
+    capsys: pytest.CaptureFixture[str],
+    chapter128: tuple[Path, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     root, _ = chapter128
     monkeypatch.chdir(root)
     frame = leaderboard(root, "c128")
@@ -141,7 +215,10 @@ def test_leaderboard_and_show(capsys: pytest.CaptureFixture[str], chapter128: tu
         out = run(capsys, ["leaderboard", where, "--top", "3"])
         assert f"study 'c128', shape 128x128x128, {len(frame)} distinct entries" in out
         assert len(out.strip().splitlines()) == 2 + 3
-    rows = [json.loads(line) for line in run(capsys, ["leaderboard", "c128", "--json", "--top", "4"]).splitlines()]
+    rows = [
+        json.loads(line)
+        for line in run(capsys, ["leaderboard", "c128", "--json", "--top", "4"]).splitlines()
+    ]
     assert [r["rank"] for r in rows] == [1, 2, 3, 4]
     assert [r["params_json"] for r in rows] == list(frame["params_json"][:4])
     assert rows[0]["cycles"] == int(frame["cycles"].iloc[0])
@@ -164,8 +241,13 @@ def test_leaderboard_and_show(capsys: pytest.CaptureFixture[str], chapter128: tu
 def test_seeded_baseline_is_in_the_leaderboard(chapter128: tuple[Path, str]) -> None:
     root, _ = chapter128
     frame = leaderboard(root, "c128")
-    chapter = frame[(frame["family"] == "blocked") & (frame["bi"] == 4) & (frame["bj"] == 8)
-                    & (frame["buffers"] == 2) & (frame["order"] == "row")]
+    chapter = frame[
+        (frame["family"] == "blocked")
+        & (frame["bi"] == 4)
+        & (frame["bj"] == 8)
+        & (frame["buffers"] == 2)
+        & (frame["order"] == "row")
+    ]
     assert len(chapter) == 1
     assert int(chapter["cycles"].iloc[0]) == CHAPTER_BEST_64
     assert chapter["ratio_to_chapter_best"].iloc[0] == pytest.approx(1.0)
@@ -178,9 +260,17 @@ def test_rows_are_ranked_without_duplicates(chapter128: tuple[Path, str]) -> Non
     root, _ = chapter128
     frame = leaderboard(root, "c128")
     assert list(frame["rank"]) == list(range(1, len(frame) + 1))
-    keys = [(not f, c if f else v, mj, pj, t) for f, c, v, mj, pj, t in
-            zip(frame["feasible"], frame["cycles"].astype("Float64").fillna(-1), frame["violation"],
-                frame["machine_json"], frame["params_json"], frame["trial"])]
+    keys = [
+        (not f, c if f else v, mj, pj, t)
+        for f, c, v, mj, pj, t in zip(
+            frame["feasible"],
+            frame["cycles"].astype("Float64").fillna(-1),
+            frame["violation"],
+            frame["machine_json"],
+            frame["params_json"],
+            frame["trial"],
+        )
+    ]
     assert keys == sorted(keys)
     pairs = list(zip(frame["params_json"], frame["machine_json"]))
     assert len(pairs) == len(set(pairs))
@@ -196,12 +286,22 @@ def test_leaderboard_schema_and_verification(chapter128: tuple[Path, str]) -> No
     root, _ = chapter128
     path = root / "results" / "c128" / "leaderboard.parquet"
     metadata = json.loads(pq.read_schema(path).metadata[b"autotune"])
-    assert metadata["schema"] == tables.SCHEMAS["leaderboard"] == 3 and metadata["kind"] == "leaderboard"
-    assert metadata["shape"] == "128x128x128" and metadata["base_machine"] == Machine(slots=64).as_dict()
+    assert (
+        metadata["schema"] == tables.SCHEMAS["leaderboard"] == 4
+        and metadata["kind"] == "leaderboard"
+    )
+    assert (
+        metadata["shape"] == "128x128x128"
+        and metadata["base_machine"] == Machine(slots=64).as_dict()
+    )
     frame = leaderboard(root, "c128")
     missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
     assert not missing
-    assert set(frame["study"]) == {"c128"} and set(frame["sampler"]) == {"guided"} and set(frame["seed"]) == {0}
+    assert (
+        set(frame["study"]) == {"c128"}
+        and set(frame["sampler"]) == {"guided"}
+        and set(frame["seed"]) == {0}
+    )
     assert (frame[["m", "k", "n"]] == 128).all().all() and set(frame["slots"]) == {64}
     top = frame.head(10)
     assert len(top) == 10 and top["feasible"].all()
@@ -213,7 +313,8 @@ def test_leaderboard_schema_and_verification(chapter128: tuple[Path, str]) -> No
 
 
 def test_cache_simulates_each_distinct_candidate_once_and_never_an_infeasible_one(
-        capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     problem = Problem(Shape(32, 32, 32), Machine(slots=16), families(["chapter"]), GA1)
     queued = {c.key() for c in problem.seeds()} | {c.key() for c in problem.grid()}
@@ -228,15 +329,32 @@ def test_cache_simulates_each_distinct_candidate_once_and_never_an_infeasible_on
 
     monkeypatch.setattr(GA1Oracle, "evaluate", counting)
     trials = len(queued) + 25  # the grid is exhausted, then the random sampler repeats points
-    run(capsys, ["--shape", "32x32x32", "--slots", "16", "--space", "chapter", "--sampler", "grid",
-                 "--trials", str(trials), "--study", "grid"])
+    run(
+        capsys,
+        [
+            "--shape",
+            "32x32x32",
+            "--slots",
+            "16",
+            "--space",
+            "chapter",
+            "--sampler",
+            "grid",
+            "--trials",
+            str(trials),
+            "--study",
+            "grid",
+        ],
+    )
     study = load_study(tmp_path, "grid")
     done = study.get_trials(states=(TrialState.COMPLETE,))
     assert len(done) == trials
     feasible = {canonical_json(t.params) for t in done if t.user_attrs[RESULT_ATTR]["feasible"]}
     assert len(evaluated) == len(set(evaluated)) == len(feasible)
     assert set(evaluated) == feasible
-    assert len({canonical_json(t.params) for t in done}) < trials  # repeats happened and came from the cache
+    assert (
+        len({canonical_json(t.params) for t in done}) < trials
+    )  # repeats happened and came from the cache
     assert any("duplicate_of" in t.user_attrs[RESULT_ATTR] for t in done)
 
     # Infeasible points: recorded, graded, finite, never simulated.
@@ -269,14 +387,33 @@ def test_cache_simulates_each_distinct_candidate_once_and_never_an_infeasible_on
 
     # Resuming re-simulates nothing already in storage.
     evaluated.clear()
-    run(capsys, ["--shape", "32x32x32", "--slots", "16", "--space", "chapter", "--sampler", "grid",
-                 "--trials", "10", "--study", "grid"])
+    run(
+        capsys,
+        [
+            "--shape",
+            "32x32x32",
+            "--slots",
+            "16",
+            "--space",
+            "chapter",
+            "--sampler",
+            "grid",
+            "--trials",
+            "10",
+            "--study",
+            "grid",
+        ],
+    )
     done_after = load_study(tmp_path, "grid").get_trials(states=(TrialState.COMPLETE,))
-    new = {canonical_json(t.params) for t in done_after if t.user_attrs[RESULT_ATTR]["feasible"]} - feasible
+    new = {
+        canonical_json(t.params) for t in done_after if t.user_attrs[RESULT_ATTR]["feasible"]
+    } - feasible
     assert sorted(evaluated) == sorted(new)
 
 
-def test_same_seed_same_leaderboard(capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_same_seed_same_leaderboard(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     common = ["--shape", "32x32x32", "--trials", "25", "--seed", "7"]
     run(capsys, [*common, "--study", "first"])
@@ -284,7 +421,9 @@ def test_same_seed_same_leaderboard(capsys: pytest.CaptureFixture[str], tmp_path
     first, second = leaderboard(tmp_path, "first"), leaderboard(tmp_path, "second")
     assert "general" in set(first["family"])  # the default spaces, general generator included
     assert list(first["params_json"]) == list(second["params_json"])
-    assert list(first["cycles"].astype("Float64").fillna(-1)) == list(second["cycles"].astype("Float64").fillna(-1))
+    assert list(first["cycles"].astype("Float64").fillna(-1)) == list(
+        second["cycles"].astype("Float64").fillna(-1)
+    )
     assert list(first["trial"]) == list(second["trial"])
     # A different seed explores differently.
     run(capsys, [*common[:-1], "8", "--study", "third"])
@@ -292,15 +431,36 @@ def test_same_seed_same_leaderboard(capsys: pytest.CaptureFixture[str], tmp_path
 
 
 @pytest.mark.parametrize("sampler", ["tpe", "random", "grid", "nsga2"])
-def test_every_sampler_runs(capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sampler: str) -> None:
+def test_every_sampler_runs(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    sampler: str,
+) -> None:
     monkeypatch.chdir(tmp_path)
-    out = run(capsys, ["--shape", "32x32x32", "--space", "chapter", "--sampler", sampler, "--trials", "25", "--study", sampler])
+    out = run(
+        capsys,
+        [
+            "--shape",
+            "32x32x32",
+            "--space",
+            "chapter",
+            "--sampler",
+            sampler,
+            "--trials",
+            "25",
+            "--study",
+            sampler,
+        ],
+    )
     assert f"done: study '{sampler}', 25 trials in storage" in out
     study = load_study(tmp_path, sampler)
     states = [t.state for t in study.trials]
     assert states.count(TrialState.COMPLETE) == 25
     # Grid queues every feasible point up front; what the budget did not reach still waits.
-    assert set(states) == ({TrialState.COMPLETE, TrialState.WAITING} if sampler == "grid" else {TrialState.COMPLETE})
+    assert set(states) == (
+        {TrialState.COMPLETE, TrialState.WAITING} if sampler == "grid" else {TrialState.COMPLETE}
+    )
     frame = leaderboard(tmp_path, sampler)
     assert set(frame["sampler"]) == {sampler}
     assert frame["verified"].head(10).all()
@@ -308,11 +468,31 @@ def test_every_sampler_runs(capsys: pytest.CaptureFixture[str], tmp_path: Path, 
     assert int(frame["cycles"].iloc[0]) <= int(frame["chapter_best_cycles"].iloc[0])
 
 
-def test_search_machine_respects_the_scratchpad_budget(capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_search_machine_respects_the_scratchpad_budget(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     budget = 2048  # 32 slots of 8x8 tiles; the base machine (64 slots) is over it
-    run(capsys, ["--shape", "32x32x32", "--space", "chapter", "--search-machine", "--max-scratchpad-words", str(budget),
-                 "--machine-range", "slots=8:64", "--sampler", "random", "--trials", "40", "--study", "machines"])
+    run(
+        capsys,
+        [
+            "--shape",
+            "32x32x32",
+            "--space",
+            "chapter",
+            "--search-machine",
+            "--max-scratchpad-words",
+            str(budget),
+            "--machine-range",
+            "slots=8:64",
+            "--sampler",
+            "random",
+            "--trials",
+            "40",
+            "--study",
+            "machines",
+        ],
+    )
     frame = leaderboard(tmp_path, "machines")
     words = frame["slots"].astype(int) * frame["T"].astype(int) ** 2
     assert frame["feasible"].any() and (~frame["feasible"]).any()

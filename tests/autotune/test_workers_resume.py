@@ -1,4 +1,5 @@
 """Several workers on one study, resuming a study, and runs that are interrupted or killed."""
+
 from __future__ import annotations
 
 import json
@@ -27,7 +28,11 @@ STORAGES = ("journal", "sqlite")
 
 
 def address_of(root: Path, study: str, kind: str = "journal") -> str:
-    return str(root / "results" / study / "study.journal") if kind == "journal" else f"sqlite:///{root / (study + '.db')}"
+    return (
+        str(root / "results" / study / "study.journal")
+        if kind == "journal"
+        else f"sqlite:///{root / (study + '.db')}"
+    )
 
 
 def storage_args(root: Path, study: str, kind: str) -> list[str]:
@@ -46,8 +51,18 @@ def complete(trials: list[optuna.trial.FrozenTrial]) -> list[optuna.trial.Frozen
 
 def snapshot(trial: optuna.trial.FrozenTrial) -> str:
     """What a trial recorded, as one comparable text."""
-    return json.dumps([trial.number, trial.state.name, trial.params, trial.values, trial.user_attrs,
-                       trial.constraints, str(trial.datetime_complete)], sort_keys=True)
+    return json.dumps(
+        [
+            trial.number,
+            trial.state.name,
+            trial.params,
+            trial.values,
+            trial.user_attrs,
+            trial.constraints,
+            str(trial.datetime_complete),
+        ],
+        sort_keys=True,
+    )
 
 
 def run(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
@@ -59,8 +74,14 @@ def run(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
 
 def start(root: Path, study: str, *extra: str) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.Popen([sys.executable, "-m", "autotune", *SMALL, "--trials", "100000", "--study", study, *extra],
-                            cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "autotune", *SMALL, "--trials", "100000", "--study", study, *extra],
+        cwd=root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def count_complete(root: Path, study: str, kind: str) -> int:
@@ -70,11 +91,19 @@ def count_complete(root: Path, study: str, kind: str) -> int:
         found = read_study(address_of(root, study, kind), study)
     except AutotuneError:  # not created yet
         return 0
-    return 0 if found is None else len(found.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
+    return (
+        0 if found is None else len(found.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
+    )
 
 
-def wait_for_complete(root: Path, study: str, process: subprocess.Popen[str], count: int, limit: float = 60,
-                      kind: str = "journal") -> None:
+def wait_for_complete(
+    root: Path,
+    study: str,
+    process: subprocess.Popen[str],
+    count: int,
+    limit: float = 60,
+    kind: str = "journal",
+) -> None:
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
         assert process.poll() is None, process.communicate()
@@ -85,7 +114,9 @@ def wait_for_complete(root: Path, study: str, process: subprocess.Popen[str], co
     pytest.fail(f"fewer than {count} complete trials after {limit} s")
 
 
-def test_two_workers_share_one_global_budget(capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_two_workers_share_one_global_budget(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     out = run(capsys, [*SMALL, "--workers", "2", "--trials", "30", "--study", "pair"])
     assert "30 trials in storage" in out
@@ -98,8 +129,9 @@ def test_two_workers_share_one_global_budget(capsys: pytest.CaptureFixture[str],
     assert (tmp_path / "results" / "pair" / "leaderboard.parquet").is_file()
 
 
-def test_resume_adds_the_requested_trials_and_keeps_the_old_ones(capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_resume_adds_the_requested_trials_and_keeps_the_old_ones(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     run(capsys, [*SMALL, "--trials", "20", "--study", "again"])
     first = trials_of(tmp_path, "again")
@@ -108,11 +140,14 @@ def test_resume_adds_the_requested_trials_and_keeps_the_old_ones(capsys: pytest.
     assert "30 trials in storage" in out
     second = trials_of(tmp_path, "again")
     assert len(complete(second)) == 30
-    assert [snapshot(t) for t in second[:20]] == [snapshot(t) for t in first if t.state == TrialState.COMPLETE]
+    assert [snapshot(t) for t in second[:20]] == [
+        snapshot(t) for t in first if t.state == TrialState.COMPLETE
+    ]
 
 
-def test_interrupted_run_keeps_its_trials_and_resumes(capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_interrupted_run_keeps_its_trials_and_resumes(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     process = start(tmp_path, "ctrl-c")
     wait_for_complete(tmp_path, "ctrl-c", process, 10)
@@ -138,8 +173,9 @@ def test_interrupted_run_keeps_its_trials_and_resumes(capsys: pytest.CaptureFixt
 
 
 @pytest.mark.parametrize("kind", STORAGES)
-def test_killed_run_does_not_block_the_resume(capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                              monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+def test_killed_run_does_not_block_the_resume(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
     """kill -9 at a random moment: the resume keeps every finished trial, and a trial the kill left
     RUNNING does not block it (the journal sees its owner's lease free at once; the RDB fails it
     once its heartbeat is stale, which --heartbeat 1 makes 2 s)."""
@@ -152,7 +188,19 @@ def test_killed_run_does_not_block_the_resume(capsys: pytest.CaptureFixture[str]
 
     kept = complete(trials_of(tmp_path, "kill-9", kind))
     started = time.monotonic()
-    run(capsys, [*SMALL, "--trials", "5", "--study", "kill-9", "--heartbeat", "1", *storage_args(tmp_path, "kill-9", kind)])
+    run(
+        capsys,
+        [
+            *SMALL,
+            "--trials",
+            "5",
+            "--study",
+            "kill-9",
+            "--heartbeat",
+            "1",
+            *storage_args(tmp_path, "kill-9", kind),
+        ],
+    )
     assert time.monotonic() - started < 30
     trials = trials_of(tmp_path, "kill-9", kind)
     assert len(complete(trials)) == len(kept) + 5
@@ -162,8 +210,13 @@ def test_killed_run_does_not_block_the_resume(capsys: pytest.CaptureFixture[str]
 
 
 @pytest.mark.parametrize("kind", STORAGES)
-def test_a_trial_killed_right_after_the_ask_does_not_block(capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                                           monkeypatch: pytest.MonkeyPatch, kind: str, stored) -> None:  # type: ignore[no-untyped-def]
+def test_a_trial_killed_right_after_the_ask_does_not_block(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    kind: str,
+    stored,
+) -> None:  # type: ignore[no-untyped-def]
     """The narrow window of a kill: the trial is RUNNING but its worker died before writing
     anything (no owner in the journal; no heartbeat in the RDB, which Optuna's stale check skips).
     The resume must not wait for it forever."""
@@ -186,4 +239,6 @@ def test_a_trial_killed_right_after_the_ask_does_not_block(capsys: pytest.Captur
 
 def leftovers(root: Path) -> list[Path]:
     """Lock and lease files under results/."""
-    return [p for p in (root / "results").rglob("*") if p.name.endswith(".lock") or ".worker-" in p.name]
+    return [
+        p for p in (root / "results").rglob("*") if p.name.endswith(".lock") or ".worker-" in p.name
+    ]

@@ -1,5 +1,6 @@
 """Search spaces as data: domains Optuna can sample, seeds inside the space, shared parameters
 with one domain, the machine space's graded budget, and range parsing."""
+
 from __future__ import annotations
 
 import optuna
@@ -7,17 +8,29 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from autotune.search.distributions import to_distribution
+from search_spaces.domains import Choice, IntRange, Param, grid
+from search_spaces.machine import SEARCHABLE, MachineSpace, default_ranges, parse_ranges
+from search_spaces.registry import (
+    DEFAULT_SPACES,
+    SPACE_MODULES,
+    SpaceError,
+    available,
+    check_shared_params,
+    families,
+    find_family,
+    get,
+)
 from simcore.ga1.machine import Machine
 from simcore.shape import Shape
 
-from search_spaces.domains import Choice, IntRange, Param, grid
-from search_spaces.machine import SEARCHABLE, MachineSpace, default_ranges, parse_ranges
-from search_spaces.registry import (DEFAULT_SPACES, SPACE_MODULES, SpaceError, available, check_shared_params,
-                                    families, find_family, get)
-
-from autotune.search.distributions import to_distribution
-
-SHAPES = [Shape(8, 8, 8), Shape(32, 32, 32), Shape(64, 64, 64), Shape(128, 128, 128), Shape(100, 40, 72)]
+SHAPES = [
+    Shape(8, 8, 8),
+    Shape(32, 32, 32),
+    Shape(64, 64, 64),
+    Shape(128, 128, 128),
+    Shape(100, 40, 72),
+]
 
 
 def all_families() -> list:
@@ -48,7 +61,10 @@ def test_every_domain_converts_to_an_optuna_distribution(shape: Shape) -> None:
             assert values
             if isinstance(param.domain, IntRange):
                 assert isinstance(distribution, optuna.distributions.IntDistribution)
-                assert (distribution.low, distribution.high) == (param.domain.low, param.domain.high)
+                assert (distribution.low, distribution.high) == (
+                    param.domain.low,
+                    param.domain.high,
+                )
             else:
                 assert isinstance(distribution, optuna.distributions.CategoricalDistribution)
                 assert list(distribution.choices) == values
@@ -76,7 +92,9 @@ def test_the_families_of_all_spaces_share_parameters_consistently() -> None:
 def test_a_clash_of_shared_parameters_is_refused() -> None:
     one = (Param("bi", IntRange(1, 4)), Param("buffers", Choice((1, 2))))
     check_shared_params({"a": one, "b": (Param("bi", IntRange(1, 4)),)})  # same domain: fine
-    with pytest.raises(SpaceError, match="parameter 'bi' has different domains in families 'a' and 'b'"):
+    with pytest.raises(
+        SpaceError, match="parameter 'bi' has different domains in families 'a' and 'b'"
+    ):
         check_shared_params({"a": one, "b": (Param("bi", IntRange(1, 8)),)})
     with pytest.raises(SpaceError, match="'buffers'"):
         check_shared_params({"a": one, "c": (Param("buffers", Choice((1, 2, 3))),)})
@@ -111,10 +129,18 @@ def test_machine_space_violation_is_graded_in_slots() -> None:
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.integers(1, 256), st.integers(0, 64), st.sampled_from([8, 16, 32, 64]), st.integers(1, 16))
-def test_machine_space_seed_point_is_inside_the_ranges(slots: int, setup: int, bandwidth: int, mxu: int) -> None:
+@given(
+    st.integers(1, 256), st.integers(0, 64), st.sampled_from([8, 16, 32, 64]), st.integers(1, 16)
+)
+def test_machine_space_seed_point_is_inside_the_ranges(
+    slots: int, setup: int, bandwidth: int, mxu: int
+) -> None:
     base = Machine(slots=slots, dma_setup=setup, dma_words_per_cycle=bandwidth, mxu_cycles=mxu)
-    space = MachineSpace.create(base, parse_ranges("slots=16:128,dma_words_per_cycle=16|32"), max(3 * 64, base.scratchpad_words))
+    space = MachineSpace.create(
+        base,
+        parse_ranges("slots=16:128,dma_words_per_cycle=16|32"),
+        max(3 * 64, base.scratchpad_words),
+    )
     point = space.seed_point(base)
     domains = dict(space.ranges)
     assert set(point) == set(SEARCHABLE)
@@ -129,16 +155,23 @@ def test_parse_ranges() -> None:
     ranges = parse_ranges(" slots=16:128, dma_words_per_cycle=16|32|64 ,")
     assert ranges == {"slots": IntRange(16, 128), "dma_words_per_cycle": Choice((16, 32, 64))}
     assert parse_ranges("") == {}
-    for bad, message in [("slots", "expected KEY=LOW:HIGH"), ("T=1:8", "expected KEY=LOW:HIGH"),
-                         ("slots=a:b", "machine range 'slots=a:b'"), ("slots=8:4", "empty integer range"),
-                         ("mxu_cycles=1|x", "machine range 'mxu_cycles=1|x'"), ("slots=", "machine range 'slots='")]:
+    for bad, message in [
+        ("slots", "expected KEY=LOW:HIGH"),
+        ("T=1:8", "expected KEY=LOW:HIGH"),
+        ("slots=a:b", "machine range 'slots=a:b'"),
+        ("slots=8:4", "empty integer range"),
+        ("mxu_cycles=1|x", "machine range 'mxu_cycles=1|x'"),
+        ("slots=", "machine range 'slots='"),
+    ]:
         with pytest.raises(ValueError, match=message):
             parse_ranges(bad)
 
 
 @settings(max_examples=60, deadline=None)
 @given(m=st.integers(1, 80), k=st.integers(1, 40), n=st.integers(1, 80), data=st.data())
-def test_general_canonical_point_builds_the_same_program(m: int, k: int, n: int, data: st.DataObject) -> None:
+def test_general_canonical_point_builds_the_same_program(
+    m: int, k: int, n: int, data: st.DataObject
+) -> None:
     """Canonicalising a general point (band sizes, unused parameters) never changes the schedule:
     the canonical point compiles to the very same program and needs the same slots."""
     import numpy as np
@@ -149,10 +182,18 @@ def test_general_canonical_point_builds_the_same_program(m: int, k: int, n: int,
     point = {}
     for param in family.params(shape, machine.T):
         domain = param.domain
-        point[param.name] = (data.draw(st.sampled_from(domain.options)) if isinstance(domain, Choice)
-                             else data.draw(st.integers(domain.low, domain.high)))
+        point[param.name] = (
+            data.draw(st.sampled_from(domain.options))
+            if isinstance(domain, Choice)
+            else data.draw(st.integers(domain.low, domain.high))
+        )
     canonical = family.canonical(point, shape, machine.T)
     assert family.canonical(canonical, shape, machine.T) == canonical
-    assert family.slots_needed(canonical, shape, machine) == family.slots_needed(point, shape, machine)
+    assert family.slots_needed(canonical, shape, machine) == family.slots_needed(
+        point, shape, machine
+    )
     if family.slots_needed(point, shape, machine) <= machine.slots:
-        assert np.array_equal(family.generator(canonical, shape, machine).program().code, family.generator(point, shape, machine).program().code)
+        assert np.array_equal(
+            family.generator(canonical, shape, machine).program().code,
+            family.generator(point, shape, machine).program().code,
+        )

@@ -1,6 +1,7 @@
 """GA-1 programs as text (simcore/ga1/asm.py): the text parses back into the same program, for
 random programs of every opcode and for generated schedules; each line is the chapter listing's
 own instruction tuple, so the listing runs the text to the same cycle count."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -23,7 +24,13 @@ def instructions(draw: st.DrawFn) -> tuple[Any, ...]:
     slot = st.integers(0, 7)
     op = draw(st.sampled_from(OPS))
     if op in ("load", "store"):
-        return (op, draw(slot), draw(st.sampled_from(["A", "B", "C", "scores_1"])), draw(st.integers(0, 40)), draw(st.integers(0, 40)))
+        return (
+            op,
+            draw(slot),
+            draw(st.sampled_from(["A", "B", "C", "scores_1"])),
+            draw(st.integers(0, 40)),
+            draw(st.integers(0, 40)),
+        )
     if op == "zero":
         return (op, draw(slot))
     if op == "mxu":
@@ -42,7 +49,11 @@ def instructions(draw: st.DrawFn) -> tuple[Any, ...]:
 
 
 def same(a: Program, b: Program) -> bool:
-    return bool(np.array_equal(a.code, b.code) and a.tensors == b.tensors and np.array_equal(a.consts, b.consts))
+    return bool(
+        np.array_equal(a.code, b.code)
+        and a.tensors == b.tensors
+        and np.array_equal(a.consts, b.consts)
+    )
 
 
 @settings(max_examples=200, deadline=None)
@@ -67,9 +78,18 @@ def test_generated_schedules_round_trip(m: int, k: int, n: int, slots: int) -> N
 
 def test_comments_blank_lines_and_errors() -> None:
     text = "# a header\n\nload 0 A 0 0   # the first tile\nzero 1\nmxu 1 0 0\nstore 1 C 0 0\n"
-    assert tuples(text) == [("load", 0, "A", 0, 0), ("zero", 1), ("mxu", 1, 0, 0), ("store", 1, "C", 0, 0)]
-    for bad, message in (("jump 3", "line 1: unknown instruction 'jump'"), ("zero 0\nmxu 1 2", "line 2: malformed"),
-                         ("load -1 A 0 0", "negative"), ("vop add 1 2 -", "needs two operands")):
+    assert tuples(text) == [
+        ("load", 0, "A", 0, 0),
+        ("zero", 1),
+        ("mxu", 1, 0, 0),
+        ("store", 1, "C", 0, 0),
+    ]
+    for bad, message in (
+        ("jump 3", "line 1: unknown instruction 'jump'"),
+        ("zero 0\nmxu 1 2", "line 2: malformed"),
+        ("load -1 A 0 0", "negative"),
+        ("vop add 1 2 -", "needs two operands"),
+    ):
         with pytest.raises(ProgramError, match=message):
             from_text(bad)
 
@@ -79,8 +99,10 @@ def test_the_listing_runs_the_text_to_the_same_cycles(reference_ga1: Any) -> Non
     chapter's own Sim, takes exactly the cycles simcore reports (and computes C = A B)."""
     ga = reference_ga1.ga
     rng = np.random.default_rng(0)
-    for shape, slots, build in ((Shape(32, 24, 40), 16, lambda s, mc: blocked(s, mc, 2, 2, 2, "row")),
-                                (Shape(40, 32, 24), 64, lambda s, mc: general(s, mc, default_params(s, mc)))):
+    for shape, slots, build in (
+        (Shape(32, 24, 40), 16, lambda s, mc: blocked(s, mc, 2, 2, 2, "row")),
+        (Shape(40, 32, 24), 64, lambda s, mc: general(s, mc, default_params(s, mc))),
+    ):
         machine = Machine(slots=slots)
         text = to_text(build(shape, machine))
         a = rng.integers(-3, 4, size=(shape.m, shape.k)).astype(float)

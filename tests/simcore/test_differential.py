@@ -6,6 +6,7 @@ Known, deliberate differences are kept out of the generated programs: negative t
 (we reject them; the listing would index from the end), and exp overflow (the listing raises
 OverflowError; we return inf) is rejected as an example rather than compared.
 """
+
 from __future__ import annotations
 
 import math
@@ -43,7 +44,9 @@ def machines(draw: st.DrawFn) -> dict[str, int]:
 VSCALE_CONSTANTS = (-2.0, -1.0, 0.0, 0.5, 1.0, 3.0)
 
 
-def draw_instruction(draw: st.DrawFn, T: int, slots: int, shapes: dict[str, tuple[int, int]], kinds: tuple[str, ...]) -> tuple[Any, ...]:
+def draw_instruction(
+    draw: st.DrawFn, T: int, slots: int, shapes: dict[str, tuple[int, int]], kinds: tuple[str, ...]
+) -> tuple[Any, ...]:
     """One instruction of a kind in `kinds`. Drawn imperatively: building strategy objects per
     example would cost more than running both simulators."""
     kind = draw(st.sampled_from(kinds))
@@ -55,7 +58,13 @@ def draw_instruction(draw: st.DrawFn, T: int, slots: int, shapes: dict[str, tupl
         name = draw(st.sampled_from(TENSORS))
         rows, cols = shapes[name]
         # Up to one tile past the edge: partial tiles and tiles wholly outside the tensor.
-        return (kind, slot(), name, draw(st.integers(0, -(-rows // T))), draw(st.integers(0, -(-cols // T))))
+        return (
+            kind,
+            slot(),
+            name,
+            draw(st.integers(0, -(-rows // T))),
+            draw(st.integers(0, -(-cols // T))),
+        )
     if kind == "zero":
         return ("zero", slot())
     if kind == "mxu":
@@ -78,8 +87,23 @@ def draw_instruction(draw: st.DrawFn, T: int, slots: int, shapes: dict[str, tupl
 
 # Swarm testing: each example draws from a few instruction kinds only, so that the sequences a
 # bug needs (load, load, max, store) are likely rather than diluted among sixteen kinds.
-KINDS = ("zero", "mxu", "mxu_same", "exp", "vscale", "rowred", "bcastcol", "masklen",
-         "add", "sub", "mul", "div", "max", "relu", "neg")
+KINDS = (
+    "zero",
+    "mxu",
+    "mxu_same",
+    "exp",
+    "vscale",
+    "rowred",
+    "bcastcol",
+    "masklen",
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "max",
+    "relu",
+    "neg",
+)
 
 
 @st.composite
@@ -111,7 +135,9 @@ def cases(draw: st.DrawFn) -> tuple[dict[str, int], dict[str, np.ndarray], list[
     return params, dram, program
 
 
-def run_reference(ga: Any, params: dict[str, int], dram: dict[str, np.ndarray], program: list[tuple[Any, ...]]) -> tuple[Any, float] | None:
+def run_reference(
+    ga: Any, params: dict[str, int], dram: dict[str, np.ndarray], program: list[tuple[Any, ...]]
+) -> tuple[Any, float] | None:
     """The listing, one instruction at a time (its state carries over), and the largest finite
     magnitude any slot held; None when the example cannot be compared (see VALUE_LIMIT)."""
     sim = ga.Sim(ga.Machine(**params), {name: value.tolist() for name, value in dram.items()})
@@ -129,7 +155,12 @@ def run_reference(ga: Any, params: dict[str, int], dram: dict[str, np.ndarray], 
 
 
 def inexact(program: list[tuple[Any, ...]]) -> bool:
-    return any(ins[0] == "exp" or (ins[0] == "vop" and ins[1] == "div") or (ins[0] == "vscale" and ins[3] % 1) for ins in program)
+    return any(
+        ins[0] == "exp"
+        or (ins[0] == "vop" and ins[1] == "div")
+        or (ins[0] == "vscale" and ins[3] % 1)
+        for ins in program
+    )
 
 
 def assert_same_dram(ours: np.ndarray, reference: list[list[float]], exact: bool) -> None:
@@ -144,16 +175,28 @@ def assert_same_dram(ours: np.ndarray, reference: list[list[float]], exact: bool
 def assert_same_report(result: Any, sim: Any) -> None:
     ref = sim.report()
     assert result.cycles == ref["cycles"]
-    assert (result.tiles_moved, result.loads, result.stores) == (ref["dma_tiles"], ref["loads"], ref["stores"])
+    assert (result.tiles_moved, result.loads, result.stores) == (
+        ref["dma_tiles"],
+        ref["loads"],
+        ref["stores"],
+    )
     assert (result.macs, result.instructions) == (ref["macs"], ref["instructions"])
-    for ours, theirs in [(result.mxu_util, ref["mxu_utilization"]), (result.dma_busy, ref["dma_busy"]),
-                         (result.mxu_busy, ref["mxu_busy"]), (result.vpu_busy, ref["vpu_busy"])]:
+    for ours, theirs in [
+        (result.mxu_util, ref["mxu_utilization"]),
+        (result.dma_busy, ref["dma_busy"]),
+        (result.mxu_busy, ref["mxu_busy"]),
+        (result.vpu_busy, ref["vpu_busy"]),
+    ]:
         assert math.isclose(ours, theirs, rel_tol=1e-12, abs_tol=1e-15)
     assert dict(result.busy) == sim.busy
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # inf * 0 and friends, as in the listing
-@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(
+    max_examples=800,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
 @given(case=cases())
 def test_random_programs_match_reference(reference_ga1: Any, case: Any) -> None:
     params, dram, program = case
@@ -176,12 +219,23 @@ def test_random_programs_match_reference(reference_ga1: Any, case: Any) -> None:
 def test_python_semantics_of_max_and_masklen(reference_ga1: Any) -> None:
     # Regressions found against the listing: max(x, nan) is x in Python (np.maximum says nan), a
     # row max skips a nan that is not first, and a negative masklen count keeps nothing.
-    program = [("load", 0, "A", 0, 0), ("load", 1, "B", 0, 0), ("vop", "div", 2, 0, 1),
-               ("vop", "max", 3, 0, 2), ("rowred", "max", 4, 2), ("masklen", 0, -1, 3),
-               ("store", 3, "C", 0, 0), ("store", 4, "C", 0, 1), ("store", 0, "C", 1, 0)]
+    program = [
+        ("load", 0, "A", 0, 0),
+        ("load", 1, "B", 0, 0),
+        ("vop", "div", 2, 0, 1),
+        ("vop", "max", 3, 0, 2),
+        ("rowred", "max", 4, 2),
+        ("masklen", 0, -1, 3),
+        ("store", 3, "C", 0, 0),
+        ("store", 4, "C", 0, 1),
+        ("store", 0, "C", 1, 0),
+    ]
     params = {"T": 2, "slots": 8}
-    dram = {"A": np.array([[0.0, 1.0], [2.0, 0.0]]), "B": np.array([[0.0, 1.0], [0.0, 0.0]]),
-            "C": np.full((4, 4), 9.0)}
+    dram = {
+        "A": np.array([[0.0, 1.0], [2.0, 0.0]]),
+        "B": np.array([[0.0, 1.0], [0.0, 0.0]]),
+        "C": np.full((4, 4), 9.0),
+    }
     outcome = run_reference(reference_ga1.ga, params, dram, program)
     assert outcome is not None
     sim = outcome[0]
@@ -192,7 +246,9 @@ def test_python_semantics_of_max_and_masklen(reference_ga1: Any) -> None:
 
 
 @st.composite
-def schedule_cases(draw: st.DrawFn) -> tuple[dict[str, int], tuple[int, int, int], int | None, int | None, int]:
+def schedule_cases(
+    draw: st.DrawFn,
+) -> tuple[dict[str, int], tuple[int, int, int], int | None, int | None, int]:
     params = {
         "T": draw(st.sampled_from([4, 8])),
         "slots": draw(st.integers(3, 40)),
@@ -224,7 +280,11 @@ def test_chapter_schedules_match_reference(reference_ga1: Any, case: Any) -> Non
         return schedules.blocked(M, K, N, ref_machine, bi, bj, double)
 
     def build_ours() -> Program:
-        return kouter(shape, machine, buffers) if bi is None else blocked(shape, machine, bi, bj, buffers)
+        return (
+            kouter(shape, machine, buffers)
+            if bi is None
+            else blocked(shape, machine, bi, bj, buffers)
+        )
 
     try:
         ref_program = build_reference()
@@ -237,9 +297,15 @@ def test_chapter_schedules_match_reference(reference_ga1: Any, case: Any) -> Non
 
     a, b = schedules.matrices(M, K, N, seed=M * K + N)
     sim, c = schedules.run(ref_program, a, b, ref_machine)
-    dram = {"A": np.array(a, dtype=np.float64), "B": np.array(b, dtype=np.float64), "C": np.zeros((M, N))}
+    dram = {
+        "A": np.array(a, dtype=np.float64),
+        "B": np.array(b, dtype=np.float64),
+        "C": np.zeros((M, N)),
+    }
     result = simulate(machine, program, inputs=dram, trace=True)
     assert result.cycles == sim.cycles
     assert result.trace == tuple(sim.trace)
     assert_same_report(result, sim)
-    assert result.outputs is not None and np.array_equal(result.outputs["C"], np.array(c, dtype=np.float64))
+    assert result.outputs is not None and np.array_equal(
+        result.outputs["C"], np.array(c, dtype=np.float64)
+    )

@@ -1,6 +1,7 @@
 """Energy and area of GA-1 and systolic runs: a hand-worked GA-1 program, counts read from the
 oracles' own results, and properties (non-negative, the breakdown sums to the total, energy never
 falls when a count grows)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -10,8 +11,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simcore.energy import (
-    CATEGORIES, CountError, Ga1Counts, ga1_cost, ga1_counts, ga1_counts_of_program, load_technology,
-    systolic_cost, systolic_counts,
+    CATEGORIES,
+    CountError,
+    Ga1Counts,
+    ga1_cost,
+    ga1_counts,
+    ga1_counts_of_program,
+    load_technology,
+    systolic_cost,
+    systolic_counts,
 )
 from simcore.ga1.machine import Machine
 from simcore.ga1.program import Program
@@ -19,13 +27,18 @@ from simcore.ga1.schedules import blocked, kouter
 from simcore.ga1.timing import run_timing
 from simcore.shape import Shape
 from simcore.systolic import simulate_systolic
-from simcore.systolic.schedule import cycles as closed_form_cycles
-
-from systolic_strategies import designs, operands, shapes
+from simcore.systolic.closed_form import cycles as closed_form_cycles
+from tests.helpers.systolic_strategies import designs, operands, shapes
 
 TECH = load_technology()
-CHAPTER_PROGRAM = [("zero", 2), ("load", 0, "A", 0, 0), ("load", 1, "B", 0, 0), ("mxu", 2, 0, 1),
-                   ("mxu", 2, 0, 1), ("store", 2, "C", 0, 0)]
+CHAPTER_PROGRAM = [
+    ("zero", 2),
+    ("load", 0, "A", 0, 0),
+    ("load", 1, "B", 0, 0),
+    ("mxu", 2, 0, 1),
+    ("mxu", 2, 0, 1),
+    ("store", 2, "C", 0, 0),
+]
 
 
 def _total_matches_breakdown(cost) -> None:  # type: ignore[no-untyped-def]
@@ -53,9 +66,14 @@ def test_the_chapters_six_instruction_program_by_hand() -> None:
     assert cost.area_mm2 == pytest.approx((64 * 636 + 1 * 4049 + 16 * 173.2) / 1e6)
 
 
-@pytest.mark.parametrize("build", [
-    lambda s, m: blocked(s, m, 2, 2), lambda s, m: blocked(s, m, 1, 4, 1, "col"), lambda s, m: kouter(s, m),
-])
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda s, m: blocked(s, m, 2, 2),
+        lambda s, m: blocked(s, m, 1, 4, 1, "col"),
+        lambda s, m: kouter(s, m),
+    ],
+)
 def test_zeros_read_from_timing_equal_the_programs_own_count(build) -> None:  # type: ignore[no-untyped-def]
     machine, shape = Machine(slots=32), Shape(40, 24, 32)
     program = build(shape, machine)
@@ -77,16 +95,28 @@ def test_counts_must_be_whole_and_non_negative() -> None:
 
 
 ga1_counts_strategy = st.builds(Ga1Counts, *(st.integers(0, 10**6) for _ in range(6)))
-machines = st.builds(Machine, T=st.sampled_from([4, 8, 16]), slots=st.integers(3, 256),
-                     dma_words_per_cycle=st.integers(1, 64))
+machines = st.builds(
+    Machine,
+    T=st.sampled_from([4, 8, 16]),
+    slots=st.integers(3, 256),
+    dma_words_per_cycle=st.integers(1, 64),
+)
 
 
-@given(machines, ga1_counts_strategy, st.sampled_from(["cycles", "loads", "stores", "products", "zeros"]),
-       st.integers(1, 1000))
-def test_ga1_energy_is_non_negative_sums_up_and_grows_with_every_count(machine, counts, field, more) -> None:  # type: ignore[no-untyped-def]
+@given(
+    machines,
+    ga1_counts_strategy,
+    st.sampled_from(["cycles", "loads", "stores", "products", "zeros"]),
+    st.integers(1, 1000),
+)
+def test_ga1_energy_is_non_negative_sums_up_and_grows_with_every_count(
+    machine, counts, field, more
+) -> None:  # type: ignore[no-untyped-def]
     cost = ga1_cost(machine, counts, TECH)
     _total_matches_breakdown(cost)
-    bigger = ga1_cost(machine, dataclasses.replace(counts, **{field: getattr(counts, field) + more}), TECH)
+    bigger = ga1_cost(
+        machine, dataclasses.replace(counts, **{field: getattr(counts, field) + more}), TECH
+    )
     assert bigger.energy_pj >= cost.energy_pj and bigger.edp >= cost.edp
     if field != "cycles":
         assert bigger.energy_pj > cost.energy_pj
@@ -104,20 +134,37 @@ def test_systolic_counts_from_the_formula_equal_the_cycle_models_moves(design, s
     _total_matches_breakdown(systolic_cost(design, from_model, TECH))
 
 
-COUNT_FIELDS = ("fetch_writes", "writeback_reads", "hbm_reads", "hbm_writes", "transfers", "stationary_reads",
-                "stationary_writes", "accumulator_reads", "accumulator_writes", "forward_reads", "forward_writes")
+COUNT_FIELDS = (
+    "fetch_writes",
+    "writeback_reads",
+    "hbm_reads",
+    "hbm_writes",
+    "transfers",
+    "stationary_reads",
+    "stationary_writes",
+    "accumulator_reads",
+    "accumulator_writes",
+    "forward_reads",
+    "forward_writes",
+)
 TRAFFIC_FIELDS = ("a_reads", "b_reads", "psum_writes", "psum_readbacks", "c_writes")
 
 
 @settings(max_examples=80, deadline=None)
-@given(designs(max_side=8), shapes(40, 40, 40), st.sampled_from(COUNT_FIELDS + TRAFFIC_FIELDS + ("macs",)),
-       st.integers(1, 10**4))
+@given(
+    designs(max_side=8),
+    shapes(40, 40, 40),
+    st.sampled_from(COUNT_FIELDS + TRAFFIC_FIELDS + ("macs",)),
+    st.integers(1, 10**4),
+)
 def test_systolic_energy_grows_with_every_count(design, shape, field, more) -> None:  # type: ignore[no-untyped-def]
     counts = systolic_counts(design, shape, closed_form_cycles(design, shape), TECH)
     cost = systolic_cost(design, counts, TECH)
     _total_matches_breakdown(cost)
     if field in TRAFFIC_FIELDS:
-        traffic = dataclasses.replace(counts.traffic, **{field: getattr(counts.traffic, field) + more})
+        traffic = dataclasses.replace(
+            counts.traffic, **{field: getattr(counts.traffic, field) + more}
+        )
         grown = dataclasses.replace(counts, traffic=traffic)
     else:
         grown = dataclasses.replace(counts, **{field: getattr(counts, field) + more})
@@ -132,5 +179,7 @@ def test_shadow_registers_cost_register_energy_and_area() -> None:
     shadowed = SystolicDesign(SystolicArray(16, 16), "ws", assumptions=Assumptions(shadow=True))
     costs = [systolic_cost(d, systolic_counts(d, shape, 1, TECH), TECH) for d in (plain, shadowed)]
     extra = costs[1].category("register").pj - costs[0].category("register").pj
-    assert extra == pytest.approx(64 * 64 * (0.03 + 0.03))  # every weight written and read once more
+    assert extra == pytest.approx(
+        64 * 64 * (0.03 + 0.03)
+    )  # every weight written and read once more
     assert costs[1].area_mm2 - costs[0].area_mm2 == pytest.approx(256 * 36.2 / 1e6)

@@ -1,5 +1,6 @@
 """Technology tables: the shipped tables load, every default cites its source, SRAM energy scales
 with capacity through its points, and a bad table is refused in one line that names the key."""
+
 from __future__ import annotations
 
 import copy
@@ -84,17 +85,31 @@ def _broken(change: Any) -> str:
         (lambda d: d["energy"].pop("mac_pj"), "energy.mac_pj: missing key"),
         (lambda d: d.pop("word_bits"), "word_bits: missing key"),
         (lambda d: d["sram"][1].pop("read_pj"), "sram[1].read_pj: missing key"),
-        (lambda d: d["energy"].__setitem__("dram_read_pj", -1.0), "energy.dram_read_pj: must not be negative"),
+        (
+            lambda d: d["energy"].__setitem__("dram_read_pj", -1.0),
+            "energy.dram_read_pj: must not be negative",
+        ),
         (lambda d: d["area"].__setitem__("pe_um2", -5), "area.pe_um2: must not be negative"),
         (lambda d: d["energy"].__setitem__("mac_pj", "0.3 mm2"), "energy.mac_pj: wrong unit 'mm2'"),
-        (lambda d: d["area"].__setitem__("dma_lane_um2", "3 pJ"), "area.dma_lane_um2: wrong unit 'pJ'"),
+        (
+            lambda d: d["area"].__setitem__("dma_lane_um2", "3 pJ"),
+            "area.dma_lane_um2: wrong unit 'pJ'",
+        ),
         (lambda d: d["energy"].__setitem__("mac_pj", "a lot"), "energy.mac_pj: expected a number"),
-        (lambda d: d["energy"].__setitem__("mac_pj", True), "energy.mac_pj: expected a number in pJ"),
-        (lambda d: d["energy"].__setitem__("mac_pj", float("nan")), "energy.mac_pj: must be finite"),
+        (
+            lambda d: d["energy"].__setitem__("mac_pj", True),
+            "energy.mac_pj: expected a number in pJ",
+        ),
+        (
+            lambda d: d["energy"].__setitem__("mac_pj", float("nan")),
+            "energy.mac_pj: must be finite",
+        ),
         (lambda d: d.__setitem__("word_bits", 8.5), "word_bits: expected a whole number of bits"),
         (lambda d: d.__setitem__("accumulator_bits", 0), "accumulator_bits: must be positive"),
-        (lambda d: d["energy"].__setitem__("mac_nj", 0.0003), "energy.mac_nj: unknown key (wrong unit: "
-                                                              "this table states it as mac_pj, in pJ)"),
+        (
+            lambda d: d["energy"].__setitem__("mac_nj", 0.0003),
+            "energy.mac_nj: unknown key (wrong unit: this table states it as mac_pj, in pJ)",
+        ),
         (lambda d: d["energy"].__setitem__("leakage_pj", 1.0), "energy.leakage_pj: unknown key"),
         (lambda d: d.__setitem__("clock_ghz", 1.0), "clock_ghz: unknown key"),
         (lambda d: d["sources"].__setitem__("voltage", "x"), "sources.voltage: cites a key"),

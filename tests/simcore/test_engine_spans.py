@@ -1,9 +1,8 @@
 """The timeline's busy spans (engine/spans.py) are the trace's bars, back-to-back ones merged."""
+
 from __future__ import annotations
 
-import numpy as np
 from hypothesis import HealthCheck, given, settings
-
 from test_differential import cases
 
 from simcore import Machine, Program, Shape, blocked, simulate
@@ -15,8 +14,11 @@ from simcore.ga1.program import MXU, OPCODE_NAMES
 
 def _bars(trace: list, program: Program, op: int) -> list[tuple[int, int]]:
     """(start, finish) of each instruction of opcode `op` that takes time (the old picture's bars)."""
-    return [(start, finish) for index, _engine, start, finish, *_ in trace
-            if finish > start and program.code[index, 0] == op]
+    return [
+        (start, finish)
+        for index, _engine, start, finish, *_ in trace
+        if finish > start and program.code[index, 0] == op
+    ]
 
 
 def _merged(bars: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -49,7 +51,10 @@ def test_spans_of_random_programs(case) -> None:
 
 def test_spans_of_generated_programs() -> None:
     shape, machine = Shape(96, 64, 80), Machine(slots=40)
-    for program in (blocked(shape, machine, 2, 4, 2), engine.General(shape, machine, GeneralParams(bi=3, bj=4)).program()):
+    for program in (
+        blocked(shape, machine, 2, 4, 2),
+        engine.General(shape, machine, GeneralParams(bi=3, bj=4)).program(),
+    ):
         _check(machine, program)
     # a schedule that keeps the matrix unit busy draws it as a few spans
     machine = Machine(slots=64)

@@ -1,5 +1,6 @@
 """The general schedule generator: every program it emits is hazard-free and exact, its slot
 estimate is honest, and the best parameters found stay as fast as measured."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -9,22 +10,62 @@ from hypothesis import strategies as st
 
 from simcore import Machine, ScheduleError, Shape, matmul_inputs, replay, simulate
 from simcore.ga1.generator import (
-    INNER_ORDERS, CompileOptions, GeneralParams, bands,
-    cell_order, check_products, compile_products, default_params, general, overlap_params, panel_params, product_order,
+    INNER_ORDERS,
+    CompileOptions,
+    GeneralParams,
+    bands,
+    cell_order,
+    check_products,
+    compile_products,
+    default_params,
+    general,
+    overlap_params,
+    panel_params,
+    product_order,
     slots_needed,
 )
-from generator_strategies import general_params
 from simcore.ga1.lower_bounds import compute_pipeline_bound
+from tests.helpers.generator_strategies import general_params
 
 SHAPE = Shape(128, 128, 128)
 
 # The best parameters the local search found (see the report); regression targets.
-BEST_64 = GeneralParams(bi=6, bj=7, partition="balanced", block_order="col", serpentine=True,
-                        k_direction="up", inner="lshape", tail=4, lookahead=28, store_first=False)
-BEST_32 = GeneralParams(bi=6, bj=4, partition="uniform", block_order="row", serpentine=True,
-                        k_direction="alternate", inner="lshape", tail=0, lookahead=12, store_first=False)
-BEST_16 = GeneralParams(bi=6, bj=2, partition="uniform", block_order="row", serpentine=True,
-                        k_direction="alternate", inner="zigzag", tail=1, lookahead=2, store_first=False)
+BEST_64 = GeneralParams(
+    bi=6,
+    bj=7,
+    partition="balanced",
+    block_order="col",
+    serpentine=True,
+    k_direction="up",
+    inner="lshape",
+    tail=4,
+    lookahead=28,
+    store_first=False,
+)
+BEST_32 = GeneralParams(
+    bi=6,
+    bj=4,
+    partition="uniform",
+    block_order="row",
+    serpentine=True,
+    k_direction="alternate",
+    inner="lshape",
+    tail=0,
+    lookahead=12,
+    store_first=False,
+)
+BEST_16 = GeneralParams(
+    bi=6,
+    bj=2,
+    partition="uniform",
+    block_order="row",
+    serpentine=True,
+    k_direction="alternate",
+    inner="zigzag",
+    tail=1,
+    lookahead=2,
+    store_first=False,
+)
 
 
 def run_exact(shape: Shape, machine: Machine, program, seed: int = 0) -> tuple[int, list]:
@@ -44,7 +85,14 @@ dims = st.integers(1, 52)  # includes single rows/columns and non-multiples of T
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(m=dims, k=dims, n=dims, params=params_strategy, extra=st.integers(0, 30), seed=st.integers(0, 99))
+@given(
+    m=dims,
+    k=dims,
+    n=dims,
+    params=params_strategy,
+    extra=st.integers(0, 30),
+    seed=st.integers(0, 99),
+)
 def test_every_program_is_hazard_free_and_exact(m, k, n, params, extra, seed):
     shape = Shape(m, k, n)
     need = slots_needed(shape, Machine(), params)
@@ -83,7 +131,14 @@ def test_product_order_covers_every_product_once(m, k, n, params):
 
 
 @settings(max_examples=30, deadline=None)
-@given(m=dims, k=dims, n=dims, seed=st.integers(0, 10**6), lookahead=st.integers(0, 20), store_first=st.booleans())
+@given(
+    m=dims,
+    k=dims,
+    n=dims,
+    seed=st.integers(0, 10**6),
+    lookahead=st.integers(0, 20),
+    store_first=st.booleans(),
+)
 def test_compiler_accepts_any_valid_order(m, k, n, seed, lookahead, store_first):
     shape = Shape(m, k, n)
     Mt, Kt, Nt = shape.tiles(8)
@@ -104,7 +159,9 @@ def test_compiler_rejects_bad_orders_and_tight_scratchpads():
         compile_products(shape, Machine(), order[:-1] + [order[0]])
     with pytest.raises(ScheduleError, match="expected 8"):
         compile_products(shape, Machine(), order[:-1])
-    k_outer = [(i, j, k) for k in range(2) for i in range(2) for j in range(2)]  # 4 live accumulators
+    k_outer = [
+        (i, j, k) for k in range(2) for i in range(2) for j in range(2)
+    ]  # 4 live accumulators
     with pytest.raises(ScheduleError, match="working set"):
         compile_products(shape, Machine(slots=5), k_outer)
     compile_products(shape, Machine(slots=6), k_outer)
@@ -150,7 +207,10 @@ def test_a_panel_seed_keeps_a_resident_and_moves_fewer_tiles() -> None:
     Mt, Kt, Nt = shape.tiles(machine.T)
     ran = simulate(machine, general(shape, machine, panel))
     assert ran.loads < Mt * Kt + 12 * Kt * Nt + Mt  # A about once, B once per band of 4 rows
-    assert ran.tiles_moved < simulate(machine, general(shape, machine, default_params(shape, machine))).tiles_moved
+    assert (
+        ran.tiles_moved
+        < simulate(machine, general(shape, machine, default_params(shape, machine))).tiles_moved
+    )
     # Transposed, the panel is one of B, visited by columns.
     flipped = panel_params(Shape(512, 64, 384), machine)
     assert flipped is not None and (flipped.bi, flipped.bj, flipped.block_order) == (1, 4, "col")
@@ -175,7 +235,10 @@ def test_an_overlap_seed_reaches_the_bound_where_the_default_block_does_not() ->
     assert seed is not None and (seed.bi, seed.bj) == (7, 5)
     bound = compute_pipeline_bound(shape, machine)  # 555,620
     assert simulate(machine, general(shape, machine, seed)).cycles <= 1.0005 * bound  # 555,736
-    assert simulate(machine, general(shape, machine, default_params(shape, machine))).cycles > 1.02 * bound  # 568,520
+    assert (
+        simulate(machine, general(shape, machine, default_params(shape, machine))).cycles
+        > 1.02 * bound
+    )  # 568,520
 
 
 @pytest.mark.parametrize("slots", [16, 32, 64])
@@ -185,18 +248,30 @@ def test_no_overlap_seed_at_128_cubed(slots: int) -> None:
     assert overlap_params(SHAPE, Machine(slots=slots)) is None
 
 
-@given(m=st.integers(1, 64), k=st.integers(1, 64), n=st.integers(1, 64), slots=st.integers(4, 96),
-       mxu_cycles=st.sampled_from([4, 8, 16]))
+@given(
+    m=st.integers(1, 64),
+    k=st.integers(1, 64),
+    n=st.integers(1, 64),
+    slots=st.integers(4, 96),
+    mxu_cycles=st.sampled_from([4, 8, 16]),
+)
 @settings(max_examples=80, deadline=None)
-def test_an_overlap_seed_fits_and_keeps_the_matrix_unit_busy(m: int, k: int, n: int, slots: int, mxu_cycles: int) -> None:
+def test_an_overlap_seed_fits_and_keeps_the_matrix_unit_busy(
+    m: int, k: int, n: int, slots: int, mxu_cycles: int
+) -> None:
     shape, machine = Shape(8 * m, 8 * k, 8 * n), Machine(slots=slots, mxu_cycles=mxu_cycles)
     seed = overlap_params(shape, machine)
     if seed is None:
         return
     assert slots_needed(shape, machine, seed) <= slots
-    assert (seed.bi, seed.bj) != (default_params(shape, machine).bi, default_params(shape, machine).bj)
+    assert (seed.bi, seed.bj) != (
+        default_params(shape, machine).bi,
+        default_params(shape, machine).bj,
+    )
     D = machine.dma_cycles
-    for rows, cols in ((r, c) for r in bands(m, seed.bi, "balanced") for c in bands(n, seed.bj, "balanced")):
+    for rows, cols in (
+        (r, c) for r in bands(m, seed.bi, "balanced") for c in bands(n, seed.bj, "balanced")
+    ):
         h, w = len(rows), len(cols)
         assert k * (h + w) * D + h * w * D <= 0.97 * k * h * w * mxu_cycles
 
@@ -258,11 +333,25 @@ def _default_params_by_search(shape, machine):
                 best, lookahead = cand, (2 if spare <= 1 else 4 * spare)
     if best is None:
         return GeneralParams(bi=1, bj=1, tail=0, lookahead=1, store_first=False)
-    return GeneralParams(bi=best[3], bj=best[4], partition="balanced", inner="lshape", tail=0, lookahead=lookahead, store_first=False)
+    return GeneralParams(
+        bi=best[3],
+        bj=best[4],
+        partition="balanced",
+        inner="lshape",
+        tail=0,
+        lookahead=lookahead,
+        store_first=False,
+    )
 
 
 @settings(max_examples=200, deadline=None)
-@given(m=st.integers(1, 400), k=dims, n=st.integers(1, 400), params=params_strategy, slots=st.integers(1, 90))
+@given(
+    m=st.integers(1, 400),
+    k=dims,
+    n=st.integers(1, 400),
+    params=params_strategy,
+    slots=st.integers(1, 90),
+)
 def test_closed_forms_equal_the_listings(m, k, n, params, slots):
     # slots_needed and default_params no longer list blocks, units or every band size (a huge
     # shape or slot count stays cheap); they must give what the listings gave.

@@ -1,12 +1,20 @@
 """Golden numbers transcribed from the chapter (/work/shared/spec/ga1-chapter.md): the 64-slot
 128x128x128 table, the 32x32x32 timeline pictures, and the 16-slot facts stated in the text."""
+
 from __future__ import annotations
 
 import pytest
 
 from simcore import (
-    Machine, ScheduleError, Shape, blocked, chapter_sweep, predicted_double_buffered_cycles,
-    simple_bounds, simulate, timeline,
+    Machine,
+    ScheduleError,
+    Shape,
+    blocked,
+    chapter_sweep,
+    predicted_double_buffered_cycles,
+    simple_bounds,
+    simulate,
+    timeline,
 )
 
 SHAPE = Shape(128, 128, 128)
@@ -52,7 +60,9 @@ def _expected_rows() -> list[tuple[str, list[str]]]:
     return [_split(line) for line in TABLE_64.splitlines()]
 
 
-def _row_64(tiles: int, cycles: int, util: float, dma: float, vs_best: float, model: str) -> list[str]:
+def _row_64(
+    tiles: int, cycles: int, util: float, dma: float, vs_best: float, model: str
+) -> list[str]:
     fields = [str(tiles), str(cycles), f"{util:.0%}", f"{dma:.0%}", f"{vs_best:.2f}x"]
     return fields + model.split() if model else fields
 
@@ -72,8 +82,19 @@ def sweep_64() -> list[tuple[str, list[str]]]:
         if block is not None and schedule.buffers == 2:
             predicted = predicted_double_buffered_cycles(SHAPE, machine, *block)
             model = f"{predicted} ({predicted / result.cycles:.2f})"
-        rows.append((schedule.label(SHAPE, machine), _row_64(
-            result.tiles_moved, result.cycles, result.mxu_util, result.dma_busy, result.cycles / best, model)))
+        rows.append(
+            (
+                schedule.label(SHAPE, machine),
+                _row_64(
+                    result.tiles_moved,
+                    result.cycles,
+                    result.mxu_util,
+                    result.dma_busy,
+                    result.cycles / best,
+                    model,
+                ),
+            )
+        )
     return rows
 
 
@@ -92,10 +113,13 @@ def test_table_header_bounds() -> None:
     assert (b.compute, b.dma) == (32768, 15360)
 
 
-@pytest.mark.parametrize("buffers, cycles, util, picture", [
-    (1, 1696, "30%", PICTURE_SINGLE),
-    (2, 1600, "32%", PICTURE_DOUBLE),
-])
+@pytest.mark.parametrize(
+    "buffers, cycles, util, picture",
+    [
+        (1, 1696, "30%", PICTURE_SINGLE),
+        (2, 1600, "32%", PICTURE_DOUBLE),
+    ],
+)
 def test_timeline_picture(buffers: int, cycles: int, util: str, picture: tuple[str, str]) -> None:
     machine = Machine(slots=64)
     result = simulate(machine, blocked(Shape(32, 32, 32), machine, 2, 2, buffers), trace=True)
@@ -122,5 +146,10 @@ def test_sixteen_slot_sweep() -> None:
     assert (best, fits[best]) == ("blocked 2x4, 1 buf", 76160)
     assert fits["blocked 2x2, 2 buf"] == 87040
     # The large blocks and the double-buffered medium ones do not fit.
-    for label in ("blocked 2x4, 2 buf", "blocked 4x4, 1 buf", "blocked 4x8, 2 buf", "blocked 1x16 (row: i,k,j), 1 buf"):
+    for label in (
+        "blocked 2x4, 2 buf",
+        "blocked 4x4, 1 buf",
+        "blocked 4x8, 2 buf",
+        "blocked 1x16 (row: i,k,j), 1 buf",
+    ):
         assert label not in fits

@@ -1,4 +1,5 @@
 """Lower bounds: the golden values, and that no real schedule ever beats them."""
+
 from __future__ import annotations
 
 from hypothesis import given, settings
@@ -8,11 +9,15 @@ from simcore import Machine, ScheduleError, Shape, blocked, kouter, simulate
 from simcore.ga1.bounds import simple_bounds
 from simcore.ga1.generator import GeneralParams, general, slots_needed
 from simcore.ga1.generator.order import block_products
-from generator_strategies import general_params, strip_params
 from simcore.ga1.generator.strips import strip_slots_needed, strips
 from simcore.ga1.lower_bounds import (
-    compute_pipeline_bound, io_bound_cycles, io_bound_tiles, lower_bound, max_products_after,
+    compute_pipeline_bound,
+    io_bound_cycles,
+    io_bound_tiles,
+    lower_bound,
+    max_products_after,
 )
+from tests.helpers.generator_strategies import general_params, strip_params
 
 SHAPE = Shape(128, 128, 128)
 
@@ -26,8 +31,14 @@ def test_golden_pipeline_bound():
 
 
 def test_golden_io_bound():
+    # The window argument with the slot the window's first event writes left out (S - 1 held
+    # tiles, none before the first window): X = 28, F(43) = 50, F(28) = 27, 28 * 82 + 1.
+    assert io_bound_tiles(SHAPE, Machine(slots=16)) == 2297
+    assert lower_bound(SHAPE, Machine(slots=16)) == 45_940
     assert io_bound_tiles(SHAPE, Machine(slots=16)) >= 2080
-    assert io_bound_cycles(SHAPE, Machine(slots=16)) == io_bound_tiles(SHAPE, Machine(slots=16)) * 20
+    assert (
+        io_bound_cycles(SHAPE, Machine(slots=16)) == io_bound_tiles(SHAPE, Machine(slots=16)) * 20
+    )
     assert lower_bound(SHAPE, Machine(slots=16)) >= 41_600
     # Never below moving each tile once, and more slots never raise it.
     for slots in (4, 8, 16, 32, 64):
@@ -38,8 +49,8 @@ def test_golden_io_bound():
 
 def test_products_after_n_loads():
     assert [max_products_after(n, 16, 16, 16) for n in range(7)] == [0, 0, 1, 2, 4, 6, 9]
-    assert max_products_after(5, 1, 4, 4) == 4      # one row: each k step has a single A tile
-    assert max_products_after(100, 2, 2, 2) == 8    # never more than every product
+    assert max_products_after(5, 1, 4, 4) == 4  # one row: each k step has a single A tile
+    assert max_products_after(100, 2, 2, 2) == 8  # never more than every product
 
 
 def _chapter_programs(shape: Shape, machine: Machine):
@@ -72,8 +83,16 @@ dims = st.integers(1, 96)
 
 
 @settings(max_examples=60, deadline=None)
-@given(m=dims, k=dims, n=dims, slots=st.integers(3, 64), params=params_strategy,
-       fill=st.integers(0, 12), setup=st.integers(0, 24), mxu=st.integers(1, 16))
+@given(
+    m=dims,
+    k=dims,
+    n=dims,
+    slots=st.integers(3, 64),
+    params=params_strategy,
+    fill=st.integers(0, 12),
+    setup=st.integers(0, 24),
+    mxu=st.integers(1, 16),
+)
 def test_bounds_never_exceed_generated_schedules(m, k, n, slots, params, fill, setup, mxu):
     shape = Shape(m, k, n)
     machine = Machine(slots=slots, mxu_fill=fill, dma_setup=setup, mxu_cycles=mxu)
@@ -86,13 +105,25 @@ def test_bounds_never_exceed_generated_schedules(m, k, n, slots, params, fill, s
 
 
 @settings(max_examples=30, deadline=None)
-@given(m=dims, k=dims, n=dims, slots=st.integers(3, 40), bi=st.integers(1, 5), bj=st.integers(1, 5),
-       buffers=st.integers(1, 2), fill=st.integers(0, 12), mxu=st.integers(1, 16))
+@given(
+    m=dims,
+    k=dims,
+    n=dims,
+    slots=st.integers(3, 40),
+    bi=st.integers(1, 5),
+    bj=st.integers(1, 5),
+    buffers=st.integers(1, 2),
+    fill=st.integers(0, 12),
+    mxu=st.integers(1, 16),
+)
 def test_bounds_never_exceed_chapter_schedules(m, k, n, slots, bi, bj, buffers, fill, mxu):
     shape = Shape(m, k, n)
     machine = Machine(slots=slots, mxu_fill=fill, mxu_cycles=mxu)
     programs = []
-    for build in (lambda: blocked(shape, machine, bi, bj, buffers), lambda: kouter(shape, machine, buffers)):
+    for build in (
+        lambda: blocked(shape, machine, bi, bj, buffers),
+        lambda: kouter(shape, machine, buffers),
+    ):
         try:
             programs.append(build())
         except ScheduleError:
@@ -104,8 +135,16 @@ def test_bounds_never_exceed_chapter_schedules(m, k, n, slots, bi, bj, buffers, 
 
 
 @settings(max_examples=60, deadline=None)
-@given(m=dims, k=dims, n=dims, slots=st.integers(3, 64), params=strip_params(),
-       fill=st.integers(0, 12), setup=st.integers(0, 24), mxu=st.integers(1, 16))
+@given(
+    m=dims,
+    k=dims,
+    n=dims,
+    slots=st.integers(3, 64),
+    params=strip_params(),
+    fill=st.integers(0, 12),
+    setup=st.integers(0, 24),
+    mxu=st.integers(1, 16),
+)
 def test_bounds_never_exceed_strip_schedules(m, k, n, slots, params, fill, setup, mxu):
     shape = Shape(m, k, n)
     machine = Machine(slots=slots, mxu_fill=fill, dma_setup=setup, mxu_cycles=mxu)
@@ -115,6 +154,8 @@ def test_bounds_never_exceed_strip_schedules(m, k, n, slots, params, fill, setup
     assert compute_pipeline_bound(shape, machine) <= result.cycles
     assert io_bound_tiles(shape, machine) <= result.tiles_moved
     assert lower_bound(shape, machine) <= result.cycles
+
+
 def test_huge_scratchpads_cost_nothing_and_keep_a_proven_bound(monkeypatch):
     # Slots enough for every tile (or a window program too long to run): moving every tile once,
     # without running the window program at all; never above a smaller scratchpad's bound.
@@ -125,7 +166,12 @@ def test_huge_scratchpads_cost_nothing_and_keep_a_proven_bound(monkeypatch):
 
     monkeypatch.setattr(lower_bounds, "_window_products", refuse)
     lower_bounds._io_bound.cache_clear()
-    for shape, slots in ((SHAPE, 768), (SHAPE, 100_000), (Shape(1024, 1024, 1024), 5_000), (Shape(1024, 1024, 1024), 10**9)):
+    for shape, slots in (
+        (SHAPE, 768),
+        (SHAPE, 100_000),
+        (Shape(1024, 1024, 1024), 5_000),
+        (Shape(1024, 1024, 1024), 10**9),
+    ):
         tiles = io_bound_tiles(shape, Machine(slots=slots))
         assert tiles * 20 == simple_bounds(shape, Machine(slots=slots)).dma
     lower_bounds._io_bound.cache_clear()
@@ -137,7 +183,9 @@ def test_pair_products_closed_form_is_the_search():
     for mt in range(1, 12):
         for nt in range(1, 12):
             for s in range(0, mt + nt + 3):
-                searched = max((a * (s - a) for a in range(max(0, s - nt), min(mt, s) + 1)), default=0)
+                searched = max(
+                    (a * (s - a) for a in range(max(0, s - nt), min(mt, s) + 1)), default=0
+                )
                 assert _pair_products(s, mt, nt) == searched
 
 
@@ -148,12 +196,18 @@ def _fewest_transfers_order_128_on_16() -> list[tuple[int, int, int]]:
     blocks = []
     for strip in range(4):
         rows = [range(r, r + 3) for r in range(0, 12, 3)]
-        blocks += [(r, range(4 * strip, 4 * strip + 4)) for r in (rows[::-1] if strip % 2 else rows)]
+        blocks += [
+            (r, range(4 * strip, 4 * strip + 4)) for r in (rows[::-1] if strip % 2 else rows)
+        ]
     blocks += [(range(12, 16), range(3 * c, min(3 * c + 3, 16))) for c in range(6)]
     products = []
     for number, (rows, cols) in enumerate(blocks):
         held_rows = len(rows) <= len(cols)  # the shorter side is held, the longer streams
-        cells = [(i, j) for j in cols for i in rows] if held_rows else [(i, j) for i in rows for j in cols]
+        cells = (
+            [(i, j) for j in cols for i in rows]
+            if held_rows
+            else [(i, j) for i in rows for j in cols]
+        )
         products += block_products(cells, range(16) if number % 2 == 0 else range(15, -1, -1), 0)
     return products
 
@@ -166,7 +220,9 @@ def test_no_tile_count_bound_can_reach_57000_cycles_at_16_slots():
     from simcore.ga1.verify import verify_matmul
 
     machine = Machine(slots=16)
-    program = compile_products(SHAPE, machine, _fewest_transfers_order_128_on_16(), CompileOptions(lookahead=0))
+    program = compile_products(
+        SHAPE, machine, _fewest_transfers_order_128_on_16(), CompileOptions(lookahead=0)
+    )
     verification, result = verify_matmul(machine, program, SHAPE)
     assert verification.ok
     assert result.tiles_moved == 2_604 and result.cycles > 57_000

@@ -6,6 +6,7 @@ tools/scalesim_golden.py (its provenance block names the version and the command
 SCALE-Sim counts differently, the tests say so: its Total Cycles is the last 0-based cycle
 index (the demand rows minus one), and its os OFMAP write count adds folds x (R + C).
 """
+
 from __future__ import annotations
 
 import json
@@ -17,21 +18,31 @@ from hypothesis import strategies as st
 
 from simcore.checks import ceil_div
 from simcore.shape import Shape
-from simcore.systolic import SCALESIM, SystolicArray, SystolicDesign, cycles, design_traffic, simulate_systolic
-
-from systolic_strategies import operands
+from simcore.systolic import (
+    SCALESIM,
+    SystolicArray,
+    SystolicDesign,
+    cycles,
+    design_traffic,
+    simulate_systolic,
+)
+from tests.helpers.systolic_strategies import operands
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "scalesim.json").read_text())
 CASES = GOLDEN["cases"]
 
 
 def _id(case: dict) -> str:
-    return f"{case['m']}x{case['k']}x{case['n']}-on-{case['rows']}x{case['cols']}-{case['dataflow']}"
+    return (
+        f"{case['m']}x{case['k']}x{case['n']}-on-{case['rows']}x{case['cols']}-{case['dataflow']}"
+    )
 
 
 def _design(case: dict) -> tuple[SystolicDesign, Shape]:
-    return (SystolicDesign(SystolicArray(case["rows"], case["cols"]), case["dataflow"], None, SCALESIM),
-            Shape(case["m"], case["k"], case["n"]))
+    return (
+        SystolicDesign(SystolicArray(case["rows"], case["cols"]), case["dataflow"], None, SCALESIM),
+        Shape(case["m"], case["k"], case["n"]),
+    )
 
 
 def test_the_golden_data_says_where_it_came_from() -> None:
@@ -49,7 +60,10 @@ def test_cycles_and_reads_equal_scalesim(case: dict) -> None:
     assert case["total_cycles"] == case["demand_rows"] - 1
     assert cycles(design, shape) == case["demand_rows"]
     traffic = design_traffic(design, shape)
-    assert (traffic.a_reads, traffic.b_reads) == (case["ifmap_sram_reads"], case["filter_sram_reads"])
+    assert (traffic.a_reads, traffic.b_reads) == (
+        case["ifmap_sram_reads"],
+        case["filter_sram_reads"],
+    )
 
 
 @pytest.mark.parametrize("case", CASES, ids=_id)
@@ -89,13 +103,23 @@ def test_the_rows_formula_matches_scalesim(case: dict) -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(m=st.integers(1, 700), k=st.integers(1, 700), n=st.integers(1, 700), rows=st.integers(1, 64),
-       cols=st.integers(1, 64), dataflow=st.sampled_from(["ws", "os", "is"]))
-def test_any_gemm_and_array_under_scalesim_assumptions(m: int, k: int, n: int, rows: int, cols: int,
-                                                       dataflow: str) -> None:
+@given(
+    m=st.integers(1, 700),
+    k=st.integers(1, 700),
+    n=st.integers(1, 700),
+    rows=st.integers(1, 64),
+    cols=st.integers(1, 64),
+    dataflow=st.sampled_from(["ws", "os", "is"]),
+)
+def test_any_gemm_and_array_under_scalesim_assumptions(
+    m: int, k: int, n: int, rows: int, cols: int, dataflow: str
+) -> None:
     design = SystolicDesign(SystolicArray(rows, cols), dataflow, None, SCALESIM)
     assert cycles(design, Shape(m, k, n)) == scalesim_rows(m, k, n, rows, cols, dataflow)
     traffic = design_traffic(design, Shape(m, k, n))
-    reads = {"ws": (m * k * ceil_div(n, cols), k * n), "is": (m * k, k * n * ceil_div(m, cols)),
-             "os": (m * k * ceil_div(n, cols), k * n * ceil_div(m, rows))}
+    reads = {
+        "ws": (m * k * ceil_div(n, cols), k * n),
+        "is": (m * k, k * n * ceil_div(m, cols)),
+        "os": (m * k * ceil_div(n, cols), k * n * ceil_div(m, rows)),
+    }
     assert (traffic.a_reads, traffic.b_reads) == reads[dataflow]

@@ -1,5 +1,6 @@
 """Strip schedules: every program is exact and hazard-free, the blocks tile C and obey the slot
 rule, the slot need is exact, and the compiler's `protect` leaves existing programs unchanged."""
+
 from __future__ import annotations
 
 import hashlib
@@ -10,29 +11,63 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_generator import run_exact
 
 from simcore import Machine, ScheduleError, Shape, simulate
 from simcore.ga1.generator import GeneralParams, general
 from simcore.ga1.generator.compile import CompileOptions, check_products, compile_products
 from simcore.ga1.generator.strips import (
-    StripParams, block_height, step_cells, strip_blocks, strip_loads_estimate, strip_order, strip_slots_needed,
-    strip_widths, strips,
+    StripParams,
+    block_height,
+    step_cells,
+    strip_blocks,
+    strip_loads_estimate,
+    strip_order,
+    strip_slots_needed,
+    strip_widths,
+    strips,
 )
-from generator_strategies import strip_params
-from test_generator import run_exact
+from tests.helpers.generator_strategies import strip_params
 
 SHAPE = Shape(128, 128, 128)
 GOLDEN_PROGRAMS = Path(__file__).parent / "data" / "general_programs_sha256.json"
 
 # The best strip points found by direct search (benchmarks/bench_structures.py); regression targets.
-BEST_32 = StripParams(axis="col", reserve=2, strip_order="narrow", first_reverse=False, partition="balanced",
-                      split=2, flip=True, tail=2, lookahead=16, store_first=False, protect=8)
-BEST_16 = StripParams(axis="col", reserve=2, strip_order="wide", first_reverse=False, partition="balanced",
-                      split=0, flip=True, tail=0, lookahead=8, store_first=False, protect=32)
+BEST_32 = StripParams(
+    axis="col",
+    reserve=2,
+    strip_order="narrow",
+    first_reverse=False,
+    partition="balanced",
+    split=2,
+    flip=True,
+    tail=2,
+    lookahead=16,
+    store_first=False,
+    protect=8,
+)
+BEST_16 = StripParams(
+    axis="col",
+    reserve=2,
+    strip_order="wide",
+    first_reverse=False,
+    partition="balanced",
+    split=0,
+    flip=True,
+    tail=0,
+    lookahead=8,
+    store_first=False,
+    protect=32,
+)
 
 dims = st.integers(1, 52)  # single rows and columns, and sizes that are not multiples of T = 8
-machines = st.builds(Machine, slots=st.integers(3, 40), dma_setup=st.integers(0, 24), mxu_cycles=st.integers(1, 16),
-                     mxu_fill=st.integers(0, 12))
+machines = st.builds(
+    Machine,
+    slots=st.integers(3, 40),
+    dma_setup=st.integers(0, 24),
+    mxu_cycles=st.integers(1, 16),
+    mxu_fill=st.integers(0, 12),
+)
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -85,7 +120,11 @@ def test_slots_needed_is_the_minimum_that_compiles(m, k, n, slots, params):
 
 
 def test_widths_and_heights_at_128():
-    assert block_height(6, 16, 2, 16) == 2 and block_height(2, 16, 2, 16) == 6 and block_height(4, 32, 2, 16) == 6
+    assert (
+        block_height(6, 16, 2, 16) == 2
+        and block_height(2, 16, 2, 16) == 6
+        and block_height(4, 32, 2, 16) == 6
+    )
     assert block_height(1, 3, 2, 16) == 0
     # Loads per k step: 172 at 16 slots (uniform 2 x 6 blocks need 176), 108 at 32 (uniform: 112).
     assert strip_widths(16, 16, 16, 2) == (172, [2, 2, 6, 6])
@@ -98,9 +137,36 @@ def test_widths_and_heights_at_128():
 
 def test_step_cells():
     # 2 x 4 block: the A rows are held, the B columns stream; the last 2 columns row by row.
-    assert step_cells(2, 4, 0, False) == [(0, 0), (1, 0), (0, 1), (1, 1), (0, 2), (1, 2), (0, 3), (1, 3)]
-    assert step_cells(2, 4, 2, False) == [(0, 0), (1, 0), (0, 1), (1, 1), (0, 2), (0, 3), (1, 2), (1, 3)]
-    assert step_cells(2, 4, 2, True) == [(0, 3), (1, 3), (0, 2), (1, 2), (0, 1), (0, 0), (1, 1), (1, 0)]
+    assert step_cells(2, 4, 0, False) == [
+        (0, 0),
+        (1, 0),
+        (0, 1),
+        (1, 1),
+        (0, 2),
+        (1, 2),
+        (0, 3),
+        (1, 3),
+    ]
+    assert step_cells(2, 4, 2, False) == [
+        (0, 0),
+        (1, 0),
+        (0, 1),
+        (1, 1),
+        (0, 2),
+        (0, 3),
+        (1, 2),
+        (1, 3),
+    ]
+    assert step_cells(2, 4, 2, True) == [
+        (0, 3),
+        (1, 3),
+        (0, 2),
+        (1, 2),
+        (0, 1),
+        (0, 0),
+        (1, 1),
+        (1, 0),
+    ]
     # 3 x 2: the B columns are held, the A rows stream.
     assert step_cells(3, 2, 0, False) == [(0, 0), (0, 1), (1, 0), (1, 1), (2, 0), (2, 1)]
     assert step_cells(3, 2, 1, False) == step_cells(3, 2, 0, False)  # one line alone: same order
@@ -109,8 +175,15 @@ def test_step_cells():
 
 
 def test_parameters_are_validated():
-    for bad in (dict(reserve=0), dict(split=-1), dict(axis="diagonal"), dict(strip_order="random"),
-                dict(flip=1), dict(protect=-2), dict(partition="even")):
+    for bad in (
+        dict(reserve=0),
+        dict(split=-1),
+        dict(axis="diagonal"),
+        dict(strip_order="random"),
+        dict(flip=1),
+        dict(protect=-2),
+        dict(partition="even"),
+    ):
         with pytest.raises(ScheduleError):
             StripParams(**bad)
     with pytest.raises(ScheduleError, match="needs 5 slots"):
@@ -139,8 +212,15 @@ def test_protect_zero_keeps_every_general_program():
 
 
 @settings(max_examples=40, deadline=None)
-@given(m=dims, k=dims, n=dims, seed=st.integers(0, 10**6), lookahead=st.integers(0, 24),
-       protect=st.integers(0, 40), extra=st.integers(0, 6))
+@given(
+    m=dims,
+    k=dims,
+    n=dims,
+    seed=st.integers(0, 10**6),
+    lookahead=st.integers(0, 24),
+    protect=st.integers(0, 40),
+    extra=st.integers(0, 6),
+)
 def test_protected_prefetch_compiles_any_order_exactly(m, k, n, seed, lookahead, protect, extra):
     shape = Shape(m, k, n)
     Mt, Kt, Nt = shape.tiles(8)
@@ -157,5 +237,7 @@ def test_protect_is_what_closes_the_32_slot_gap():
     machine = Machine(slots=32)
     order = strip_order(SHAPE, machine, BEST_32)
     plain = simulate(machine, compile_products(SHAPE, machine, order, CompileOptions(16, False, 0)))
-    protected = simulate(machine, compile_products(SHAPE, machine, order, CompileOptions(16, False, 8)))
+    protected = simulate(
+        machine, compile_products(SHAPE, machine, order, CompileOptions(16, False, 8))
+    )
     assert protected.tiles_moved < plain.tiles_moved and protected.cycles < plain.cycles

@@ -1,4 +1,5 @@
 """Systolic tiling: tiles, the chapter's figures, closed form == both cycle models, traffic."""
+
 from __future__ import annotations
 
 from fractions import Fraction
@@ -10,21 +11,36 @@ from hypothesis import strategies as st
 
 from simcore.shape import Shape
 from simcore.systolic import (
-    SCALESIM, Assumptions, HbmLink, Mapping, SystolicArray, SystolicDesign, Traffic, cycles, design_traffic, schedule,
-    simulate_systolic, simulate_systolic_reference, tiles, traffic,
+    SCALESIM,
+    Assumptions,
+    HbmLink,
+    Mapping,
+    SystolicArray,
+    SystolicDesign,
+    Traffic,
+    cycles,
+    design_traffic,
+    schedule,
+    simulate_systolic,
+    simulate_systolic_reference,
+    tiles,
+    traffic,
 )
+from simcore.systolic.closed_form import OutputTiming
 from simcore.systolic.model import hbm_words, tile_count
-from simcore.systolic.schedule import OutputTiming
-
-from systolic_strategies import both, designs, operands, shapes
+from tests.helpers.systolic_strategies import both, designs, operands, shapes
 
 ARRAY = SystolicArray(3, 3)
 IN_SEQUENCE = Assumptions(shadow=False, folds="sequence")  # the chapter's single weight registers
 SIX = Shape(6, 6, 6)
 
 
-def ws(array: SystolicArray = ARRAY, assume: Assumptions = Assumptions(), hbm: HbmLink = HbmLink(),
-       mapping: Mapping | None = None) -> SystolicDesign:
+def ws(
+    array: SystolicArray = ARRAY,
+    assume: Assumptions = Assumptions(),
+    hbm: HbmLink = HbmLink(),
+    mapping: Mapping | None = None,
+) -> SystolicDesign:
     return SystolicDesign(array, "ws", mapping, assume, hbm)
 
 
@@ -34,21 +50,36 @@ def ws(array: SystolicArray = ARRAY, assume: Assumptions = Assumptions(), hbm: H
 def test_ws_tile_order_is_column_tiles_outer_k_tiles_inner() -> None:
     cut = tiles(ws(SystolicArray(3, 4)), Shape(2, 7, 6))
     assert [(t.col0, t.row0, t.rows, t.cols) for t in cut] == [
-        (0, 0, 3, 4), (0, 3, 3, 4), (0, 6, 1, 4), (4, 0, 3, 2), (4, 3, 3, 2), (4, 6, 1, 2)]
-    assert [t.row_fold for t in cut] == [0, 1, 2, 0, 1, 2] and [t.index for t in cut] == list(range(6))
+        (0, 0, 3, 4),
+        (0, 3, 3, 4),
+        (0, 6, 1, 4),
+        (4, 0, 3, 2),
+        (4, 3, 3, 2),
+        (4, 6, 1, 2),
+    ]
+    assert [t.row_fold for t in cut] == [0, 1, 2, 0, 1, 2] and [t.index for t in cut] == list(
+        range(6)
+    )
     row_outer = tiles(ws(SystolicArray(3, 4), mapping=Mapping(3, 4, "row-outer")), Shape(2, 7, 6))
     assert [(t.row0, t.col0) for t in row_outer] == [(0, 0), (0, 4), (3, 0), (3, 4), (6, 0), (6, 4)]
 
 
 @pytest.mark.parametrize(("dataflow", "rows", "cols"), [("ws", 7, 6), ("is", 7, 2), ("os", 2, 6)])
-def test_each_dataflow_puts_its_own_dimensions_on_the_array(dataflow: str, rows: int, cols: int) -> None:
+def test_each_dataflow_puts_its_own_dimensions_on_the_array(
+    dataflow: str, rows: int, cols: int
+) -> None:
     cut = tiles(SystolicDesign(SystolicArray(3, 4), dataflow), Shape(2, 7, 6))
-    assert sum(t.rows for t in cut if t.col0 == 0) == rows and sum(t.cols for t in cut if t.row0 == 0) == cols
+    assert (
+        sum(t.rows for t in cut if t.col0 == 0) == rows
+        and sum(t.cols for t in cut if t.row0 == 0) == cols
+    )
     assert tile_count(SystolicDesign(SystolicArray(3, 4), dataflow), Shape(2, 7, 6)) == len(cut)
 
 
 def test_padding_times_edge_tiles_as_the_whole_sub_array() -> None:
-    cut = tiles(ws(SystolicArray(4, 4), Assumptions(edges="pad"), mapping=Mapping(3, 4)), Shape(1, 5, 6))
+    cut = tiles(
+        ws(SystolicArray(4, 4), Assumptions(edges="pad"), mapping=Mapping(3, 4)), Shape(1, 5, 6)
+    )
     assert {(t.span_rows, t.span_cols) for t in cut} == {(3, 4)}
     assert [(t.rows, t.cols) for t in cut] == [(3, 4), (2, 4), (3, 2), (2, 2)]
 
@@ -107,7 +138,9 @@ def test_total_is_the_latest_tile_end_not_always_the_last_tiles() -> None:
 
 
 @pytest.mark.parametrize(("dataflow", "per_tile"), [("ws", 6), ("is", 6), ("os", 6)])
-def test_every_dataflow_streams_back_to_back_on_the_chapter_example(dataflow: str, per_tile: int) -> None:
+def test_every_dataflow_streams_back_to_back_on_the_chapter_example(
+    dataflow: str, per_tile: int
+) -> None:
     run = schedule(SystolicDesign(ARRAY, dataflow), SIX)
     starts = [t.stream for t in run.timings]
     assert all(b - a == per_tile for a, b in zip(starts, starts[1:]))
@@ -117,13 +150,21 @@ def test_os_drain_shadow_and_folds() -> None:
     """os per tile: max(K, m) with shadow registers, K + m - 1 without, K without a drain."""
     shape = Shape(8, 5, 4)  # two row tiles of m = 4 on a 4 x 4 array, K = 5
     per_tile = {}
-    for name, assume in {"shadow": Assumptions(), "no shadow": Assumptions(shadow=False),
-                         "free drain": Assumptions(drain=False), "scalesim": SCALESIM}.items():
+    for name, assume in {
+        "shadow": Assumptions(),
+        "no shadow": Assumptions(shadow=False),
+        "free drain": Assumptions(drain=False),
+        "scalesim": SCALESIM,
+    }.items():
         run = schedule(SystolicDesign(SystolicArray(4, 4), "os", None, assume), shape)
         per_tile[name] = run.timings[1].stream - run.timings[0].stream
     assert per_tile == {"shadow": 5, "no shadow": 8, "free drain": 5, "scalesim": 5 + 4 + 4 - 2}
     drained = schedule(SystolicDesign(SystolicArray(4, 4), "os"), shape).timings[0]
-    assert isinstance(drained, OutputTiming) and drained.drain == 0 + 5 + 4 - 1 and drained.end == drained.drain + 4 + 4 - 1
+    assert (
+        isinstance(drained, OutputTiming)
+        and drained.drain == 0 + 5 + 4 - 1
+        and drained.end == drained.drain + 4 + 4 - 1
+    )
 
 
 def test_os_writes_each_result_tile_back_after_computing_it() -> None:
@@ -132,7 +173,11 @@ def test_os_writes_each_result_tile_back_after_computing_it() -> None:
     design = SystolicDesign(ARRAY, "os", None, Assumptions(), HbmLink(1, 2))
     run = schedule(design, SIX)
     for t in run.timings:
-        assert isinstance(t, OutputTiming) and t.writeback_start is not None and t.writeback_end is not None
+        assert (
+            isinstance(t, OutputTiming)
+            and t.writeback_start is not None
+            and t.writeback_end is not None
+        )
         assert t.stream < t.complete <= t.ready <= t.writeback_start < t.writeback_end == t.end
     assert run.cycles == run.timings[-1].writeback_end == 9 * 4 + run.timings[0].ready
     a, b = operands(SIX)
@@ -144,7 +189,9 @@ def test_os_writes_each_result_tile_back_after_computing_it() -> None:
 
 @settings(max_examples=250, deadline=None)
 @given(design=designs(), shape=shapes(), seed=st.integers(0, 2**16))
-def test_closed_form_equals_both_cycle_models(design: SystolicDesign, shape: Shape, seed: int) -> None:
+def test_closed_form_equals_both_cycle_models(
+    design: SystolicDesign, shape: Shape, seed: int
+) -> None:
     a, b = operands(shape, seed)
     run = schedule(design, shape)
     status, measured, moved, hbm_ends, hbm, product = both(design, a, b)
@@ -158,20 +205,33 @@ def test_closed_form_equals_both_cycle_models(design: SystolicDesign, shape: Sha
 
 @settings(max_examples=300, deadline=None)
 @given(design=designs(max_side=6), shape=shapes(40, 60, 60))
-def test_the_fast_cycle_count_equals_the_tile_by_tile_walk(design: SystolicDesign, shape: Shape) -> None:
+def test_the_fast_cycle_count_equals_the_tile_by_tile_walk(
+    design: SystolicDesign, shape: Shape
+) -> None:
     assert cycles(design, shape) == schedule(design, shape).cycles
 
 
 @pytest.mark.parametrize("dataflow", ["ws", "os", "is"])
-@pytest.mark.parametrize("shape", [Shape(1, 9, 10), Shape(10, 9, 1), Shape(3, 2, 5), Shape(9, 1, 9)],
-                         ids=["M=1", "N=1", "K,M,N-below-the-array", "K=1"])
-@pytest.mark.parametrize("hbm", [HbmLink(), HbmLink(1, 1), HbmLink(2, 2)], ids=["on-chip", "1-buffer", "2-buffers"])
+@pytest.mark.parametrize(
+    "shape",
+    [Shape(1, 9, 10), Shape(10, 9, 1), Shape(3, 2, 5), Shape(9, 1, 9)],
+    ids=["M=1", "N=1", "K,M,N-below-the-array", "K=1"],
+)
+@pytest.mark.parametrize(
+    "hbm", [HbmLink(), HbmLink(1, 1), HbmLink(2, 2)], ids=["on-chip", "1-buffer", "2-buffers"]
+)
 @pytest.mark.parametrize("edges", ["bypass", "pad"])
-def test_dimensions_below_the_array_and_edge_tiles(dataflow: str, shape: Shape, hbm: HbmLink, edges: str) -> None:
+def test_dimensions_below_the_array_and_edge_tiles(
+    dataflow: str, shape: Shape, hbm: HbmLink, edges: str
+) -> None:
     design = SystolicDesign(SystolicArray(4, 4), dataflow, None, Assumptions(edges=edges), hbm)
     a, b = operands(shape, 5)
     status, measured, moved, *_ = both(design, a, b)
-    assert (status, measured, moved) == ("ok", schedule(design, shape).cycles, design_traffic(design, shape))
+    assert (status, measured, moved) == (
+        "ok",
+        schedule(design, shape).cycles,
+        design_traffic(design, shape),
+    )
 
 
 def test_large_array_matches_numpy() -> None:
@@ -202,7 +262,9 @@ def test_traffic_formulas_when_dividing_evenly(r: int, c: int, m: int, k: int, n
     w = traffic(array, m, k, n, "ws")
     assert (w.a_reads, w.b_reads) == (m * k * n // c, k * n)
     assert w.psum_writes + w.c_writes == m * n * k // r and w.psum_readbacks == m * n * (k // r - 1)
-    assert w.words_per_mac_exact == Fraction(1, c) + Fraction(1, m) + Fraction(2, r) - Fraction(1, k)
+    assert w.words_per_mac_exact == Fraction(1, c) + Fraction(1, m) + Fraction(2, r) - Fraction(
+        1, k
+    )
     o = traffic(array, m, k, n, "os")
     assert (o.a_reads, o.b_reads, o.c_writes) == (m * k * n // c, k * n * m // r, m * n)
     assert o.psum_writes == o.psum_readbacks == 0
@@ -220,8 +282,11 @@ def test_traffic_rounds_edge_tiles_up() -> None:
 
 def test_withheld_words_per_mac_figures() -> None:
     small, big = SystolicArray(8, 8), SystolicArray(256, 256)
-    figures = {(name, df): traffic(arr, 512, 1024, 1024, df).words_per_mac_exact
-               for name, arr in (("8x8", small), ("256x256", big)) for df in ("ws", "os")}
+    figures = {
+        (name, df): traffic(arr, 512, 1024, 1024, df).words_per_mac_exact
+        for name, arr in (("8x8", small), ("256x256", big))
+        for df in ("ws", "os")
+    }
     assert figures == {
         ("8x8", "ws"): Fraction(385, 1024),  # 0.376
         ("8x8", "os"): Fraction(257, 1024),  # 0.251
@@ -283,10 +348,16 @@ def test_bad_operands_and_schedules_are_rejected() -> None:
     with pytest.raises(ValueError, match="another design or shape"):
         simulate_systolic(design, np.ones((5, 6)), np.ones((6, 6)), schedule(design, SIX))
     with pytest.raises(ValueError, match="must not be negative"):
-        simulate_systolic_reference(design, np.ones((6, 6)), np.ones((6, 6)), [(0, -1), (3, 9), (9, 15), (15, 21)])
+        simulate_systolic_reference(
+            design, np.ones((6, 6)), np.ones((6, 6)), [(0, -1), (3, 9), (9, 15), (15, 21)]
+        )
     with pytest.raises(ValueError, match="tile order"):
-        simulate_systolic(design, np.ones((6, 6)), np.ones((6, 6)), [(3, 9), (0, 3), (9, 15), (15, 21)])
+        simulate_systolic(
+            design, np.ones((6, 6)), np.ones((6, 6)), [(3, 9), (0, 3), (9, 15), (15, 21)]
+        )
     with pytest.raises(ValueError, match=r"\(A stream, B stream, drain\)"):
-        simulate_systolic(SystolicDesign(ARRAY, "os"), np.ones((6, 6)), np.ones((6, 6)), [(0, 0)] * 4)
+        simulate_systolic(
+            SystolicDesign(ARRAY, "os"), np.ones((6, 6)), np.ones((6, 6)), [(0, 0)] * 4
+        )
     with pytest.raises(TypeError, match="SystolicDesign"):
         simulate_systolic(ARRAY, np.ones((6, 6)), np.ones((6, 6)))  # type: ignore[arg-type]

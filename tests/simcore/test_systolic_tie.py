@@ -1,4 +1,5 @@
 """GA-1's matrix unit as a systolic array: mxu_array=RxC derives mxu_cycles and mxu_fill."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -6,21 +7,36 @@ import pytest
 
 from simcore.ga1.machine import Machine, MachineError, machine_from, parse_overrides
 from simcore.shape import Shape
-from simcore.systolic import SystolicArray, SystolicDesign, schedule, simulate_systolic, simulate_systolic_reference
+from simcore.systolic import (
+    SystolicArray,
+    SystolicDesign,
+    schedule,
+    simulate_systolic,
+    simulate_systolic_reference,
+)
 from simcore.systolic.tie import mxu_timing, parse_array, pes
 
 
 def test_default_machine_is_unchanged() -> None:
     assert machine_from(parse_overrides("")) == Machine()
     assert machine_from({}, 64) == Machine(slots=64)
-    assert Machine().key() == ("T=8,slots=16,dma_setup=16,dma_words_per_cycle=16,mxu_cycles=8,"
-                               "mxu_fill=8,vpu_lanes=16,sfu_lanes=4")
+    assert Machine().key() == (
+        "T=8,slots=16,dma_setup=16,dma_words_per_cycle=16,mxu_cycles=8,"
+        "mxu_fill=8,vpu_lanes=16,sfu_lanes=4"
+    )
 
 
 @pytest.mark.parametrize(
     ("array", "expected"),
-    [("8x8", (8, 14)), ("16x16", (8, 14)), ("4x4", (32, 6)), ("4x8", (16, 10)), ("8x4", (16, 10)),
-     ("3x3", (72, 2)), ("1x1", (512, 0))],
+    [
+        ("8x8", (8, 14)),
+        ("16x16", (8, 14)),
+        ("4x4", (32, 6)),
+        ("4x8", (16, 10)),
+        ("8x4", (16, 10)),
+        ("3x3", (72, 2)),
+        ("1x1", (512, 0)),
+    ],
 )
 def test_documented_timings_at_t8(array: str, expected: tuple[int, int]) -> None:
     machine = machine_from(parse_overrides(f"mxu_array={array}"))

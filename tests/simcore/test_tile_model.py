@@ -1,4 +1,5 @@
 """Analytic matmul tile model: the reference's golden value and one test per member family."""
+
 from __future__ import annotations
 
 import pytest
@@ -17,20 +18,26 @@ def test_golden_4096_fp16_tile_128_has_intensity_64() -> None:
 
 
 def test_work() -> None:
-    t = MatmulTile(m=3, n=5, k=7, tile_m=2, tile_n=2, tile_k=4, operand_bytes=2, accumulator_bytes=4)
+    t = MatmulTile(
+        m=3, n=5, k=7, tile_m=2, tile_n=2, tile_k=4, operand_bytes=2, accumulator_bytes=4
+    )
     assert t.macs == 105
     assert t.flops == 210
 
 
 def test_tile_counts_round_edges_up() -> None:
-    t = MatmulTile(m=5, n=9, k=10, tile_m=2, tile_n=4, tile_k=3, operand_bytes=1, accumulator_bytes=4)
+    t = MatmulTile(
+        m=5, n=9, k=10, tile_m=2, tile_n=4, tile_k=3, operand_bytes=1, accumulator_bytes=4
+    )
     assert (t.tiles_m, t.tiles_n, t.tiles_k) == (3, 3, 4)
     assert t.output_tiles == 9
     assert t.tile_products == 36
 
 
 def test_tile_product_counts_padding_as_work() -> None:
-    t = MatmulTile(m=5, n=9, k=10, tile_m=2, tile_n=4, tile_k=3, operand_bytes=2, accumulator_bytes=4)
+    t = MatmulTile(
+        m=5, n=9, k=10, tile_m=2, tile_n=4, tile_k=3, operand_bytes=2, accumulator_bytes=4
+    )
     assert t.tile_product_flops == 2 * 2 * 4 * 3
     assert t.tile_product_bytes == (2 * 3 + 3 * 4) * 2
     assert t.tile_products * t.tile_product_flops >= t.flops
@@ -61,13 +68,17 @@ def test_footprint_and_fits(double_buffered: bool) -> None:
 
 
 def test_matrix_sizes() -> None:
-    t = MatmulTile(m=3, n=5, k=7, tile_m=2, tile_n=2, tile_k=4, operand_bytes=2, accumulator_bytes=4)
+    t = MatmulTile(
+        m=3, n=5, k=7, tile_m=2, tile_n=2, tile_k=4, operand_bytes=2, accumulator_bytes=4
+    )
     assert (t.a_elements, t.b_elements, t.c_elements) == (21, 35, 15)
     assert t.a_bytes == 42
 
 
 def test_tiled_moves() -> None:
-    t = MatmulTile(m=5, n=9, k=10, tile_m=2, tile_n=4, tile_k=3, operand_bytes=2, accumulator_bytes=4)
+    t = MatmulTile(
+        m=5, n=9, k=10, tile_m=2, tile_n=4, tile_k=3, operand_bytes=2, accumulator_bytes=4
+    )
     assert t.a_moves == 50 * 3
     assert t.b_moves == 90 * 3
     assert t.tiled_moves == 150 + 270 + 45
@@ -75,7 +86,9 @@ def test_tiled_moves() -> None:
 
 
 def test_single_cell_loop_orders() -> None:
-    t = MatmulTile(m=3, n=5, k=7, tile_m=1, tile_n=1, tile_k=1, operand_bytes=2, accumulator_bytes=4)
+    t = MatmulTile(
+        m=3, n=5, k=7, tile_m=1, tile_n=1, tile_k=1, operand_bytes=2, accumulator_bytes=4
+    )
     assert t.partial_sum_moves == 210
     assert t.a_stationary_moves == 21 + 105 + 210
     assert t.b_stationary_moves == 35 + 105 + 210
@@ -83,7 +96,9 @@ def test_single_cell_loop_orders() -> None:
 
 
 def test_row_b_reads() -> None:
-    t = MatmulTile(m=4, n=4, k=4, tile_m=2, tile_n=2, tile_k=2, operand_bytes=1, accumulator_bytes=4)
+    t = MatmulTile(
+        m=4, n=4, k=4, tile_m=2, tile_n=2, tile_k=2, operand_bytes=1, accumulator_bytes=4
+    )
     assert t.row_b_reads(4) == 16
     assert t.row_b_reads(3) == 21  # integer division, as in the reference
     with pytest.raises(ValueError, match="cells"):
@@ -96,8 +111,15 @@ def test_as_dict_lists_every_member() -> None:
     assert properties == set(DERIVED_MEMBERS)
     d = t.as_dict()
     assert set(d) == set(DERIVED_MEMBERS) | {
-        "m", "n", "k", "tile_m", "tile_n", "tile_k",
-        "operand_bytes", "accumulator_bytes", "double_buffered",
+        "m",
+        "n",
+        "k",
+        "tile_m",
+        "tile_n",
+        "tile_k",
+        "operand_bytes",
+        "accumulator_bytes",
+        "double_buffered",
     }
     assert all(d[name] == getattr(t, name) for name in DERIVED_MEMBERS)
     full = t.as_dict(capacity=10**6, cells=8)
@@ -109,8 +131,9 @@ def test_as_dict_lists_every_member() -> None:
     [{"m": 0}, {"tile_k": -2}, {"operand_bytes": 1.5}, {"n": True}, {"double_buffered": 1}],
 )
 def test_validation(bad: dict[str, object]) -> None:
-    args: dict[str, object] = dict(m=4, n=4, k=4, tile_m=2, tile_n=2, tile_k=2,
-                                   operand_bytes=2, accumulator_bytes=4)
+    args: dict[str, object] = dict(
+        m=4, n=4, k=4, tile_m=2, tile_n=2, tile_k=2, operand_bytes=2, accumulator_bytes=4
+    )
     args.update(bad)
     with pytest.raises(ValueError, match=next(iter(bad))):
         MatmulTile(**args)  # type: ignore[arg-type]
@@ -118,8 +141,12 @@ def test_validation(bad: dict[str, object]) -> None:
 
 @settings(max_examples=100, deadline=None)
 @given(
-    m=st.integers(1, 300), n=st.integers(1, 300), k=st.integers(1, 300),
-    tm=st.integers(1, 64), tn=st.integers(1, 64), tk=st.integers(1, 64),
+    m=st.integers(1, 300),
+    n=st.integers(1, 300),
+    k=st.integers(1, 300),
+    tm=st.integers(1, 64),
+    tn=st.integers(1, 64),
+    tk=st.integers(1, 64),
     b=st.sampled_from([1, 2, 4]),
 )
 def test_tiling_never_beats_compulsory_traffic(

@@ -1,6 +1,7 @@
 """`autotune check`: the regression check. Tunes 128x128x128 at 64 and 16 slots with a fixed seed
 and budget, and fails if the best is worse than the chapter's best, worse than the committed
 reference record, or not verified."""
+
 from __future__ import annotations
 
 import argparse
@@ -8,32 +9,43 @@ import json
 import sys
 from pathlib import Path
 
+from autotune.cli.args import add_json, add_results, positive_int
+from autotune.cli.errors import UsageError
+from autotune.cli.limits import add_limits, check_work
 from simcore.ga1.machine import Machine
 from simcore.shape import Shape
 
-from autotune.run import pipeline
-from autotune.results.leaderboard import json_rows
-from autotune.cli.args import add_json, add_results, positive_int
-from autotune.cli.errors import UsageError
-from autotune.results.files import write_text
-from autotune.cli.limits import add_limits, check_work
-from autotune.storage import MEMORY
-from autotune.run.plan import RunPlan
-
 HELP = "regression check: tune 128x128x128 at 64 and 16 slots and compare with the chapter and the reference record"
-REFERENCE = Path("reference") / "best.json"   # under --results
+REFERENCE = Path("reference") / "best.json"  # under --results
 CHAPTER_BEST = {64: (37440, "blocked 4x8, 2 buf"), 16: (76160, "blocked 2x4, 1 buf")}
 SHAPE = Shape(128, 128, 128)
 SEED = 0
 TRIALS = 60
+RECORD_KEYS = ("key", "cycles", "family", "params")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("check", help=HELP, description=HELP + ". Exits non-zero with a message on any regression.")
-    parser.add_argument("--trials", type=positive_int, default=TRIALS, help=f"trials per scratchpad size, baseline included (default {TRIALS})")
+    parser = subparsers.add_parser(
+        "check", help=HELP, description=HELP + ". Exits non-zero with a message on any regression."
+    )
+    parser.add_argument(
+        "--trials",
+        type=positive_int,
+        default=TRIALS,
+        help=f"trials per scratchpad size, baseline included (default {TRIALS})",
+    )
     add_results(parser)
-    parser.add_argument("--reference", type=Path, default=None, help=f"the reference record file (default <results>/{REFERENCE})")
-    parser.add_argument("--update", action="store_true", help="rewrite the reference record where this run did better (creates it if missing)")
+    parser.add_argument(
+        "--reference",
+        type=Path,
+        default=None,
+        help=f"the reference record file (default <results>/{REFERENCE})",
+    )
+    parser.add_argument(
+        "--update",
+        action="store_true",
+        help="rewrite the reference record where this run did better (creates it if missing)",
+    )
     add_json(parser, "one JSON object per scratchpad size")
     add_limits(parser)
     parser.set_defaults(run=run)
@@ -46,30 +58,78 @@ def reference_key(shape: Shape, machine: Machine) -> str:
 def load_reference(path: Path, update: bool) -> dict[str, dict]:
     """The committed record; a missing one is an error (a check that skips it could not fail),
     unless --update is about to create it."""
+    if path.is_dir():
+        raise UsageError(f"reference record {path} is a directory, not a file")
     if not path.is_file():
         if update:
             return {}
-        raise UsageError(f"reference record {path} not found (give --reference FILE or --results DIR; --update creates it)")
+        raise UsageError(
+            f"reference record {path} not found (give --reference FILE or --results DIR; --update creates it)"
+        )
     try:
-        return {record["key"]: record for record in json.loads(path.read_text())["records"]}
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
+    except (OSError, ValueError) as exc:
         raise UsageError(f"reference record {path} is unreadable: {exc}") from None
+    records = data.get("records") if isinstance(data, dict) else None
+    if not isinstance(records, list):
+        raise UsageError(
+            f"reference record {path} is malformed: expected an object with a 'records' list "
+            f"(write one with `autotune check --update`)"
+        )
+    for number, item in enumerate(records, start=1):
+        missing = [k for k in RECORD_KEYS if not isinstance(item, dict) or k not in item]
+        if missing or not isinstance(item["key"], str) or not _integer(item["cycles"]):
+            what = f"lacks {', '.join(missing)}" if missing else "has a malformed key or cycles"
+            raise UsageError(f"reference record {path} is malformed: record {number} {what}")
+    return {record["key"]: record for record in records}
+
+
+def _integer(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
 def best_of(slots: int, trials: int) -> dict[str, object]:
     """The winner of a short in-memory study at this slot count, verified."""
+    from autotune.results.leaderboard import json_rows
+    from autotune.run import pipeline
+    from autotune.run.plan import RunPlan
+    from autotune.storage import MEMORY
+
     machine = Machine(slots=slots)
-    outcome = pipeline.run(RunPlan.of_shape(SHAPE, machine), pipeline.RunOptions(
-        trials=trials, seed=SEED, study=f"check-{slots}", storage=MEMORY, verify_top=3, write=False))
+    outcome = pipeline.run(
+        RunPlan.of_shape(SHAPE, machine),
+        pipeline.RunOptions(
+            trials=trials,
+            seed=SEED,
+            study=f"check-{slots}",
+            storage=MEMORY,
+            verify_top=3,
+            write=False,
+        ),
+    )
+    if outcome.interrupted:  # a shortened run proves nothing either way
+        raise KeyboardInterrupt
     best = json_rows(outcome.studies[0].frame.head(1))[0]
-    return {"key": reference_key(SHAPE, machine), "shape": str(SHAPE), "slots": slots, "cycles": int(best["cycles"]),
-            "family": best["family"], "params": best["params_json"], "verified": best["verified"] is True,
-            "failures": outcome.failures}
+    return {
+        "key": reference_key(SHAPE, machine),
+        "shape": str(SHAPE),
+        "slots": slots,
+        "cycles": int(best["cycles"]),
+        "family": best["family"],
+        "params": best["params_json"],
+        "verified": best["verified"] is True,
+        "failures": outcome.failures,
+    }
 
 
 def run(args: argparse.Namespace) -> int:
+    from autotune.storage.names import blocking_file
+
     path = args.reference or args.results / REFERENCE
     reference = load_reference(path, args.update)
+    blocked = blocking_file(path.parent) if args.update else None
+    if blocked is not None:
+        raise UsageError(f"reference record {path}: {blocked} is a file, not a folder")
     problems: list[str] = []
     updated = dict(reference)
     for slots in (64, 16):
@@ -78,7 +138,15 @@ def run(args: argparse.Namespace) -> int:
         chapter_cycles, chapter_label = CHAPTER_BEST[slots]
         record = reference.get(str(found["key"]))
         if args.json:
-            print(json.dumps({**found, "chapter_cycles": chapter_cycles, "reference_cycles": record["cycles"] if record else None}))
+            print(
+                json.dumps(
+                    {
+                        **found,
+                        "chapter_cycles": chapter_cycles,
+                        "reference_cycles": record["cycles"] if record else None,
+                    }
+                )
+            )
         else:
             line = f"{slots} slots: best {found['cycles']} cycles ({found['family']} {found['params']}); chapter {chapter_cycles} ({chapter_label})"
             print(line + (f"; reference {record['cycles']}" if record else ""))
@@ -86,19 +154,39 @@ def run(args: argparse.Namespace) -> int:
         if found["verified"] is not True:
             problems.append(f"{slots} slots: the winner was not verified")
         if int(found["cycles"]) > chapter_cycles:  # type: ignore[call-overload]
-            problems.append(f"{slots} slots: best {found['cycles']} is worse than the chapter's {chapter_cycles} ({chapter_label})")
+            problems.append(
+                f"{slots} slots: best {found['cycles']} is worse than the chapter's {chapter_cycles} ({chapter_label})"
+            )
         if record and int(found["cycles"]) > int(record["cycles"]):  # type: ignore[call-overload]
-            problems.append(f"{slots} slots: best {found['cycles']} is worse than the reference record {record['cycles']} "
-                            f"({record['family']} {record['params']})")
-        if args.update and (record is None or int(found["cycles"]) < int(record["cycles"])) and found["verified"] is True:  # type: ignore[call-overload]
-            updated[str(found["key"])] = {k: v for k, v in found.items() if k not in ("failures", "verified")}
-    if args.update and updated != reference:
-        write_text(json.dumps({"schema": 1, "records": sorted(updated.values(), key=lambda r: r["key"])}, indent=1) + "\n", path)
+            problems.append(
+                f"{slots} slots: best {found['cycles']} is worse than the reference record {record['cycles']} "
+                f"({record['family']} {record['params']})"
+            )
+        if (
+            args.update
+            and (record is None or int(found["cycles"]) < int(record["cycles"]))
+            and found["verified"] is True
+        ):  # type: ignore[call-overload]
+            updated[str(found["key"])] = {
+                k: v for k, v in found.items() if k not in ("failures", "verified")
+            }
+    if args.update and updated != reference and not problems:
+        from autotune.results.files import write_text
+
+        write_text(
+            json.dumps(
+                {"schema": 1, "records": sorted(updated.values(), key=lambda r: r["key"])}, indent=1
+            )
+            + "\n",
+            path,
+        )
         if not args.json:
             print(f"updated {path}")
     for problem in problems:
         print(f"autotune: check failed: {problem}", file=sys.stderr)
     if problems:
+        if args.update:
+            print(f"autotune: {path} not updated: the check failed", file=sys.stderr)
         return 1
     if not args.json:
         print("check passed")

@@ -1,37 +1,57 @@
 """`autotune export`: one leaderboard entry as a schedule file (JSON, which `tune --enqueue`
 takes as a starting point) or as its GA-1 program (text, the chapter's instruction vocabulary)."""
+
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
 
-from autotune.results import readback
-from autotune.run import load
-from autotune.cli.args import positive_int
-from autotune.cli.commands.leaderboard import add_source
+from autotune.cli.args import add_source, positive_int
 from autotune.cli.errors import UsageError
-from autotune.results.files import write_text
 
 HELP = "export a leaderboard entry: its schedule as JSON, or its GA-1 program as text (asm)"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("export", help=HELP, description=HELP + ". asm is one instruction per line: "
-                                   "load SLOT TENSOR TI TJ, store SLOT TENSOR TI TJ, zero SLOT, mxu C A B (simcore/ga1/asm.py).")
+    parser = subparsers.add_parser(
+        "export",
+        help=HELP,
+        description=HELP + ". asm is one instruction per line: "
+        "load SLOT TENSOR TI TJ, store SLOT TENSOR TI TJ, zero SLOT, mxu C A B (simcore/ga1/asm.py).",
+    )
     add_source(parser)
     parser.add_argument("--rank", type=positive_int, default=1, help="leaderboard rank (default 1)")
-    parser.add_argument("--format", choices=("json", "asm"), default="json", help="json (default; `tune --enqueue` reads it) or asm")
-    parser.add_argument("--out", type=Path, default=None, help="write to FILE (default: standard output)")
+    parser.add_argument(
+        "--format",
+        choices=("json", "asm"),
+        default="json",
+        help="json (default; `tune --enqueue` reads it) or asm",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="write to FILE (default: standard output); never a study's own file",
+    )
+    parser.add_argument("--force", action="store_true", help="replace FILE if it exists")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from autotune.results import readback
+    from autotune.results.files import check_output, write_text
+    from autotune.run import load
+
+    if args.out is not None:
+        check_output(args.out, args.force)
     loaded = load.load(args.path_or_study, args.results, args.storage)
     row = readback.entry(loaded, args.rank)
     write = readback.export_asm if args.format == "asm" else readback.export_json
     if not row.get("feasible"):
-        raise UsageError(f"rank {args.rank} is infeasible: it was never simulated, there is nothing to export")
+        raise UsageError(
+            f"rank {args.rank} is infeasible: it was never simulated, there is nothing to export"
+        )
     text = write(row, loaded.metadata, args.rank)
     if args.out is None:
         sys.stdout.write(text)

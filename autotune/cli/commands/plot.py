@@ -1,52 +1,77 @@
 """`autotune plot`: PNG pictures of a study: optimisation history, Pareto front(s), and the
 engine timeline of one leaderboard entry (for families that have one)."""
+
 from __future__ import annotations
 
 import argparse
 import json
 from pathlib import Path
-
-import pandas as pd
-
-from simcore.ga1.engine import time_program
-from simcore.ga1.engine.spans import busy_spans, first_instructions
-from simcore.shape import Shape
+from typing import TYPE_CHECKING
 
 from autotune import oracles
-from autotune.errors import AutotuneError
-from autotune.oracles import Oracle
-from autotune.results import leaderboard as board
-from autotune.results import plots
-from autotune.results import readback
-from autotune.run import load
-from autotune.cli.args import positive_int
-from autotune.cli.commands.leaderboard import add_source
+from autotune.cli.args import add_source, positive_int
 from autotune.cli.errors import UsageError
 from autotune.cli.limits import add_limits, check_work
-from autotune.storage import local_storage, read_study
-from autotune.search.problem import INFEASIBLE_VALUE, objective_value
+from autotune.errors import AutotuneError
+from simcore.shape import Shape
 
-HELP = "draw a study's optimisation history, Pareto front and an entry's engine timeline as PNG files"
+if TYPE_CHECKING:  # pandas, matplotlib, Optuna and numba load when the command runs
+    import pandas as pd
+
+    from autotune.oracles import Oracle
+
+HELP = (
+    "draw a study's optimisation history, Pareto front and an entry's engine timeline as PNG files "
+    "(a workload run: its per-layer bars)"
+)
 ZOOM_CYCLES = 1500
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("plot", help=HELP, description=HELP + " (history.png, pareto.png, timeline_rank<N>.png).")
+    parser = subparsers.add_parser(
+        "plot",
+        help=HELP,
+        description=HELP + " (history.png, pareto.png, timeline_rank<N>.png; report.png).",
+    )
     add_source(parser)
-    parser.add_argument("--out", type=Path, default=None, help="output folder (default results/<study>/plots/)")
-    parser.add_argument("--rank", type=positive_int, default=1, help="leaderboard entry whose timeline to draw (default 1)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="output folder (default results/<study>/plots/, redrawn each time)",
+    )
+    parser.add_argument(
+        "--force", action="store_true", help="replace pictures that exist in the --out folder"
+    )
+    parser.add_argument(
+        "--rank",
+        type=positive_int,
+        default=1,
+        help="leaderboard entry whose timeline to draw (default 1)",
+    )
     add_limits(parser)
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from autotune.results.files import check_output_folder
+    from autotune.run import load
+
     loaded = load.load(args.path_or_study, args.results, args.storage)
     frame, metadata, path = loaded.frame, loaded.metadata, loaded.path
+    if metadata.get("kind") == "workload":
+        return layers(frame, metadata, args.out or path.parent / "plots")
     if metadata.get("kind") not in ("leaderboard", "pareto") or frame.empty:
         raise UsageError(f"{path} is not a non-empty autotune leaderboard")
     if args.rank > len(frame):
-        raise UsageError(f"rank {args.rank} is past the end of the leaderboard ({len(frame)} entries)")
+        raise UsageError(
+            f"rank {args.rank} is past the end of the leaderboard ({len(frame)} entries)"
+        )
     out = args.out or path.parent / "plots"
+    if args.out is not None:
+        names = ["history.png", f"timeline_rank{args.rank}.png"]
+        names += ["pareto.png"] if len(metadata.get("objectives", [])) > 1 else []  # type: ignore[arg-type]
+        check_output_folder(args.out, names, args.force)
     written = [history(frame, metadata, path.parent, out, args.storage)]
     front = pareto(frame, metadata, out)
     if front is not None:
@@ -59,6 +84,19 @@ def run(args: argparse.Namespace) -> int:
         print("skipped pareto.png: no feasible point to draw")
     if not isinstance(drawn, Path):
         print(f"skipped timeline_rank{args.rank}.png: {drawn}")
+    return 0
+
+
+def layers(frame: pd.DataFrame, metadata: dict, out: Path) -> int:
+    """A workload run's per-layer bars (share of the weighted cycles, cycles over the bound)."""
+    from autotune.results import report
+
+    frame = report.with_report_columns(frame)
+    if frame.empty or not bool(frame["share"].notna().any()):
+        raise UsageError(
+            f"workload run {metadata.get('study')!r} has no GEMM with a feasible schedule to plot"
+        )
+    print(f"wrote {report.chart(frame, metadata, out / 'report.png')}")
     return 0
 
 
@@ -75,18 +113,31 @@ def _title(metadata: dict, frame: pd.DataFrame) -> str:
     base = oracle.machine_from_record(record) if oracle is not None and record else None
     codesign = metadata.get("variant") == "codesign"
     what = f"workload {metadata['workload']}" if codesign else f"{metadata.get('shape')}"
-    machine = "" if base is None or oracle is None else f", base machine {oracle.describe_machine(base)}"
-    searched = " (machine searched)" if codesign or len(frame.drop_duplicates("machine_json")) > 1 else ""
+    machine = (
+        "" if base is None or oracle is None else f", base machine {oracle.describe_machine(base)}"
+    )
+    searched = (
+        " (machine searched)" if codesign or len(frame.drop_duplicates("machine_json")) > 1 else ""
+    )
     return f"{metadata.get('study')}: {what}{machine}{searched}"
 
 
-def _trial_values(frame: pd.DataFrame, metadata: dict, folder: Path, storage: str | None) -> tuple[list[int], list[float]]:
+def _trial_values(
+    frame: pd.DataFrame, metadata: dict, folder: Path, storage: str | None
+) -> tuple[list[int], list[float]]:
     """(trial, cycles) of every feasible trial: from the study storage when it is there (every
     trial, duplicates included), else from the leaderboard (one row per distinct candidate)."""
+    from autotune.search.problem import INFEASIBLE_VALUE
+    from autotune.storage import local_storage, read_study
+
     url = storage or local_storage(folder.parent, folder.name)
     study = read_study(url, str(metadata.get("study"))) if url and metadata.get("study") else None
     if study is not None:
-        pairs = [(t.number, float(t.values[0])) for t in study.get_trials(deepcopy=False) if t.values and t.values[0] < INFEASIBLE_VALUE]
+        pairs = [
+            (t.number, float(t.values[0]))
+            for t in study.get_trials(deepcopy=False)
+            if t.values and t.values[0] < INFEASIBLE_VALUE
+        ]
         if pairs:
             return [p[0] for p in pairs], [p[1] for p in pairs]
     column = "total_cycles" if "total_cycles" in frame else "cycles"
@@ -94,14 +145,26 @@ def _trial_values(frame: pd.DataFrame, metadata: dict, folder: Path, storage: st
     return [int(t) for t in rows["trial"]], [float(v) for v in rows[column]]
 
 
-def history(frame: pd.DataFrame, metadata: dict, folder: Path, out: Path, storage: str | None = None) -> Path:
+def history(
+    frame: pd.DataFrame, metadata: dict, folder: Path, out: Path, storage: str | None = None
+) -> Path:
+    from autotune.results import leaderboard as board
+    from autotune.results import plots
+
     trials, values = _trial_values(frame, metadata, folder, storage)
     if not trials:
         raise UsageError("the leaderboard has no feasible trial to plot")
     codesign = metadata.get("variant") == "codesign"
     gemms = frame.drop_duplicates("gemm") if codesign and "gemm" in frame else frame.head(1)
-    shapes = [(Shape(int(r.m), int(r.k), int(r.n)), float(getattr(r, "weight", 1.0) if codesign else 1.0)) for r in gemms.itertuples()]
-    found = board.family_of(str(frame["family"].dropna().iloc[0]), oracle=_oracle(metadata)) if frame["family"].notna().any() else None
+    shapes = [
+        (Shape(int(r.m), int(r.k), int(r.n)), float(getattr(r, "weight", 1.0) if codesign else 1.0))
+        for r in gemms.itertuples()
+    ]
+    found = (
+        board.family_of(str(frame["family"].dropna().iloc[0]), oracle=_oracle(metadata))
+        if frame["family"].notna().any()
+        else None
+    )
     oracle = found[0] if found else None
     base = oracle.machine_from_record(metadata.get("base_machine") or {}) if oracle else None
     references = []
@@ -112,31 +175,101 @@ def history(frame: pd.DataFrame, metadata: dict, folder: Path, out: Path, storag
     bounds = [oracle.bound(s, base) for s, _ in shapes] if oracle else []
     if bounds and all(b is not None for b in bounds):
         label = "lower bound, base machine" if codesign else "lower bound"
-        references.append(plots.Reference(label, sum(w * b for (_, w), b in zip(shapes, bounds)), ":", "black"))  # type: ignore[misc]
-    return plots.history_png(trials, values, references, _title(metadata, frame), out / "history.png",
-                             y_label="weighted cycles" if codesign else "cycles")
+        references.append(
+            plots.Reference(label, sum(w * b for (_, w), b in zip(shapes, bounds)), ":", "black")
+        )  # type: ignore[misc]
+    return plots.history_png(
+        trials,
+        values,
+        references,
+        _title(metadata, frame),
+        out / "history.png",
+        y_label="weighted cycles" if codesign else "cycles",
+    )
+
+
+# Axes of a Pareto panel, by objective: the label, and the budget drawn on it.
+AXES: dict[str, tuple[str, str | None]] = {
+    "energy": ("energy (pJ)", "energy_budget"),
+    "edp": ("EDP (pJ x cycles)", None),
+    "area": ("area (mm2)", "area_budget"),
+}
 
 
 def pareto(frame: pd.DataFrame, metadata: dict, out: Path) -> Path | None:
+    """One panel per objective after cycles, against cycles. A co-design also shows its machines'
+    energy and area when they are measured, and energy against area: the cycles-energy-area
+    front, with the budgets; the front marked is the one over the study's objectives."""
+    import pandas as pd
+
+    from autotune.results import plots
+    from autotune.search.codesign import machine_value
+    from autotune.search.problem import COLUMNS, objective_value
+
     objectives = list(metadata.get("objectives", ["cycles"]))
     if len(objectives) < 2:
         return None
     feasible = frame[frame["feasible"] == True]  # noqa: E712
-    if metadata.get("variant") == "codesign":  # one point per machine
+    codesign = metadata.get("variant") == "codesign"
+    if codesign:  # one point per machine, the workload's totals
         feasible = feasible.drop_duplicates("trial")
     if feasible.empty:
         return None
-    y_column = "total_cycles" if "total_cycles" in frame else "cycles"
+    value = machine_value if codesign else objective_value
+    rows = feasible.to_dict(orient="records")
+    shown = objectives[1:] + [
+        n
+        for n in ("energy", "area")
+        if codesign
+        and n not in objectives
+        and all(r.get(COLUMNS[n]) is not None and not pd.isna(r.get(COLUMNS[n])) for r in rows)
+    ]
+    pairs = [(name, "cycles") for name in shown] + (
+        [("area", "energy")] if {"energy", "area"} <= set(shown) else []
+    )
+    checked = (
+        frame[frame["pareto"].fillna(False).astype(bool)]
+        .groupby("trial")["verified"]
+        .apply(lambda v: bool(v.fillna(False).astype(bool).all()))
+    )
+    about = (
+        f"Pareto front over {', '.join(objectives)}: {len(checked)} points, "
+        f"{'all' if checked.all() else int(checked.sum())} verified"
+    )
+    pareto_flags = tuple(bool(p) for p in feasible["pareto"])
     fronts = []
-    for name in objectives[1:]:
-        x = [objective_value(r, name) for r in feasible.to_dict(orient="records")]
-        fronts.append(plots.Front(name.replace("_", " "), "weighted cycles" if y_column == "total_cycles" else "cycles",
-                                  tuple(x), tuple(float(v) for v in feasible[y_column]), tuple(bool(p) for p in feasible["pareto"])))
-    return plots.pareto_png(fronts, _title(metadata, frame), out / "pareto.png")
+    for x, y in pairs:
+        two = sorted(objectives) == sorted([x, y])  # the front is over exactly these axes
+        label = "Pareto front" if two else "Pareto front (projected)"
+        budget = metadata.get(AXES.get(x, ("", None))[1] or "")
+        fronts.append(
+            plots.Front(
+                _axis(x, codesign),
+                _axis(y, codesign),
+                tuple(value(r, x) for r in rows),
+                tuple(value(r, y) for r in rows),
+                pareto_flags,
+                staircase=two,
+                limit=float(budget) if budget is not None else None,
+                front_label=label,
+            )
+        )
+    return plots.pareto_png(fronts, f"{_title(metadata, frame)}\n{about}", out / "pareto.png")
+
+
+def _axis(name: str, codesign: bool) -> str:
+    if name == "cycles":
+        return "weighted cycles" if codesign else "cycles"
+    return AXES.get(name, (name.replace("_", " "), None))[0]
 
 
 def timeline(frame: pd.DataFrame, rank: int, out: Path, args: argparse.Namespace) -> Path | str:
     """The entry's engine timeline, or why there is none (an infeasible entry, an oracle without one)."""
+    from autotune.results import leaderboard as board
+    from autotune.results import plots
+    from simcore.ga1.engine import time_program
+    from simcore.ga1.engine.spans import busy_spans, first_instructions
+
     row = frame.iloc[rank - 1].to_dict()
     if not row["feasible"]:
         return f"rank {rank} is infeasible: it was never simulated"
@@ -155,11 +288,17 @@ def timeline(frame: pd.DataFrame, rank: int, out: Path, args: argparse.Namespace
     timing = time_program(machine, program, record=True)  # starts and finishes, no Python trace
     assert timing.starts is not None and timing.finishes is not None
     utilization = timing.mxu_util(machine)
-    drawn = plots.Timeline(timing.cycles, tuple(busy_spans(program, timing.starts, timing.finishes)),
-                           tuple(first_instructions(program, timing.starts, timing.finishes, ZOOM_CYCLES)), ZOOM_CYCLES)
+    drawn = plots.Timeline(
+        timing.cycles,
+        tuple(busy_spans(program, timing.starts, timing.finishes)),
+        tuple(first_instructions(program, timing.starts, timing.finishes, ZOOM_CYCLES)),
+        ZOOM_CYCLES,
+    )
     del program, timing  # the picture needs only the spans
     params = {k: v for k, v in json.loads(str(row["params_json"])).items() if k != "family"}
     block = f" {params['bi']}x{params['bj']}" if "bi" in params else ""
-    title = (f"rank {rank}: {row['family']}{block} on {shape}, {machine.slots} slots, setup {machine.dma_setup}, "
-             f"{machine.dma_words_per_cycle} words/cycle: {drawn.cycles:,} cycles, MXU {utilization:.0%}")
+    title = (
+        f"rank {rank}: {row['family']}{block} on {shape}, {machine.slots} slots, setup {machine.dma_setup}, "
+        f"{machine.dma_words_per_cycle} words/cycle: {drawn.cycles:,} cycles, MXU {utilization:.0%}"
+    )
     return plots.timeline_png(drawn, title, out / f"timeline_rank{rank}.png")

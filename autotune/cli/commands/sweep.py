@@ -1,5 +1,6 @@
 """`autotune sweep`: the chapter's bandwidth sweep, or any grid of machines, for a few
 hand-written schedules; optionally with what a short tuning run reaches on each machine."""
+
 from __future__ import annotations
 
 import argparse
@@ -7,46 +8,87 @@ import itertools
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
-
-from simcore.ga1.machine import MACHINE_KEYS, Machine, MachineError
-from simcore.ga1.schedules import ChapterSchedule
-from simcore.shape import Shape
-
-from autotune.oracles.ga1 import ORACLE as GA1
-from autotune.oracles.ga1 import padding_note
-
-from autotune.results import leaderboard as board
-from autotune.run import pipeline
-from autotune.results import tables
-from autotune.cli.args import add_machine, build_machine, positive_int, shape_arg
-from autotune.run.baseline import sweep_frame, sweep_rows
-from autotune.cli.commands.baseline import selected_schedules
+from autotune.cli.args import (
+    add_machine,
+    add_results,
+    build_machine,
+    default_out,
+    positive_int,
+    schedule_list,
+    shape_arg,
+)
 from autotune.cli.errors import UsageError
 from autotune.cli.limits import add_limits, check_work
-from autotune.storage import MEMORY
-from autotune.run.plan import RunPlan
+from autotune.cli.strict import strict_int
+from autotune.run.settings import SHORT_TRIALS
+from simcore.ga1.machine import MACHINE_KEYS, Machine, MachineError
+from simcore.shape import Shape
 
-HELP = "run hand-written schedules over a grid of machines (the chapter's bandwidth sweep by default)"
+if TYPE_CHECKING:
+    from simcore.ga1.schedules import ChapterSchedule
+
+HELP = (
+    "run hand-written schedules over a grid of machines (the chapter's bandwidth sweep by default)"
+)
 CHAPTER_GRID = ("dma_setup=16,4", "dma_words_per_cycle=8,16,32,64")
 CHAPTER_SCHEDULES = "1x1:2,2x4:2,4x8:2"
-SHORT = {"dma_setup": "setup", "dma_words_per_cycle": "words/cycle", "mxu_cycles": "mxu cyc", "slots": "slots"}
+SHORT = {
+    "dma_setup": "setup",
+    "dma_words_per_cycle": "words/cycle",
+    "mxu_cycles": "mxu cyc",
+    "slots": "slots",
+}
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("sweep", help=HELP, description=HELP + ". Every result is verified; one parquet file holds every row.")
-    parser.add_argument("--shape", default="128x128x128", metavar="MxKxN", help="product shape (default 128x128x128)")
+    parser = subparsers.add_parser(
+        "sweep",
+        help=HELP,
+        description=HELP + ". Every result is verified; one parquet file holds every row.",
+    )
+    parser.add_argument(
+        "--shape",
+        default="128x128x128",
+        metavar="MxKxN",
+        help="product shape (default 128x128x128)",
+    )
     add_machine(parser)
-    parser.add_argument("--machine-grid", action="append", default=None, metavar="KEY=V1,V2,...",
-                        help=f"a machine parameter and its values; repeat for a cartesian product (default: {' '.join(CHAPTER_GRID)})")
-    parser.add_argument("--schedules", default=CHAPTER_SCHEDULES, metavar="LIST",
-                        help=f"hand-written schedules, BIxBJ:BUFFERS,... (default {CHAPTER_SCHEDULES}, the chapter's)")
-    parser.add_argument("--out", type=Path, default=None, help="parquet output (default results/sweep/<shape>.parquet)")
-    parser.add_argument("--json", action="store_true", help="print one JSON object per row instead of the table")
-    parser.add_argument("--tuned", action="store_true", help="also run a short in-memory tuning study per machine")
-    parser.add_argument("--trials", type=positive_int, default=pipeline.SHORT_TRIALS,
-                        help=f"--tuned: trials per machine, the chapter's sweep included (default {pipeline.SHORT_TRIALS})")
+    parser.add_argument(
+        "--machine-grid",
+        action="append",
+        default=None,
+        metavar="KEY=V1,V2,...",
+        help=f"a machine parameter and its values; repeat for a cartesian product (default: {' '.join(CHAPTER_GRID)})",
+    )
+    parser.add_argument(
+        "--schedules",
+        default=CHAPTER_SCHEDULES,
+        metavar="LIST",
+        help=f"hand-written schedules, BIxBJ:BUFFERS,... (default {CHAPTER_SCHEDULES}, the chapter's)",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="parquet output (default <results>/sweep/<shape>-s<slots>-<digest of the grid, machine and "
+        "schedules>.parquet)",
+    )
+    parser.add_argument("--force", action="store_true", help="replace the --out file if it exists")
+    add_results(parser)
+    parser.add_argument(
+        "--json", action="store_true", help="print one JSON object per row instead of the table"
+    )
+    parser.add_argument(
+        "--tuned", action="store_true", help="also run a short in-memory tuning study per machine"
+    )
+    parser.add_argument(
+        "--trials",
+        type=positive_int,
+        default=None,
+        help=f"--tuned: trials per machine, the chapter's sweep included (default {SHORT_TRIALS})",
+    )
     add_limits(parser)
     parser.set_defaults(run=run)
 
@@ -58,15 +100,19 @@ def parse_grid(items: list[str]) -> list[tuple[str, tuple[int, ...]]]:
         key, eq, raw = item.partition("=")
         key = key.strip()
         if not eq or key not in MACHINE_KEYS:
-            raise UsageError(f"--machine-grid {item!r}: expected KEY=V1,V2,... with KEY one of {', '.join(MACHINE_KEYS)}")
+            raise UsageError(
+                f"--machine-grid {item!r}: expected KEY=V1,V2,... with KEY one of {', '.join(MACHINE_KEYS)}"
+            )
         if any(key == k for k, _ in grid):
             raise UsageError(f"--machine-grid gives {key} twice")
         try:
-            values = tuple(int(v) for v in raw.split(",") if v.strip())
-        except ValueError:
+            values = tuple(strict_int(v) for v in raw.split(",") if v.strip())
+        except argparse.ArgumentTypeError:
             raise UsageError(f"--machine-grid {item!r}: values must be integers") from None
         if not values:
             raise UsageError(f"--machine-grid {item!r}: no values")
+        if len(set(values)) < len(values):
+            raise UsageError(f"--machine-grid {item!r} gives a value twice")
         grid.append((key, values))
     return grid
 
@@ -84,17 +130,43 @@ def machines(base: Machine, grid: list[tuple[str, tuple[int, ...]]]) -> list[Mac
 
 def tuned_best(shape: Shape, machine: Machine, trials: int) -> dict[str, object]:
     """The best of a short in-memory study (seeded with the chapter's sweep), verified."""
-    outcome = pipeline.run(RunPlan.of_shape(shape, machine), pipeline.RunOptions(
-        trials=trials, study="sweep", storage=MEMORY, verify_top=1, write=False))
+    from autotune.results import leaderboard as board
+    from autotune.run import pipeline
+    from autotune.run.plan import RunPlan
+    from autotune.storage import MEMORY
+
+    outcome = pipeline.run(
+        RunPlan.of_shape(shape, machine),
+        pipeline.RunOptions(
+            trials=trials, study="sweep", storage=MEMORY, verify_top=1, write=False
+        ),
+    )
+    if outcome.interrupted:  # the table is written whole or not at all
+        raise KeyboardInterrupt
     return board.json_rows(outcome.studies[0].frame.head(1))[0]
 
 
 def run(args: argparse.Namespace) -> int:
+    import pandas as pd  # with numba (the oracle): loaded when the command runs, not at start-up
+
+    from autotune.oracles.ga1 import ORACLE as GA1
+    from autotune.oracles.ga1 import padding_note
+    from autotune.results import tables
+    from autotune.results.files import check_output
+    from autotune.run.baseline import sweep_frame, sweep_rows
+
     shape = shape_arg(args.shape)
-    schedules: list[ChapterSchedule] = selected_schedules(args.schedules)
+    schedules: list[ChapterSchedule] = schedule_list(args.schedules)
     if not schedules:
         raise UsageError("--schedules names no schedule")
     grid = parse_grid(args.machine_grid or list(CHAPTER_GRID))
+    if args.trials is not None and not args.tuned:
+        raise UsageError(
+            "--trials counts the trials of --tuned: give --tuned, or leave --trials out"
+        )
+    args.trials = args.trials or SHORT_TRIALS
+    if args.out is not None:
+        check_output(args.out, args.force)
     base = build_machine(GA1, args.machine, slots=args.slots)
     points = machines(base, grid)
     for machine in points:  # refused or announced before anything is generated
@@ -108,14 +180,34 @@ def run(args: argparse.Namespace) -> int:
         for row in rows:
             row["params_json"] = None
         if args.tuned:
-            print(f"tuning on {', '.join(f'{k}={getattr(machine, k)}' for k, _ in grid)} ...", file=sys.stderr)
+            print(
+                f"tuning on {', '.join(f'{k}={getattr(machine, k)}' for k, _ in grid)} ...",
+                file=sys.stderr,
+            )
             rows.append(_tuned_row(shape, machine, rows, args.trials))
-        frames.append(sweep_frame(shape, machine, rows).assign(params_json=[r["params_json"] for r in rows]))
+        frames.append(
+            sweep_frame(shape, machine, rows).assign(params_json=[r["params_json"] for r in rows])
+        )
         groups.append((machine, rows))
     frame = pd.concat(frames, ignore_index=True)
-    out = args.out or Path("results") / "sweep" / f"{shape}.parquet"
-    tables.write("sweep", frame, out, {"shape": str(shape), "grid": [[k, list(v)] for k, v in grid],
-                                       "schedules": args.schedules, "tuned_trials": args.trials if args.tuned else None})
+    out = args.out or default_out(
+        args.results / "sweep",
+        shape,
+        points,
+        schedules,
+        {"grid": grid, "tuned_trials": args.trials if args.tuned else None},
+    )
+    tables.write(
+        "sweep",
+        frame,
+        out,
+        {
+            "shape": str(shape),
+            "grid": [[k, list(v)] for k, v in grid],
+            "schedules": args.schedules,
+            "tuned_trials": args.trials if args.tuned else None,
+        },
+    )
     if args.json:
         for machine, rows in groups:
             for row in rows:
@@ -123,27 +215,49 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(format_sweep(shape, grid, groups, args.tuned))
         print(f"\nwrote {out}")
-    failed = [f"{r['schedule']} on {m.key()}" for m, rows in groups for r in rows if r["verified"] is False]
+    failed = [
+        f"{r['schedule']} on {m.key()}"
+        for m, rows in groups
+        for r in rows
+        if r["verified"] is False
+    ]
     for failure in failed:
         print(f"autotune: error: verification failed for {failure}", file=sys.stderr)
     return 1 if failed else 0
 
 
-def _tuned_row(shape: Shape, machine: Machine, rows: list[dict[str, object]], trials: int) -> dict[str, object]:
+def _tuned_row(
+    shape: Shape, machine: Machine, rows: list[dict[str, object]], trials: int
+) -> dict[str, object]:
     """The tuned result as one more row; vs_best is tuned / best hand-written (< 1 is better)."""
     top = tuned_best(shape, machine, trials)
     hand = [int(r["cycles"]) for r in rows if r["fits"]]  # type: ignore[call-overload]
     row = {key: None for key in rows[0]}
-    row.update(schedule="tuned", family=top["family"], fits=True, slots_needed=top.get("slots_needed"),
-               tiles_moved=top.get("tiles_moved"), loads=top.get("loads"), stores=top.get("stores"),
-               cycles=top["cycles"], mxu_util=top.get("mxu_util"), dma_busy=top.get("dma_busy"),
-               vs_best=int(top["cycles"]) / min(hand) if hand else None, verified=top["verified"],  # type: ignore[call-overload]
-               verification=top["verification"],
-               params_json=top["params_json"])
+    row.update(
+        schedule="tuned",
+        family=top["family"],
+        fits=True,
+        slots_needed=top.get("slots_needed"),
+        tiles_moved=top.get("tiles_moved"),
+        loads=top.get("loads"),
+        stores=top.get("stores"),
+        cycles=top["cycles"],
+        mxu_util=top.get("mxu_util"),
+        dma_busy=top.get("dma_busy"),
+        vs_best=int(top["cycles"]) / min(hand) if hand else None,
+        verified=top["verified"],  # type: ignore[call-overload]
+        verification=top["verification"],
+        params_json=top["params_json"],
+    )
     return row
 
 
-def format_sweep(shape: Shape, grid: list[tuple[str, tuple[int, ...]]], groups: list[tuple[Machine, list[dict]]], tuned: bool) -> str:
+def format_sweep(
+    shape: Shape,
+    grid: list[tuple[str, tuple[int, ...]]],
+    groups: list[tuple[Machine, list[dict]]],
+    tuned: bool,
+) -> str:
     """The chapter's layout: the grid's parameters, DMA cycles per tile, then cycles and MXU
     utilisation per schedule; gap = the first schedule over the best of the others."""
     labels = [str(r["schedule"]) for r in groups[0][1] if r["schedule"] != "tuned"]
@@ -152,12 +266,17 @@ def format_sweep(shape: Shape, grid: list[tuple[str, tuple[int, ...]]], groups: 
     head += "".join(f"{name + ' cycles':>15}{'util':>6}" for name in short)
     head += f"{short[0] + '/best':>11}" if len(short) > 1 else ""
     head += f"{'tuned':>9}{'util':>6}{'tuned/best':>11}" if tuned else ""
-    lines = [f"{shape}, double-buffered schedules on {groups[0][0].slots} slots; util = matrix-unit utilization", head]
+    lines = [
+        f"{shape}, double-buffered schedules on {groups[0][0].slots} slots; util = matrix-unit utilization",
+        head,
+    ]
     for machine, rows in groups:
         line = "".join(f"{getattr(machine, k):>12}" for k, _ in grid) + f"{machine.dma_cycles:>13}"
         hand = [r for r in rows if r["schedule"] != "tuned"]
         for r in hand:
-            line += f"{r['cycles']:>15}{r['mxu_util']:>6.0%}" if r["fits"] else f"{'no fit':>15}{'':>6}"
+            line += (
+                f"{r['cycles']:>15}{r['mxu_util']:>6.0%}" if r["fits"] else f"{'no fit':>15}{'':>6}"
+            )
         fitted = [int(r["cycles"]) for r in hand if r["fits"]]
         if len(hand) > 1 and hand[0]["fits"] and len(fitted) > 1:
             line += f"{int(hand[0]['cycles']) / min(fitted[1:]):>10.2f}x"

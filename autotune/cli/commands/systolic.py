@@ -6,27 +6,37 @@ modelling assumptions; `--assume scalesim` takes SCALE-Sim 3.0's. Small problems
 The top-level `cycles`, `mac_utilization` and `tiles` are the first dataflow's; `words_per_mac`
 and `dataflows` give every dataflow run.
 """
+
 from __future__ import annotations
 
 import argparse
 import json
 import math
 import sys
-
-from simcore.shape import Shape
-from simcore.systolic.mapping import best_mapping
-from simcore.systolic.model import (
-    DATAFLOWS, ORDERS, PRESETS, Assumptions, HbmLink, Mapping, SystolicArray, SystolicDesign, Traffic,
-    compulsory_words, design_traffic, tile_count,
-)
-from simcore.systolic.schedule import cycles
-from simcore.systolic.tie import parse_array
-
-from search_spaces.base import Verdict
-from autotune.oracles.systolic import verify_design
+from typing import TYPE_CHECKING
 
 from autotune.cli.args import shape_arg
 from autotune.cli.errors import UsageError
+from autotune.cli.strict import strict_float
+from autotune.cli.workloads import add_input_shape
+from simcore.shape import Shape
+from simcore.systolic.model import (
+    DATAFLOWS,
+    ORDERS,
+    PRESETS,
+    Assumptions,
+    HbmLink,
+    Mapping,
+    SystolicArray,
+    SystolicDesign,
+    Traffic,
+    compulsory_words,
+)
+from simcore.systolic.reports import report as systolic_report
+from simcore.systolic.tie import parse_array
+
+if TYPE_CHECKING:
+    from search_spaces.base import Verdict
 
 HELP = "cycles, MAC utilization and buffer traffic of one GEMM on a systolic array (ws, os, is)"
 # Problems up to this many MACs are checked against the cycle models without asking.
@@ -36,40 +46,97 @@ CHECK_HELP = (
     "equal the closed form, its product numpy's and its buffer words the traffic formula (reported 'exact'). "
     "The model is the event engine, which the test suite holds equal to the cycle-stepped reference model. A "
     "problem too large for the check's budget (about 5 s) runs on a smaller problem with the same array, "
-    "mapping and tile kinds instead, reported 'scaled'. Problems up to 2^22 MACs are checked without asking")
+    "mapping and tile kinds instead, reported 'scaled'. Problems up to 2^22 MACs are checked without asking"
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("systolic", help=HELP, description=HELP + ".")
-    parser.add_argument("--shape", required=True, metavar="MxKxN", help="A is M x K, B is K x N")
-    parser.add_argument("--array", required=True, metavar="RxC", help="array rows x columns, e.g. 8x8")
-    parser.add_argument("--dataflow", default="all", choices=(*DATAFLOWS, "all"),
-                        help="ws: weights stay in the PEs; os: results; is: inputs (default: all three)")
-    parser.add_argument("--mapping", default=None, metavar="RxC",
-                        help="the sub-array to map the GEMM on (default: the best one; the whole array "
-                             "with --assume scalesim)")
-    parser.add_argument("--order", default=None, choices=ORDERS,
-                        help="tile order: col-outer runs the column folds outermost (SCALE-Sim's order), "
-                             "row-outer the row folds (default: the better one; col-outer with --assume scalesim)")
-    parser.add_argument("--assume", default="default", choices=tuple(PRESETS),
-                        help="modelling assumptions: default (shadow registers, edge tiles bypassed, os drain "
-                             "charged, folds overlapped) or scalesim (SCALE-Sim 3.0: none of these, edge tiles "
-                             "padded, folds in sequence, the whole array); the options below override them")
-    parser.add_argument("--shadow", choices=("on", "off"), default=None,
-                        help="a second register per PE, so the next tile's stationary data loads (ws, is) or "
-                             "the last tile's results drain (os) while the array computes")
-    parser.add_argument("--edges", choices=("bypass", "pad"), default=None,
-                        help="edge tiles bypass the unused rows and columns, or are padded to the sub-array")
-    parser.add_argument("--drain", choices=("charged", "free"), default=None,
-                        help="os: shifting the results out of the array costs cycles (charged) or none (free)")
-    parser.add_argument("--folds", choices=("overlap", "sequence"), default=None,
-                        help="consecutive tiles overlap in the array, or each starts once the previous has finished")
-    parser.add_argument("--hbm-words", default=None, metavar="W",
-                        help="move each stationary tile over HBM at W words per cycle: ws and is fetch their "
-                             "weight or input tiles, os writes its result tiles back (default: on chip)")
-    parser.add_argument("--buffers", "--weight-buffers", dest="buffers", default="2", metavar="1|2",
-                        help="on-chip buffers of the HBM link (default 2)")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--shape", default=None, metavar="MxKxN", help="A is M x K, B is K x N")
+    parser.add_argument(
+        "--workload",
+        default=None,
+        metavar="FILE",
+        help="every GEMM of a workload (.toml, .csv, a SCALE-Sim topology, .onnx, or a bundled "
+        "network's name) instead of --shape: one result per GEMM and the weighted total",
+    )
+    add_input_shape(parser)
+    parser.add_argument(
+        "--array", required=True, metavar="RxC", help="array rows x columns, e.g. 8x8"
+    )
+    parser.add_argument(
+        "--dataflow",
+        default="all",
+        choices=(*DATAFLOWS, "all"),
+        help="ws: weights stay in the PEs; os: results; is: inputs (default: all three)",
+    )
+    parser.add_argument(
+        "--mapping",
+        default=None,
+        metavar="RxC",
+        help="the sub-array to map the GEMM on (default: the best one; the whole array "
+        "with --assume scalesim)",
+    )
+    parser.add_argument(
+        "--order",
+        default=None,
+        choices=ORDERS,
+        help="tile order: col-outer runs the column folds outermost (SCALE-Sim's order), "
+        "row-outer the row folds (default: the better one; col-outer with --assume scalesim)",
+    )
+    parser.add_argument(
+        "--assume",
+        default="default",
+        choices=tuple(PRESETS),
+        help="modelling assumptions: default (shadow registers, edge tiles bypassed, os drain "
+        "charged, folds overlapped) or scalesim (SCALE-Sim 3.0: none of these, edge tiles "
+        "padded, folds in sequence, the whole array); the options below override them",
+    )
+    parser.add_argument(
+        "--shadow",
+        choices=("on", "off"),
+        default=None,
+        help="a second register per PE, so the next tile's stationary data loads (ws, is) or "
+        "the last tile's results drain (os) while the array computes",
+    )
+    parser.add_argument(
+        "--edges",
+        choices=("bypass", "pad"),
+        default=None,
+        help="edge tiles bypass the unused rows and columns, or are padded to the sub-array",
+    )
+    parser.add_argument(
+        "--drain",
+        choices=("charged", "free"),
+        default=None,
+        help="os: shifting the results out of the array costs cycles (charged) or none (free)",
+    )
+    parser.add_argument(
+        "--folds",
+        choices=("overlap", "sequence"),
+        default=None,
+        help="consecutive tiles overlap in the array, or each starts once the previous has finished",
+    )
+    parser.add_argument(
+        "--hbm-words",
+        default=None,
+        metavar="W",
+        help="move each stationary tile over HBM at W words per cycle: ws and is fetch their "
+        "weight or input tiles, os writes its result tiles back (default: on chip)",
+    )
+    parser.add_argument(
+        "--buffers",
+        "--weight-buffers",
+        dest="buffers",
+        default="2",
+        metavar="1|2",
+        help="on-chip buffers of the HBM link (default 2)",
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object (with --workload: one per GEMM and dataflow, then each total)",
+    )
     parser.add_argument("--check", action="store_true", help=CHECK_HELP)
     parser.set_defaults(run=run)
 
@@ -87,12 +154,14 @@ def _hbm(words: str | None, buffers: str) -> HbmLink:
     if words is None:
         return HbmLink(None, int(buffers))
     try:
-        rate = float(words)
-    except ValueError:
+        rate = strict_float(words)
+    except argparse.ArgumentTypeError:
         raise UsageError(f"--hbm-words needs a number of words per cycle, got {words!r}") from None
     if not math.isfinite(rate) or rate <= 0:
         raise UsageError(f"--hbm-words must be positive and finite, got {words!r}")
-    return HbmLink(int(rate) if rate.is_integer() else rate, int(buffers))  # whole rates print as ints
+    return HbmLink(
+        int(rate) if rate.is_integer() else rate, int(buffers)
+    )  # whole rates print as ints
 
 
 def _assumptions(args: argparse.Namespace) -> Assumptions:
@@ -116,6 +185,8 @@ def _mapping(args: argparse.Namespace, design: SystolicDesign, shape: Shape) -> 
         return Mapping(design.array.rows, design.array.cols, args.order or ORDERS[0]), "scalesim"
     if args.mapping is not None and args.order is not None:
         return Mapping(rows, cols, args.order), "given"  # type: ignore[arg-type]
+    from simcore.systolic.mapping import best_mapping  # numpy: loaded when the command runs
+
     try:
         choice = best_mapping(design, shape, rows, cols, (args.order,) if args.order else ORDERS)
     except ValueError as exc:
@@ -124,39 +195,83 @@ def _mapping(args: argparse.Namespace, design: SystolicDesign, shape: Shape) -> 
 
 
 def _traffic_dict(t: Traffic) -> dict[str, int]:
-    return {"a_reads": t.a_reads, "b_reads": t.b_reads, "psum_writes": t.psum_writes,
-            "psum_readbacks": t.psum_readbacks, "c_writes": t.c_writes, "total": t.total}
-
-
-def _run_one(args: argparse.Namespace, base: SystolicDesign, shape: Shape, check: bool) -> dict[str, object]:
-    mapping, chosen = _mapping(args, base, shape)
-    design = base.with_mapping(mapping)
-    run_cycles = cycles(design, shape)
-    t = design_traffic(design, shape)
-    verdict: Verdict | None = verify_design(design, shape) if check else None
     return {
-        "mapping": {"rows": mapping.rows, "cols": mapping.cols, "order": mapping.order, "chosen": chosen},
-        "cycles": run_cycles, "mac_utilization": t.macs / (design.array.pes * run_cycles),
-        "tiles": tile_count(design, shape), "words_per_mac": t.words_per_mac, "traffic": _traffic_dict(t),
-        "verification": None if verdict is None else {"ok": verdict.ok, "level": verdict.level,
-                                                        "detail": verdict.detail, "verified": verdict.verified},
+        "a_reads": t.a_reads,
+        "b_reads": t.b_reads,
+        "psum_writes": t.psum_writes,
+        "psum_readbacks": t.psum_readbacks,
+        "c_writes": t.c_writes,
+        "total": t.total,
     }
 
 
-def report(args: argparse.Namespace, shape: Shape, array: SystolicArray, assume: Assumptions, hbm: HbmLink,
-           check: bool) -> dict[str, object]:
+def _run_one(
+    args: argparse.Namespace, base: SystolicDesign, shape: Shape, check: bool
+) -> dict[str, object]:
+    from autotune.oracles.systolic import (
+        verify_design,  # the cycle models: loaded when the command runs
+    )
+
+    mapping, chosen = _mapping(args, base, shape)
+    design = base.with_mapping(mapping)
+    found = systolic_report(design, shape)
+    verdict: Verdict | None = verify_design(design, shape) if check else None
+    return {
+        "mapping": {
+            "rows": mapping.rows,
+            "cols": mapping.cols,
+            "order": mapping.order,
+            "chosen": chosen,
+        },
+        "cycles": found.cycles,
+        "mac_utilization": found.mac_utilization,
+        "tiles": found.tiles,
+        "words_per_mac": found.words_per_mac,
+        "traffic": _traffic_dict(found.traffic),
+        "verification": None
+        if verdict is None
+        else {
+            "ok": verdict.ok,
+            "level": verdict.level,
+            "detail": verdict.detail,
+            "verified": verdict.verified,
+        },
+    }
+
+
+def report(
+    args: argparse.Namespace,
+    shape: Shape,
+    array: SystolicArray,
+    assume: Assumptions,
+    hbm: HbmLink,
+    check: bool,
+) -> dict[str, object]:
     """The JSON object: every dataflow under `dataflows`, the first one's figures at the top."""
     flows = DATAFLOWS if args.dataflow == "all" else (args.dataflow,)
-    runs = {d: _run_one(args, SystolicDesign(array, d, None, assume, hbm), shape, check) for d in flows}
+    runs = {
+        d: _run_one(args, SystolicDesign(array, d, None, assume, hbm), shape, check) for d in flows
+    }
     first = runs[flows[0]]
     checks = [r["verification"] for r in runs.values() if r["verification"] is not None]
     return {
-        "shape": str(shape), "array": str(array), "pes": array.pes, "macs": shape.m * shape.k * shape.n,
+        "shape": str(shape),
+        "array": str(array),
+        "pes": array.pes,
+        "macs": shape.m * shape.k * shape.n,
         "compulsory_words": compulsory_words(shape),
-        "assumptions": {"preset": args.assume, "shadow": assume.shadow, "edges": assume.edges,
-                        "drain": "charged" if assume.drain else "free", "folds": assume.folds},
-        "hbm_words": hbm.hbm_words_per_cycle, "buffers": hbm.buffers,
-        "cycles": first["cycles"], "mac_utilization": first["mac_utilization"], "tiles": first["tiles"],
+        "assumptions": {
+            "preset": args.assume,
+            "shadow": assume.shadow,
+            "edges": assume.edges,
+            "drain": "charged" if assume.drain else "free",
+            "folds": assume.folds,
+        },
+        "hbm_words": hbm.hbm_words_per_cycle,
+        "buffers": hbm.buffers,
+        "cycles": first["cycles"],
+        "mac_utilization": first["mac_utilization"],
+        "tiles": first["tiles"],
         "words_per_mac": {d: r["words_per_mac"] for d, r in runs.items()},
         "dataflows": runs,
         "verified": all(c["verified"] for c in checks) if checks else None,  # type: ignore[index]
@@ -167,41 +282,67 @@ def report(args: argparse.Namespace, shape: Shape, array: SystolicArray, assume:
 
 def format_text(out: dict[str, object]) -> str:
     runs: dict[str, dict] = out["dataflows"]  # type: ignore[assignment]
-    hbm = ("stationary tiles on chip" if out["hbm_words"] is None
-           else f"HBM {out['hbm_words']} words/cycle, {out['buffers']} buffer(s)")
+    hbm = (
+        "stationary tiles on chip"
+        if out["hbm_words"] is None
+        else f"HBM {out['hbm_words']} words/cycle, {out['buffers']} buffer(s)"
+    )
     a = out["assumptions"]
-    lines = [f"{out['shape']} on a {out['array']} array ({out['pes']} PEs, {hbm})",
-             f"assumptions ({a['preset']}): shadow registers {'on' if a['shadow'] else 'off'}, edge tiles "  # type: ignore[index]
-             f"{a['edges']}, os drain {a['drain']}, folds {a['folds']}",  # type: ignore[index]
-             f"{'':24}" + "".join(f"{d:>16}" for d in runs)]
+    lines = [
+        f"{out['shape']} on a {out['array']} array ({out['pes']} PEs, {hbm})",
+        f"assumptions ({a['preset']}): shadow registers {'on' if a['shadow'] else 'off'}, edge tiles "  # type: ignore[index]
+        f"{a['edges']}, os drain {a['drain']}, folds {a['folds']}",  # type: ignore[index]
+        f"{'':24}" + "".join(f"{d:>16}" for d in runs),
+    ]
 
     def row(label: str, values: list[str]) -> None:
         lines.append(f"{label:24}" + "".join(f"{v:>16}" for v in values))
 
     order = list(runs.values())
-    row("mapping", [f"{r['mapping']['rows']}x{r['mapping']['cols']} {r['mapping']['chosen']}" for r in order])
+    row(
+        "mapping",
+        [f"{r['mapping']['rows']}x{r['mapping']['cols']} {r['mapping']['chosen']}" for r in order],
+    )
     row("tile order", [r["mapping"]["order"] for r in order])
     row("cycles", [str(r["cycles"]) for r in order])
     row("MAC slots busy", [f"{r['mac_utilization']:.1%}" for r in order])
     row("tiles", [str(r["tiles"]) for r in order])
     row("words per MAC", [f"{r['words_per_mac']:.4g}" for r in order])
-    for key, label in (("a_reads", "A reads"), ("b_reads", "B reads"), ("psum_writes", "partial-sum writes"),
-                       ("psum_readbacks", "partial-sum readbacks"), ("c_writes", "C writes"), ("total", "total words")):
+    for key, label in (
+        ("a_reads", "A reads"),
+        ("b_reads", "B reads"),
+        ("psum_writes", "partial-sum writes"),
+        ("psum_readbacks", "partial-sum readbacks"),
+        ("c_writes", "C writes"),
+        ("total", "total words"),
+    ):
         row("  " + label, [str(r["traffic"][key]) for r in order])
     lines.append(f"compulsory traffic MK + KN + MN = {out['compulsory_words']} words")
     for d, r in runs.items():
         v = r["verification"]
         if v is not None:
-            status = "FAILED" if not v["ok"] else "verified (exact)" if v["verified"] else f"checked ({v['level']})"
+            status = (
+                "FAILED"
+                if not v["ok"]
+                else "verified (exact)"
+                if v["verified"]
+                else f"checked ({v['level']})"
+            )
             lines.append(f"{status}: {v['detail']}")
     return "\n".join(lines)
 
 
 def run(args: argparse.Namespace) -> int:
-    shape = shape_arg(args.shape)
     rows, cols = _array(args.array, "--array")
     array = SystolicArray(rows, cols)
     hbm = _hbm(args.hbm_words, args.buffers)
+    if args.workload is not None:
+        from autotune.cli.commands.systolic_workload import run_workload
+
+        return run_workload(args, SystolicDesign(array, "ws", None, _assumptions(args), hbm))
+    if args.shape is None:
+        raise UsageError("give --shape MxKxN (one GEMM) or --workload FILE (its GEMMs)")
+    shape = shape_arg(args.shape)
     check = args.check or shape.m * shape.k * shape.n <= AUTO_CHECK_MACS
     out = report(args, shape, array, _assumptions(args), hbm, check)
     print(json.dumps(out) if args.json else format_text(out))

@@ -7,6 +7,7 @@ orders. They differ in which block follows which, and so in where a tile is next
 block is done: that, and a block's geometry, is all this walker asks of them. Within a batch the
 walk's position and the current block live in local variables.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -14,7 +15,16 @@ import numpy as np
 from simcore.ga1.engine.jit import get, inline
 from simcore.ga1.engine.order import general_block, general_next_col, general_next_row
 from simcore.ga1.engine.plan import (
-    CELL_START_AT, CELL_X_AT, CELL_Y_AT, KT, N_BLOCKS, NEXT_IN_COL_AT, NEXT_IN_ROW_AT, STRIPS, STRUCTURE, TAIL,
+    CELL_START_AT,
+    CELL_X_AT,
+    CELL_Y_AT,
+    KT,
+    N_BLOCKS,
+    NEXT_IN_COL_AT,
+    NEXT_IN_ROW_AT,
+    STRIPS,
+    STRUCTURE,
+    TAIL,
 )
 from simcore.ga1.engine.record import RECORD, frame_of, place, store_record
 from simcore.ga1.engine.strip_order import strip_block, strip_next_col, strip_next_row, strip_step
@@ -31,14 +41,27 @@ def _block(st: np.ndarray, b: int, strip: int, v: int) -> tuple[int, int, int, i
 
 
 @inline
-def block_products(st: np.ndarray, pos: int, ring_at: int, mask: int, first: int, stop: int) -> None:
+def block_products(
+    st: np.ndarray, pos: int, ring_at: int, mask: int, first: int, stop: int
+) -> None:
     """The records of products first..stop-1 into the ring (`mask`: its length - 1), from the
     walk's position on; the position moves past them."""
     strips = st[STRUCTURE] == STRIPS
-    b, s, cell, strip, v = st[pos + POS_B], st[pos + POS_S], st[pos + POS_CELL], st[pos + POS_STRIP], st[pos + POS_IN_STRIP]
+    b, s, cell, strip, v = (
+        st[pos + POS_B],
+        st[pos + POS_S],
+        st[pos + POS_CELL],
+        st[pos + POS_STRIP],
+        st[pos + POS_IN_STRIP],
+    )
     kt, tail = st[KT], st[TAIL]
     plain, n_blocks = kt - tail, st[N_BLOCKS]
-    cells_x, cells_y, in_row, in_col = st[CELL_X_AT], st[CELL_Y_AT], st[NEXT_IN_ROW_AT], st[NEXT_IN_COL_AT]
+    cells_x, cells_y, in_row, in_col = (
+        st[CELL_X_AT],
+        st[CELL_Y_AT],
+        st[NEXT_IN_ROW_AT],
+        st[NEXT_IN_COL_AT],
+    )
     frame = frame_of(st)
     block = _block(st, b, strip, v)
     base, row0, h, col0, w, table, down = block
@@ -61,8 +84,18 @@ def block_products(st: np.ndarray, pos: int, ring_at: int, mask: int, first: int
             next_col = strip_next_col(st, strip, v, y, k)
         else:
             next_col = general_next_col(st, b, y, k)
-        store_record(st, ring_at + (q & mask) * RECORD, frame, row0 + x, col0 + y, k, base + place(kt, tail, hw, cell, s),
-                     next_row, next_col, s == kt - 1)
+        store_record(
+            st,
+            ring_at + (q & mask) * RECORD,
+            frame,
+            row0 + x,
+            col0 + y,
+            k,
+            base + place(kt, tail, hw, cell, s),
+            next_row,
+            next_col,
+            s == kt - 1,
+        )
         # advance: cell by cell through a step, step by step; in the tail, a cell's steps in turn
         if s < plain:
             cell += 1
@@ -80,4 +113,10 @@ def block_products(st: np.ndarray, pos: int, ring_at: int, mask: int, first: int
                 block = _block(st, b, strip, v)
                 base, row0, h, col0, w, table, down = block
                 hw, cells = h * w, st[st[CELL_START_AT] + table]
-    st[pos + POS_B], st[pos + POS_S], st[pos + POS_CELL], st[pos + POS_STRIP], st[pos + POS_IN_STRIP] = b, s, cell, strip, v
+    (
+        st[pos + POS_B],
+        st[pos + POS_S],
+        st[pos + POS_CELL],
+        st[pos + POS_STRIP],
+        st[pos + POS_IN_STRIP],
+    ) = b, s, cell, strip, v

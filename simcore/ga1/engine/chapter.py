@@ -5,6 +5,7 @@ Each kernel resumes at its position and emits until the chunk is nearly full: bl
 work is a block's opening (zeros and the first loads), one k step, or its stores; kouter's is one
 (k, i, j) product with its transfers.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -13,21 +14,39 @@ from simcore.ga1.engine.jit import kernel
 from simcore.ga1.engine.rows import COMMON, DONE, assemble, emit, room
 from simcore.ga1.program import LOAD, MXU, NONE, STORE, TENSOR_A, TENSOR_B, TENSOR_C, ZERO
 
-MT, KT, NT, BI, BJ, BUFFERS, BY_COLUMNS, NEXT, UNIT, HEADROOM = range(COMMON, COMMON + 10)
-HEADER = COMMON + 10
+MT, KT, NT, BI, BJ, BUFFERS, BY_COLUMNS, NEXT, UNIT, HEADROOM, STOP = range(COMMON, COMMON + 11)
+HEADER = COMMON + 11
+NO_STOP = 1 << 62  # STOP: where a run stops (a block's unit, or a product), for the periodic timing
 
 
-def blocked_state(tiles: tuple[int, int, int], bi: int, bj: int, buffers: int, by_columns: bool,
-        chunk_rows: int) -> np.ndarray:
+def blocked_state(
+    tiles: tuple[int, int, int], bi: int, bj: int, buffers: int, by_columns: bool, chunk_rows: int
+) -> np.ndarray:
     # a unit of work: a block's zeros and first loads, a k step, or its stores
     room_needed = 2 * bi * bj + 2 * buffers * (bi + bj) + 8
-    fields = {MT: tiles[0], KT: tiles[1], NT: tiles[2], BI: bi, BJ: bj, BUFFERS: buffers, BY_COLUMNS: int(by_columns),
-              HEADROOM: room_needed}
+    fields = {
+        MT: tiles[0],
+        KT: tiles[1],
+        NT: tiles[2],
+        BI: bi,
+        BJ: bj,
+        BUFFERS: buffers,
+        BY_COLUMNS: int(by_columns),
+        HEADROOM: room_needed,
+        STOP: NO_STOP,
+    }
     return assemble(HEADER, fields, [], max(chunk_rows, 2 * room_needed))
 
 
 def kouter_state(tiles: tuple[int, int, int], buffers: int, chunk_rows: int) -> np.ndarray:
-    fields = {MT: tiles[0], KT: tiles[1], NT: tiles[2], BUFFERS: buffers, HEADROOM: 5}
+    fields = {
+        MT: tiles[0],
+        KT: tiles[1],
+        NT: tiles[2],
+        BUFFERS: buffers,
+        HEADROOM: 5,
+        STOP: NO_STOP,
+    }
     return assemble(HEADER, fields, [], max(chunk_rows, 10))
 
 
@@ -76,7 +95,7 @@ def run_blocked(st: np.ndarray) -> None:
     across = (st[MT] + st[BI] - 1) // st[BI]
     along = (st[NT] + st[BJ] - 1) // st[BJ]
     while st[NEXT] < across * along:
-        if not room(st, st[HEADROOM]):
+        if not room(st, st[HEADROOM]) or st[NEXT] * (st[KT] + 2) + st[UNIT] >= st[STOP]:
             return
         b = st[NEXT]
         if st[BY_COLUMNS] == 1:
@@ -95,7 +114,7 @@ def run_kouter(st: np.ndarray) -> None:
     """The (k, i, j) order: load the partial C tile (or zero it), load A and B, multiply, store."""
     mt, nt, buffers = st[MT], st[NT], st[BUFFERS]
     while st[NEXT] < mt * st[KT] * nt:
-        if not room(st, st[HEADROOM]):
+        if not room(st, st[HEADROOM]) or st[NEXT] >= st[STOP]:
             return
         g = st[NEXT]
         k, i, j = g // (mt * nt), (g // nt) % mt, g % nt

@@ -15,29 +15,85 @@ changes at every product (p, the frontier, whether it is blocked, the pending st
 emitted) lives in local variables, and every section is a view whose address stays in a
 register: the kernel's helpers are inlined, take what they read and return what they change.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
-from simcore.ga1.engine.evict import add, candidates_section, drop, farthest, fits
-from simcore.ga1.engine.jit import get, inline, kernel, put
 from simcore.ga1.engine.blocks import block_products
+from simcore.ga1.engine.evict import add, candidates_section, drop, farthest, fits, tied
+from simcore.ga1.engine.jit import get, inline, kernel, put
 from simcore.ga1.engine.order import start_units, unit_products
 from simcore.ga1.engine.plan import (
-    BANDS_AT, BLOCKS, CELL_START_AT, END, FIRST_AT, LOOKAHEAD, N_AB, N_TILES, NEVER, P, PINNED, PLAN_END, PROTECT,
-    REAL_NT, ROW_START_AT, SIZES_AT, STORE_FIRST, STRIPS, STRUCTURE, TABLES_AT, UNITS,
+    BANDS_AT,
+    CELL_START_AT,
+    END,
+    FIRST_AT,
+    LOOKAHEAD,
+    N_AB,
+    N_TILES,
+    NEVER,
+    PINNED,
+    PLAN_END,
+    PROTECT,
+    REAL_NT,
+    ROW_START_AT,
+    SIZES_AT,
+    STORE_FIRST,
+    STRIPS,
+    STRUCTURE,
+    TABLES_AT,
+    UNITS,
+    P,
 )
-from simcore.ga1.engine.record import A_ID, B_ID, C_ID, I, J, K, KEY, LAST, NEXT_A, NEXT_B, POSITION, RECORD
+from simcore.ga1.engine.record import (
+    A_ID,
+    B_ID,
+    C_ID,
+    KEY,
+    LAST,
+    NEXT_A,
+    NEXT_B,
+    POSITION,
+    RECORD,
+    I,
+    J,
+    K,
+)
 from simcore.ga1.engine.rows import CAPACITY, DONE, OUT, OUT_AT, Section, assemble
+from simcore.ga1.engine.tilemap import find, insert, remove, section
 from simcore.ga1.program import LOAD, MXU, NONE, STORE, TENSOR_A, TENSOR_B, TENSOR_C, WIDTH, ZERO
 from simcore.ga1.schedules import ScheduleError
 
-(FRONTIER, BLOCKED, PENDING, GENERATED, FAILED_AT, LIVE, NEXT_P, SLOTS, RING_MASK, HEADROOM,
- RING_AT, POS_AT, WHERE_AT, TILE_AT, NEXT_AT, FREE_AT, EVICT_AT, PENDING_AT, QUEUE) = range(PLAN_END, PLAN_END + 19)
+(
+    FRONTIER,
+    BLOCKED,
+    PENDING,
+    GENERATED,
+    FAILED_AT,
+    LIVE,
+    NEXT_P,
+    SLOTS,
+    RING_MASK,
+    HEADROOM,
+    RING_AT,
+    POS_AT,
+    WHERE_AT,
+    TILE_AT,
+    NEXT_AT,
+    FREE_AT,
+    EVICT_AT,
+    PENDING_AT,
+    STOP_P,
+    WHERE_LEN,
+    QUEUE,
+) = range(PLAN_END, PLAN_END + 21)
 # Two queues of free slots, q = 0: slots freed by a product's last read, q = 1: freed by a store;
-# queue q's first entry and length are at QUEUE + 2 q and QUEUE + 2 q + 1.
+# queue q's first entry and length are at QUEUE + 2 q and QUEUE + 2 q + 1. QUEUE + 4 counts the
+# evictions whose farthest next use was tied (-1: not counted; the periodic timing counts them).
 BY_PRODUCT, BY_STORE = 0, 1
-HEADER = QUEUE + 4
+TIES = QUEUE + 4
+HEADER = QUEUE + 5
 BATCH = 32  # products the order streams ahead at a time, at least
 
 
@@ -47,22 +103,42 @@ def headroom(slots: int, lookahead: int) -> int:
     return 2 * slots + 3 * (lookahead + 2) + 2
 
 
-def new_state(geo: dict[int, int], sections: list[Section], slots: int, chunk_rows: int) -> np.ndarray:
+def new_state(
+    geo: dict[int, int], sections: list[Section], slots: int, chunk_rows: int
+) -> np.ndarray:
     """The compiler at product 0 of an order's plan (`geo`, `sections`), every slot free, with
     room for `chunk_rows` rows (at least twice the headroom), the first products streamed."""
     lookahead = geo[LOOKAHEAD]
     if not fits(slots, geo[PINNED]):
-        raise ScheduleError(f"{geo[P]} products with {slots} slots are beyond the compiled generator's numbers")
+        raise ScheduleError(
+            f"{geo[P]} products with {slots} slots are beyond the compiled generator's numbers"
+        )
     # the ring holds products p..frontier (at most lookahead + 2) and the batch streamed ahead of
     # them; a power of two, indexed by a mask
     ring_rows, room_needed = 1 << (lookahead + 2 + BATCH).bit_length(), headroom(slots, lookahead)
     evict = candidates_section(slots)
-    fields = {**geo, FAILED_AT: -1, SLOTS: slots, RING_MASK: ring_rows - 1, HEADROOM: room_needed,
-              QUEUE + 2 * BY_PRODUCT + 1: slots}
+    where = section(slots, geo[N_TILES])  # which slot holds a tile (tilemap.py)
+    fields = {
+        **geo,
+        FAILED_AT: -1,
+        SLOTS: slots,
+        RING_MASK: ring_rows - 1,
+        HEADROOM: room_needed,
+        QUEUE + 2 * BY_PRODUCT + 1: slots,
+        TIES: -1,
+        STOP_P: geo[P],
+        WHERE_LEN: len(where),
+    }
     sections = sections + [  # the compiler's own, initialised by start_order
-        (RING_AT, ring_rows * RECORD, None), (POS_AT, POSITION, None), (WHERE_AT, geo[N_TILES], None),
-        (TILE_AT, slots, None), (NEXT_AT, slots, None), (FREE_AT, 2 * slots, None),
-        (EVICT_AT, len(evict), evict), (PENDING_AT, slots, None)]
+        (RING_AT, ring_rows * RECORD, None),
+        (POS_AT, POSITION, None),
+        (WHERE_AT, len(where), where),
+        (TILE_AT, slots, None),
+        (NEXT_AT, slots, None),
+        (FREE_AT, 2 * slots, None),
+        (EVICT_AT, len(evict), evict),
+        (PENDING_AT, slots, None),
+    ]
     st = assemble(HEADER, fields, sections, max(chunk_rows, 2 * room_needed))
     start_order(st)
     return st
@@ -77,10 +153,9 @@ def _initialise(st: np.ndarray) -> None:
         for field in range(ROW_START_AT, SIZES_AT + 1):
             st[field] += st[BANDS_AT]
     slots = st[SLOTS]
-    st[st[POS_AT]:st[POS_AT] + POSITION] = 0
-    st[st[WHERE_AT]:st[WHERE_AT] + st[N_TILES]] = -1
-    st[st[TILE_AT]:st[TILE_AT] + slots] = -1
-    st[st[NEXT_AT]:st[NEXT_AT] + slots] = st[NEVER]
+    st[st[POS_AT] : st[POS_AT] + POSITION] = 0
+    st[st[TILE_AT] : st[TILE_AT] + slots] = -1
+    st[st[NEXT_AT] : st[NEXT_AT] + slots] = st[NEVER]
     for s in range(slots):
         st[st[FREE_AT] + s] = s
 
@@ -107,7 +182,9 @@ def start_order(st: np.ndarray) -> None:
 
 
 @inline
-def _emit(rows: np.ndarray, out: int, op: int, s0: int, s1: int, s2: int, t: int, x: int, y: int) -> int:
+def _emit(
+    rows: np.ndarray, out: int, op: int, s0: int, s1: int, s2: int, t: int, x: int, y: int
+) -> int:
     at = WIDTH * out
     put(rows, at, op)
     put(rows, at + 1, NONE)
@@ -139,8 +216,16 @@ def _queue_push(free: np.ndarray, queue: np.ndarray, q: int, s: int) -> None:
 
 
 @inline
-def _take_slot(free: np.ndarray, queue: np.ndarray, ev: np.ndarray, nexts: np.ndarray, tiles: np.ndarray,
-        where: np.ndarray, horizon: int, for_load: bool) -> int:
+def _take_slot(
+    free: np.ndarray,
+    queue: np.ndarray,
+    ev: np.ndarray,
+    nexts: np.ndarray,
+    tiles: np.ndarray,
+    where: np.ndarray,
+    horizon: int,
+    for_load: bool,
+) -> int:
     """A slot to write now: a free one, else evict the operand used farthest after `horizon`."""
     first, second = (BY_STORE, BY_PRODUCT) if for_load else (BY_PRODUCT, BY_STORE)
     if get(queue, 2 * first + 1) > 0:
@@ -149,33 +234,66 @@ def _take_slot(free: np.ndarray, queue: np.ndarray, ev: np.ndarray, nexts: np.nd
         return _queue_pop(free, queue, second)
     best = farthest(ev, tiles.shape[0])
     if best < 0 or get(nexts, best) <= horizon:
-        return -1  # the farthest next use is inside the (protected) prefetch window: nothing to evict
+        return (
+            -1
+        )  # the farthest next use is inside the (protected) prefetch window: nothing to evict
+    if get(queue, 4) >= 0 and tied(ev, tiles.shape[0], best):
+        put(queue, 4, get(queue, 4) + 1)
     drop(ev, best)
-    put(where, get(tiles, best), -1)
+    remove(where, get(tiles, best))
     put(tiles, best, -1)
     return best
 
 
 @inline
-def _advance(st: np.ndarray, rows: np.ndarray, out: int, where: np.ndarray, tiles: np.ndarray, nexts: np.ndarray,
-        free: np.ndarray, queue: np.ndarray, ev: np.ndarray, frontier: int, limit: int, p: int, current: int,
-        generated: int) -> tuple[int, int, int, int]:
+def _advance(
+    st: np.ndarray,
+    rows: np.ndarray,
+    out: int,
+    where: np.ndarray,
+    tiles: np.ndarray,
+    nexts: np.ndarray,
+    free: np.ndarray,
+    queue: np.ndarray,
+    ev: np.ndarray,
+    frontier: int,
+    limit: int,
+    p: int,
+    current: int,
+    generated: int,
+) -> tuple[int, int, int, int]:
     """The DMA frontier: make the tiles of products up to `limit` resident, in order (a load or
     zero for each tile not resident); product p (key `current`) is the matrix unit's next.
     Returns (rows emitted, frontier, blocked: no slot found, products streamed)."""
-    protect, total, pinned, ring_at, mask = st[PROTECT], st[P], st[PINNED], st[RING_AT], st[RING_MASK]
+    protect, total, pinned, ring_at, mask = (
+        st[PROTECT],
+        st[P],
+        st[PINNED],
+        st[RING_AT],
+        st[RING_MASK],
+    )
     while frontier < limit:
         rec = ring_at + (frontier & mask) * RECORD
         key = get(st, rec + KEY)
         horizon = key + protect if key > current else key  # a prefetch spares `protect` more
         for operand in range(3):  # A, B, then C's accumulator
             if operand == 0:
-                tile, tensor, x, y = get(st, rec + A_ID), TENSOR_A, get(st, rec + I), get(st, rec + K)
+                tile, tensor, x, y = (
+                    get(st, rec + A_ID),
+                    TENSOR_A,
+                    get(st, rec + I),
+                    get(st, rec + K),
+                )
             elif operand == 1:
-                tile, tensor, x, y = get(st, rec + B_ID), TENSOR_B, get(st, rec + K), get(st, rec + J)
+                tile, tensor, x, y = (
+                    get(st, rec + B_ID),
+                    TENSOR_B,
+                    get(st, rec + K),
+                    get(st, rec + J),
+                )
             else:
                 tile, tensor, x, y = get(st, rec + C_ID), NONE, NONE, NONE
-            s = get(where, tile)
+            s = find(where, tile)
             if s >= 0:
                 if operand < 2 and get(nexts, s) > key:
                     put(nexts, s, key)
@@ -184,7 +302,7 @@ def _advance(st: np.ndarray, rows: np.ndarray, out: int, where: np.ndarray, tile
             s = _take_slot(free, queue, ev, nexts, tiles, where, horizon, operand < 2)
             if s < 0:
                 return out, frontier, 1, generated
-            put(where, tile, s)
+            insert(where, tile, s)
             put(tiles, s, tile)
             if operand < 2:
                 put(nexts, s, key)
@@ -193,14 +311,26 @@ def _advance(st: np.ndarray, rows: np.ndarray, out: int, where: np.ndarray, tile
                 put(nexts, s, pinned)
                 out = _emit(rows, out, ZERO, s, NONE, NONE, NONE, NONE, NONE)
         frontier += 1
-        if frontier == generated and frontier < total:  # the ring holds products p.. p + its length - 1
+        if (
+            frontier == generated and frontier < total
+        ):  # the ring holds products p.. p + its length - 1
             generated = _stream(st, frontier, min(total, p + mask + 1))
     return out, frontier, 0, generated
 
 
 @kernel
-def _flush_stores(st: np.ndarray, rows: np.ndarray, out: int, where: np.ndarray, tiles: np.ndarray,
-        nexts: np.ndarray, free: np.ndarray, queue: np.ndarray, pend: np.ndarray, pending: int) -> int:
+def _flush_stores(
+    st: np.ndarray,
+    rows: np.ndarray,
+    out: int,
+    where: np.ndarray,
+    tiles: np.ndarray,
+    nexts: np.ndarray,
+    free: np.ndarray,
+    queue: np.ndarray,
+    pend: np.ndarray,
+    pending: int,
+) -> int:
     """Store the finished accumulators, in finishing order; returns the rows emitted. (A kernel
     of its own: called once per finished block of accumulators, and compiled once.)"""
     nt, n_ab, never = st[REAL_NT], st[N_AB], st[NEVER]
@@ -209,7 +339,7 @@ def _flush_stores(st: np.ndarray, rows: np.ndarray, out: int, where: np.ndarray,
         tile = get(tiles, s)
         c = tile - n_ab
         out = _emit(rows, out, STORE, s, NONE, NONE, TENSOR_C, c // nt, c % nt)
-        put(where, tile, -1)
+        remove(where, tile)
         put(tiles, s, -1)
         put(nexts, s, never)
         _queue_push(free, queue, BY_STORE, s)
@@ -217,14 +347,26 @@ def _flush_stores(st: np.ndarray, rows: np.ndarray, out: int, where: np.ndarray,
 
 
 @inline
-def _after_read(where: np.ndarray, tiles: np.ndarray, nexts: np.ndarray, free: np.ndarray, queue: np.ndarray,
-        ev: np.ndarray, s: int, tile: int, nxt: int, never: int, frontier: int, blocked: int) -> int:
+def _after_read(
+    where: np.ndarray,
+    tiles: np.ndarray,
+    nexts: np.ndarray,
+    free: np.ndarray,
+    queue: np.ndarray,
+    ev: np.ndarray,
+    s: int,
+    tile: int,
+    nxt: int,
+    never: int,
+    frontier: int,
+    blocked: int,
+) -> int:
     """An operand's next use moves on; a tile never used again frees its slot now (`frontier`:
     the key of the frontier's product). Returns whether the frontier stays blocked."""
     put(nexts, s, nxt)
     if nxt == never:
         drop(ev, s)
-        put(where, tile, -1)
+        remove(where, tile)
         put(tiles, s, -1)
         _queue_push(free, queue, BY_PRODUCT, s)
         return 0
@@ -237,15 +379,35 @@ def run_general(st: np.ndarray) -> None:
     """Compile products into the chunk until it is nearly full or every product is done
     (st[DONE]); on failure st[FAILED_AT] is the product that found no room."""
     slots = st[SLOTS]
-    where = st[st[WHERE_AT]:st[WHERE_AT] + st[N_TILES]]
-    tiles, nexts = st[st[TILE_AT]:st[TILE_AT] + slots], st[st[NEXT_AT]:st[NEXT_AT] + slots]
-    free, queue = st[st[FREE_AT]:st[FREE_AT] + 2 * slots], st[QUEUE:QUEUE + 4]
-    ev, pend, rows = st[st[EVICT_AT]:st[PENDING_AT]], st[st[PENDING_AT]:st[PENDING_AT] + slots], st[st[OUT_AT]:]
-    p, total, lookahead, store_first, protect, never = st[NEXT_P], st[P], st[LOOKAHEAD], st[STORE_FIRST], st[PROTECT], st[NEVER]
-    frontier, blocked, pending, out, generated = st[FRONTIER], st[BLOCKED], st[PENDING], st[OUT], st[GENERATED]
+    where = st[st[WHERE_AT] : st[WHERE_AT] + st[WHERE_LEN]]
+    tiles, nexts = st[st[TILE_AT] : st[TILE_AT] + slots], st[st[NEXT_AT] : st[NEXT_AT] + slots]
+    free, queue = st[st[FREE_AT] : st[FREE_AT] + 2 * slots], st[QUEUE : QUEUE + 5]
+    ev, pend, rows = (
+        st[st[EVICT_AT] : st[PENDING_AT]],
+        st[st[PENDING_AT] : st[PENDING_AT] + slots],
+        st[st[OUT_AT] :],
+    )
+    p, total, lookahead, store_first, protect, never = (
+        st[NEXT_P],
+        st[P],
+        st[LOOKAHEAD],
+        st[STORE_FIRST],
+        st[PROTECT],
+        st[NEVER],
+    )
+    frontier, blocked, pending, out, generated = (
+        st[FRONTIER],
+        st[BLOCKED],
+        st[PENDING],
+        st[OUT],
+        st[GENERATED],
+    )
     last_start = st[CAPACITY] - st[HEADROOM]  # a product may start while the chunk has its headroom
     ring_at, mask, end = st[RING_AT], st[RING_MASK], st[END]
-    while p < total and out <= last_start:
+    stop = min(
+        total, st[STOP_P]
+    )  # a caller may stop the run at a product (the periodic timing's boundaries)
+    while p < stop and out <= last_start:
         limit = min(p + 1 + lookahead, total)
         rec = ring_at + (p & mask) * RECORD
         if protect > 0 and frontier <= p:
@@ -255,8 +417,22 @@ def run_general(st: np.ndarray) -> None:
             pending, blocked = 0, 0
         while True:
             if frontier < limit and blocked == 0:
-                out, frontier, blocked, generated = _advance(st, rows, out, where, tiles, nexts, free, queue, ev,
-                                                             frontier, limit, p, get(st, rec + KEY), generated)
+                out, frontier, blocked, generated = _advance(
+                    st,
+                    rows,
+                    out,
+                    where,
+                    tiles,
+                    nexts,
+                    free,
+                    queue,
+                    ev,
+                    frontier,
+                    limit,
+                    p,
+                    get(st, rec + KEY),
+                    generated,
+                )
             if pending == 0:
                 break
             out = _flush_stores(st, rows, out, where, tiles, nexts, free, queue, pend, pending)
@@ -266,11 +442,37 @@ def run_general(st: np.ndarray) -> None:
             st[LIVE] = _count(nexts, st[PINNED])
             break
         a, b, c = get(st, rec + A_ID), get(st, rec + B_ID), get(st, rec + C_ID)
-        sa, sb, sc = get(where, a), get(where, b), get(where, c)
+        sa, sb, sc = find(where, a), find(where, b), find(where, c)
         out = _emit(rows, out, MXU, sc, sa, sb, NONE, NONE, NONE)
         ahead = end if frontier >= total else get(st, ring_at + (frontier & mask) * RECORD + KEY)
-        blocked = _after_read(where, tiles, nexts, free, queue, ev, sa, a, get(st, rec + NEXT_A), never, ahead, blocked)
-        blocked = _after_read(where, tiles, nexts, free, queue, ev, sb, b, get(st, rec + NEXT_B), never, ahead, blocked)
+        blocked = _after_read(
+            where,
+            tiles,
+            nexts,
+            free,
+            queue,
+            ev,
+            sa,
+            a,
+            get(st, rec + NEXT_A),
+            never,
+            ahead,
+            blocked,
+        )
+        blocked = _after_read(
+            where,
+            tiles,
+            nexts,
+            free,
+            queue,
+            ev,
+            sb,
+            b,
+            get(st, rec + NEXT_B),
+            never,
+            ahead,
+            blocked,
+        )
         if get(st, rec + LAST) == 1:
             put(pend, pending, sc)
             pending += 1
@@ -279,7 +481,14 @@ def run_general(st: np.ndarray) -> None:
         out = _flush_stores(st, rows, out, where, tiles, nexts, free, queue, pend, pending)
         pending = 0
         st[DONE] = 1
-    st[NEXT_P], st[FRONTIER], st[BLOCKED], st[PENDING], st[OUT], st[GENERATED] = p, frontier, blocked, pending, out, generated
+    st[NEXT_P], st[FRONTIER], st[BLOCKED], st[PENDING], st[OUT], st[GENERATED] = (
+        p,
+        frontier,
+        blocked,
+        pending,
+        out,
+        generated,
+    )
 
 
 @inline

@@ -16,6 +16,7 @@ best marks the group for a rescan, done when a slot must be evicted. Layout of t
 the slot bits, the group count, then per group its best (-1: none) and whether it must be
 rescanned, then per slot its number (-1: not a candidate).
 """
+
 from __future__ import annotations
 
 import functools
@@ -32,7 +33,9 @@ SHIFT = 6  # a group holds 2 ** SHIFT slots: one pass of a vector loop over a fe
 def candidates_section(slots: int) -> np.ndarray:
     """The initial layout: no candidates."""
     groups = -(-slots >> SHIFT)
-    section = np.array([slots.bit_length(), groups] + [-1] * groups + [0] * groups + [-1] * slots, dtype=np.int64)
+    section = np.array(
+        [slots.bit_length(), groups] + [-1] * groups + [0] * groups + [-1] * slots, dtype=np.int64
+    )
     section.setflags(write=False)
     return section
 
@@ -81,9 +84,28 @@ def farthest(ev: np.ndarray, slots: int) -> int:
     numbers = BEST + 2 * groups
     for g in range(groups):
         if get(ev, BEST + groups + g) == 1:  # find the group's best candidate again
-            put(ev, BEST + g, _largest(ev, numbers + (g << SHIFT), numbers + min((g + 1) << SHIFT, slots)))
+            put(
+                ev,
+                BEST + g,
+                _largest(ev, numbers + (g << SHIFT), numbers + min((g + 1) << SHIFT, slots)),
+            )
             put(ev, BEST + groups + g, 0)
     best = _largest(ev, BEST, BEST + groups)
     if best < 0:
         return -1
     return ((1 << bits) - 1) - (best & ((1 << bits) - 1))
+
+
+@inline
+def tied(ev: np.ndarray, slots: int, best: int) -> bool:
+    """Whether another candidate's next use is the same as slot best's (the choice between them
+    then falls to the smaller slot: the one decision of the compiler that depends on slot numbers,
+    which the periodic timing must see)."""
+    bits, groups = get(ev, BITS), get(ev, GROUPS)
+    numbers = BEST + 2 * groups
+    use = get(ev, numbers + best) >> bits
+    for s in range(slots):
+        value = get(ev, numbers + s)
+        if s != best and value >= 0 and value >> bits == use:
+            return True
+    return False

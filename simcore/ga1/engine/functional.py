@@ -4,6 +4,7 @@ the matrix unit's product (simcore/ga1/functional.py is the reference, for every
 The scratchpad is a (slots, T, T) array; tensors 0, 1 and 2 (A, B and C, as the rows name them)
 are 2-D arrays; `scratch` holds one tile, for a product whose accumulator is also an operand.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -59,11 +60,24 @@ def _store(spad: np.ndarray, s: int, matrix: np.ndarray, x: int, y: int) -> None
 
 
 @kernel
-def execute_rows(spad: np.ndarray, scratch: np.ndarray, tensor_a: np.ndarray, tensor_b: np.ndarray,
-        tensor_c: np.ndarray, rows: np.ndarray, n: int) -> None:
+def execute_rows(
+    spad: np.ndarray,
+    scratch: np.ndarray,
+    tensor_a: np.ndarray,
+    tensor_b: np.ndarray,
+    tensor_c: np.ndarray,
+    rows: np.ndarray,
+    n: int,
+) -> None:
     """The arithmetic of rows[0:n], in program order."""
     for index in range(n):
-        op, s0, t, x, y = rows[index, 0], rows[index, 2], rows[index, 5], rows[index, 6], rows[index, 7]
+        op, s0, t, x, y = (
+            rows[index, 0],
+            rows[index, 2],
+            rows[index, 5],
+            rows[index, 6],
+            rows[index, 7],
+        )
         if op == MXU:
             _product(spad, scratch, s0, rows[index, 3], rows[index, 4])
         elif op == ZERO:

@@ -5,20 +5,39 @@ one pass: memory for the slots, the tiles and one chunk, never for the whole pro
 executes and replays each chunk against the product of random integer operands (exact, and as
 streamed as the timing).
 """
+
 from __future__ import annotations
 
+import dataclasses
 from abc import ABC, abstractmethod
 from typing import Callable, Iterator
 
 import numpy as np
 
-from simcore.ga1.engine import chapter, compile as compiler, stream
+from simcore.ga1.engine import chapter, methods, stream
+from simcore.ga1.engine import compile as compiler
 from simcore.ga1.engine.functional import execute_rows
+from simcore.ga1.engine.hazards import (
+    EARLIEST,
+    INDEX,
+    KIND,
+    KINDS,
+    SLOT,
+    START,
+    new_history,
+    replay_rows,
+)
 from simcore.ga1.engine.plan import general_plan
-from simcore.ga1.engine.strip_order import strip_plan, strip_slots
 from simcore.ga1.engine.rows import COMMON, DONE, OUT_AT, Section, assemble, chunk
-from simcore.ga1.engine.hazards import EARLIEST, INDEX, KIND, KINDS, SLOT, START, new_history, replay_rows
-from simcore.ga1.engine.timing import FILL, NO_TIMES, new_clock, raise_if_bad, time_checked, timing_of
+from simcore.ga1.engine.strip_order import strip_plan, strip_slots
+from simcore.ga1.engine.timing import (
+    FILL,
+    NO_TIMES,
+    new_clock,
+    raise_if_bad,
+    time_checked,
+    timing_of,
+)
 from simcore.ga1.generator.order import GeneralParams, slots_needed
 from simcore.ga1.generator.strips import StripParams
 from simcore.ga1.hazards import Hazard
@@ -29,9 +48,10 @@ from simcore.ga1.timing import Timing
 from simcore.ga1.verify import Verification, random_operands
 from simcore.shape import Shape
 
-CHUNK = 1024          # rows per chunk (a chunk stays in cache), unless a generator needs more room to resume
-KEEP_HAZARDS = 100       # hazards a verification keeps for its report; all are counted
-
+CHUNK = (
+    1024  # rows per chunk (a chunk stays in cache), unless a generator needs more room to resume
+)
+KEEP_HAZARDS = 100  # hazards a verification keeps for its report; all are counted
 
 
 class Generator(ABC):
@@ -66,27 +86,58 @@ class Generator(ABC):
             if st[DONE]:
                 return
 
-    def timing(self) -> Timing:
-        """The program's cycles, busy times and counts, without keeping the program (generated
-        and timed in one compiled call)."""
-        st, clock = self._begin(), new_clock(self.machine)
+    @property
+    def products(self) -> int:
+        Mt, Kt, Nt = self.shape.tiles(self.machine.T)
+        return Mt * Kt * Nt
+
+    def timing(self, method: str = methods.PERIODIC, max_products: int | None = None) -> Timing:
+        """The program's cycles, busy times and counts, without keeping the program. "periodic"
+        detects the machine's steady state and jumps whole periods (exact; methods.py), "full"
+        simulates every instruction (generated and timed in one compiled call); the result's
+        `method` says which one timed it. With `max_products`, TimingLimitError instead of
+        simulating more tile products than that."""
+        methods.check_method(method)
+        budget = max_products if max_products is not None else 1 << 62
+        st = self._begin()
+        family = methods.periodic_family(self, st) if method == methods.PERIODIC else None
+        if family is not None:
+            timing = methods.time_periodically(self, st, family, budget)
+            if timing is not None:
+                return timing
+            st = self._begin()
+        if self.products > budget:
+            raise methods.TimingLimitError(
+                f"timing {self.shape} in full would simulate {self.products:.3g} tile "
+                f"products, more than {budget:.3g}"
+            )
+        clock = new_clock(self.machine)
         bad = self._generate_and_time(st, clock)
         self._check(st)
         raise_if_bad(self.machine, clock, chunk(st), bad)
-        return timing_of(clock)
+        return dataclasses.replace(timing_of(clock), simulated=self.products)
 
     def program(self) -> Program:
         """The whole program (the same rows as the Python reference builds)."""
         parts = [rows.copy() for rows in self.chunks()]
-        return Program(code=np.concatenate(parts) if parts else np.zeros((0, WIDTH), dtype=np.int64))
+        return Program(
+            code=np.concatenate(parts) if parts else np.zeros((0, WIDTH), dtype=np.int64)
+        )
 
     def verify(self, seed: int = 1) -> Verification:
         """verify_matmul, streamed: C equals numpy's product and the hazard replay is clean."""
         machine = self.machine
         a, b = random_operands(self.shape, seed)
         c = np.zeros((self.shape.m, self.shape.n))
-        spad, scratch = np.zeros((machine.slots, machine.T, machine.T)), np.zeros((machine.T, machine.T))
-        history, found, found_count = new_history(machine.slots), np.zeros((KEEP_HAZARDS, 5), dtype=np.int64), np.zeros(1, dtype=np.int64)
+        spad, scratch = (
+            np.zeros((machine.slots, machine.T, machine.T)),
+            np.zeros((machine.T, machine.T)),
+        )
+        history, found, found_count = (
+            new_history(machine.slots),
+            np.zeros((KEEP_HAZARDS, 5), dtype=np.int64),
+            np.zeros(1, dtype=np.int64),
+        )
         clock, times, first = new_clock(machine), np.zeros((0, 2), dtype=np.int64), 0
         scratch4 = np.zeros(4, dtype=np.int64)
         for rows in self.chunks():
@@ -98,15 +149,21 @@ class Generator(ABC):
             replay_rows(history, found, found_count, rows, times, n, first, clock[FILL], scratch4)
             first += n
         expected, count = a @ b, int(found_count[0])
-        return Verification(result_ok=bool(np.array_equal(c, expected)), hazards=hazards_found(found, count),
-                            cycles=timing_of(clock).cycles, hazards_found=count,
-                            max_abs_error=float(np.max(np.abs(c - expected))) if expected.size else 0.0)
+        return Verification(
+            result_ok=bool(np.array_equal(c, expected)),
+            hazards=hazards_found(found, count),
+            cycles=timing_of(clock).cycles,
+            hazards_found=count,
+            max_abs_error=float(np.max(np.abs(c - expected))) if expected.size else 0.0,
+        )
 
 
 def hazards_found(found: np.ndarray, count: int) -> tuple[Hazard, ...]:
     """The hazards a replay kept (the first `len(found)` of `count`)."""
-    return tuple(Hazard(int(r[INDEX]), KINDS[int(r[KIND])], int(r[SLOT]), int(r[START]), int(r[EARLIEST]))
-                 for r in found[:min(count, found.shape[0])])
+    return tuple(
+        Hazard(int(r[INDEX]), KINDS[int(r[KIND])], int(r[SLOT]), int(r[START]), int(r[EARLIEST]))
+        for r in found[: min(count, found.shape[0])]
+    )
 
 
 def _chunk_rows(most_rows: int) -> int:
@@ -123,16 +180,24 @@ class _Compiled(Generator):
     def _generate_and_time(self, st: np.ndarray, clock: np.ndarray) -> int:
         return stream.time_compiled(st, clock, NO_TIMES)
 
-    def _compiler_state(self, geo: dict[int, int], sections: list[Section], lookahead: int) -> np.ndarray:
+    def _compiler_state(
+        self, geo: dict[int, int], sections: list[Section], lookahead: int
+    ) -> np.ndarray:
         Mt, Kt, Nt = self.shape.tiles(self.machine.T)
-        return compiler.new_state(geo, sections, self.machine.slots, _chunk_rows(3 * Mt * Kt * Nt + 2 * Mt * Nt + lookahead))
+        return compiler.new_state(
+            geo,
+            sections,
+            self.machine.slots,
+            _chunk_rows(3 * Mt * Kt * Nt + 2 * Mt * Nt + lookahead),
+        )
 
     def _check(self, st: np.ndarray) -> None:
         if st[compiler.FAILED_AT] >= 0:
             i, j, k = compiler.failed_product(st)
             raise ScheduleError(
                 f"{self.machine.slots} slots cannot hold the working set at product {st[compiler.FAILED_AT]} "
-                f"{(int(i), int(j), int(k))}: {st[compiler.LIVE]} live accumulators plus the product's A and B tiles")
+                f"{(int(i), int(j), int(k))}: {st[compiler.LIVE]} live accumulators plus the product's A and B tiles"
+            )
 
 
 class General(_Compiled):
@@ -146,7 +211,9 @@ class General(_Compiled):
         shape, machine, params = self.shape, self.machine, self.params
         need = slots_needed(shape, machine, params)
         if need > machine.slots:
-            raise ScheduleError(f"general schedule {params} needs {need} slots, the scratchpad has {machine.slots}")
+            raise ScheduleError(
+                f"general schedule {params} needs {need} slots, the scratchpad has {machine.slots}"
+            )
         geo, sections = general_plan(shape, machine, params)
         return self._compiler_state(geo, sections, params.lookahead)
 
@@ -161,7 +228,9 @@ class Strips(_Compiled):
     def _begin(self) -> np.ndarray:
         need = strip_slots(self.shape, self.machine, self.params)
         if need > self.machine.slots:
-            raise ScheduleError(f"strip schedule {self.params} needs {need} slots, the scratchpad has {self.machine.slots}")
+            raise ScheduleError(
+                f"strip schedule {self.params} needs {need} slots, the scratchpad has {self.machine.slots}"
+            )
         geo, sections = strip_plan(self.shape, self.machine, self.params)
         return self._compiler_state(geo, sections, self.params.lookahead)
 
@@ -171,7 +240,9 @@ class Blocked(Generator):
 
     STREAM = stream.BLOCKED
 
-    def __init__(self, shape: Shape, machine: Machine, bi: int, bj: int, buffers: int = 2, order: str = "row") -> None:
+    def __init__(
+        self, shape: Shape, machine: Machine, bi: int, bj: int, buffers: int = 2, order: str = "row"
+    ) -> None:
         super().__init__(shape, machine)
         self.bi, self.bj, self.buffers, self.order = bi, bj, buffers, order
 
@@ -179,7 +250,9 @@ class Blocked(Generator):
         check_blocked(self.machine, self.bi, self.bj, self.buffers, self.order)
         Mt, Kt, Nt = tiles = self.shape.tiles(self.machine.T)
         rows = _chunk_rows(3 * Mt * Kt * Nt + 2 * Mt * Nt)
-        return chapter.blocked_state(tiles, self.bi, self.bj, self.buffers, self.order == "col", rows)
+        return chapter.blocked_state(
+            tiles, self.bi, self.bj, self.buffers, self.order == "col", rows
+        )
 
 
 class KOuter(Generator):
@@ -209,7 +282,7 @@ class Materialised(Generator):
     def _begin(self) -> np.ndarray:
         code = self.build().code
         st = assemble(COMMON, {}, [], len(code))
-        st[st[OUT_AT]:] = code.reshape(-1)
+        st[st[OUT_AT] :] = code.reshape(-1)
         return st
 
 

@@ -6,6 +6,7 @@ the last read of that value ends. A read must start after the write finished (pl
 fill, unless an accumulation reads its own accumulating write), a write after every read of the
 slot's previous value. Hazards go to `found` (the first rows; found_count[0] counts them all).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -37,8 +38,15 @@ def _contains(values: np.ndarray, count: int, slot: int) -> bool:
 
 
 @kernel
-def _found(found: np.ndarray, found_count: np.ndarray, index: int, kind: int, slot: int, start: int,
-        earliest: int) -> None:
+def _found(
+    found: np.ndarray,
+    found_count: np.ndarray,
+    index: int,
+    kind: int,
+    slot: int,
+    start: int,
+    earliest: int,
+) -> None:
     n = found_count[0]
     if n < found.shape[0]:
         found[n, INDEX], found[n, KIND], found[n, SLOT] = index, kind, slot
@@ -47,8 +55,19 @@ def _found(found: np.ndarray, found_count: np.ndarray, index: int, kind: int, sl
 
 
 @kernel
-def _check(history: np.ndarray, found: np.ndarray, found_count: np.ndarray, index: int, start: int,
-        finish: int, fill: int, reads: np.ndarray, n_reads: int, writes: np.ndarray, n_writes: int) -> None:
+def _check(
+    history: np.ndarray,
+    found: np.ndarray,
+    found_count: np.ndarray,
+    index: int,
+    start: int,
+    finish: int,
+    fill: int,
+    reads: np.ndarray,
+    n_reads: int,
+    writes: np.ndarray,
+    n_writes: int,
+) -> None:
     """Check one trace record against the history, then record it."""
     for r in range(n_reads):
         slot = reads[r]
@@ -61,7 +80,9 @@ def _check(history: np.ndarray, found: np.ndarray, found_count: np.ndarray, inde
     for w in range(n_writes):
         slot = writes[w]
         if history[slot, SEEN] == 1 and start < history[slot, READS_END]:
-            _found(found, found_count, index, WRITE_TOO_EARLY, slot, start, history[slot, READS_END])
+            _found(
+                found, found_count, index, WRITE_TOO_EARLY, slot, start, history[slot, READS_END]
+            )
     for r in range(n_reads):
         slot = reads[r]
         history[slot, SEEN] = 1
@@ -78,7 +99,9 @@ def _check(history: np.ndarray, found: np.ndarray, found_count: np.ndarray, inde
 
 
 @kernel
-def _trace_slots(op: int, s0: int, s1: int, s2: int, reads: np.ndarray, writes: np.ndarray) -> tuple[int, int]:
+def _trace_slots(
+    op: int, s0: int, s1: int, s2: int, reads: np.ndarray, writes: np.ndarray
+) -> tuple[int, int]:
     """The slots an instruction's trace record reads and writes (a product reads its operands,
     then its accumulator); returns their counts."""
     if op == LOAD or op == ZERO:
@@ -99,24 +122,65 @@ def _trace_slots(op: int, s0: int, s1: int, s2: int, reads: np.ndarray, writes: 
 
 
 @kernel
-def replay_rows(history: np.ndarray, found: np.ndarray, found_count: np.ndarray, rows: np.ndarray,
-        times: np.ndarray, n: int, first_index: int, fill: int, scratch: np.ndarray) -> None:
+def replay_rows(
+    history: np.ndarray,
+    found: np.ndarray,
+    found_count: np.ndarray,
+    rows: np.ndarray,
+    times: np.ndarray,
+    n: int,
+    first_index: int,
+    fill: int,
+    scratch: np.ndarray,
+) -> None:
     """Replay program rows[0:n] timed by `times` (the trace a simulation records; a product's
     fill is the machine's, every other instruction's 0). first_index numbers the first row;
     scratch has room for an instruction's slots (4)."""
     reads, writes = scratch[:3], scratch[3:]
     for index in range(n):
         op = rows[index, 0]
-        n_reads, n_writes = _trace_slots(op, rows[index, 2], rows[index, 3], rows[index, 4], reads, writes)
-        _check(history, found, found_count, first_index + index, times[index, 0], times[index, 1],
-               fill if op == MXU else 0, reads, n_reads, writes, n_writes)
+        n_reads, n_writes = _trace_slots(
+            op, rows[index, 2], rows[index, 3], rows[index, 4], reads, writes
+        )
+        _check(
+            history,
+            found,
+            found_count,
+            first_index + index,
+            times[index, 0],
+            times[index, 1],
+            fill if op == MXU else 0,
+            reads,
+            n_reads,
+            writes,
+            n_writes,
+        )
 
 
 @kernel
-def replay_records(history: np.ndarray, found: np.ndarray, found_count: np.ndarray, records: np.ndarray,
-        reads: np.ndarray, read_counts: np.ndarray, writes: np.ndarray, write_counts: np.ndarray) -> None:
+def replay_records(
+    history: np.ndarray,
+    found: np.ndarray,
+    found_count: np.ndarray,
+    records: np.ndarray,
+    reads: np.ndarray,
+    read_counts: np.ndarray,
+    writes: np.ndarray,
+    write_counts: np.ndarray,
+) -> None:
     """Replay a recorded trace: records hold (index, start, finish, fill) rows, reads and writes
     the slots of each record (padded)."""
     for n in range(records.shape[0]):
-        _check(history, found, found_count, records[n, 0], records[n, 1], records[n, 2], records[n, 3],
-               reads[n], read_counts[n], writes[n], write_counts[n])
+        _check(
+            history,
+            found,
+            found_count,
+            records[n, 0],
+            records[n, 1],
+            records[n, 2],
+            records[n, 3],
+            reads[n],
+            read_counts[n],
+            writes[n],
+            write_counts[n],
+        )

@@ -22,6 +22,7 @@ Kernels may take views of an array (a section of a state), which allocate nothin
 the hot loops' indices are offsets into a state, never negative, and the test cost a compare and
 a conditional move at every access. They are plain indexing when the engine runs as Python.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -47,7 +48,9 @@ def _cache_dirs() -> list[Path]:
     if configured:
         from numba.core.caching import _CacheLocator
 
-        dirs.append(Path(configured) / _CacheLocator.get_suitable_cache_subpath(str(HERE / "jit.py")))
+        dirs.append(
+            Path(configured) / _CacheLocator.get_suitable_cache_subpath(str(HERE / "jit.py"))
+        )
     return dirs
 
 
@@ -94,19 +97,29 @@ else:
     def get(typingctx: object, array: _types.Array, index: _types.Integer) -> tuple[object, object]:
         """array[index] for an index known to be in 0..len(array)-1: numba would test each signed
         index for a negative one (counted from the end), at every access of the hot loops."""
-        def codegen(context: object, builder: object, signature: object, args: tuple[object, ...]) -> object:
+
+        def codegen(
+            context: object, builder: object, signature: object, args: tuple[object, ...]
+        ) -> object:
             data = context.make_array(signature.args[0])(context, builder, args[0]).data  # type: ignore[attr-defined]
             return builder.load(builder.gep(data, [args[1]]))  # type: ignore[attr-defined]
+
         return array.dtype(array, index), codegen
 
     @intrinsic
-    def put(typingctx: object, array: _types.Array, index: _types.Integer, value: _types.Integer) -> tuple[object, object]:
+    def put(
+        typingctx: object, array: _types.Array, index: _types.Integer, value: _types.Integer
+    ) -> tuple[object, object]:
         """array[index] = value, the index known to be in 0..len(array)-1 (as `get`)."""
-        def codegen(context: object, builder: object, signature: object, args: tuple[object, ...]) -> object:
+
+        def codegen(
+            context: object, builder: object, signature: object, args: tuple[object, ...]
+        ) -> object:
             data = context.make_array(signature.args[0])(context, builder, args[0]).data  # type: ignore[attr-defined]
             value = context.cast(builder, args[2], signature.args[2], signature.args[0].dtype)  # type: ignore[attr-defined]
             builder.store(value, builder.gep(data, [args[1]]))  # type: ignore[attr-defined]
             return context.get_dummy_value()  # type: ignore[attr-defined]
+
         return _types.none(array, index, value), codegen
 
 
@@ -114,9 +127,7 @@ def kernel(function: F) -> F:
     """Compile `function` with numba (nopython, cached), or leave it as Python."""
     if PURE_PYTHON:
         return function
-    return numba.njit(cache=CACHE, error_model="numpy", _nrt=False)(function)  # type: ignore[return-value]
-
-
+    return numba.njit(cache=CACHE, error_model="numpy", _nrt=False)(function)  # type: ignore[return-value, call-overload]
 
 
 def inline(function: F) -> F:
@@ -125,7 +136,7 @@ def inline(function: F) -> F:
     returns through memory; in the hot loops a call costs more than these functions' work."""
     if PURE_PYTHON:
         return function
-    return numba.njit(cache=CACHE, error_model="numpy", _nrt=False, forceinline=True)(function)  # type: ignore[return-value]
+    return numba.njit(cache=CACHE, error_model="numpy", _nrt=False, forceinline=True)(function)  # type: ignore[return-value, call-overload]
 
 
 def inline_ir(function: F) -> F:
@@ -133,10 +144,13 @@ def inline_ir(function: F) -> F:
     caller's constant arguments, so a loop specialised on a constant flag loses its test."""
     if PURE_PYTHON:
         return function
-    return numba.njit(cache=CACHE, error_model="numpy", _nrt=False, inline="always")(function)  # type: ignore[return-value]
+    return numba.njit(cache=CACHE, error_model="numpy", _nrt=False, inline="always")(function)  # type: ignore[return-value, call-overload]
 
 
 def cache_is_warm() -> bool:
     """Whether the compiled kernels are on disk where numba will look (NUMBA_CACHE_DIR when set):
     without them, the first call compiles for seconds."""
-    return PURE_PYTHON or any(_cache_dirs()[-1].glob("stream.time_compiled-*.nbi"))
+    folder = _cache_dirs()[-1]
+    return PURE_PYTHON or (
+        any(folder.glob("stream.time_compiled-*.nbi")) and any(folder.glob("periodic.drive-*.nbi"))
+    )

@@ -8,21 +8,50 @@ the product's place in the block. Rotate: a window of units slides over C (below
 unit u's cell x at global step t is t * STEP + (u - lo(t)) * H + x (lo(t): the step's first live
 unit; at most W units of at most H cells are live in a step). record.py says what keys are.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 from simcore.ga1.engine.jit import inline
 from simcore.ga1.engine.plan import (
-    BLOCK_SPAN, COL_START_AT, END, H, KALT, KT, N_CB, N_RB, N_UNITS, NEVER, NT, RAMP, ROW_START_AT, SERPENTINE,
-    SIZES_AT, STEP, W,
+    BLOCK_SPAN,
+    COL_START_AT,
+    END,
+    KALT,
+    KT,
+    N_CB,
+    N_RB,
+    N_UNITS,
+    NEVER,
+    NT,
+    RAMP,
+    ROW_START_AT,
+    SERPENTINE,
+    SIZES_AT,
+    STEP,
+    H,
+    W,
 )
 from simcore.ga1.engine.record import RECORD, first_key, frame_of, store_record
 
 # The rotating window's position: step t, unit u, cell x, the last unit live at step t, t's k and
 # first live unit, and unit u's band, place, column, rows and first step.
-(POS_T, POS_U, POS_X, POS_HI, POS_K, POS_LO, POS_UR, POS_PLACE, POS_J, POS_UROW0, POS_UH, POS_ENTRY,
- POS_NEXT_ENTRY) = range(13)
+(
+    POS_T,
+    POS_U,
+    POS_X,
+    POS_HI,
+    POS_K,
+    POS_LO,
+    POS_UR,
+    POS_PLACE,
+    POS_J,
+    POS_UROW0,
+    POS_UH,
+    POS_ENTRY,
+    POS_NEXT_ENTRY,
+) = range(13)
 
 
 @inline
@@ -33,6 +62,7 @@ def _band(st: np.ndarray, at: int, index: int) -> tuple[int, int]:
 
 
 # ---- blocks
+
 
 @inline
 def _col_band(st: np.ndarray, b: int, r: int) -> int:
@@ -80,6 +110,7 @@ def general_next_col(st: np.ndarray, b: int, y: int, k: int) -> int:
 
 
 # ---- rotate: a window of W units (columns of a row band) slides over C, one k step at a time
+
 
 @inline
 def _entry(st: np.ndarray, u: int) -> int:
@@ -143,7 +174,13 @@ def start_units(st: np.ndarray, pos: int) -> None:
 @inline
 def unit_product(st: np.ndarray, pos: int, rec: int) -> None:
     """The product at step t, unit u, cell x; then advance."""
-    t, u, x, k, lo = st[pos + POS_T], st[pos + POS_U], st[pos + POS_X], st[pos + POS_K], st[pos + POS_LO]
+    t, u, x, k, lo = (
+        st[pos + POS_T],
+        st[pos + POS_U],
+        st[pos + POS_X],
+        st[pos + POS_K],
+        st[pos + POS_LO],
+    )
     nt, kt, r, j, h = st[NT], st[KT], st[pos + POS_UR], st[pos + POS_J], st[pos + POS_UH]
     key = t * st[STEP] + (u - lo) * st[H] + x
     # A(row, k) is shared by the band's units: the next one uses it now or one period later
@@ -162,7 +199,18 @@ def unit_product(st: np.ndarray, pos: int, rec: int) -> None:
         next_col = _unit_key(st, _step_with(st, u2, k), u2, 0)
     else:
         next_col = st[NEVER]
-    store_record(st, rec, frame_of(st), st[pos + POS_UROW0] + x, j, k, key, next_row, next_col, t == st[pos + POS_ENTRY] + kt - 1)
+    store_record(
+        st,
+        rec,
+        frame_of(st),
+        st[pos + POS_UROW0] + x,
+        j,
+        k,
+        key,
+        next_row,
+        next_col,
+        t == st[pos + POS_ENTRY] + kt - 1,
+    )
     # advance: the next cell, else the next live unit, else the next step
     if x + 1 < h:
         st[pos + POS_X] = x + 1

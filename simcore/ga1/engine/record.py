@@ -10,12 +10,23 @@ Frames. Every order is written for blocks (or units) visited along rows of a fra
 along columns is the same walk over the transposed product (C^T = B^T A^T): the plan swaps rows
 and columns (FLIP) and `store_record` swaps them back, so the compiler sees the real products.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 from simcore.ga1.engine.jit import inline, put
-from simcore.ga1.engine.plan import FIRST_AT, FIRST_START_AT, FLIP, KT, N_A, N_AB, REAL_KT, REAL_NT, TAIL
+from simcore.ga1.engine.plan import (
+    FIRST_AT,
+    FIRST_START_AT,
+    FLIP,
+    KT,
+    N_A,
+    N_AB,
+    REAL_KT,
+    REAL_NT,
+    TAIL,
+)
 
 # Fields of one product's record
 I, J, K, A_ID, B_ID, C_ID, KEY, NEXT_A, NEXT_B, LAST = range(10)
@@ -31,8 +42,18 @@ def frame_of(st: np.ndarray) -> tuple[int, int, int, int, int]:
 
 
 @inline
-def store_record(st: np.ndarray, rec: int, frame: tuple[int, int, int, int, int], fi: int, fj: int, k: int, key: int,
-        next_row: int, next_col: int, last: bool) -> None:
+def store_record(
+    st: np.ndarray,
+    rec: int,
+    frame: tuple[int, int, int, int, int],
+    fi: int,
+    fj: int,
+    k: int,
+    key: int,
+    next_row: int,
+    next_col: int,
+    last: bool,
+) -> None:
     """Write a product given in the frame as real (i, j, k) with its tiles and next uses."""
     flip, kt, nt, n_a, n_ab = frame
     if flip == 1:
@@ -55,6 +76,7 @@ def store_record(st: np.ndarray, rec: int, frame: tuple[int, int, int, int, int]
 # A block is described by (key of its first product, first frame row, height, first frame column,
 # width, cell table, whether it walks k downwards).
 
+
 @inline
 def place(kt: int, tail: int, hw: int, cell: int, s: int) -> int:
     """Where in its block (of hw cells) the product of `cell` at step s runs."""
@@ -65,7 +87,9 @@ def place(kt: int, tail: int, hw: int, cell: int, s: int) -> int:
 
 
 @inline
-def first_key(st: np.ndarray, block: tuple[int, int, int, int, int, int, int], along: int, index: int, k: int) -> int:
+def first_key(
+    st: np.ndarray, block: tuple[int, int, int, int, int, int, int], along: int, index: int, k: int
+) -> int:
     """Key of the block's first product at k in its row `index` (along=0) or column `index`
     (along=1) of cells."""
     base, _row0, h, _col0, w, table, down = block

@@ -6,22 +6,27 @@ Every generator's state starts with the same fields: how many rows the current c
 (OUT), where the chunk is (OUT_AT) and how many rows fit (CAPACITY), and whether the whole
 program has been emitted (DONE). `assemble` lays out a state from its header fields and sections.
 """
+
 from __future__ import annotations
 
 from typing import Sequence, Union
 
 import numpy as np
 
-from simcore.ga1.engine.jit import inline, kernel
+from simcore.ga1.engine.jit import inline
 from simcore.ga1.program import NONE, WIDTH
 
 OUT, OUT_AT, CAPACITY, DONE = range(4)
 COMMON = 4
 
-Section = tuple[int, int, Union[None, int, Sequence[int], np.ndarray]]  # (offset field, length, contents)
+Section = tuple[
+    int, int, Union[None, int, Sequence[int], np.ndarray]
+]  # (offset field, length, contents)
 
 
-def assemble(header: int, fields: dict[int, int], sections: Sequence[Section], chunk_rows: int) -> np.ndarray:
+def assemble(
+    header: int, fields: dict[int, int], sections: Sequence[Section], chunk_rows: int
+) -> np.ndarray:
     """A state: `header` fields (the given ones set), each section at the offset its field
     records (filled with a value or given contents), and room for `chunk_rows` rows (whose
     contents are left as they come: a chunk is written before it is read)."""
@@ -38,7 +43,7 @@ def assemble(header: int, fields: dict[int, int], sections: Sequence[Section], c
     at = header
     for _, length, contents in sections:
         if contents is not None:  # None: a kernel initialises the section
-            st[at:at + length] = contents
+            st[at : at + length] = contents
         at += length
     return st
 
@@ -46,7 +51,7 @@ def assemble(header: int, fields: dict[int, int], sections: Sequence[Section], c
 def chunk(st: np.ndarray) -> np.ndarray:
     """The rows emitted into the current chunk, as an (n, WIDTH) view."""
     at = int(st[OUT_AT])
-    return st[at:at + WIDTH * int(st[OUT])].reshape(-1, WIDTH)
+    return st[at : at + WIDTH * int(st[OUT])].reshape(-1, WIDTH)
 
 
 @inline
@@ -58,5 +63,14 @@ def room(st: np.ndarray, rows: int) -> bool:
 @inline
 def emit(st: np.ndarray, op: int, s0: int, s1: int, s2: int, t: int, x: int, y: int) -> None:
     at = st[OUT_AT] + WIDTH * st[OUT]
-    st[at], st[at + 1], st[at + 2], st[at + 3], st[at + 4], st[at + 5], st[at + 6], st[at + 7] = op, NONE, s0, s1, s2, t, x, y
+    st[at], st[at + 1], st[at + 2], st[at + 3], st[at + 4], st[at + 5], st[at + 6], st[at + 7] = (
+        op,
+        NONE,
+        s0,
+        s1,
+        s2,
+        t,
+        x,
+        y,
+    )
     st[OUT] += 1

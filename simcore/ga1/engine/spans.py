@@ -5,6 +5,7 @@ has millions of instructions, but an engine that runs them back to back is one b
 stores, the matrix unit) and merges, within a row, each instruction that starts when the previous
 one finishes; instructions that take no time are left out (they draw nothing).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -16,7 +17,9 @@ ROWS = (LOAD, STORE, MXU)  # the rows' opcodes, in drawing order
 
 
 @kernel
-def _merge(ops: np.ndarray, starts: np.ndarray, finishes: np.ndarray, op: int, out: np.ndarray) -> int:
+def _merge(
+    ops: np.ndarray, starts: np.ndarray, finishes: np.ndarray, op: int, out: np.ndarray
+) -> int:
     """The busy spans of the instructions with opcode `op`, into out (one row per span); returns
     how many."""
     count, first, last = 0, -1, -1  # the open span, first < 0: none yet
@@ -24,7 +27,9 @@ def _merge(ops: np.ndarray, starts: np.ndarray, finishes: np.ndarray, op: int, o
         start, finish = starts[index], finishes[index]
         if ops[index] != op or finish <= start:
             continue
-        if first >= 0 and start <= last:  # back to back with the open span (an engine never overlaps itself)
+        if (
+            first >= 0 and start <= last
+        ):  # back to back with the open span (an engine never overlaps itself)
             last = max(last, finish)
             continue
         if first >= 0:
@@ -40,17 +45,25 @@ def _merge(ops: np.ndarray, starts: np.ndarray, finishes: np.ndarray, op: int, o
 def busy_spans(program: Program, starts: np.ndarray, finishes: np.ndarray) -> list[np.ndarray]:
     """Per row of ROWS, an (n, 2) array of (start, finish) busy spans in time order."""
     ops = np.ascontiguousarray(program.code[:, OP])
-    starts, finishes = np.ascontiguousarray(starts, dtype=np.int64), np.ascontiguousarray(finishes, dtype=np.int64)
+    starts, finishes = (
+        np.ascontiguousarray(starts, dtype=np.int64),
+        np.ascontiguousarray(finishes, dtype=np.int64),
+    )
     found = []
     for op in ROWS:
         out = np.zeros((int(np.count_nonzero(ops == op)), 2), dtype=np.int64)
-        found.append(out[:_merge(ops, starts, finishes, op, out)].copy())
+        found.append(out[: _merge(ops, starts, finishes, op, out)].copy())
     return found
 
 
-def first_instructions(program: Program, starts: np.ndarray, finishes: np.ndarray, before: int) -> list[np.ndarray]:
+def first_instructions(
+    program: Program, starts: np.ndarray, finishes: np.ndarray, before: int
+) -> list[np.ndarray]:
     """Per row of ROWS, the (start, finish) of each instruction that starts before cycle `before`
     (and takes time), in program order."""
     ops = program.code[:, OP]
     shown = (finishes > starts) & (starts < before)
-    return [np.stack([starts[chosen], finishes[chosen]], axis=1) for chosen in (shown & (ops == op) for op in ROWS)]
+    return [
+        np.stack([starts[chosen], finishes[chosen]], axis=1)
+        for chosen in (shown & (ops == op) for op in ROWS)
+    ]

@@ -2,6 +2,7 @@
 crosses from Python into compiled code once, not once per chunk. The compiled generators
 (compile.py) and the chapter's (chapter.py, or a materialised program) have kernels apart, so a
 program of the chapter's never waits for the general compiler to compile."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -12,7 +13,9 @@ from simcore.ga1.engine.jit import kernel
 from simcore.ga1.engine.rows import CAPACITY, DONE, OUT, OUT_AT
 from simcore.ga1.engine.timing import time_rows
 
-BLOCKED, KOUTER, MATERIALISED = range(3)  # a chapter generator's kind: which kernel emits its chunks
+BLOCKED, KOUTER, MATERIALISED = range(
+    3
+)  # a chapter generator's kind: which kernel emits its chunks
 
 
 @kernel
@@ -42,7 +45,7 @@ def time_compiled(st: np.ndarray, clock: np.ndarray, times: np.ndarray) -> int:
         compiled_chunk(st)
         if st[FAILED_AT] >= 0:
             return -1
-        bad = time_rows(clock, st[st[OUT_AT]:], st[OUT], times)
+        bad = time_rows(clock, st[st[OUT_AT] :], st[OUT], times)
         if bad >= 0 or st[DONE] == 1:
             return bad
 
@@ -52,6 +55,6 @@ def time_chapter(kind: int, st: np.ndarray, clock: np.ndarray, times: np.ndarray
     """time_compiled, for a chapter generator of this kind."""
     while True:
         chapter_chunk(kind, st)
-        bad = time_rows(clock, st[st[OUT_AT]:], st[OUT], times)
+        bad = time_rows(clock, st[st[OUT_AT] :], st[OUT], times)
         if bad >= 0 or st[DONE] == 1:
             return bad

@@ -11,6 +11,7 @@ block (the strip's blocks share its columns) and, after its last block, never.
 The plan keeps a record per strip (STRIP_FIELDS each, at STRIPS_AT): memory that grows with the
 strips, never with the products.
 """
+
 from __future__ import annotations
 
 import functools
@@ -19,8 +20,22 @@ import numpy as np
 
 from simcore.ga1.engine.jit import inline
 from simcore.ga1.engine.plan import (
-    BANDS_AT, END, FLIP, KT, N_BLOCKS, NEVER, ORDER_FIELDS, PINNED, PLAN_END, PROTECT, STRIPS, STRUCTURE, TAIL,
-    band_starts, cell_tables, common_fields,
+    BANDS_AT,
+    END,
+    FLIP,
+    KT,
+    N_BLOCKS,
+    NEVER,
+    ORDER_FIELDS,
+    PINNED,
+    PLAN_END,
+    PROTECT,
+    STRIPS,
+    STRUCTURE,
+    TAIL,
+    band_lengths,
+    cell_tables,
+    common_fields,
 )
 from simcore.ga1.engine.record import first_key
 from simcore.ga1.engine.rows import Section
@@ -37,12 +52,16 @@ assert REVERSE_ODD < PLAN_END
 # A strip's record: its first column and width, its bands (COUNT of them: the first N_BIG of
 # height BIG, the others SMALL), whether they run bottom to top, its first block and first key,
 # and its four cell tables (big or small height, then forward or reversed streaming).
-(S_COL0, S_W, S_COUNT, S_BIG, S_SMALL, S_N_BIG, S_REVERSED, S_FIRST_BLOCK, S_BASE, S_TABLES) = range(10)
+(S_COL0, S_W, S_COUNT, S_BIG, S_SMALL, S_N_BIG, S_REVERSED, S_FIRST_BLOCK, S_BASE, S_TABLES) = (
+    range(10)
+)
 STRIP_FIELDS = S_TABLES + 4
 
 
 @functools.lru_cache(maxsize=256)
-def _widths(long_tiles: int, cut_tiles: int, slots: int, reserve: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+def _widths(
+    long_tiles: int, cut_tiles: int, slots: int, reserve: int
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """The strip widths (narrowest first) and each one's block height: the same for every point
     of a study with this reserve."""
     _cost, widths = strip_widths(long_tiles, cut_tiles, slots, reserve)
@@ -58,9 +77,13 @@ def _frame_cells(h: int, w: int, split: int, reverse: bool, flip: bool) -> list[
 
 
 @functools.lru_cache(maxsize=4096)
-def _tables(shapes: tuple[tuple[int, int, bool], ...], split: int, flip: bool) -> tuple[dict[int, int], Section]:
+def _tables(
+    shapes: tuple[tuple[int, int, bool], ...], split: int, flip: bool
+) -> tuple[dict[int, int], Section]:
     """The cell tables of these (h, w, reverse) frame blocks (they recur from point to point)."""
-    return cell_tables([(h, w, _frame_cells(h, w, split, reverse, flip)) for h, w, reverse in shapes])
+    return cell_tables(
+        [(h, w, _frame_cells(h, w, split, reverse, flip)) for h, w, reverse in shapes]
+    )
 
 
 def strip_slots(shape: Shape, machine: Machine, params: StripParams) -> int:
@@ -77,7 +100,9 @@ def strip_slots(shape: Shape, machine: Machine, params: StripParams) -> int:
     return max(largest_band(long, h, params.partition) * w for w, h in zip(widths, heights)) + 2
 
 
-def strip_plan(shape: Shape, machine: Machine, params: StripParams) -> tuple[dict[int, int], list[Section]]:
+def strip_plan(
+    shape: Shape, machine: Machine, params: StripParams
+) -> tuple[dict[int, int], list[Section]]:
     """The plan of a strip schedule (its slot need already checked)."""
     Mt, Kt, Nt = shape.tiles(machine.T)
     flip = params.axis == "row"
@@ -89,22 +114,42 @@ def strip_plan(shape: Shape, machine: Machine, params: StripParams) -> tuple[dic
     tables: dict[tuple[int, int, bool], int] = {}
     col0 = first_block = base = 0
     for index, (w, height) in enumerate(zip(widths, heights)):
-        starts, _sizes = band_starts(long, height, params.partition)
-        lengths = [b - a for a, b in zip(starts, starts[1:])]
-        big, small, n_big = lengths[0], lengths[-1], lengths.count(lengths[0])
+        count, big, small, n_big = band_lengths(long, height, params.partition)
         ids = []
         for h in (big, small):
             for reverse in (False, True):
                 key = (h, w, reverse and params.flip)
                 ids.append(tables.setdefault(key, len(tables)))
-        records += [col0, w, len(lengths), big, small, n_big, (index + int(params.first_reverse)) % 2, first_block, base, *ids]
-        col0, first_block, base = col0 + w, first_block + len(lengths), base + Kt * w * long
+        records += [
+            col0,
+            w,
+            count,
+            big,
+            small,
+            n_big,
+            (index + int(params.first_reverse)) % 2,
+            first_block,
+            base,
+            *ids,
+        ]
+        col0, first_block, base = col0 + w, first_block + count, base + Kt * w * long
     offsets, packed = _tables(tuple(tables), params.split, flip)
     products = Mt * Kt * Nt
-    geo = {STRUCTURE: STRIPS, FLIP: int(flip), TAIL: min(params.tail, Kt - 1), END: products,
-           NEVER: products + 1, PINNED: products + 2, **common_fields((Mt, Kt, Nt), params.lookahead, params.store_first),
-           PROTECT: params.protect, N_BLOCKS: first_block,
-           LONG: long, N_STRIPS: len(widths), REVERSE_ODD: int(params.flip), **offsets}
+    geo = {
+        STRUCTURE: STRIPS,
+        FLIP: int(flip),
+        TAIL: min(params.tail, Kt - 1),
+        END: products,
+        NEVER: products + 1,
+        PINNED: products + 2,
+        **common_fields((Mt, Kt, Nt), params.lookahead, params.store_first),
+        PROTECT: params.protect,
+        N_BLOCKS: first_block,
+        LONG: long,
+        N_STRIPS: len(widths),
+        REVERSE_ODD: int(params.flip),
+        **offsets,
+    }
     return geo, [(STRIPS_AT, len(records), records), packed]
 
 
@@ -118,8 +163,13 @@ def strip_block(st: np.ndarray, strip: int, v: int) -> tuple[int, int, int, int,
         row0, h = band * big, big
     else:
         row0, h = n_big * big + (band - n_big) * st[rec + S_SMALL], st[rec + S_SMALL]
-    before = st[LONG] - row0 - h if reversed_ == 1 else row0  # the strip's rows its earlier blocks took
-    w, down = st[rec + S_W], (st[rec + S_FIRST_BLOCK] + v) % 2  # every other block walks k downwards
+    before = (
+        st[LONG] - row0 - h if reversed_ == 1 else row0
+    )  # the strip's rows its earlier blocks took
+    w, down = (
+        st[rec + S_W],
+        (st[rec + S_FIRST_BLOCK] + v) % 2,
+    )  # every other block walks k downwards
     table = st[rec + S_TABLES + (0 if h == big else 2) + (down if st[REVERSE_ODD] == 1 else 0)]
     return st[rec + S_BASE] + st[KT] * w * before, row0, h, st[rec + S_COL0], w, table, down
 
@@ -141,7 +191,9 @@ def strip_next_row(st: np.ndarray, strip: int, row: int, k: int) -> int:
     rec = st[STRIPS_AT] + (strip + 1) * STRIP_FIELDS
     big, n_big = st[rec + S_BIG], st[rec + S_N_BIG]
     band = row // big if row < n_big * big else n_big + (row - n_big * big) // st[rec + S_SMALL]
-    block = strip_block(st, strip + 1, st[rec + S_COUNT] - 1 - band if st[rec + S_REVERSED] == 1 else band)
+    block = strip_block(
+        st, strip + 1, st[rec + S_COUNT] - 1 - band if st[rec + S_REVERSED] == 1 else band
+    )
     return first_key(st, block, 0, row - block[1], k)
 
 

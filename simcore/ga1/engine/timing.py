@@ -11,6 +11,7 @@ not wait for each other's update of it. `time_rows` applies the rule to a run of
 given flat (row after row of WIDTH values), and leaves the clock where they end, so a program
 can be timed chunk by chunk as a generator emits it, never held whole.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -18,18 +19,44 @@ import numpy as np
 from simcore.ga1.engine.jit import inline_ir, kernel
 from simcore.ga1.machine import Machine
 from simcore.ga1.program import (
-    BCASTCOL, EXP, LOAD, MASKLEN, MXU, NONE, ROWRED, STORE, VOP, VSCALE, WIDTH, ZERO, Program, ProgramError,
+    BCASTCOL,
+    EXP,
+    LOAD,
+    MASKLEN,
+    MXU,
+    NONE,
+    ROWRED,
+    STORE,
+    VOP,
+    VSCALE,
+    WIDTH,
+    ZERO,
+    Program,
+    ProgramError,
 )
 from simcore.ga1.timing import Timing, check_slots, vector_duration
 
 # The DMA is busy DMA_CYCLES per transfer and the matrix unit MXU_CYCLES per product, so their busy
 # times follow from the counts (timing_of); VPU_BUSY adds up vector durations, ZEROS counts zeros.
-(DMA_FREE, MXU_FREE, VPU_FREE, ZEROS, VPU_BUSY, END, LOADS, STORES, PRODUCTS, COUNT, DMA_CYCLES,
- MXU_CYCLES, FILL) = range(13)
-DURATION = 13            # DURATION + opcode: a vector-unit instruction's cycles
-SLOTS = DURATION + 10    # the slot count
-BAD = SLOTS + 1          # the first malformed row time_rows met, or -1
-SLOT0 = 32               # then READY, ACC_READY, BY_MXU and BY_OTHERS of every slot, slot after slot
+(
+    DMA_FREE,
+    MXU_FREE,
+    VPU_FREE,
+    ZEROS,
+    VPU_BUSY,
+    END,
+    LOADS,
+    STORES,
+    PRODUCTS,
+    COUNT,
+    DMA_CYCLES,
+    MXU_CYCLES,
+    FILL,
+) = range(13)
+DURATION = 13  # DURATION + opcode: a vector-unit instruction's cycles
+SLOTS = DURATION + 10  # the slot count
+BAD = SLOTS + 1  # the first malformed row time_rows met, or -1
+SLOT0 = 32  # then READY, ACC_READY, BY_MXU and BY_OTHERS of every slot, slot after slot
 READY, ACC_READY, BY_MXU, BY_OTHERS = range(4)
 PER_SLOT = 4
 
@@ -39,14 +66,18 @@ NO_TIMES = np.zeros((0, 2), dtype=np.int64)  # a run that records no start and f
 def new_clock(machine: Machine) -> np.ndarray:
     """A clock at cycle 0 for the machine: every engine free, every slot ready."""
     kept = _CLOCKS.get(id(machine))
-    if kept is None or kept[0] is not machine:  # hashing a Machine costs more than timing a small program
+    if (
+        kept is None or kept[0] is not machine
+    ):  # hashing a Machine costs more than timing a small program
         if len(_CLOCKS) >= 64:
             _CLOCKS.clear()
         kept = _CLOCKS[id(machine)] = (machine, _clock_at_zero(machine))
     return kept[1].copy()
 
 
-_CLOCKS: dict[int, tuple[Machine, np.ndarray]] = {}  # by the machine's id (the machine is kept, so the id is its own)
+_CLOCKS: dict[
+    int, tuple[Machine, np.ndarray]
+] = {}  # by the machine's id (the machine is kept, so the id is its own)
 
 
 def _clock_at_zero(machine: Machine) -> np.ndarray:
@@ -60,7 +91,9 @@ def _clock_at_zero(machine: Machine) -> np.ndarray:
     return clock
 
 
-def time_checked(machine: Machine, clock: np.ndarray, rows: np.ndarray, times: np.ndarray = NO_TIMES) -> None:
+def time_checked(
+    machine: Machine, clock: np.ndarray, rows: np.ndarray, times: np.ndarray = NO_TIMES
+) -> None:
     """time_rows over an (n, WIDTH) array of rows, raising ProgramError (as the reference's
     checks do) on a malformed row."""
     flat = rows.reshape(-1) if rows.flags.c_contiguous else np.ascontiguousarray(rows).reshape(-1)
@@ -72,14 +105,20 @@ def raise_if_bad(machine: Machine, clock: np.ndarray, rows: np.ndarray, bad: int
     if bad >= 0:
         row = rows[bad]
         check_slots(machine, Program(code=row.reshape(1, -1)))
-        raise ProgramError(f"instruction {int(clock[COUNT]) + bad} has unknown opcode {int(row[0])}")
+        raise ProgramError(
+            f"instruction {int(clock[COUNT]) + bad} has unknown opcode {int(row[0])}"
+        )
 
 
 def timing_of(clock: np.ndarray) -> Timing:
     """The totals of everything timed so far."""
-    v = clock[:DURATION + ZERO + 1].tolist()  # Python integers, read at once
+    v = clock[: DURATION + ZERO + 1].tolist()  # Python integers, read at once
     loads, stores, products = v[LOADS], v[STORES], v[PRODUCTS]
-    busy = ((loads + stores) * v[DMA_CYCLES], products * v[MXU_CYCLES], v[VPU_BUSY] + v[ZEROS] * v[DURATION + ZERO])
+    busy = (
+        (loads + stores) * v[DMA_CYCLES],
+        products * v[MXU_CYCLES],
+        v[VPU_BUSY] + v[ZEROS] * v[DURATION + ZERO],
+    )
     return Timing(v[END], busy, loads, stores, products)
 
 
@@ -112,36 +151,53 @@ def _vector(clock: np.ndarray, rows: np.ndarray, index: int, times: np.ndarray) 
 
 
 @kernel
-def _transfers_and_products(clock: np.ndarray, rows: np.ndarray, index: int, n: int, times: np.ndarray) -> int:
+def _transfers_and_products(
+    clock: np.ndarray, rows: np.ndarray, index: int, n: int, times: np.ndarray
+) -> int:
     """Time rows from `index` until one that is neither a load, a store, a product nor a zero
     (returned; n at the end), in local variables: the hot loop. A malformed row is also where
     it stops, with clock[BAD] set to 1."""
     # rows and times from `index` on, so the loop counts from 0 (no test for negative indices),
     # and two copies of the loop: one records, the other has no test for it
     if times.shape[0] > 0:
-        return index + _hot_loop(clock, rows[index * WIDTH:], n - index, times[index:], True)
-    return index + _hot_loop(clock, rows[index * WIDTH:], n - index, times, False)
+        return index + _hot_loop(clock, rows[index * WIDTH :], n - index, times[index:], True)
+    return index + _hot_loop(clock, rows[index * WIDTH :], n - index, times, False)
 
 
 @inline_ir
 def _hot_loop(clock: np.ndarray, rows: np.ndarray, n: int, times: np.ndarray, record: bool) -> int:
     dma_free, mxu_free, vpu_free = clock[DMA_FREE], clock[MXU_FREE], clock[VPU_FREE]
     loads, stores, products, zeros = clock[LOADS], clock[STORES], clock[PRODUCTS], clock[ZEROS]
-    dma_cycles, mxu_cycles, fill, zero = clock[DMA_CYCLES], clock[MXU_CYCLES], clock[FILL], clock[DURATION + ZERO]
+    dma_cycles, mxu_cycles, fill, zero = (
+        clock[DMA_CYCLES],
+        clock[MXU_CYCLES],
+        clock[FILL],
+        clock[DURATION + ZERO],
+    )
     slots = clock[SLOTS]
     slot = clock[SLOT0:]  # a slot's READY, ACC_READY, BY_MXU and BY_OTHERS from PER_SLOT * slot
     index = 0
     while index < n:
         at = index * WIDTH
         op, s0, s1, s2 = rows[at], rows[at + 2], rows[at + 3], rows[at + 4]
-        if s0 < 0 or s0 >= slots or (op == MXU and (s1 < 0 or s1 >= slots or s2 < 0 or s2 >= slots)):
+        if (
+            s0 < 0
+            or s0 >= slots
+            or (op == MXU and (s1 < 0 or s1 >= slots or s2 < 0 or s2 >= slots))
+        ):
             clock[BAD] = 1  # time_rows finds the row
             break
         c = PER_SLOT * s0
         if op == MXU:  # c=s0 accumulates, a=s1 and b=s2 are read
             a, b = PER_SLOT * s1, PER_SLOT * s2
-            start = max(mxu_free, slot[a + READY], slot[b + READY], slot[c + ACC_READY], slot[c + BY_MXU],
-                        slot[c + BY_OTHERS])
+            start = max(
+                mxu_free,
+                slot[a + READY],
+                slot[b + READY],
+                slot[c + ACC_READY],
+                slot[c + BY_MXU],
+                slot[c + BY_OTHERS],
+            )
             finish = start + mxu_cycles
             mxu_free = finish
             slot[a + BY_MXU] = finish  # the last read of a, b and c: no product finished later

@@ -20,6 +20,7 @@ compiler decides everything else:
   prefetches for: evicting a tile needed that soon only moves it twice. A demand load still
   evicts as before, so every order compiles with the same slots; `protect` = 0 is the plain rule.
 """
+
 from __future__ import annotations
 
 import heapq
@@ -27,14 +28,23 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Sequence
 
-
 from simcore.ga1.machine import Machine
-from simcore.ga1.program import LOAD, MATMUL_TENSORS, MXU, NONE, STORE, TENSOR_A, TENSOR_B, TENSOR_C, ZERO, Program
+from simcore.ga1.program import (
+    LOAD,
+    MATMUL_TENSORS,
+    MXU,
+    NONE,
+    STORE,
+    TENSOR_A,
+    TENSOR_B,
+    TENSOR_C,
+    ZERO,
+    Program,
+)
 from simcore.ga1.schedules import ScheduleError
 from simcore.shape import Shape
 
 Product = tuple[int, int, int]  # (i, j, k): C(i, j) += A(i, k) @ B(k, j)
-
 
 
 @dataclass(frozen=True)
@@ -42,9 +52,9 @@ class CompileOptions:
     """How far the DMA runs ahead, which of a ready store and a ready load goes first, and how
     near a tile's next use must be for a prefetch to leave it alone."""
 
-    lookahead: int = 16       # products ahead of the matrix unit whose tiles may be prefetched
+    lookahead: int = 16  # products ahead of the matrix unit whose tiles may be prefetched
     store_first: bool = True  # emit finished accumulators' stores before the loads due now
-    protect: int = 0          # a prefetch never evicts a tile needed within this many products of it
+    protect: int = 0  # a prefetch never evicts a tile needed within this many products of it
 
     def __post_init__(self) -> None:
         for name in ("lookahead", "protect"):
@@ -58,7 +68,9 @@ def check_products(shape: Shape, machine: Machine, products: Sequence[Product]) 
     Mt, Kt, Nt = shape.tiles(machine.T)
     total = Mt * Kt * Nt
     if len(products) != total:
-        raise ScheduleError(f"expected {total} tile products for {shape} (tiles {Mt}x{Kt}x{Nt}), got {len(products)}")
+        raise ScheduleError(
+            f"expected {total} tile products for {shape} (tiles {Mt}x{Kt}x{Nt}), got {len(products)}"
+        )
     seen = bytearray(total)
     for i, j, k in products:
         if not (0 <= i < Mt and 0 <= j < Nt and 0 <= k < Kt):
@@ -85,8 +97,8 @@ def compile_products(
     P = len(products)
     n_a = Mt * Kt
     n_ab = n_a + Kt * Nt
-    inf = P + 1            # "never used again"
-    pinned = P + 2         # next-use value of an accumulator slot: never evicted
+    inf = P + 1  # "never used again"
+    pinned = P + 2  # next-use value of an accumulator slot: never evicted
 
     # Tile ids in one space: A tiles, then B tiles, then C tiles.
     a_ids = [i * Kt + k for i, _j, k in products]
@@ -111,7 +123,7 @@ def compile_products(
 
     where = [-1] * (n_ab + Mt * Nt)  # slot holding each tile, or -1
     slot_tile = [-1] * S
-    slot_next = [inf] * S            # next use of the operand in a slot (pinned for accumulators)
+    slot_next = [inf] * S  # next use of the operand in a slot (pinned for accumulators)
     # Free slots, the longest free first, in two pools: slots whose last reader was a product and
     # slots freed by a store. A zero (vector unit) prefers the first: a store-freed slot is only
     # writable once the DMA has reached that store. A load prefers the second: the DMA queue is in
@@ -124,11 +136,11 @@ def compile_products(
     heappush, heappop = heapq.heappush, heapq.heappop
     rows: list[tuple[int, ...]] = []
     emit = rows.append
-    pending_stores: list[int] = []   # slots of finished accumulators, in finishing order
+    pending_stores: list[int] = []  # slots of finished accumulators, in finishing order
     lookahead = options.lookahead
     store_first = options.store_first
     protect = options.protect
-    current = 0      # the product the matrix unit runs next (a frontier beyond it is prefetching)
+    current = 0  # the product the matrix unit runs next (a frontier beyond it is prefetching)
 
     def take_slot(horizon: int, for_load: bool) -> int:
         """A slot to write now: a free one, else evict the operand used farthest after `horizon`
@@ -158,7 +170,7 @@ def compile_products(
             return TENSOR_A, tile // Kt, tile % Kt
         return TENSOR_B, (tile - n_a) // Nt, (tile - n_a) % Nt
 
-    frontier = 0     # next product whose tiles the frontier has not yet made resident
+    frontier = 0  # next product whose tiles the frontier has not yet made resident
     blocked = False  # the frontier could not find a slot and nothing has been freed since
 
     def advance(limit: int) -> None:

@@ -8,6 +8,7 @@ overlap: the k direction of each block (reuse of the previous block's last opera
 of products inside a step (an L-shaped front needs few loads to start), and a tail that finishes
 accumulators one after another so that their stores overlap the remaining products.
 """
+
 from __future__ import annotations
 
 import math
@@ -35,18 +36,26 @@ OVERLAP_DMA_SHARE = 0.97
 class GeneralParams:
     """Scalar parameters of the general schedule (each maps to one search-space dimension)."""
 
-    bi: int = 4                  # block height in tiles, >= 1 (clipped to the matrix)
-    bj: int = 4                  # block width in tiles, >= 1
-    partition: str = "balanced"  # "uniform": bands of bi (the last shorter); "balanced": near-equal bands
-    block_order: str = "row"     # visit blocks along rows ("row") or along columns ("col")
-    serpentine: bool = True      # reverse every other row (column) of blocks, so neighbours share operands
-    k_direction: str = "alternate"  # "up": k ascending in every block; "alternate": every other block descends
-    inner: str = "lshape"        # order inside a k step: "row", "col", "lshape" (growing square), "zigzag"
-    tail: int = 2                # the last `tail` k steps of a block run accumulator by accumulator, >= 0
-    lookahead: int = 16          # products the DMA may run ahead of the matrix unit, >= 0
-    store_first: bool = True     # a ready store goes before the loads due at the same point
-    structure: str = "blocks"    # "blocks": k-synchronous blocks; "rotate": a sliding window of units (see rotate_order)
-    ramp: int = 0                # rotate: the first `ramp` units all start at step 0 (a faster start), >= 0
+    bi: int = 4  # block height in tiles, >= 1 (clipped to the matrix)
+    bj: int = 4  # block width in tiles, >= 1
+    partition: str = (
+        "balanced"  # "uniform": bands of bi (the last shorter); "balanced": near-equal bands
+    )
+    block_order: str = "row"  # visit blocks along rows ("row") or along columns ("col")
+    serpentine: bool = (
+        True  # reverse every other row (column) of blocks, so neighbours share operands
+    )
+    k_direction: str = (
+        "alternate"  # "up": k ascending in every block; "alternate": every other block descends
+    )
+    inner: str = (
+        "lshape"  # order inside a k step: "row", "col", "lshape" (growing square), "zigzag"
+    )
+    tail: int = 2  # the last `tail` k steps of a block run accumulator by accumulator, >= 0
+    lookahead: int = 16  # products the DMA may run ahead of the matrix unit, >= 0
+    store_first: bool = True  # a ready store goes before the loads due at the same point
+    structure: str = "blocks"  # "blocks": k-synchronous blocks; "rotate": a sliding window of units (see rotate_order)
+    ramp: int = 0  # rotate: the first `ramp` units all start at step 0 (a faster start), >= 0
 
     def __post_init__(self) -> None:
         for name in ("bi", "bj"):
@@ -57,10 +66,17 @@ class GeneralParams:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ScheduleError(f"{name} must be a non-negative integer, got {value!r}")
-        for name, allowed in (("partition", PARTITIONS), ("block_order", BLOCK_ORDERS),
-                              ("k_direction", K_DIRECTIONS), ("inner", INNER_ORDERS), ("structure", STRUCTURES)):
+        for name, allowed in (
+            ("partition", PARTITIONS),
+            ("block_order", BLOCK_ORDERS),
+            ("k_direction", K_DIRECTIONS),
+            ("inner", INNER_ORDERS),
+            ("structure", STRUCTURES),
+        ):
             if getattr(self, name) not in allowed:
-                raise ScheduleError(f"unknown {name} {getattr(self, name)!r} (use one of {', '.join(allowed)})")
+                raise ScheduleError(
+                    f"unknown {name} {getattr(self, name)!r} (use one of {', '.join(allowed)})"
+                )
         for name in ("serpentine", "store_first"):
             if not isinstance(getattr(self, name), bool):
                 raise ScheduleError(f"{name} must be a bool, got {getattr(self, name)!r}")
@@ -226,20 +242,31 @@ def slots_needed(shape: Shape, machine: Machine, params: GeneralParams) -> int:
     if Kt == 1:
         return 3
     if params.structure == "rotate":
-        unit = (largest_band(Mt, params.bi, params.partition) if params.block_order == "row"
-                else largest_band(Nt, params.bj, params.partition))
+        unit = (
+            largest_band(Mt, params.bi, params.partition)
+            if params.block_order == "row"
+            else largest_band(Nt, params.bj, params.partition)
+        )
         return _window(shape, machine, params) * unit + 2
     if params.tail >= Kt:
         return 3
-    return largest_band(Mt, params.bi, params.partition) * largest_band(Nt, params.bj, params.partition) + 2
+    return (
+        largest_band(Mt, params.bi, params.partition)
+        * largest_band(Nt, params.bj, params.partition)
+        + 2
+    )
 
 
 def general(shape: Shape, machine: Machine, params: GeneralParams) -> Program:
     """The program of the general schedule: the product order, compiled."""
     need = slots_needed(shape, machine, params)
     if need > machine.slots:
-        raise ScheduleError(f"general schedule {params} needs {need} slots, the scratchpad has {machine.slots}")
-    return compile_products(shape, machine, product_order(shape, machine, params), params.options(), validate=False)
+        raise ScheduleError(
+            f"general schedule {params} needs {need} slots, the scratchpad has {machine.slots}"
+        )
+    return compile_products(
+        shape, machine, product_order(shape, machine, params), params.options(), validate=False
+    )
 
 
 def _band_heights(total: int, most: int) -> list[tuple[int, int]]:
@@ -274,11 +301,20 @@ def default_params(shape: Shape, machine: Machine) -> GeneralParams:
     if best is None:  # fewer than 5 slots: one accumulator, its A and its B
         return GeneralParams(bi=1, bj=1, tail=0, lookahead=1, store_first=False)
     bi, bj = best[3], best[4]
-    return GeneralParams(bi=bi, bj=bj, partition="balanced", inner="lshape", tail=0,
-                         lookahead=lookahead, store_first=False)
+    return GeneralParams(
+        bi=bi,
+        bj=bj,
+        partition="balanced",
+        inner="lshape",
+        tail=0,
+        lookahead=lookahead,
+        store_first=False,
+    )
 
 
-def overlap_params(shape: Shape, machine: Machine, default: GeneralParams | None = None) -> GeneralParams | None:
+def overlap_params(
+    shape: Shape, machine: Machine, default: GeneralParams | None = None
+) -> GeneralParams | None:
     """A starting point for a machine whose matrix unit can be the bottleneck.
 
     default_params takes the block with the fewest loads per product, which on a large scratchpad
@@ -309,11 +345,23 @@ def overlap_params(shape: Shape, machine: Machine, default: GeneralParams | None
         return None
     h, w = -best[3], best[2]
     # Two whole steps of products ahead: the free slots, not the lookahead, then limit the prefetch.
-    return GeneralParams(bi=best[4], bj=best[5], partition="balanced", block_order="col", serpentine=True,
-                         k_direction="alternate", inner="lshape", tail=2, lookahead=2 * h * w, store_first=False)
+    return GeneralParams(
+        bi=best[4],
+        bj=best[5],
+        partition="balanced",
+        block_order="col",
+        serpentine=True,
+        k_direction="alternate",
+        inner="lshape",
+        tail=2,
+        lookahead=2 * h * w,
+        store_first=False,
+    )
 
 
-def panel_params(shape: Shape, machine: Machine, default: GeneralParams | None = None) -> GeneralParams | None:
+def panel_params(
+    shape: Shape, machine: Machine, default: GeneralParams | None = None
+) -> GeneralParams | None:
     """A starting point that keeps a whole panel of one operand resident, when that moves fewer
     tiles than default_params's block; None otherwise.
 
@@ -328,8 +376,16 @@ def panel_params(shape: Shape, machine: Machine, default: GeneralParams | None =
     Mt, Kt, Nt = shape.tiles(machine.T)
     S = machine.slots
     default = default or default_params(shape, machine)
-    h, w = largest_band(Mt, default.bi, default.partition), largest_band(Nt, default.bj, default.partition)
-    best: tuple[float, str, int, int] = (Mt * Kt * Nt * (h + w) / (h * w), "", 0, 0)  # loads to beat: the default's
+    h, w = (
+        largest_band(Mt, default.bi, default.partition),
+        largest_band(Nt, default.bj, default.partition),
+    )
+    best: tuple[float, str, int, int] = (
+        Mt * Kt * Nt * (h + w) / (h * w),
+        "",
+        0,
+        0,
+    )  # loads to beat: the default's
     for order, rows, cols in (("row", Mt, Nt), ("col", Nt, Mt)):
         for height, size in _band_heights(rows, S):
             spare = S - (height * Kt + height + 4)
@@ -342,5 +398,15 @@ def panel_params(shape: Shape, machine: Machine, default: GeneralParams | None =
     if not order:
         return None
     bi, bj = (size, 1) if order == "row" else (1, size)
-    return GeneralParams(bi=bi, bj=bj, partition="balanced", block_order=order, serpentine=True, k_direction="alternate",
-                         inner="row", tail=0, lookahead=max(2, 2 * spare), store_first=False)
+    return GeneralParams(
+        bi=bi,
+        bj=bj,
+        partition="balanced",
+        block_order=order,
+        serpentine=True,
+        k_direction="alternate",
+        inner="row",
+        tail=0,
+        lookahead=max(2, 2 * spare),
+        store_first=False,
+    )

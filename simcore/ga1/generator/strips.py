@@ -33,6 +33,7 @@ and columns, A and B, swapped):
 The compiler (compile.py) then assigns slots, prefetches up to `lookahead` products ahead and, with
 `protect`, never lets a prefetch evict a tile needed within `protect` products of it.
 """
+
 from __future__ import annotations
 
 import math
@@ -55,26 +56,40 @@ Block = tuple[range, range]  # (rows, columns) of C tiles
 class StripParams:
     """Scalar parameters of a strip schedule (each maps to one search-space dimension)."""
 
-    axis: str = "col"            # "col": column strips, blocks stacked down a strip; "row": row strips
-    reserve: int = 2             # slots per block beyond its accumulators and held tiles, >= 1
+    axis: str = "col"  # "col": column strips, blocks stacked down a strip; "row": row strips
+    reserve: int = 2  # slots per block beyond its accumulators and held tiles, >= 1
     strip_order: str = "narrow"  # strips narrowest first ("narrow") or widest first ("wide")
     first_reverse: bool = False  # the first strip runs bottom to top (right to left for "row")
-    partition: str = "balanced"  # block heights inside a strip: near-equal, or full and a shorter last
-    split: int = 2               # the last `split` streamed lines of a step go held line by held line, >= 0
-    flip: bool = True            # odd blocks stream in reverse, so the turnaround reuses tiles
-    tail: int = 0                # the last `tail` k steps of a block run cell by cell, >= 0
-    lookahead: int = 16          # products the DMA may run ahead of the matrix unit, >= 0
-    store_first: bool = False    # a ready store goes before the loads due at the same point
-    protect: int = 8             # a prefetch never evicts a tile needed within this many products, >= 0
+    partition: str = (
+        "balanced"  # block heights inside a strip: near-equal, or full and a shorter last
+    )
+    split: int = 2  # the last `split` streamed lines of a step go held line by held line, >= 0
+    flip: bool = True  # odd blocks stream in reverse, so the turnaround reuses tiles
+    tail: int = 0  # the last `tail` k steps of a block run cell by cell, >= 0
+    lookahead: int = 16  # products the DMA may run ahead of the matrix unit, >= 0
+    store_first: bool = False  # a ready store goes before the loads due at the same point
+    protect: int = 8  # a prefetch never evicts a tile needed within this many products, >= 0
 
     def __post_init__(self) -> None:
-        for name, low in (("reserve", 1), ("split", 0), ("tail", 0), ("lookahead", 0), ("protect", 0)):
+        for name, low in (
+            ("reserve", 1),
+            ("split", 0),
+            ("tail", 0),
+            ("lookahead", 0),
+            ("protect", 0),
+        ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ScheduleError(f"{name} must be an integer >= {low}, got {value!r}")
-        for name, allowed in (("axis", STRIP_AXES), ("strip_order", STRIP_ORDERS), ("partition", PARTITIONS)):
+        for name, allowed in (
+            ("axis", STRIP_AXES),
+            ("strip_order", STRIP_ORDERS),
+            ("partition", PARTITIONS),
+        ):
             if getattr(self, name) not in allowed:
-                raise ScheduleError(f"unknown {name} {getattr(self, name)!r} (use one of {', '.join(allowed)})")
+                raise ScheduleError(
+                    f"unknown {name} {getattr(self, name)!r} (use one of {', '.join(allowed)})"
+                )
         for name in ("first_reverse", "flip", "store_first"):
             if not isinstance(getattr(self, name), bool):
                 raise ScheduleError(f"{name} must be a bool, got {getattr(self, name)!r}")
@@ -83,7 +98,9 @@ class StripParams:
         return asdict(self)
 
     def options(self) -> CompileOptions:
-        return CompileOptions(lookahead=self.lookahead, store_first=self.store_first, protect=self.protect)
+        return CompileOptions(
+            lookahead=self.lookahead, store_first=self.store_first, protect=self.protect
+        )
 
 
 def block_height(width: int, slots: int, reserve: int, limit: int) -> int:
@@ -96,7 +113,9 @@ def block_height(width: int, slots: int, reserve: int, limit: int) -> int:
     return best
 
 
-def strip_widths(long_tiles: int, cut_tiles: int, slots: int, reserve: int) -> tuple[int, list[int]]:
+def strip_widths(
+    long_tiles: int, cut_tiles: int, slots: int, reserve: int
+) -> tuple[int, list[int]]:
     """(loads per k step, widths): the strip widths summing to `cut_tiles` of least total cost.
 
     `long_tiles` is the length of every strip (Mt for column strips). Returns (0, []) when even a
@@ -153,8 +172,8 @@ def step_cells(h: int, w: int, split: int, reverse: bool) -> list[tuple[int, int
     if reverse:
         lines.reverse()
     t = min(split, streamed)
-    order = [(s, k) for s in lines[:streamed - t] for k in range(held)]
-    order += [(s, k) for k in range(held) for s in lines[streamed - t:]]
+    order = [(s, k) for s in lines[: streamed - t] for k in range(held)]
+    order += [(s, k) for k in range(held) for s in lines[streamed - t :]]
     # (streamed line, held line) -> (x, y)
     return [(k, s) for s, k in order] if h <= w else [(s, k) for s, k in order]
 
@@ -191,8 +210,12 @@ def strips(shape: Shape, machine: Machine, params: StripParams) -> Program:
     """The program of the strip schedule: the product order, compiled."""
     need = strip_slots_needed(shape, machine, params)
     if need > machine.slots:
-        raise ScheduleError(f"strip schedule {params} needs {need} slots, the scratchpad has {machine.slots}")
-    return compile_products(shape, machine, strip_order(shape, machine, params), params.options(), validate=False)
+        raise ScheduleError(
+            f"strip schedule {params} needs {need} slots, the scratchpad has {machine.slots}"
+        )
+    return compile_products(
+        shape, machine, strip_order(shape, machine, params), params.options(), validate=False
+    )
 
 
 def strip_loads_estimate(shape: Shape, machine: Machine, params: StripParams) -> int:

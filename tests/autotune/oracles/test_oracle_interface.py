@@ -1,16 +1,15 @@
 """What callers ask of an oracle, answered by the oracle itself (no caller switches on its
 kind): what it measures, which machine it records, whether it has a program, its reference and
 bound, its notes, how it verifies. Every installed oracle and each of its families, alike."""
+
 from __future__ import annotations
 
 import pytest
 
-from simcore.shape import Shape
-
-from search_spaces.base import EXACT, LEVELS
-
 from autotune import oracles
 from autotune.search.problem import DIRECTIONS
+from search_spaces.base import EXACT, LEVELS
+from simcore.shape import Shape
 
 SHAPE = Shape(32, 24, 40)
 
@@ -56,7 +55,9 @@ def test_notes_say_when_a_shape_is_padded() -> None:
     (note,) = ga1.notes(Shape(100, 100, 100), machine)
     assert "104x104x104" in note and "12.5%" in note
     systolic = oracles.get("systolic")
-    assert systolic.notes(Shape(100, 100, 100), systolic.default_machine()) == []  # no tile edge to pad to
+    assert (
+        systolic.notes(Shape(100, 100, 100), systolic.default_machine()) == []
+    )  # no tile edge to pad to
 
 
 def test_an_unknown_oracle_is_a_one_line_error() -> None:

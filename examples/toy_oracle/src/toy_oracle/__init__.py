@@ -1,15 +1,15 @@
 """A roofline oracle: a bi x bj block of C stays on chip, so each k step moves bi + bj tiles
 and does bi x bj tile products; a block takes the longer of the two. Its machine is a rate."""
+
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
 from typing import Any, Mapping
 
+from autotune.oracles import Oracle
 from search_spaces.base import MODEL, Family, Verdict
 from search_spaces.domains import IntRange, Param, Point
-
-from autotune.oracles import Oracle
 
 TILE = 8
 
@@ -32,7 +32,10 @@ class Blocks(Family):
 
     def params(self, shape: Any, T: int) -> tuple[Param, ...]:
         mt, _, nt = shape.tiles(TILE)
-        return (Param("bi", IntRange(1, mt), "block rows"), Param("bj", IntRange(1, nt), "block columns"))
+        return (
+            Param("bi", IntRange(1, mt), "block rows"),
+            Param("bj", IntRange(1, nt), "block columns"),
+        )
 
     def violation(self, point: Point, shape: Any, machine: Roofline) -> float:
         need = int(point["bi"]) * int(point["bj"]) + int(point["bi"]) + int(point["bj"])
@@ -62,11 +65,16 @@ class ToyOracle(Oracle):
     def family(self, name: str) -> Family | None:
         return BLOCKS if name == BLOCKS.name else None
 
-    def evaluate(self, family: Family, point: Point, shape: Any, machine: Roofline) -> dict[str, object]:
+    def evaluate(
+        self, family: Family, point: Point, shape: Any, machine: Roofline
+    ) -> dict[str, object]:
         mt, kt, nt = shape.tiles(TILE)
         bi, bj = int(point["bi"]), int(point["bj"])
         blocks = math.ceil(mt / bi) * math.ceil(nt / bj)
-        step = max(bi * bj * TILE**3 / machine.macs_per_cycle, (bi + bj) * TILE**2 / machine.words_per_cycle)
+        step = max(
+            bi * bj * TILE**3 / machine.macs_per_cycle,
+            (bi + bj) * TILE**2 / machine.words_per_cycle,
+        )
         return {"cycles": math.ceil(blocks * kt * step), "blocks": blocks}
 
     def verify(self, family: Family, point: Point, shape: Any, machine: Roofline) -> Verdict:

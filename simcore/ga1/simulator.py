@@ -1,4 +1,5 @@
 """`simulate(machine, program) -> SimResult`: the GA-1 oracle as one pure function."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -8,8 +9,15 @@ import numpy as np
 
 from simcore.ga1.functional import execute
 from simcore.ga1.machine import Machine
-from simcore.ga1.program import OP, Program, ProgramError, TENSOR, X, Y, LOAD, STORE
-from simcore.ga1.timing import ENGINE_NAMES, Timing, check_slots, engine_of, reads_writes, run_timing
+from simcore.ga1.program import LOAD, OP, STORE, TENSOR, Program, ProgramError, X, Y
+from simcore.ga1.timing import (
+    ENGINE_NAMES,
+    Timing,
+    check_slots,
+    engine_of,
+    reads_writes,
+    run_timing,
+)
 
 # One trace record per instruction, as the chapter's checker reads it.
 TraceRecord = tuple[int, str, int, int, tuple[int, ...], tuple[int, ...], int]
@@ -51,9 +59,15 @@ class SimResult:
 
     def report(self) -> dict[str, float | int]:
         return {
-            "cycles": self.cycles, "tiles_moved": self.tiles_moved, "loads": self.loads,
-            "stores": self.stores, "macs": self.macs, "instructions": self.instructions,
-            "mxu_util": self.mxu_util, "dma_busy": self.dma_busy, "mxu_busy": self.mxu_busy,
+            "cycles": self.cycles,
+            "tiles_moved": self.tiles_moved,
+            "loads": self.loads,
+            "stores": self.stores,
+            "macs": self.macs,
+            "instructions": self.instructions,
+            "mxu_util": self.mxu_util,
+            "dma_busy": self.dma_busy,
+            "mxu_busy": self.mxu_busy,
             "vpu_busy": self.vpu_busy,
         }
 
@@ -88,21 +102,32 @@ def simulate(
     return sim_result(machine, program, timing, records, outputs)
 
 
-def trace_records(machine: Machine, program: Program, starts: np.ndarray | None, finishes: np.ndarray | None) -> tuple[TraceRecord, ...]:
+def trace_records(
+    machine: Machine, program: Program, starts: np.ndarray | None, finishes: np.ndarray | None
+) -> tuple[TraceRecord, ...]:
     """The trace of a timed program: each instruction's engine, start, finish, reads, writes
     and fill (the matrix unit's, for a product)."""
     assert starts is not None and finishes is not None
     fill = machine.mxu_fill
     built = []
-    for index, (row, start, finish) in enumerate(zip(program.rows, starts.tolist(), finishes.tolist())):
+    for index, (row, start, finish) in enumerate(
+        zip(program.rows, starts.tolist(), finishes.tolist())
+    ):
         engine = engine_of(row[0])
-        reads, writes = reads_writes(row)
-        built.append((index, ENGINE_NAMES[engine], start, finish, reads, writes, fill if engine == 1 else 0))
+        reads, writes = reads_writes(list(row))
+        built.append(
+            (index, ENGINE_NAMES[engine], start, finish, reads, writes, fill if engine == 1 else 0)
+        )
     return tuple(built)
 
 
-def sim_result(machine: Machine, program: Program, timing: Timing, records: tuple[TraceRecord, ...] | None,
-               outputs: Mapping[str, np.ndarray] | None) -> SimResult:
+def sim_result(
+    machine: Machine,
+    program: Program,
+    timing: Timing,
+    records: tuple[TraceRecord, ...] | None,
+    outputs: Mapping[str, np.ndarray] | None,
+) -> SimResult:
     return SimResult(
         cycles=timing.cycles,
         tiles_moved=timing.tiles_moved,
@@ -121,8 +146,11 @@ def matmul_inputs(a: np.ndarray, b: np.ndarray) -> dict[str, np.ndarray]:
     """DRAM for C = A @ B: A, B, and a zero C of the right shape."""
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
         raise ProgramError(f"cannot multiply shapes {a.shape} and {b.shape}")
-    return {"A": np.asarray(a, dtype=np.float64), "B": np.asarray(b, dtype=np.float64),
-            "C": np.zeros((a.shape[0], b.shape[1]))}
+    return {
+        "A": np.asarray(a, dtype=np.float64),
+        "B": np.asarray(b, dtype=np.float64),
+        "C": np.zeros((a.shape[0], b.shape[1])),
+    }
 
 
 __all__ = ["SimResult", "simulate", "matmul_inputs", "validate_program", "ProgramError"]

@@ -37,6 +37,7 @@ results down and out in D_j + q .. D_j + q + mt - 1 (bottom row first):
     W_j = max(ready_j, W_{j-1}) + ceil(m n / W)                          (write-back end)
     end_j = last event; E_j counts the drain only without shadow registers and drain charged.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -82,7 +83,11 @@ class OutputTiming:
 
     @property
     def entry(self) -> Entry:
-        return (self.stream, self.stream) if self.drain is None else (self.stream, self.stream, self.drain)
+        return (
+            (self.stream, self.stream)
+            if self.drain is None
+            else (self.stream, self.stream, self.drain)
+        )
 
 
 TileTiming = Union[StationaryTiming, OutputTiming]
@@ -102,8 +107,14 @@ class Params:
 
 def _params(design: SystolicDesign, shape: Shape) -> Params:
     a = design.assumptions
-    return Params(roles(design.dataflow, shape).stream, a.shadow, a.in_sequence, a.drain,
-                  design.hbm.buffers, design.hbm.on_chip)
+    return Params(
+        roles(design.dataflow, shape).stream,
+        a.shadow,
+        a.in_sequence,
+        a.drain,
+        design.hbm.buffers,
+        design.hbm.on_chip,
+    )
 
 
 Kind = tuple[int, int, int, int, int]  # span rows, span cols, rows, cols, HBM cycles
@@ -208,7 +219,9 @@ def schedule(design: SystolicDesign, shape: Shape) -> Schedule:
     out: list[TileTiming] = []
     for tile in tiles(design, shape):
         state, rec = step(state, _kind(design, tile), p)
-        out.append(OutputTiming(tile, *rec) if design.dataflow == "os" else StationaryTiming(tile, *rec))
+        out.append(
+            OutputTiming(tile, *rec) if design.dataflow == "os" else StationaryTiming(tile, *rec)
+        )
     return Schedule(design, shape, tuple(out), int(state[-1]))
 
 

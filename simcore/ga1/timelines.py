@@ -1,17 +1,20 @@
 """The chapter's text picture of the engines: a row per engine, one character per N cycles."""
+
 from __future__ import annotations
 
 from typing import Sequence
 
 import numpy as np
 
-from simcore.ga1.simulate import SimResult, TraceRecord
+from simcore.ga1.simulator import SimResult, TraceRecord
 from simcore.ga1.timing import ENGINE_NAMES
 
 _MARKS = {"dma": "D", "mxu": "M", "vpu": "V"}
 
 
-def engine_rows(trace: Sequence[TraceRecord], cycles: int, per_char: int, engines: Sequence[str]) -> dict[str, str]:
+def engine_rows(
+    trace: Sequence[TraceRecord], cycles: int, per_char: int, engines: Sequence[str]
+) -> dict[str, str]:
     """For each engine, a string with its mark where it was busy for at least half of that
     character's span of cycles, and '.' elsewhere (exact when spans align with the work)."""
     width = max(1, -(-cycles // per_char))
@@ -22,12 +25,21 @@ def engine_rows(trace: Sequence[TraceRecord], cycles: int, per_char: int, engine
         cells = busy[engine]
         for c in range(start // per_char, min(width, -(-finish // per_char))):
             cells[c] += min(finish, (c + 1) * per_char) - max(start, c * per_char)
-    return {engine: "".join(_MARKS[engine] if 2 * b >= per_char else "." for b in cells)
-            for engine, cells in busy.items()}
+    return {
+        engine: "".join(_MARKS[engine] if 2 * b >= per_char else "." for b in cells)
+        for engine, cells in busy.items()
+    }
 
 
-def engine_rows_of_arrays(engine: np.ndarray, starts: np.ndarray, finishes: np.ndarray, cycles: int, per_char: int,
-                          engines: Sequence[str], most: int | None = None) -> dict[str, str]:
+def engine_rows_of_arrays(
+    engine: np.ndarray,
+    starts: np.ndarray,
+    finishes: np.ndarray,
+    cycles: int,
+    per_char: int,
+    engines: Sequence[str],
+    most: int | None = None,
+) -> dict[str, str]:
     """engine_rows from per-instruction arrays (engine index into ENGINE_NAMES, start, finish),
     without a trace, for at most `most` characters: an engine runs one instruction at a time, so
     its busy time up to cycle x is its finished instructions' plus the running one's share."""
@@ -40,14 +52,20 @@ def engine_rows_of_arrays(engine: np.ndarray, starts: np.ndarray, finishes: np.n
         s, f = starts[mine], finishes[mine]
         done = np.concatenate([[0], np.cumsum(f - s)])
         index = np.searchsorted(f, edges, side="right")  # instructions finished by each edge
-        running = np.clip(edges - s[np.minimum(index, len(s) - 1)], 0, None) if len(s) else np.zeros_like(edges)
+        running = (
+            np.clip(edges - s[np.minimum(index, len(s) - 1)], 0, None)
+            if len(s)
+            else np.zeros_like(edges)
+        )
         busy_until = done[index] + np.where(index < len(s), running, 0)
         busy = np.diff(busy_until)
         out[name] = "".join(np.where(2 * busy >= per_char, _MARKS[name], ".").tolist())
     return out
 
 
-def timeline(result: SimResult, per_char: int = 4, width: int = 120, engines: Sequence[str] = ("dma", "mxu")) -> str:
+def timeline(
+    result: SimResult, per_char: int = 4, width: int = 120, engines: Sequence[str] = ("dma", "mxu")
+) -> str:
     """The picture: '  dma DDDD..' and '  mxu ..MM..', cut at `width` characters with ' ...'."""
     if result.trace is None:
         raise ValueError("timeline needs a result simulated with trace=True")

@@ -1,0 +1,56 @@
+"""The workload arguments the commands share: `--input-shape` (an ONNX input's shape) and
+loading a workload file with its warnings, every bad file one line (exit status 2)."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+
+from autotune.cli.errors import UsageError
+from search_spaces.workload import DynamicShapeError, Workload, WorkloadError, load_workload
+
+INPUT_SHAPE_HELP = (
+    "an ONNX input's shape, NAME=1x3x224x224 (repeatable): needed for inputs with "
+    "dynamic dimensions"
+)
+_INPUT_SHAPE = re.compile(r"^(?P<name>.+)=(?P<dims>\d+(?:[xX]\d+)*)$")
+
+
+def add_input_shape(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--input-shape",
+        action="append",
+        default=[],
+        metavar="NAME=1x3x224x224",
+        help=INPUT_SHAPE_HELP,
+    )
+
+
+def parse_input_shapes(values: list[str]) -> dict[str, tuple[int, ...]]:
+    shapes: dict[str, tuple[int, ...]] = {}
+    for text in values:
+        match = _INPUT_SHAPE.match(text.strip())
+        if not match:
+            raise UsageError(f"--input-shape expects NAME=1x3x224x224, got {text!r}")
+        dims = tuple(int(d) for d in re.split("[xX]", match["dims"]))
+        if any(d < 1 for d in dims):
+            raise UsageError(f"--input-shape {text!r}: every dimension must be at least 1")
+        if match["name"] in shapes:
+            raise UsageError(f"--input-shape gives input {match['name']!r} twice")
+        shapes[match["name"]] = dims
+    return shapes
+
+
+def load(path: str, input_shape: list[str]) -> Workload:
+    """The workload, its warnings printed; a bad file is a UsageError (one line, exit 2)."""
+    try:
+        workload = load_workload(path, parse_input_shapes(input_shape) or None)
+    except DynamicShapeError as exc:
+        example = "x".join(str(d or 1) for d in exc.dims) or "1x3x224x224"
+        raise UsageError(f"{exc} (--input-shape {exc.input_name}={example})") from None
+    except WorkloadError as exc:
+        raise UsageError(str(exc)) from None
+    for warning in workload.warnings:
+        print(f"autotune: warning: {warning}", file=sys.stderr)
+    return workload

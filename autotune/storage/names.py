@@ -1,0 +1,106 @@
+"""Study names are names, not paths; and the folders and files a command is given are what they
+claim to be.
+
+The one rule for a name (a study's, a run's): a single path component of printable characters,
+never empty, never starting with `.` (so never `.` or `..`, and never a hidden folder that
+`studies` would not list), no `/` or `\\`, no space at either end, at most 255 bytes in UTF-8
+(a folder name's limit). Every place where a name becomes a path goes through `study_folder`;
+a name that breaks the rule is refused in one line before anything is written."""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+from autotune.errors import AutotuneError, StudyError
+
+NAME_MAX_BYTES = 255
+
+
+def name_problem(name: object) -> str | None:
+    """Why `name` is not a study name, or None when it is one."""
+    if not isinstance(name, str):
+        return f"is a {type(name).__name__}, not text"
+    if name == "":
+        return "is empty"
+    if "/" in name or "\\" in name:
+        return "is a path: a name is one folder name, without / or \\"
+    if name.startswith("."):
+        return "starts with '.' (a name is never . or .., nor a hidden folder)"
+    if not name.isprintable():
+        return "holds a control or non-printable character"
+    if name != name.strip():
+        return "starts or ends with a space"
+    if len(name.encode("utf-8", "surrogatepass")) > NAME_MAX_BYTES:
+        return f"is longer than {NAME_MAX_BYTES} bytes"
+    return None
+
+
+def check_name(name: object, what: str = "study", setting: str | None = "study") -> str:
+    """`name` if it is a study name; a StudyError naming it (and `setting`) otherwise."""
+    problem = name_problem(name)
+    if problem is not None:
+        raise StudyError(f"{what} name {shown(name)} {problem}", setting=setting)
+    return name  # type: ignore[return-value]
+
+
+def shown(text: object) -> str:
+    """A value as a one-line message quotes it: control characters escaped, never a newline."""
+    return repr(text)
+
+
+def study_folder(results: Path, name: str, setting: str | None = "study") -> Path:
+    """results/<name>/, for a name that is one."""
+    return results / check_name(name, setting=setting)
+
+
+# --- folders and files given by the user -------------------------------------------------------
+
+
+def blocking_file(path: Path) -> Path | None:
+    """The nearest of `path` and its parents that exists but is not a folder (None if none)."""
+    for candidate in (path, *path.parents):
+        if candidate.is_dir():
+            return None
+        if candidate.exists() or candidate.is_symlink():
+            return candidate
+    return None
+
+
+def ensure_folder(path: Path, what: str = "folder", setting: str | None = None) -> Path:
+    """Create `path` (and its parents) as a folder; one line when a file stands in the way (naming
+    `setting`, the flag that chose it) or the folder cannot be made (a read-only disk)."""
+    blocked = blocking_file(path)
+    if blocked is not None:
+        where = "" if blocked == path else f" (in the way of {path})"
+        raise AutotuneError(f"{what} {blocked} is a file, not a folder{where}", setting=setting)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise AutotuneError(
+            f"cannot create the {what} {path}: {_reason(exc)}"
+        ) from None  # the folder, not the flag
+    return path
+
+
+def input_file(path: Path, what: str, setting: str | None = None) -> Path:
+    """A file to read: one line for a missing path, a folder, or a path through a file."""
+    if path.is_dir():
+        raise AutotuneError(f"{what} {path} is a directory, not a file", setting=setting)
+    if not path.exists():
+        blocked = blocking_file(path.parent)
+        if blocked is not None:
+            raise AutotuneError(
+                f"{what} {path}: {blocked} is a file, not a folder", setting=setting
+            )
+        raise AutotuneError(f"{what} {path} not found", setting=setting)
+    if not os.access(path, os.R_OK):
+        raise AutotuneError(f"{what} {path} is not readable (permission denied)", setting=setting)
+    return path
+
+
+def _reason(exc: OSError) -> str:
+    if exc.errno == errno.EEXIST:
+        return "a file of that name exists"
+    return exc.strerror or str(exc)

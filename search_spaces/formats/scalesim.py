@@ -1,0 +1,144 @@
+"""SCALE-Sim topology CSVs, both of its formats, read with SCALE-Sim's own meaning of each column.
+
+The convolution format (`Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width,
+Channels, Num Filter, Strides`) and the GEMM format (`Layer, M, N, K`), as SCALE-Sim 3.0 reads
+them in scalesim/topology_utils.py (`load_arrays_conv`, `load_arrays_gemm`,
+`topo_calc_hyperparams`) and lowers them in scalesim/compute/operand_matrix.py
+(github.com/scalesim-project/scale-sim-v3; the same code as the PyPI package scalesim 3.0.0):
+
+* the IFMAP is taken as given (no padding: a topology lists the padded input if it wants one);
+  one stride applies to both directions;
+* the output is E_h x E_w with E_h = ceil((H - R + S) / S), E_w = ceil((W - R_w + S) / S):
+  SCALE-Sim's formula, which counts a last window that runs past the edge (224, 7 x 7, stride 2
+  gives 110, not 109);
+* the layer is the GEMM of its im2col operand matrices: M = E_h E_w (output pixels per filter),
+  K = filter height x filter width x channels (the window), N = filters;
+* a layer whose name contains `DP` is depthwise: SCALE-Sim runs it as one layer per channel, each
+  of one channel, so it is one GEMM of K = filter height x width, run `channels` times;
+* the GEMM format's columns are M, N, K in that order; a row is the GEMM M x K x N.
+
+Files as SCALE-Sim's repository publishes them are read: columns past the eighth (annotations,
+a sparsity ratio) are ignored, and so are blank rows, rows of empty cells, a missing trailing
+comma, a byte-order mark and CRLF line ends. Same-shape layers merge into one weighted GEMM.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+from search_spaces.formats.layers import LayerGemm, merge
+from search_spaces.workload import Workload, WorkloadError
+
+CONV_COLUMNS: tuple[str, ...] = (
+    "Layer name",
+    "IFMAP Height",
+    "IFMAP Width",
+    "Filter Height",
+    "Filter Width",
+    "Channels",
+    "Num Filter",
+    "Strides",
+)
+GEMM_COLUMNS: tuple[str, ...] = ("Layer", "M", "N", "K")
+
+
+def _lower(columns: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(c.lower() for c in columns)
+
+
+def _rows(text: str) -> list[tuple[int, list[str]]]:
+    """(line number, cells) of every line that says something; comments start with '#'."""
+    out = []
+    for number, line in enumerate(io.StringIO(text.lstrip("\ufeff")).read().splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        cells = [cell.strip() for cell in next(csv.reader([line]))]
+        if any(cells):
+            out.append((number, cells))
+    return out
+
+
+def topology_kind(text: str) -> str | None:
+    """'conv' or 'gemm' when the header is a SCALE-Sim topology's, else None."""
+    rows = _rows(text)
+    if not rows:
+        return None
+    header = [" ".join(cell.split()).lower() for cell in rows[0][1]]
+    if tuple(header[: len(CONV_COLUMNS)]) == _lower(CONV_COLUMNS):
+        return "conv"
+    if tuple(header[: len(GEMM_COLUMNS)]) == _lower(GEMM_COLUMNS):
+        return "gemm"
+    return None
+
+
+def is_topology(text: str) -> bool:
+    return topology_kind(text) is not None
+
+
+def output_size(ifmap: int, filt: int, stride: int) -> int:
+    """SCALE-Sim's output rows (or columns): ceil((ifmap - filter + stride) / stride)."""
+    return -(-(ifmap - filt + stride) // stride)
+
+
+def _ints(cells: list[str], names: tuple[str, ...], where: str) -> list[int]:
+    values = []
+    for cell, name in zip(cells, names):
+        try:
+            value = int(cell)
+        except ValueError:
+            raise WorkloadError(f"{where}: {name} must be a whole number, got {cell!r}") from None
+        if value <= 0:
+            raise WorkloadError(f"{where}: {name} must be positive, got {value}")
+        values.append(value)
+    return values
+
+
+def conv_layer(name: str, values: list[int], where: str) -> LayerGemm:
+    """One convolution row (IFMAP h, w, filter h, w, channels, filters, stride) as its GEMM."""
+    ifmap_h, ifmap_w, filt_h, filt_w, channels, filters, stride = values
+    if filt_h > ifmap_h or filt_w > ifmap_w:
+        raise WorkloadError(
+            f"{where}: the {filt_h}x{filt_w} filter is larger than the {ifmap_h}x{ifmap_w} IFMAP"
+        )
+    pixels = output_size(ifmap_h, filt_h, stride) * output_size(ifmap_w, filt_w, stride)
+    if "DP" in name:  # SCALE-Sim: one single-channel layer per channel
+        return LayerGemm(name, pixels, filt_h * filt_w, filters, channels, "Conv-DP")
+    return LayerGemm(name, pixels, filt_h * filt_w * channels, filters, 1, "Conv")
+
+
+def _layers(rows: list[tuple[int, list[str]]], kind: str, path: Path) -> list[LayerGemm]:
+    columns = CONV_COLUMNS if kind == "conv" else GEMM_COLUMNS
+    found = []
+    for number, cells in rows[1:]:
+        where = f"topology {path}, line {number}"
+        if len(cells) < len(columns) or not all(cells[: len(columns)]):
+            raise WorkloadError(
+                f"{where}: expected {len(columns)} columns "
+                f"({', '.join(columns)}), got {sum(1 for c in cells if c)}"
+            )
+        name, values = cells[0], _ints(cells[1 : len(columns)], columns[1:], where)
+        if kind == "conv":
+            found.append(conv_layer(name, values, where))
+        else:
+            m, n, k = values
+            found.append(LayerGemm(name, m, k, n, 1, "GEMM"))
+    return found
+
+
+def read_topology(text: str, path: Path) -> Workload:
+    """A SCALE-Sim topology (either format) as a workload; WorkloadError with a one-line reason."""
+    kind = topology_kind(text)
+    if kind is None:
+        raise WorkloadError(
+            f"topology {path}: the header is neither SCALE-Sim's convolution format "
+            f"({', '.join(CONV_COLUMNS)}) nor its GEMM format ({', '.join(GEMM_COLUMNS)})"
+        )
+    rows = _rows(text)
+    found = _layers(rows, kind, path)
+    if not found:
+        raise WorkloadError(f"topology {path} is empty: it needs at least one layer")
+    fmt = "convolution" if kind == "conv" else "GEMM"
+    summary = (f"SCALE-Sim {fmt} topology: {len(found)} layers",)
+    return Workload(path.stem, merge(found, f"topology {path}"), summary)

@@ -1,0 +1,378 @@
+"""Fault injection: a run interrupted (Ctrl-C once, twice, or SIGKILL) at seeded points of
+sampling, evaluation, verification, the leaderboard write and the journal append (a torn
+record included). After each: no traceback and no raw Optuna warning, every trial the run
+completed is still in storage, and the next commands (the leaderboard, then the resume to the
+same budget) give the same leaderboard as an uninterrupted run.
+
+The run is a forked child of the test process (modules and the compiled engine already
+loaded), whose named functions are wrapped to signal it at their n-th call."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any, Callable
+
+import pandas as pd
+import pytest
+
+from autotune.cli.main import main
+
+GRID = 27  # the chapter space's schedules at 16x16x16 (T=8): the grid sampler runs each once
+RUN = ["--shape", "16x16x16", "--space", "chapter", "--sampler", "grid", "--study", "f"]
+COMPARED = [
+    "rank",
+    "params_json",
+    "machine_json",
+    "cycles",
+    "feasible",
+    "verified",
+    "verification",
+    "chapter_best_cycles",
+    "pareto",
+]
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _target(point: str) -> tuple[Any, str]:
+    """The object and attribute name a fault point wraps."""
+    if point == "sampling":
+        from autotune.search.problem import Problem
+
+        return Problem, "sample"
+    if point in ("evaluation", "verification"):
+        from autotune.oracles.ga1 import GA1Oracle
+
+        return GA1Oracle, "evaluate" if point == "evaluation" else "verify"
+    if point == "leaderboard-write":
+        from autotune.results import files
+
+        return files, "_replace"
+    if point == "parquet-write":
+        import pyarrow.parquet
+
+        return pyarrow.parquet, "write_table"
+    from autotune.storage.journal import JournalFile
+
+    return JournalFile, "append_logs"  # journal-append, journal-torn
+
+
+def _fire(action: str) -> None:
+    if action == "kill":
+        os.kill(os.getpid(), signal.SIGKILL)
+    os.kill(os.getpid(), signal.SIGINT)
+    if action == "int-int":
+        time.sleep(0.001)  # the first handler runs (a stop request) ...
+        os.kill(os.getpid(), signal.SIGINT)  # ... the second interrupts here
+        time.sleep(0.001)
+
+
+def _wrap(point: str, n: int, action: str) -> None:
+    owner, name = _target(point)
+    original = getattr(owner, name)
+    calls = [0]
+
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        calls[0] += 1
+        if calls[0] == n:
+            if point == "journal-torn":  # half of the records reach the file, then the process dies
+                import json as _json
+
+                data = b"".join(
+                    _json.dumps(log, separators=(",", ":")).encode() + b"\n" for log in args[1]
+                )
+                os.write(args[0]._fd, data[: max(1, len(data) // 2)])
+                os.kill(os.getpid(), signal.SIGKILL)
+            _fire(action)
+        return original(*args, **kwargs)
+
+    setattr(owner, name, wrapped)
+
+
+def _log_completions(log: Path) -> None:
+    """Append each trial id the storage marks COMPLETE to `log` (written at once: survives kill)."""
+    from optuna.storages import JournalStorage
+    from optuna.trial import TrialState
+
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    original = JournalStorage.set_trial_state_values
+
+    def logged(self: Any, trial_id: int, state: TrialState, values: Any = None) -> bool:
+        done = original(self, trial_id, state, values)
+        if done and state == TrialState.COMPLETE:
+            os.write(fd, f"{trial_id}\n".encode())
+        return done
+
+    JournalStorage.set_trial_state_values = logged  # type: ignore[method-assign]
+
+
+def run_forked(
+    folder: Path, argv: list[str], prepare: Callable[[], None]
+) -> tuple[int | None, int | None, str]:
+    """`main(argv)` in a forked child in `folder`: (exit code, killing signal, stderr)."""
+    err_path = folder / "child.err"
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into pytest
+        code = 99
+        try:
+            os.chdir(folder)
+            sys.stdout = open(folder / "child.out", "w")  # noqa: SIM115
+            sys.stderr = open(err_path, "w")  # noqa: SIM115
+            prepare()
+            code = main(argv)
+        except BaseException:  # noqa: BLE001 - reported to the parent through stderr
+            traceback.print_exc(file=sys.stderr)
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    err = err_path.read_text() if err_path.exists() else ""
+    if os.WIFSIGNALED(status):
+        return None, os.WTERMSIG(status), err
+    return os.WEXITSTATUS(status), None, err
+
+
+def leaderboard_of(folder: Path) -> pd.DataFrame:
+    return pd.read_parquet(folder / "results" / "f" / "leaderboard.parquet")[COMPARED].reset_index(
+        drop=True
+    )
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> pd.DataFrame:
+    folder = tmp_path_factory.mktemp("uninterrupted")
+    cwd = Path.cwd()
+    os.chdir(folder)
+    try:
+        assert main([*RUN, "--trials", str(GRID)]) == 0
+    finally:
+        os.chdir(cwd)
+    frame = leaderboard_of(folder)
+    assert len(frame) == GRID and frame["verified"].head(10).all()
+    return frame
+
+
+def _points() -> list[tuple[str, int, str]]:
+    """The seeded fault points: (where, at which call, what)."""
+    rng = random.Random(26)
+    calls = {
+        "sampling": GRID,
+        "evaluation": GRID,
+        "verification": 10,
+        "leaderboard-write": 1,
+        "parquet-write": 1,
+        "journal-append": 150,
+        "journal-torn": 150,
+    }
+    found = []
+    for point, actions, seeds in (
+        ("sampling", ("int", "int-int", "kill"), 1),
+        ("evaluation", ("int", "int-int", "kill"), 2),
+        ("verification", ("int", "int-int", "kill"), 2),
+        ("leaderboard-write", ("int", "int-int", "kill"), 1),
+        ("parquet-write", ("int", "kill"), 1),
+        ("journal-append", ("int", "int-int", "kill"), 2),
+        ("journal-torn", ("kill",), 3),
+    ):
+        for action in actions:
+            for _ in range(seeds):
+                found.append((point, rng.randint(1, calls[point]), action))
+    return found
+
+
+POINTS = _points()
+
+
+def completed_ids(log: Path) -> list[int]:
+    return [int(line) for line in log.read_text().split()] if log.exists() else []
+
+
+@pytest.mark.parametrize(
+    ("point", "n", "action"), POINTS, ids=[f"{p}-{n}-{a}" for p, n, a in POINTS]
+)
+def test_an_interrupted_run_loses_nothing(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    uninterrupted: pd.DataFrame,
+    point: str,
+    n: int,
+    action: str,
+) -> None:
+    log = tmp_path / "completed.log"
+
+    def prepare() -> None:
+        _log_completions(log)
+        _wrap(point, n, action)
+
+    code, killed, err = run_forked(tmp_path, [*RUN, "--trials", str(GRID)], prepare)
+    assert "Traceback" not in err and "[W " not in err, err
+    if action == "kill" or point == "journal-torn":
+        assert killed == signal.SIGKILL, (code, err)
+    else:  # a Ctrl-C anywhere is reported as an interrupted run
+        assert killed is None and code == 130, (code, err)
+
+    # Every trial the run completed is in the storage, completed.
+    from optuna.trial import TrialState
+
+    from autotune.storage.locations import read_storage
+
+    journal = tmp_path / "results" / "f" / "study.journal"
+    done = completed_ids(log)
+    if done:
+        storage = read_storage(str(journal))
+        assert all(storage.get_trial(i).state == TrialState.COMPLETE for i in done)
+
+    # The next commands: the leaderboard of what is stored, then the resume to the same budget.
+    monkeypatch.chdir(tmp_path)
+    out, errs = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(errs):
+        stored = len(done)
+        if journal.exists() and stored:
+            assert main(["leaderboard", "f", "--json", "--top", "100"]) == 0, errs.getvalue()
+            assert len(out.getvalue().splitlines()) == stored
+        remaining = GRID - _finished(journal)
+        if remaining:
+            assert main([*RUN, "--trials", str(remaining)]) == 0, errs.getvalue()
+        assert main(["leaderboard", "f"]) == 0, errs.getvalue()
+    assert "Traceback" not in errs.getvalue()
+    pd.testing.assert_frame_equal(leaderboard_of(tmp_path), uninterrupted)
+    assert not (tmp_path / "results" / "f" / "leaderboard.parquet").read_bytes() == b""
+
+
+def _finished(journal: Path) -> int:
+    from autotune.storage.locations import finished_trials
+
+    return finished_trials(str(journal), "f") if journal.exists() else 0
+
+
+def test_there_are_at_least_twenty_seeded_points() -> None:
+    assert len(POINTS) >= 20
+    assert {p for p, _, _ in POINTS} >= {
+        "sampling",
+        "evaluation",
+        "verification",
+        "leaderboard-write",
+        "journal-append",
+    }
+
+
+# --- Ctrl-C from a terminal: the whole process group, workers included -----------------------
+
+
+def _group_run(
+    tmp_path: Path, argv: list[str], signals: list[float], wait_for: Callable[[], bool]
+) -> tuple[int, str]:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "autotune", *argv],
+        cwd=tmp_path,
+        start_new_session=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while process.poll() is None and not wait_for() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    for delay in signals:
+        time.sleep(delay)
+        _ctrl_c(process)
+    # A Ctrl-C pressed while the workers are being spawned (the parent ignores it for those few
+    # milliseconds) is lost, as it would be for a user, who then presses it again.
+    while True:
+        try:
+            _, err = process.communicate(timeout=60)
+            return process.returncode, err
+        except subprocess.TimeoutExpired:
+            _ctrl_c(process)
+
+
+def _ctrl_c(process: subprocess.Popen[str]) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGINT)
+    except ProcessLookupError:
+        pass
+
+
+WORKERS = [
+    "--shape",
+    "64x64x64",
+    "--space",
+    "chapter,general",
+    "--trials",
+    "400",
+    "--study",
+    "w",
+    "--workers",
+    "2",
+]
+
+
+@pytest.mark.parametrize(("when", "signals"), [("start-up", [0.1]), ("running-twice", [0.0, 0.2])])
+def test_ctrl_c_with_workers_is_never_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, when: str, signals: list[float]
+) -> None:
+    journal = tmp_path / "results" / "w" / "study.journal"
+
+    def ready() -> bool:
+        if not journal.exists():
+            return False
+        return when.startswith("start-up") or journal.read_text().count('"state":1') >= 5
+
+    code, err = _group_run(tmp_path, WORKERS, signals, ready)
+    assert code == 130, err
+    assert "Traceback" not in err and "[W " not in err and "KeyboardInterrupt" not in err, err
+    kept = tmp_path / "results" / "w" / "leaderboard.parquet"
+    assert kept.exists() or "autotune leaderboard w" in err or "leaving at once" in err, err
+    monkeypatch.chdir(tmp_path)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        assert main(["leaderboard", "w", "--json", "--top", "5"]) == 0
+    rows = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert all(
+        row["verified"] is True for row in rows
+    )  # the next reader verifies what the run did not
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["check", "--trials", "4", "--update", "--reference", "ref.json"],
+        [
+            "sweep",
+            "--shape",
+            "16x16x16",
+            "--machine-grid",
+            "dma_setup=4,16",
+            "--schedules",
+            "1x1:1",
+            "--tuned",
+            "--trials",
+            "4",
+            "--out",
+            "sweep.parquet",
+        ],
+    ],
+    ids=["check", "sweep-tuned"],
+)
+@pytest.mark.parametrize("action", ["int", "int-int"])
+def test_an_interrupted_short_run_writes_nothing(
+    tmp_path: Path, argv: list[str], action: str
+) -> None:
+    """check and sweep --tuned tune in memory: interrupted, they report it (status 130) and
+    write neither a reference record nor a table from a shortened run."""
+    code, killed, err = run_forked(tmp_path, argv, lambda: _wrap("evaluation", 2, action))
+    assert killed is None and code == 130, (code, err)
+    assert "Traceback" not in err and "[W " not in err, err
+    assert err.strip().splitlines()[-1] == "autotune: interrupted"
+    assert not (tmp_path / "ref.json").exists() and not (tmp_path / "sweep.parquet").exists()
