@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
-import random
 import shutil
 import statistics
 import sys
@@ -51,6 +49,9 @@ from search_spaces.registry import DEFAULT_SPACES, LEGACY_SPACES  # noqa: E402
 from simcore.ga1.lower_bounds import lower_bound  # noqa: E402
 from simcore.ga1.machine import machine_from, parse_overrides  # noqa: E402
 from simcore.shape import Shape, parse_shape  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from search_cases import CASES, MORE_CASES  # noqa: E402
 
 RATIOS = (1.05, 1.02, 1.01)
 BUDGETS = (100, 300, 1000)
@@ -98,46 +99,6 @@ CONFIGS: dict[str, tuple[str, str, Factory | None]] = {
     ),
 }
 TODAY = ("tpe", "random")  # the configurations that run as before issue 12
-# Shapes and machines the issue does not tune by name (goal 3): (shape, machine overrides).
-CASES: tuple[tuple[str, str], ...] = (
-    ("96x200x40", "slots=16"),
-    ("1024x64x256", "slots=16"),
-    ("200x96x136", "slots=20"),
-    ("256x128x64", "slots=24"),
-    ("64x512x64", "slots=12"),
-    ("384x128x256", "slots=48"),
-    ("128x128x128", "slots=16,dma_setup=4"),
-    ("256x256x128", "slots=32,mxu_cycles=4"),
-    ("160x320x96", "slots=28"),
-    ("512x96x128", "slots=40,dma_words_per_cycle=32"),
-    ("72x136x200", "slots=18"),
-)
-# With --all-cases, also: six chosen after the strip ranges were widened, six more, and ten drawn at random
-# (random.Random(20261201): each side 8 x 6..64, slots of 12..64; see the README).
-MORE_CASES: tuple[tuple[str, str], ...] = (
-    ("48x176x112", "slots=14"),
-    ("320x64x192", "slots=22"),
-    ("112x240x80", "slots=26,dma_setup=8"),
-    ("640x128x96", "slots=36"),
-    ("96x96x384", "slots=20,mxu_cycles=2"),
-    ("224x160x160", "slots=56,dma_words_per_cycle=8"),
-    ("200x312x96", "slots=24"),
-    ("384x64x512", "slots=48"),
-    ("160x160x240", "slots=20"),
-    ("56x448x88", "slots=12"),
-    ("264x200x136", "slots=40"),
-    ("120x96x352", "slots=28"),
-    ("120x504x168", "slots=20"),
-    ("160x144x128", "slots=16"),
-    ("504x88x160", "slots=20"),
-    ("208x496x64", "slots=48"),
-    ("472x136x360", "slots=16"),
-    ("200x448x128", "slots=56"),
-    ("352x328x376", "slots=32"),
-    ("352x328x472", "slots=28"),
-    ("248x512x280", "slots=64"),
-    ("344x344x96", "slots=56"),
-)
 
 
 class TimedSampler(optuna.samplers.BaseSampler):
@@ -438,76 +399,6 @@ def cases_table(args: argparse.Namespace) -> None:
     print("\n" + winners([new for _, new in rows]))
 
 
-def unnamed_cases(count: int, seed: int) -> list[tuple[str, str]]:
-    """`count` cases drawn with random.Random(seed): each of M, K, N a multiple of 8 in 64..512,
-    8..64 slots, none of the named cases."""
-    rng, drawn = random.Random(seed), []
-    named = set(CASES + MORE_CASES)
-    while len(drawn) < count:
-        m, k, n = (8 * rng.randint(8, 64) for _ in range(3))
-        case = (f"{m}x{k}x{n}", f"slots={rng.randint(8, 64)}")
-        if case not in named and case not in drawn:
-            drawn.append(case)
-    return drawn
-
-
-def old_run(shape: str, overrides: str, trials: int, reuse: dict[str, float] | None) -> float:
-    """The best of `trials` tpe trials at seed 0; from `reuse` (tpe does not depend on the guided sampler) when there."""
-    key = f"{shape} {overrides} {trials}"
-    if reuse is not None and key in reuse:
-        return reuse[key]
-    best = run_once("tpe", parse_shape(shape), overrides, 0, trials).best_by_trial[-1]
-    if reuse is not None:
-        reuse[key] = best
-    return best
-
-
-def distribution_table(args: argparse.Namespace) -> None:
-    """The default's `--new-trials` against tpe's `--old-trials` on unnamed cases, seed 0: every case and the
-    distribution of the change, as markdown (to `--write` when given)."""
-    cache = Path(args.reuse) if args.reuse else None
-    reuse = json.loads(cache.read_text()) if cache and cache.exists() else ({} if cache else None)
-    rows = []
-    for shape, overrides in unnamed_cases(args.unnamed, args.draw_seed):
-        old = old_run(shape, overrides, args.old_trials, reuse)
-        if cache:
-            cache.write_text(json.dumps(reuse, indent=0))
-        new = run_once("guided", parse_shape(shape), overrides, 0, args.new_trials)
-        rows.append((new, old))
-        print(
-            f"# {new.label}: tpe {fmt(old)}, guided {fmt(new.best_by_trial[-1])} ({new.best_by_trial[-1] / old - 1:+.2%}), "
-            f"{new.top['family']}",
-            file=sys.stderr,
-            flush=True,
-        )
-    text = distribution_markdown(rows, args)
-    print(text)
-    if args.write:
-        Path(args.write).write_text(text)
-
-
-def distribution_markdown(rows: Sequence[tuple[Run, float]], args: argparse.Namespace) -> str:
-    changes = sorted(new.best_by_trial[-1] / old - 1 for new, old in rows)
-    q1, median, q3 = statistics.quantiles(changes, n=4, method="inclusive")
-    lines = [
-        "| cases | mean | min | 25% | median | 75% | max | worse than +0.5% | worse |",
-        "|" + "---|" * 9,
-        f"| {len(changes)} | {statistics.mean(changes):+.2%} | {changes[0]:+.2%} | {q1:+.2%} | {median:+.2%} | {q3:+.2%} "
-        f"| {changes[-1]:+.2%} | {sum(c > 0.005 for c in changes)} | {sum(c > 0 for c in changes)} |",
-        "",
-        f"| case | bound | tpe, {args.old_trials:,} trials | / bound | guided, {args.new_trials:,} trials | / bound | change "
-        "| guided's winner |",
-        "|" + "---|" * 8,
-    ]
-    for new, old in sorted(rows, key=lambda row: row[0].best_by_trial[-1] / row[1]):
-        best = new.best_by_trial[-1]
-        lines.append(
-            f"| {new.label} | {fmt(new.bound)} | {fmt(old)} | {old / new.bound:.3f} | {fmt(best)} | {best / new.bound:.3f} "
-            f"| {best / old - 1:+.2%} | {new.top['family']} |"
-        )
-    return "\n".join(lines) + "\n"
-
-
 def transfer_table(args: argparse.Namespace) -> None:
     """Transfer: donors tuned first (studies in their default storage in a scratch folder), then each target with
     and without --transfer; trials to 1.02x and 1.01x the bound, best at 50 and 150 trials."""
@@ -577,18 +468,6 @@ def main() -> int:
         help="--cases: the built-in list and MORE_CASES (33 in all)",
     )
     parser.add_argument(
-        "--unnamed",
-        type=int,
-        default=0,
-        metavar="COUNT",
-        help="COUNT unnamed cases drawn with --draw-seed instead: the distribution of the change",
-    )
-    parser.add_argument(
-        "--draw-seed", type=int, default=2025, help="--unnamed: the seed the cases are drawn with"
-    )
-    parser.add_argument("--write", help="--unnamed: also write the markdown table to this file")
-    parser.add_argument("--reuse", help="--unnamed: a JSON file of tpe results to reuse and extend")
-    parser.add_argument(
         "--old-trials", type=int, default=1000, help="--cases: trials of today's tuner"
     )
     parser.add_argument(
@@ -603,8 +482,6 @@ def main() -> int:
         parser.error(f"unknown configuration(s) {', '.join(unknown)} (known: {', '.join(CONFIGS)})")
     if args.transfer:
         transfer_table(args)
-    elif args.unnamed:
-        distribution_table(args)
     elif args.cases:
         cases_table(args)
     else:
