@@ -50,6 +50,9 @@ from simcore.ga1.lower_bounds import lower_bound  # noqa: E402
 from simcore.ga1.machine import machine_from, parse_overrides  # noqa: E402
 from simcore.shape import Shape, parse_shape  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from search_cases import CASES, MORE_CASES  # noqa: E402
+
 RATIOS = (1.05, 1.02, 1.01)
 BUDGETS = (100, 300, 1000)
 Factory = Callable[[Any, int], optuna.samplers.BaseSampler]
@@ -89,48 +92,13 @@ CONFIGS: dict[str, tuple[str, str, Factory | None]] = {
         lambda search, seed: GuidedSampler(search, seed, pairs=False),
     ),
     "guided-legacy-spaces": ("guided", LEGACY, None),
+    "guided-turns": (
+        "guided",
+        DEFAULT,
+        lambda search, seed: GuidedSampler(search, seed, allotment="turns"),
+    ),
 }
 TODAY = ("tpe", "random")  # the configurations that run as before issue 12
-# Shapes and machines the issue does not tune by name (goal 3): (shape, machine overrides).
-CASES: tuple[tuple[str, str], ...] = (
-    ("96x200x40", "slots=16"),
-    ("1024x64x256", "slots=16"),
-    ("200x96x136", "slots=20"),
-    ("256x128x64", "slots=24"),
-    ("64x512x64", "slots=12"),
-    ("384x128x256", "slots=48"),
-    ("128x128x128", "slots=16,dma_setup=4"),
-    ("256x256x128", "slots=32,mxu_cycles=4"),
-    ("160x320x96", "slots=28"),
-    ("512x96x128", "slots=40,dma_words_per_cycle=32"),
-    ("72x136x200", "slots=18"),
-)
-# With --all-cases, also: six chosen after the strip ranges were widened, six more, and ten drawn at random
-# (random.Random(20261201): each side 8 x 6..64, slots of 12..64; see the README).
-MORE_CASES: tuple[tuple[str, str], ...] = (
-    ("48x176x112", "slots=14"),
-    ("320x64x192", "slots=22"),
-    ("112x240x80", "slots=26,dma_setup=8"),
-    ("640x128x96", "slots=36"),
-    ("96x96x384", "slots=20,mxu_cycles=2"),
-    ("224x160x160", "slots=56,dma_words_per_cycle=8"),
-    ("200x312x96", "slots=24"),
-    ("384x64x512", "slots=48"),
-    ("160x160x240", "slots=20"),
-    ("56x448x88", "slots=12"),
-    ("264x200x136", "slots=40"),
-    ("120x96x352", "slots=28"),
-    ("120x504x168", "slots=20"),
-    ("160x144x128", "slots=16"),
-    ("504x88x160", "slots=20"),
-    ("208x496x64", "slots=48"),
-    ("472x136x360", "slots=16"),
-    ("200x448x128", "slots=56"),
-    ("352x328x376", "slots=32"),
-    ("352x328x472", "slots=28"),
-    ("248x512x280", "slots=64"),
-    ("344x344x96", "slots=56"),
-)
 
 
 class TimedSampler(optuna.samplers.BaseSampler):

@@ -1,16 +1,18 @@
 """The guided sampler (`--sampler guided`, the default): local refinement around the best
 schedules, with exploration, every evaluation a trial of the one study.
 
-Each trial the sampler proposes is a whole candidate, chosen before the trial runs:
+Each trial the sampler proposes is a whole candidate, chosen before the trial runs, by a bandit
+(`autotune.search.bandit`) whose arms are the kinds of schedule (family and structural choices,
+e.g. general blocks, strips in rows) and exploration. The arm of most promise (recent progress,
+a bonus for few pulls, less how far behind the incumbent it lies) gets the trial, and no arm
+waits longer than a floor; an arm with nothing fresh passes the trial to the next.
 
-* refine (`autotune.search.refine.Refiner`): the last improving move once more (an integer parameter
-  moved as far again), else the first untried neighbour of the incumbent (one parameter moved,
-  nearest moves first: `Search.neighbours`), else the neighbours of the best schedule of each
-  kind (family and structural choices, e.g. general blocks, strips in rows), else two of the
-  incumbent's nearest moves at once, else the neighbours of the next-best schedules;
-* explore, one trial in `explore_every` once the incumbent has stood for `stall` trials, and
-  whenever refinement has nothing left: one of the ten best schedules with a few parameters
-  redrawn at random ("mutate"), or failing that a random candidate.
+* refining a kind (`autotune.search.refine.Refiner.around`): the kind's last improving move once
+  more (an integer parameter moved as far again), else the first untried neighbour of the kind's
+  best (one parameter moved, nearest moves first: `Search.neighbours`), else two of its nearest
+  moves at once, else the neighbours of the kind's next-best schedules;
+* exploring: one of the ten best schedules with a few parameters redrawn at random ("mutate"),
+  or failing that a random candidate.
 
 A proposal is never a schedule already evaluated, nor one pending in another worker (RUNNING and
 WAITING trials count as taken: the constant liar of refinement; workers propose under the study
@@ -19,7 +21,9 @@ number and the seed, so the same seed gives the same study and a resumed study c
 it stopped. Each proposed trial records where its candidate came from in the user attribute
 `source` (refine, explore, random); enqueued trials (baseline, --enqueue, --transfer) run as
 given. With several objectives there is no single incumbent: the sampler is then the
-multivariate TPE of `--sampler tpe`, over the conditional encoding."""
+multivariate TPE of `--sampler tpe`, over the conditional encoding. `allotment="turns"` keeps the
+earlier schedule for comparison: the incumbent's kind on every other refinement, the other kinds
+in turn, one exploration in `explore_every` once the incumbent has stood for `stall` trials."""
 
 from __future__ import annotations
 
@@ -33,6 +37,7 @@ from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
 from autotune import record
+from autotune.search import bandit
 from autotune.search.distributions import to_distribution
 from autotune.search.history import History
 from autotune.search.problem import Candidate, Search, Suggest
@@ -58,8 +63,12 @@ class GuidedSampler(BaseSampler):
         momentum: bool = True,
         pairs: bool = True,
         stall: int = STALL,
+        allotment: str = "bandit",
+        floor: int = bandit.FLOOR,
     ) -> None:
         self._search = search
+        self._allotment = allotment
+        self._floor = floor
         self._stall = stall
         self._rng = random.Random(seed)
         self._tpe = TPESampler(
@@ -122,17 +131,36 @@ class GuidedSampler(BaseSampler):
 
     def propose(self, number: int) -> tuple[Candidate, str]:
         """The candidate for trial `number` and where it came from (refine, explore or random):
-        refinement while the incumbent is recent, one trial in `explore_every` explores once it
-        has stood for `stall` trials."""
+        from the arm the bandit allots the trial to, or the next arm in its order when that one
+        has nothing fresh; "turns": see the module's docstring."""
+        if self._allotment == "turns":
+            return self._in_turn(number)
+        for arm in bandit.allot(self._history.arms(), number, self._floor):
+            if arm.name == bandit.EXPLORE:
+                return self._explored()
+            assert isinstance(arm.name, tuple)
+            found = self._refiner.around(arm.name)
+            if found is not None:
+                return found, "refine"
+        return self._explored()
+
+    def _stalled(self, number: int) -> bool:
+        """Whether trial `number` explores on the stall rule: one trial in `explore_every` once
+        the incumbent has stood for `stall` trials."""
         since = number - self._history.incumbent_trial()
-        if since <= self._stall or number % self._explore_every != 0:
+        return since > self._stall and number % self._explore_every == 0
+
+    def _in_turn(self, number: int) -> tuple[Candidate, str]:
+        if not self._stalled(number):
             found = self._refiner.next(number)
             if found is not None:
                 return found, "refine"
+        return self._explored()
+
+    def _explored(self) -> tuple[Candidate, str]:
+        """An exploration: a mutant of the elite, or a random candidate when none is fresh."""
         found = self._mutant() if self._explorer == "mutate" else None
-        if found is not None:
-            return found, "explore"
-        return self._random(), "random"
+        return (found, "explore") if found is not None else (self._random(), "random")
 
     def _fresh(self, candidate: Candidate) -> bool:
         return self._search.fits(candidate) and not self._history.taken(candidate)

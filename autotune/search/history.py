@@ -6,13 +6,18 @@ equal schedules are one entry whatever encoding recorded them."""
 from __future__ import annotations
 
 import bisect
+import math
 from dataclasses import dataclass
 from typing import Sequence
 
 from optuna.trial import FrozenTrial, TrialState
 
-from autotune.record import candidate_params
-from autotune.search.problem import Candidate, Search
+from autotune.record import TrialRecord, candidate_params
+from autotune.search.bandit import EXPLORE, Arm, gain
+from autotune.search.problem import INFEASIBLE_VALUE, Candidate, Search
+
+EXPLORED = ("explore", "random")  # origins of the exploration arm's pulls
+PULLED = ("refine", *EXPLORED)  # origins of the sampler's own proposals (others are enqueued)
 
 
 @dataclass(frozen=True)
@@ -20,6 +25,7 @@ class Seen:
     value: float  # the first objective (minimised); an infeasible candidate's is worse than any
     first: int  # the first trial that evaluated it
     candidate: Candidate
+    origin: str | None = None  # where it came from (autotune.record.ORIGINS)
 
 
 class History:
@@ -37,6 +43,12 @@ class History:
         # (one process); a trial that arrives after a later one (another worker's) forces a rebuild.
         self._best: dict[tuple, Seen] = {}
         self._steps: dict[tuple, list[Candidate]] = {}
+        # The bandit's arms (a kind, or EXPLORE): each pull's gain, and the latest pull (for a
+        # kind never pulled, the trial that found it); the incumbent's value so far.
+        self._gains: dict[tuple | str, list[float]] = {EXPLORE: []}
+        self._last: dict[tuple | str, int] = {EXPLORE: -1}
+        self._incumbent = math.inf
+        self._kind_of: dict[str, tuple] = {}  # key -> kind
         self._last_first = -1
         self._rebuild = False
 
@@ -66,12 +78,15 @@ class History:
         key = self._search.key_of(params)
         if key is None or key in self._seen or not trial.values:
             return  # a repeat keeps the first trial's value (each candidate is evaluated once)
+        found = TrialRecord.of_trial(trial)
         seen = Seen(
             float(trial.values[0]),
             trial.number,
             self._search.canonical(self._search.from_params(params)),
+            found.origin if found is not None else None,
         )
         self._seen[key] = seen
+        self._kind_of[key] = self.kind(seen.candidate)
         bisect.insort(self._ranked, (seen.value, seen.first, key))
         if seen.first < self._last_first:
             self._rebuild, self._kinds = True, None
@@ -80,9 +95,20 @@ class History:
         self._last_first = max(self._last_first, seen.first)
 
     def _step(self, seen: Seen) -> None:
-        """Add a candidate, later than every one added, to its kind's improving steps."""
+        """Add a candidate, later than every one added, to its kind's improving steps, and to its
+        arm's pulls when the sampler proposed it."""
         kind = self.kind(seen.candidate)
         best = self._best.get(kind)
+        value = _finite(seen.value)
+        if seen.origin in PULLED:
+            arm = EXPLORE if seen.origin in EXPLORED else kind
+            kind_best = math.inf if best is None else _finite(best.value)
+            pulled = gain(value, kind_best, self._incumbent, arm == EXPLORE)
+            self._gains.setdefault(arm, []).append(pulled)
+            self._last[arm] = seen.first
+        self._last.setdefault(kind, seen.first)
+        self._gains.setdefault(kind, [])
+        self._incumbent = min(self._incumbent, value)
         if best is None or seen.value < best.value:
             self._best[kind] = seen
             self._steps.setdefault(kind, []).append(seen.candidate)
@@ -110,13 +136,52 @@ class History:
         """For each kind of schedule evaluated, the candidates that improved on every earlier one of
         that kind, in trial order (its best last); the kinds ordered by their best, the
         incumbent's first (ties by the trial that found it)."""
-        if self._rebuild:
-            self._best, self._steps, self._rebuild = {}, {}, False
-            for seen in sorted(self._seen.values(), key=lambda s: s.first):
-                self._step(seen)
+        self._catch_up()
         if self._kinds is None:
             order = sorted(
                 self._best, key=lambda kind: (self._best[kind].value, self._best[kind].first)
             )
             self._kinds = [list(self._steps[kind]) for kind in order]
         return self._kinds
+
+    def _catch_up(self) -> None:
+        """Rebuild the kinds' records in trial order when a trial arrived after a later one."""
+        if self._rebuild:
+            self._best, self._steps, self._rebuild = {}, {}, False
+            self._gains, self._last, self._incumbent = {EXPLORE: []}, {EXPLORE: -1}, math.inf
+            for seen in sorted(self._seen.values(), key=lambda s: s.first):
+                self._step(seen)
+
+    def arms(self) -> list[Arm]:
+        """The bandit's arms (autotune.search.bandit): each kind evaluated, best first, then
+        exploration."""
+        self._catch_up()
+        order = sorted(
+            self._best, key=lambda kind: (self._best[kind].value, self._best[kind].first)
+        )
+        kinds = [
+            Arm(kind, _finite(self._best[kind].value), tuple(self._gains[kind]), self._last[kind])
+            for kind in order
+        ]
+        explore = Arm(EXPLORE, self._incumbent, tuple(self._gains[EXPLORE]), self._last[EXPLORE])
+        return [*kinds, explore]
+
+    def steps(self, kind: tuple) -> list[Candidate]:
+        """The kind's improving steps, in trial order (its best last)."""
+        self._catch_up()
+        return self._steps.get(kind, [])
+
+    def elite_of(self, kind: tuple, count: int) -> list[Candidate]:
+        """The kind's `count` best candidates, ties broken by the first trial that found them."""
+        found = []
+        for _, _, key in self._ranked:
+            if self._kind_of[key] == kind:
+                found.append(self._seen[key].candidate)
+                if len(found) == count:
+                    break
+        return found
+
+
+def _finite(value: float) -> float:
+    """A value as the bandit sees it: an infeasible candidate's is infinite."""
+    return value if value < INFEASIBLE_VALUE else math.inf

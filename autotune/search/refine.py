@@ -59,6 +59,22 @@ class Refiner:
                 return found
         return None
 
+    def around(self, kind: tuple) -> Candidate | None:
+        """The candidate to refine one kind with, or None when its neighbourhoods are spent: the
+        last improving move again, the best's neighbours, two of the best's nearest moves at once,
+        then the neighbours of the kind's next-best schedules."""
+        steps = self._history.steps(kind)
+        if not steps:
+            return None
+        found = self._refine(steps)
+        if found is None and self._pairs:
+            found = self._fresh(self.doubles(steps[-1]))
+        for centre in self._history.elite_of(kind, 1 + SPREAD)[1:] if found is None else ():
+            found = self._fresh(self.singles(centre))
+            if found is not None:
+                break
+        return found
+
     def _refine(self, steps: list[Candidate]) -> Candidate | None:
         """Around the best of one kind (the last of its improving steps): the last move again,
         then its neighbours."""
