@@ -11,7 +11,7 @@ import sys
 
 from autotune.cli.errors import UsageError
 from autotune.cli.strict import strict_float
-from simcore.ga1.estimate import FULL_SIMULATION_PRODUCTS, Work, estimate
+from simcore.ga1.estimate import FULL_SIMULATION_PRODUCTS, SEARCH_FULL_PRODUCTS, Work, estimate
 from simcore.ga1.machine import Machine
 from simcore.shape import Shape
 
@@ -127,7 +127,9 @@ def check_work(
             f"(about {_duration(work.evaluation_seconds)} each) and {_size(memory)} for {what}; the limits are "
             f"{args.max_products:.3g} products (--max-products) and {_size(args.max_memory)} (--max-memory)"
         )
-    if not program and work.products > args.max_products:
+    # what an evaluation may simulate in full (the oracle's default, unless the limit was raised)
+    full = args.max_products if args.max_products != DEFAULT_MAX_PRODUCTS else SEARCH_FULL_PRODUCTS
+    if not program and work.products > full:
         print(
             f"autotune: {shape}: {work.products:.3g} tile products, timed periodically (about "
             f"{_duration(work.periodic_seconds)} each); a schedule that does not settle into a "

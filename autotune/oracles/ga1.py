@@ -17,7 +17,12 @@ from search_spaces.registry import families as space_families
 from search_spaces.registry import find_family
 from search_spaces.stored import STORED, ProgramStore, StoredFamily, StoredProgramError
 from simcore.energy import Cost, ga1_area_mm2, ga1_cost_of_timing
-from simcore.ga1.estimate import FULL_SIMULATION_PRODUCTS, Work, estimate
+from simcore.ga1.estimate import (
+    FULL_SIMULATION_PRODUCTS,
+    SEARCH_FULL_PRODUCTS,
+    Work,
+    estimate,
+)
 from simcore.ga1.lower_bounds import lower_bound
 from simcore.ga1.machine import Machine, machine_from, parse_overrides
 from simcore.ga1.program import Program
@@ -102,10 +107,10 @@ class GA1Oracle(Oracle):
 
     def timing(self, family: Family, point: Point, shape: Shape, machine: Machine) -> Timing:
         """Timed periodically where the schedule settles, else in full within the limit of
-        products; EvaluationRefused past it."""
+        products (by default SEARCH_FULL_PRODUCTS, about a second); EvaluationRefused past it."""
         from simcore.ga1.engine.methods import TimingLimitError
 
-        limit = self.full_limit or FULL_SIMULATION_PRODUCTS
+        limit = self.full_limit or SEARCH_FULL_PRODUCTS
         budget = estimate(shape, machine).budget(limit)
         try:
             return _ga1(family).generator(point, shape, machine).timing(max_products=budget)

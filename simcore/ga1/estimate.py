@@ -37,6 +37,9 @@ PERIODIC_SETUP_SECONDS = 2e-4  # the plan, the state and the lower bound's look-
 # An evaluation simulates at most this many products in full (about 20 s): a schedule that does
 # not settle into a period is timed in full up to it, and refused past it.
 FULL_SIMULATION_PRODUCTS = 1 << 27
+# Within a search the fallback is kept to about a second (a search times hundreds of candidates),
+# unless a larger limit is asked for: a schedule of more products that does not settle is refused.
+SEARCH_FULL_PRODUCTS = 1 << 23
 # A schedule past that limit gets this many simulated products to settle into a period (about a
 # quarter of a second, hundreds of times what a settling schedule needs).
 PERIODIC_ALLOWANCE = 1 << 20

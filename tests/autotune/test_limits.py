@@ -86,8 +86,10 @@ def test_estimate_and_announcement(capsys: pytest.CaptureFixture[str]) -> None:
     add_limits(parser)
     args = parser.parse_args([])
     assert args.max_products == DEFAULT_MAX_PRODUCTS
-    check_work(args, Shape(4096, 4096, 4096), Machine(slots=64))  # 2^27: timed in full at worst
-    assert "4096x4096x4096: 1.34e+08 tile products per evaluation" in capsys.readouterr().err
+    check_work(args, Shape(2048, 2048, 1024), Machine(slots=64))  # 2^22: under a second in full
+    assert "tile products" not in capsys.readouterr().err
+    check_work(args, Shape(4096, 4096, 4096), Machine(slots=64))  # 2^27: past a search's fallback
+    assert "1.34e+08 tile products, timed periodically" in capsys.readouterr().err
     check_work(args, Shape(4096, 8192, 4096), Machine(slots=64))  # past it: periodic, or refused
     assert "a schedule that does not settle into a period is refused" in capsys.readouterr().err
     with pytest.raises(UsageError, match="needs 2.68e\\+08 tile products"):
