@@ -87,6 +87,12 @@ def add_limits(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def full_limit(args: argparse.Namespace) -> int | None:
+    """--max-products as a plan's limit of products simulated in full: None at the default,
+    which leaves each use its own (a search's about a second, `show --timing full`'s the default)."""
+    return None if args.max_products == DEFAULT_MAX_PRODUCTS else args.max_products
+
+
 def _size(count: float) -> str:
     for unit in ("", "K", "M", "G", "T", "P"):
         if count < 1024 or unit == "P":
@@ -127,8 +133,7 @@ def check_work(
             f"(about {_duration(work.evaluation_seconds)} each) and {_size(memory)} for {what}; the limits are "
             f"{args.max_products:.3g} products (--max-products) and {_size(args.max_memory)} (--max-memory)"
         )
-    # what an evaluation may simulate in full (the oracle's default, unless the limit was raised)
-    full = args.max_products if args.max_products != DEFAULT_MAX_PRODUCTS else SEARCH_FULL_PRODUCTS
+    full = full_limit(args) or SEARCH_FULL_PRODUCTS  # what a search's evaluation simulates in full
     if not program and work.products > full:
         print(
             f"autotune: {shape}: {work.products:.3g} tile products, timed periodically (about "

@@ -105,34 +105,33 @@ class GA1Oracle(Oracle):
             return None
         return found if found.oracle == self.name else None
 
-    def timing(self, family: Family, point: Point, shape: Shape, machine: Machine) -> Timing:
-        """Timed periodically where the schedule settles, else in full within the limit of
-        products (by default SEARCH_FULL_PRODUCTS, about a second); EvaluationRefused past it."""
-        from simcore.ga1.engine.methods import TimingLimitError
+    timing_methods = ("periodic", "full")
 
-        limit = self.full_limit or SEARCH_FULL_PRODUCTS
-        budget = estimate(shape, machine).budget(limit)
+    def timing(
+        self, family: Family, point: Point, shape: Shape, machine: Machine, method: str = "periodic"
+    ) -> Timing:
+        """Periodically where the schedule settles, else in full within a search's limit
+        (SEARCH_FULL_PRODUCTS, about a second); "full": every instruction, within
+        FULL_SIMULATION_PRODUCTS. `full_limit` replaces either; EvaluationRefused past it."""
+        from simcore.ga1.engine.methods import PERIODIC, TimingLimitError, check_method
+
+        check_method(method)
+        if method == PERIODIC:
+            limit = self.full_limit or SEARCH_FULL_PRODUCTS
+            budget = estimate(shape, machine).budget(limit)
+        else:
+            limit = budget = self.full_limit or FULL_SIMULATION_PRODUCTS
         try:
-            return _ga1(family).generator(point, shape, machine).timing(max_products=budget)
+            return _ga1(family).generator(point, shape, machine).timing(method, max_products=budget)
         except TimingLimitError as exc:
             raise EvaluationRefused(
                 f"{exc}; in full it would simulate more than the limit, {limit:.3g} products"
             ) from None
 
-    timing_methods = ("periodic", "full")
-
     def cycles_by(
         self, family: Family, point: Point, shape: Shape, machine: Machine, method: str
     ) -> int:
-        from simcore.ga1.engine.methods import TimingLimitError, check_method
-
-        check_method(method)
-        limit = self.full_limit or FULL_SIMULATION_PRODUCTS
-        generator = _ga1(family).generator(point, shape, machine)
-        try:
-            return generator.timing(method, max_products=limit).cycles
-        except TimingLimitError as exc:
-            raise EvaluationRefused(f"{exc} (the limit of products timed in full)") from None
+        return self.timing(family, point, shape, machine, method).cycles
 
     def evaluate(self, family: Family, point: Point, shape: Shape, machine: Machine) -> Metrics:
         ga1 = _ga1(family)

@@ -28,7 +28,6 @@ ROW_BYTES = 64  # an (n, 8) int64 program row
 TIMES_BYTES = 48  # an instruction's start and finish, recorded and copied out, and its opcode drawn (show, plot)
 CHUNK_BYTES = 2 * ROW_BYTES * 4096  # the engine's chunk of rows and its times
 SECONDS_PER_PRODUCT = 1.5e-7  # generation and timing, the slowest family
-VERIFY_SECONDS_PER_MAC = 1.5e-9  # a verification's arithmetic, per multiply-add
 # The periodic method: products simulated per loop level's unit side (bands, blocks, k steps),
 # and the cost of a simulated product with the signatures taken around it.
 PERIODIC_UNITS = 8
@@ -78,26 +77,12 @@ class Work:
             return self.evaluation_seconds
         return PERIODIC_SETUP_SECONDS + self.periodic_products * SECONDS_PER_SIMULATED
 
-    def seconds(self, full_limit: int = FULL_SIMULATION_PRODUCTS) -> float:
-        """An evaluation, the longest it may take: a schedule that does not settle is timed in
-        full within `full_limit` products, or given PERIODIC_ALLOWANCE products and refused."""
-        if self.products <= full_limit:
-            return self.evaluation_seconds
-        return PERIODIC_SETUP_SECONDS + self.budget(full_limit) * SECONDS_PER_SIMULATED
-
     def budget(self, full_limit: int = FULL_SIMULATION_PRODUCTS) -> int:
-        """The products an evaluation may simulate (evaluation_budget)."""
+        """The products an evaluation may simulate: all of them in full within `full_limit`;
+        past it, enough for the periodic method to settle."""
         if self.products <= full_limit:
             return full_limit
         return min(full_limit, max(PERIODIC_ALLOWANCE, 16 * self.periodic_products))
-
-    @property
-    def verifies_in_full(self) -> bool:
-        return self.products <= FULL_VERIFICATION_PRODUCTS
-
-    def verification_seconds(self, machine: Machine) -> float:
-        products = min(self.products, FULL_VERIFICATION_PRODUCTS)
-        return products * (SECONDS_PER_PRODUCT + machine.T**3 * VERIFY_SECONDS_PER_MAC)
 
 
 def periodic_products(shape: Shape, machine: Machine) -> int:

@@ -19,7 +19,7 @@ from autotune.cli.args import (
     shape_arg,
 )
 from autotune.cli.errors import UsageError
-from autotune.cli.limits import DEFAULT_MAX_PRODUCTS, add_limits, check_work
+from autotune.cli.limits import add_limits, check_work, full_limit
 from autotune.cli.workloads import add_input_shape, load
 from autotune.run.settings import DEFAULT_TRIALS, SHORT_TRIALS, options_of, plan_of
 from autotune.search.sampling import DEFAULT_SAMPLER, SAMPLERS
@@ -270,8 +270,7 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
         technology=technology(args.tech),
         area_budget=args.area_budget,
         energy_budget=args.energy_budget,
-        # the default is the oracle's own: a plan states only a limit the user set
-        max_products=None if args.max_products == DEFAULT_MAX_PRODUCTS else args.max_products,
+        max_products=full_limit(args),
     )
 
 
