@@ -104,16 +104,28 @@ class Solved:
 
 
 def exact_options(
-    time_limit: float | None, work_limit: float | None = None, workers: int = 8, seed: int = 0
+    time_limit: float | None,
+    work_limit: float | None = None,
+    workers: int = 8,
+    seed: int = 0,
+    proof_limit: float | None = None,
 ) -> ExactOptions:
     """CP-SAT's settings: `workers` strategies interleaved in one thread, `seed`, and the limits
-    (wall seconds; units of CP-SAT's deterministic time, which reproduce)."""
-    for setting, value in (("time_limit", time_limit), ("work_limit", work_limit)):
+    (wall seconds; units of CP-SAT's deterministic time, which reproduce). `proof_limit` (units,
+    each try) asks, when the search stops short, whether a schedule one cycle faster exists."""
+    limits = (("time_limit", time_limit), ("work_limit", work_limit), ("proof_limit", proof_limit))
+    for setting, value in limits:
         if value is not None and not (value > 0 and math.isfinite(value)):
             raise PlanError(f"{setting} must be a positive number, got {value}", setting=setting)
     if workers < 1:
         raise PlanError(f"workers must be at least 1, got {workers}", setting="workers")
-    return ExactOptions(time_limit=time_limit, work_limit=work_limit, workers=workers, seed=seed)
+    return ExactOptions(
+        time_limit=time_limit,
+        work_limit=work_limit,
+        workers=workers,
+        seed=seed,
+        proof_limit=proof_limit,
+    )
 
 
 def check(shape: Shape, machine: Machine) -> None:

@@ -81,6 +81,16 @@ def test_the_summary_and_the_file_of_a_proven_optimum(capsys, in_tmp: Path) -> N
 
 
 @needs_ortools
+def test_proof_questions_are_announced_and_never_pass_a_schedule(capsys, in_tmp: Path) -> None:
+    out, err = run_ok(capsys, ["optimum", *BRACKET, "--proof-limit", "0.2", "--json"])
+    assert "proof limit 0.2 per question" in err
+    data = json.loads(out)
+    assert data["options"]["proof_limit"] == 0.2
+    assert data["bound"] <= data["cycles"] <= data["start_cycles"] and data["verified"] is True
+    assert data["proven"] == (data["status"] == "optimal")
+
+
+@needs_ortools
 def test_a_bracket_in_json(capsys, in_tmp: Path) -> None:
     out, _ = run_ok(capsys, ["optimum", *BRACKET, "--json"])
     data = json.loads(out)
@@ -176,6 +186,7 @@ def test_a_missing_program_is_not_verified(capsys, in_tmp: Path) -> None:
         (["--shape", "16x16x16", "--time-limit", "0"], "--time-limit: must be a positive number"),
         (["--shape", "16x16x16", "--time-limit", "-5"], "--time-limit: must be a positive number"),
         (["--shape", "16x16x16", "--work-limit", "nan"], "--work-limit: must be a positive number"),
+        (["--shape", "16x16x16", "--proof-limit", "0"], "--proof-limit: must be a positive number"),
         (["--shape", "16x16x16", "--slots", "2"], "2 slots is too small for any schedule"),
         (["--shape", "16x16x16", "--machine", "foo=1"], "unknown machine parameter 'foo'"),
         (["--shape", "16x16x16", "--storage", "x.db"], "give --enqueue STUDY"),

@@ -227,3 +227,22 @@ def test_no_tile_count_bound_can_reach_57000_cycles_at_16_slots():
     assert verification.ok
     assert result.tiles_moved == 2_604 and result.cycles > 57_000
     assert io_bound_tiles(SHAPE, machine) <= result.tiles_moved
+
+
+def test_never_above_the_exact_solvers_verified_schedules():
+    """The optimum table's rows (docs/benchmarks/optimum.md): every one a schedule CP-SAT found
+    and the simulator verified; lower_bound never passes it, and is the table's new bound."""
+    import json
+    from pathlib import Path
+
+    from simcore.ga1.machine import machine_from, parse_overrides
+    from simcore.shape import parse_shape
+
+    rows = json.loads((Path(__file__).parent / "data" / "optima.json").read_text())
+    assert len(rows) >= 40
+    for row in rows:
+        shape = parse_shape(row["shape"])
+        machine = machine_from(parse_overrides(row["machine"]), None)
+        bound = lower_bound(shape, machine)
+        assert bound == row["new_bound"], row
+        assert bound <= row["bound"] <= row["exact"] <= row["tuner"], row

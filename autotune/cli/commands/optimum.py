@@ -56,6 +56,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "schedule on every run",
     )
     parser.add_argument(
+        "--proof-limit",
+        type=positive_float,
+        default=None,
+        metavar="UNITS",
+        help="when the search stops short of a proof, ask CP-SAT whether a schedule one cycle "
+        "faster exists, with this much deterministic time per question (and --time-limit): "
+        "'no' proves the schedule optimal, 'yes' gives a faster one and the next question. "
+        "Default: no such questions",
+    )
+    parser.add_argument(
         "--workers",
         type=positive_int,
         default=DEFAULT_WORKERS,
@@ -109,7 +119,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(
             "--warm-start starts from the --enqueue study's best: give --enqueue STUDY"
         )
-    options = optimum.exact_options(args.time_limit, args.work_limit, args.workers, args.seed)
+    options = optimum.exact_options(
+        args.time_limit, args.work_limit, args.workers, args.seed, args.proof_limit
+    )
     optimum.check(shape, machine)
     out = args.out or optimum.default_out(args.results, shape, machine)
     if args.out is None and out.exists() and not args.force:
@@ -150,6 +162,8 @@ def _start_line(shape, machine, options, start) -> str:  # type: ignore[no-untyp
     limits = [f"time limit {options.time_limit:g} s"]
     if options.work_limit is not None:
         limits.append(f"work limit {options.work_limit:g}")
+    if options.proof_limit is not None:
+        limits.append(f"proof limit {options.proof_limit:g} per question")
     return (
         f"solving {shape} ({Mt}x{Kt}x{Nt} tiles) on slots={machine.slots} exactly: CP-SAT, "
         f"{options.workers} strategies in one thread, seed {options.seed}, {', '.join(limits)}; "
