@@ -25,6 +25,7 @@ class Seen:
     value: float  # the first objective (minimised); an infeasible candidate's is worse than any
     first: int  # the first trial that evaluated it
     candidate: Candidate
+    kind: tuple  # History.kind of the candidate
     origin: str | None = None  # where it came from (autotune.record.ORIGINS)
 
 
@@ -48,7 +49,6 @@ class History:
         self._gains: dict[tuple | str, list[float]] = {EXPLORE: []}
         self._last: dict[tuple | str, int] = {EXPLORE: -1}
         self._incumbent = math.inf
-        self._kind_of: dict[str, tuple] = {}  # key -> kind
         self._last_first = -1
         self._rebuild = False
 
@@ -79,14 +79,15 @@ class History:
         if key is None or key in self._seen or not trial.values:
             return  # a repeat keeps the first trial's value (each candidate is evaluated once)
         found = TrialRecord.of_trial(trial)
+        candidate = self._search.canonical(self._search.from_params(params))
         seen = Seen(
             float(trial.values[0]),
             trial.number,
-            self._search.canonical(self._search.from_params(params)),
+            candidate,
+            self.kind(candidate),
             found.origin if found is not None else None,
         )
         self._seen[key] = seen
-        self._kind_of[key] = self.kind(seen.candidate)
         bisect.insort(self._ranked, (seen.value, seen.first, key))
         if seen.first < self._last_first:
             self._rebuild, self._kinds = True, None
@@ -97,7 +98,7 @@ class History:
     def _step(self, seen: Seen) -> None:
         """Add a candidate, later than every one added, to its kind's improving steps, and to its
         arm's pulls when the sampler proposed it."""
-        kind = self.kind(seen.candidate)
+        kind = seen.kind
         best = self._best.get(kind)
         value = _finite(seen.value)
         if seen.origin in PULLED:
@@ -138,11 +139,12 @@ class History:
         incumbent's first (ties by the trial that found it)."""
         self._catch_up()
         if self._kinds is None:
-            order = sorted(
-                self._best, key=lambda kind: (self._best[kind].value, self._best[kind].first)
-            )
-            self._kinds = [list(self._steps[kind]) for kind in order]
+            self._kinds = [list(self._steps[kind]) for kind in self._ordered_kinds()]
         return self._kinds
+
+    def _ordered_kinds(self) -> list[tuple]:
+        """The kinds evaluated, by their best (ties by the trial that found it)."""
+        return sorted(self._best, key=lambda kind: (self._best[kind].value, self._best[kind].first))
 
     def _catch_up(self) -> None:
         """Rebuild the kinds' records in trial order when a trial arrived after a later one."""
@@ -156,12 +158,9 @@ class History:
         """The bandit's arms (autotune.search.bandit): each kind evaluated, best first, then
         exploration."""
         self._catch_up()
-        order = sorted(
-            self._best, key=lambda kind: (self._best[kind].value, self._best[kind].first)
-        )
         kinds = [
             Arm(kind, _finite(self._best[kind].value), tuple(self._gains[kind]), self._last[kind])
-            for kind in order
+            for kind in self._ordered_kinds()
         ]
         explore = Arm(EXPLORE, self._incumbent, tuple(self._gains[EXPLORE]), self._last[EXPLORE])
         return [*kinds, explore]
@@ -175,7 +174,7 @@ class History:
         """The kind's `count` best candidates, ties broken by the first trial that found them."""
         found = []
         for _, _, key in self._ranked:
-            if self._kind_of[key] == kind:
+            if self._seen[key].kind == kind:
                 found.append(self._seen[key].candidate)
                 if len(found) == count:
                     break

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,6 +20,8 @@ from simcore.ga1.lower_bounds import (
     lower_bound,
     max_products_after,
 )
+from simcore.ga1.machine import machine_from, parse_overrides
+from simcore.shape import parse_shape
 from tests.helpers.generator_strategies import general_params, strip_params
 
 SHAPE = Shape(128, 128, 128)
@@ -232,12 +237,6 @@ def test_no_tile_count_bound_can_reach_57000_cycles_at_16_slots():
 def test_never_above_the_exact_solvers_verified_schedules():
     """The optimum table's rows (docs/benchmarks/optimum.md): every one a schedule CP-SAT found
     and the simulator verified; lower_bound never passes it, and is the table's new bound."""
-    import json
-    from pathlib import Path
-
-    from simcore.ga1.machine import machine_from, parse_overrides
-    from simcore.shape import parse_shape
-
     rows = json.loads((Path(__file__).parent / "data" / "optima.json").read_text())
     assert len(rows) >= 40
     for row in rows:
