@@ -106,6 +106,8 @@ class Row:
     trials: int
     work_limit: float
     program: str  # the exact solver's schedule, as text
+    proof_limit: float = 0.0  # bench_proofs.py: units per question asked again (0: not asked)
+    proof_seconds: float = 0.0
 
     @property
     def proven(self) -> bool:

@@ -14,7 +14,14 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from simcore import Machine, Shape, blocked, kouter, simulate  # noqa: E402
-from simcore.ga1.exact import OPTIMAL, ExactOptions, solve_optimum  # noqa: E402
+from simcore.ga1.exact import (  # noqa: E402
+    OPTIMAL,
+    ExactError,
+    ExactOptions,
+    decide_below,
+    proven_bounds,
+    solve_optimum,
+)
 from simcore.ga1.generator import general, slots_needed  # noqa: E402
 from simcore.ga1.lower_bounds import lower_bound  # noqa: E402
 from simcore.ga1.verify import verify_matmul  # noqa: E402
@@ -70,3 +77,27 @@ def test_a_proof_from_an_optimal_start_keeps_the_start():
     first = solve_optimum(shape, machine, PROVE)
     again = solve_optimum(shape, machine, PROVE, start=first.program)
     assert first.proven and again.proven and again.cycles == first.cycles == 12 * 20
+
+
+def test_the_decisions_alone_reach_the_optimum_from_a_slower_schedule():
+    shape, machine = Shape(16, 16, 8), Machine(slots=4)  # 176 cycles, proven above
+    faster, bound, proved = decide_below(shape, machine, 200, PROVE)
+    assert faster is not None
+    verification, _ = verify_matmul(machine, faster, shape)
+    assert verification.ok and bound <= verification.cycles < 200
+    assert proved and verification.cycles == bound == 176
+
+
+def test_a_schedule_at_the_proven_bound_needs_no_question():
+    shape, machine = Shape(16, 16, 16), Machine(slots=5)
+    cycles, transfers = proven_bounds(shape, machine)
+    assert (cycles, transfers) == (260, 13) and cycles >= lower_bound(shape, machine)
+    assert decide_below(shape, machine, cycles, PROVE) == (None, cycles, True)
+    with pytest.raises(ExactError, match="259 cycles: 260 is proven"):
+        decide_below(shape, machine, cycles - 1, PROVE)
+
+
+def test_the_pebbling_bound_lifts_the_cycles_bound_on_a_tight_scratchpad():
+    shape, machine = Shape(16, 16, 16), Machine(slots=4)
+    assert proven_bounds(shape, machine) == (280, 14)
+    assert proven_bounds(shape, machine, pebble_products=0) == (lower_bound(shape, machine), 13)

@@ -28,12 +28,16 @@ from simcore.ga1.exact.solve import (
     Progress,
     check_instance,
     check_solver,
+    decide_below,
+    proven_bounds,
     solve_optimum,
     start_program,
 )
 
 __all__ = [
     "solve_optimum",
+    "decide_below",
+    "proven_bounds",
     "ExactOptions",
     "ExactResult",
     "ExactError",

@@ -7,7 +7,10 @@ from dataclasses import asdict, dataclass, replace
 from typing import Callable
 
 from simcore.ga1.asm import to_text
+from simcore.ga1.exact.apart import Solved, SolverCrash, solve_apart
 from simcore.ga1.exact.plan import Plan, PlanError, plan_of, program_of, relabel_by_first_use
+from simcore.ga1.exact.transfers import MAX_PRODUCTS as PEBBLE_PRODUCTS
+from simcore.ga1.exact.transfers import fewest_transfers
 from simcore.ga1.generator import default_params, general
 from simcore.ga1.lower_bounds import io_bound_tiles, lower_bound
 from simcore.ga1.machine import Machine
@@ -37,8 +40,10 @@ class ExactOptions:
     worker after worker, so that the search does not depend on thread timing; `seed` is CP-SAT's
     random seed. `copies` caps the residencies of each tile and the parts of each accumulator
     (None: the exact model); with a cap the optimum is the best of a smaller class and the
-    solver's bound is not a bound on every schedule. `use_lower_bound` adds lower_bound(shape,
-    machine) as a constraint (a proven bound on the same scope, it only speeds up the proof).
+    solver's bound is not a bound on every schedule. `use_lower_bound` adds the proven bounds
+    (proven_bounds: lower_bound and the fewest transfers) as constraints (they hold on the same
+    scope, and only speed up the proof). `pebble_products` is the largest instance, in tile
+    products, whose fewest transfers are searched for those bounds (transfers.py).
     `proof_limit` (CP-SAT's deterministic time, each try; None: none) runs, when the search
     stops short of a proof, the decision problem "a schedule of at most best - 1 cycles?": a
     model without objective whose makespan may not exceed best - 1, often easier for CP-SAT
@@ -54,6 +59,7 @@ class ExactOptions:
     copies: int | None = None
     use_lower_bound: bool = True
     proof_limit: float | None = None
+    pebble_products: int = PEBBLE_PRODUCTS
 
     def __post_init__(self) -> None:
         for name in ("time_limit", "work_limit", "proof_limit"):
@@ -62,6 +68,8 @@ class ExactOptions:
                 raise ExactError(f"{name} must be positive, got {value!r}")
         if self.workers < 1:
             raise ExactError(f"workers must be at least 1, got {self.workers}")
+        if self.pebble_products < 0:
+            raise ExactError(f"pebble_products must not be negative, got {self.pebble_products}")
         if self.copies is not None and self.copies < 1:
             raise ExactError(f"copies must be at least 1, got {self.copies}")
 
@@ -73,7 +81,7 @@ class ExactResult:
     `cycles` are the returned program's, as the ordinary simulator runs it; `verification` is
     its exact check (numpy's product, hazard replay). `objective` is the solver's best makespan
     (None: it found none, and `program` is the starting schedule, status "start"); `bound` a
-    proven lower bound on every schedule of the scope (the solver's, or lower_bound's when the
+    proven lower bound on every schedule of the scope (the solver's, or proven_bounds' when the
     model was capped). `status` is "optimal" (the model's optimum, proven), "feasible" (stopped
     by a limit) or "start"."""
 
@@ -143,6 +151,18 @@ def check_solver() -> None:
         raise ExactError("the exact solver needs OR-Tools: pip install 'autotune[exact]'") from None
 
 
+def proven_bounds(
+    shape: Shape, machine: Machine, pebble_products: int = PEBBLE_PRODUCTS
+) -> tuple[int, int]:
+    """Proven lower bounds on every schedule of the scope: (cycles, loads plus stores). The
+    fewest transfers of the pebbling game where the instance has at most `pebble_products` tile
+    products, else the I/O bound's; the cycles are lower_bound's or the DMA's time for those
+    transfers."""
+    fewest = fewest_transfers(shape, machine, pebble_products) or 0
+    least = max(io_bound_tiles(shape, machine), fewest)
+    return max(lower_bound(shape, machine), least * machine.dma_cycles), least
+
+
 def start_program(shape: Shape, machine: Machine) -> Program:
     """The general generator's default schedule: the solver's first solution and horizon."""
     check_instance(shape, machine)
@@ -174,28 +194,25 @@ def solve_optimum(
     check_solver()
     from simcore.ga1.exact import model as exact_model
 
-    known = lower_bound(shape, machine)
+    known, least = proven_bounds(shape, machine, options.pebble_products)
     lower = min(known, plan.makespan) if options.use_lower_bound else 0
-    least = io_bound_tiles(shape, machine) if options.use_lower_bound else 0
+    least = least if options.use_lower_bound else 0
     built = exact_model.build_model(shape, machine, plan.makespan, lower, options.copies, least)
     complete = options.copies is None
     exact_model.add_hint(built, relabel_by_first_use(plan))
     solver = _solver(options)
     if progress is not None:
         progress(plan.makespan, known, time.perf_counter() - started)
-    code = solver.solve(built.model, _reporter(exact_model, progress, known, complete, started))
-    solved = code in (exact_model.cp_model.OPTIMAL, exact_model.cp_model.FEASIBLE)
-    own = (
-        int(round(solver.best_objective_bound))
-        if solved or code == exact_model.cp_model.UNKNOWN
-        else 0
-    )
+    answer = _solve(built, solver, _reporter(exact_model, progress, known, complete, started))
+    code, own, found = answer.code, answer.bound, answer.plan
+    solved = found is not None
     bound = max(own, known) if complete else known
-    found = exact_model.read_plan(built, solver) if solved else None
     status = _status(code, exact_model) if solved else START
     if complete and options.proof_limit is not None and status != OPTIMAL:
         floor = bound if options.use_lower_bound else own
-        better, floor, proved = _prove(shape, machine, options, found or plan, floor, least)
+        better, floor, proved = _prove(
+            shape, machine, options, (found or plan).makespan, floor, least
+        )
         found, bound = better or found, max(bound, floor)
         status = OPTIMAL if proved else FEASIBLE if found is not None else START
         if progress is not None and better is not None:
@@ -223,31 +240,64 @@ def solve_optimum(
     )
 
 
+def decide_below(
+    shape: Shape, machine: Machine, cycles: int, options: ExactOptions
+) -> tuple[Program | None, int, bool]:
+    """The decision questions alone, from a schedule of `cycles` known to exist (the model is
+    not given it): (a faster schedule they found, verified, or None; the proven bound; whether
+    the fastest schedule known is proven optimal). Asks with `proof_limit` of work each (5 units
+    when None)."""
+    check_instance(shape, machine)
+    check_solver()
+    known, least = proven_bounds(shape, machine, options.pebble_products)
+    if known > cycles:
+        raise ExactError(f"no schedule of the scope runs in {cycles} cycles: {known} is proven")
+    if options.proof_limit is None:
+        options = replace(options, proof_limit=5.0)
+    better, floor, proved = _prove(shape, machine, options, cycles, known, least)
+    if better is None:
+        return None, floor, proved
+    program = program_of(better, machine)
+    verification, _ = verify_matmul(machine, program, shape)
+    _check(verification, better.makespan, better, floor)
+    return program, floor, proved
+
+
 def _prove(
-    shape: Shape, machine: Machine, options: ExactOptions, best: Plan, floor: int, least: int
+    shape: Shape, machine: Machine, options: ExactOptions, cycles: int, floor: int, least: int
 ) -> tuple[Plan | None, int, bool]:
     """Decision problems "a schedule of at most best - 1 cycles?" (makespan in [floor, best - 1],
-    `floor` a proven bound), each with `proof_limit` of work, until one is infeasible (then no
-    schedule of the scope beats best: the bound rises to it) or stops unanswered. Returns the
-    better plan the decisions found (None: none), the bound and whether best is optimal."""
+    `floor` a proven bound, best = `cycles` at first), each with `proof_limit` of work, until one
+    is infeasible (then no schedule of the scope beats best: the bound rises to it) or stops
+    unanswered. Returns the better plan the decisions found (None: none), the bound and whether
+    best is optimal."""
     from simcore.ga1.exact import model as exact_model
 
     better: Plan | None = None
-    while floor < best.makespan:
+    while floor < cycles:
         built = exact_model.build_model(
-            shape, machine, best.makespan - 1, floor, least_transfers=least, objective=False
+            shape, machine, cycles - 1, floor, least_transfers=least, objective=False
         )
         solver = _solver(replace(options, work_limit=options.proof_limit))
-        code = solver.solve(built.model)
-        if code == exact_model.cp_model.INFEASIBLE:
-            floor = best.makespan
-        elif code in (exact_model.cp_model.OPTIMAL, exact_model.cp_model.FEASIBLE):
-            found = exact_model.read_plan(built, solver)  # its makespan: the last store's end
+        answer = _solve(built, solver)
+        if answer.code == exact_model.cp_model.INFEASIBLE:
+            floor = cycles
+        elif answer.plan is not None:
+            found = answer.plan  # its makespan: the last store's end
             ends = [r.end for r in found.residencies if r.store is not None]
-            better = best = replace(found, makespan=max(ends))
+            better = replace(found, makespan=max(ends))
+            cycles = better.makespan
         else:
             break
-    return better, floor, floor >= best.makespan
+    return better, floor, floor >= cycles
+
+
+def _solve(built: object, solver: object, callback: object = None) -> Solved:
+    """One CP-SAT solve, in a child process: a crash of the solver is an ExactError."""
+    try:
+        return solve_apart(built, solver, callback)
+    except SolverCrash as exc:
+        raise ExactError(str(exc)) from None
 
 
 def _solver(options: ExactOptions):  # type: ignore[no-untyped-def]
