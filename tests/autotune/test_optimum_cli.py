@@ -24,8 +24,11 @@ needs_ortools = pytest.mark.skipif(
 )
 # 2x2x2 tiles on 8 slots: proven at the DMA bound at once.
 PROVEN = ["--shape", "16x16x16", "--slots", "8", "--work-limit", "1"]
-# 2x2x3 tiles on 6 slots: a bracket, the solver improving on its start.
-BRACKET = ["--shape", "16x16x24", "--slots", "6", "--work-limit", "0.2", "--workers", "4"]
+# 2x2x3 tiles on 6 slots: a bracket, the solver improving on its start (no exhaustive search).
+BRACKET = [
+    *("--shape", "16x16x24", "--slots", "6", "--work-limit", "0.2", "--workers", "4"),
+    *("--search-nodes", "0"),
+]
 
 
 @pytest.fixture(autouse=True)
@@ -88,6 +91,23 @@ def test_proof_questions_are_announced_and_never_pass_a_schedule(capsys, in_tmp:
     assert data["options"]["proof_limit"] == 0.2
     assert data["bound"] <= data["cycles"] <= data["start_cycles"] and data["verified"] is True
     assert data["proven"] == (data["status"] == "optimal")
+
+
+@needs_ortools
+def test_the_exhaustive_search_proves_what_cp_sat_leaves_open(capsys, in_tmp: Path) -> None:
+    argv = ["optimum", "--shape", "16x16x8", "--slots", "4", "--work-limit", "0.01", "--json"]
+    out, err = run_ok(capsys, argv)
+    assert "then an exhaustive search of at most 20,000,000 states" in err
+    data = json.loads(out)
+    assert (data["status"], data["cycles"], data["bound"], data["proven"]) == (
+        "optimal",
+        176,
+        176,
+        True,
+    )
+    assert data["verified"] is True and data["options"]["search_nodes"] == 20_000_000
+    out, err = run_ok(capsys, [*argv, "--search-nodes", "0", "--force"])
+    assert "exhaustive" not in err and json.loads(out)["proven"] is False
 
 
 @needs_ortools
@@ -187,6 +207,7 @@ def test_a_missing_program_is_not_verified(capsys, in_tmp: Path) -> None:
         (["--shape", "16x16x16", "--time-limit", "-5"], "--time-limit: must be a positive number"),
         (["--shape", "16x16x16", "--work-limit", "nan"], "--work-limit: must be a positive number"),
         (["--shape", "16x16x16", "--proof-limit", "0"], "--proof-limit: must be a positive number"),
+        (["--shape", "16x16x16", "--search-nodes", "-1"], "--search-nodes: must not be negative"),
         (["--shape", "16x16x16", "--slots", "2"], "2 slots is too small for any schedule"),
         (["--shape", "16x16x16", "--machine", "foo=1"], "unknown machine parameter 'foo'"),
         (["--shape", "16x16x16", "--storage", "x.db"], "give --enqueue STUDY"),

@@ -27,13 +27,15 @@ from simcore.ga1.lower_bounds import lower_bound  # noqa: E402
 from simcore.ga1.verify import verify_matmul  # noqa: E402
 from tests.helpers.generator_strategies import general_params  # noqa: E402
 
-# The optimisation stops at once; the proof has the work.
-PROVE = ExactOptions(time_limit=None, work_limit=0.01, workers=1, proof_limit=1.0)
+# The optimisation stops at once; the proof has the work (CP-SAT's: the exhaustive search is off).
+PROVE = ExactOptions(time_limit=None, work_limit=0.01, workers=1, proof_limit=1.0, search_nodes=0)
 
 
 def test_a_decision_proves_what_the_optimisation_leaves_open():
     shape, machine = Shape(16, 16, 8), Machine(slots=4)  # 176 cycles; lower_bound 160
-    alone = solve_optimum(shape, machine, ExactOptions(time_limit=None, work_limit=0.01))
+    alone = solve_optimum(
+        shape, machine, ExactOptions(time_limit=None, work_limit=0.01, search_nodes=0)
+    )
     proved = solve_optimum(shape, machine, PROVE)
     assert alone.status != OPTIMAL and alone.bound < alone.cycles
     assert proved.status == OPTIMAL and proved.proven and proved.bound == proved.cycles

@@ -14,6 +14,7 @@ from autotune.cli.args import (
     add_results,
     add_shape,
     build_machine,
+    non_negative_int,
     positive_float,
     positive_int,
     shape_arg,
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 HELP = "solve one GA-1 product exactly (CP-SAT, small instances): the optimum or a proven bracket"
 DEFAULT_TIME_LIMIT = 60.0
 DEFAULT_WORKERS = 8
+DEFAULT_SEARCH_NODES = 20_000_000
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -64,6 +66,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "faster exists, with this much deterministic time per question (and --time-limit): "
         "'no' proves the schedule optimal, 'yes' gives a faster one and the next question. "
         "Default: no such questions",
+    )
+    parser.add_argument(
+        "--search-nodes",
+        type=non_negative_int,
+        default=DEFAULT_SEARCH_NODES,
+        metavar="STATES",
+        help="on the smallest instances (2x2x3 tiles or fewer), when CP-SAT stops short of a "
+        "proof, search every schedule exhaustively, visiting at most this many states (and "
+        "--time-limit): when the search ends, its schedule is optimal; 0: no such search "
+        f"(default {DEFAULT_SEARCH_NODES:,})",
     )
     parser.add_argument(
         "--workers",
@@ -120,7 +132,12 @@ def run(args: argparse.Namespace) -> int:
             "--warm-start starts from the --enqueue study's best: give --enqueue STUDY"
         )
     options = optimum.exact_options(
-        args.time_limit, args.work_limit, args.workers, args.seed, args.proof_limit
+        args.time_limit,
+        args.work_limit,
+        args.workers,
+        args.seed,
+        args.proof_limit,
+        args.search_nodes,
     )
     optimum.check(shape, machine)
     out = args.out or optimum.default_out(args.results, shape, machine)
@@ -164,6 +181,8 @@ def _start_line(shape, machine, options, start) -> str:  # type: ignore[no-untyp
         limits.append(f"work limit {options.work_limit:g}")
     if options.proof_limit is not None:
         limits.append(f"proof limit {options.proof_limit:g} per question")
+    if options.search_nodes and Mt * Kt * Nt <= options.search_products:
+        limits.append(f"then an exhaustive search of at most {options.search_nodes:,} states")
     return (
         f"solving {shape} ({Mt}x{Kt}x{Nt} tiles) on slots={machine.slots} exactly: CP-SAT, "
         f"{options.workers} strategies in one thread, seed {options.seed}, {', '.join(limits)}; "

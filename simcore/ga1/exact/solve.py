@@ -9,6 +9,9 @@ from typing import Callable
 from simcore.ga1.asm import to_text
 from simcore.ga1.exact.apart import Solved, SolverCrash, solve_apart
 from simcore.ga1.exact.plan import Plan, PlanError, plan_of, program_of, relabel_by_first_use
+from simcore.ga1.exact.timed import MAX_NODES as SEARCH_NODES
+from simcore.ga1.exact.timed import MAX_PRODUCTS as SEARCH_PRODUCTS
+from simcore.ga1.exact.timed import Searched, search_below
 from simcore.ga1.exact.transfers import MAX_PRODUCTS as PEBBLE_PRODUCTS
 from simcore.ga1.exact.transfers import fewest_transfers
 from simcore.ga1.generator import default_params, general
@@ -49,7 +52,10 @@ class ExactOptions:
     model without objective whose makespan may not exceed best - 1, often easier for CP-SAT
     than the optimisation. Infeasible proves the best schedule optimal (the model holds every
     schedule of the scope, see model.py); a solution is a better schedule, and the next try
-    asks for one cycle less than it."""
+    asks for one cycle less than it. `search_products` and `search_nodes`: on instances of at
+    most that many tile products, a search short of a proof is followed by the exhaustive
+    search of timed.py, which visits at most `search_nodes` states (and `time_limit`); when it
+    ends, its schedule is optimal (0 states: no such search)."""
 
     time_limit: float | None = 10.0
     work_limit: float | None = None
@@ -60,6 +66,8 @@ class ExactOptions:
     use_lower_bound: bool = True
     proof_limit: float | None = None
     pebble_products: int = PEBBLE_PRODUCTS
+    search_products: int = SEARCH_PRODUCTS
+    search_nodes: int = SEARCH_NODES
 
     def __post_init__(self) -> None:
         for name in ("time_limit", "work_limit", "proof_limit"):
@@ -68,8 +76,9 @@ class ExactOptions:
                 raise ExactError(f"{name} must be positive, got {value!r}")
         if self.workers < 1:
             raise ExactError(f"workers must be at least 1, got {self.workers}")
-        if self.pebble_products < 0:
-            raise ExactError(f"pebble_products must not be negative, got {self.pebble_products}")
+        for name in ("pebble_products", "search_products", "search_nodes"):
+            if getattr(self, name) < 0:
+                raise ExactError(f"{name} must not be negative, got {getattr(self, name)}")
         if self.copies is not None and self.copies < 1:
             raise ExactError(f"copies must be at least 1, got {self.copies}")
 
@@ -208,22 +217,33 @@ def solve_optimum(
     solved = found is not None
     bound = max(own, known) if complete else known
     status = _status(code, exact_model) if solved else START
+    best = (found or plan).makespan
+    searched = _search(shape, machine, options, best) if complete and status != OPTIMAL else None
+    if searched is not None:
+        best = searched.cycles or best
+        if searched.complete:
+            bound, status = max(bound, best), OPTIMAL
+        elif searched.cycles is not None:
+            status = FEASIBLE
+        if progress is not None and searched.cycles is not None:
+            progress(best, bound, time.perf_counter() - started)
     if complete and options.proof_limit is not None and status != OPTIMAL:
         floor = bound if options.use_lower_bound else own
-        better, floor, proved = _prove(
-            shape, machine, options, (found or plan).makespan, floor, least
-        )
+        better, floor, proved = _prove(shape, machine, options, best, floor, least)
         found, bound = better or found, max(bound, floor)
-        status = OPTIMAL if proved else FEASIBLE if found is not None else START
+        searched = None if better is not None else searched
+        status = OPTIMAL if proved else FEASIBLE if found is not None else status
         if progress is not None and better is not None:
             progress(better.makespan, bound, time.perf_counter() - started)
     objective: int | None
-    if found is not None:
+    if searched is not None and searched.program is not None:
+        program, objective = searched.program, searched.cycles
+    elif found is not None:
         program, objective = program_of(found, machine), found.makespan
     else:  # the start: proven optimal, or nothing better found
         program, objective = first, plan.makespan if status == OPTIMAL else None
     verification, _ = verify_matmul(machine, program, shape)
-    _check(verification, objective, plan, bound)
+    _check(verification, plan.makespan if objective is None else objective, bound)
     return ExactResult(
         shape,
         machine,
@@ -246,7 +266,8 @@ def decide_below(
     """The decision questions alone, from a schedule of `cycles` known to exist (the model is
     not given it): (a faster schedule they found, verified, or None; the proven bound; whether
     the fastest schedule known is proven optimal). Asks with `proof_limit` of work each (5 units
-    when None)."""
+    when None), after the exhaustive search where the instance is small enough for it (when the
+    search ends, no question is asked)."""
     check_instance(shape, machine)
     check_solver()
     known, least = proven_bounds(shape, machine, options.pebble_products)
@@ -254,13 +275,30 @@ def decide_below(
         raise ExactError(f"no schedule of the scope runs in {cycles} cycles: {known} is proven")
     if options.proof_limit is None:
         options = replace(options, proof_limit=5.0)
-    better, floor, proved = _prove(shape, machine, options, cycles, known, least)
+    searched = _search(shape, machine, options, cycles)
+    faster: Program | None = None
+    if searched is not None and searched.program is not None:
+        faster, cycles = searched.program, searched.cycles or cycles
+    if searched is not None and searched.complete:
+        floor, better, proved = cycles, None, True
+    else:
+        better, floor, proved = _prove(shape, machine, options, cycles, known, least)
     if better is None:
-        return None, floor, proved
+        if faster is not None:
+            _check(verify_matmul(machine, faster, shape)[0], cycles, floor)
+        return faster, floor, proved
     program = program_of(better, machine)
     verification, _ = verify_matmul(machine, program, shape)
-    _check(verification, better.makespan, better, floor)
+    _check(verification, better.makespan, floor)
     return program, floor, proved
+
+
+def _search(shape: Shape, machine: Machine, options: ExactOptions, cycles: int) -> Searched | None:
+    """The exhaustive search below `cycles` on instances small enough for it (None: not run)."""
+    Mt, Kt, Nt = shape.tiles(machine.T)
+    if not options.search_nodes or Mt * Kt * Nt > options.search_products:
+        return None
+    return search_below(shape, machine, cycles, options.search_nodes, options.time_limit)
 
 
 def _prove(
@@ -338,12 +376,11 @@ def _status(code: int, exact_model) -> str:  # type: ignore[no-untyped-def]
     return OPTIMAL if code == exact_model.cp_model.OPTIMAL else FEASIBLE
 
 
-def _check(verification: Verification, objective: int | None, plan: Plan, bound: int) -> None:
-    """The returned program must be correct, no slower than modelled and no faster than proven
-    possible (either would mean the model is not the machine)."""
+def _check(verification: Verification, promised: int, bound: int) -> None:
+    """The returned program must be correct, no slower than modelled or searched and no faster
+    than proven possible (either would mean the model is not the machine)."""
     if not verification.ok:
         raise ExactError(f"the exact schedule failed verification: {verification.describe()}")
-    promised = plan.makespan if objective is None else objective
     if verification.cycles > promised:
         raise ExactError(
             f"the exact schedule runs in {verification.cycles} cycles, the model said {promised}"
