@@ -29,7 +29,8 @@ from simcore.ga1.generator import general, slots_needed, strip_slots_needed, str
 from simcore.ga1.lower_bounds import compute_pipeline_bound, lower_bound  # noqa: E402
 from tests.helpers.generator_strategies import general_params, strip_params  # noqa: E402
 
-QUICK = ExactOptions(time_limit=None, work_limit=0.3, workers=1)
+# CP-SAT alone: the exhaustive search has its own tests (test_exact_timed.py).
+QUICK = ExactOptions(time_limit=None, work_limit=0.3, workers=1, search_nodes=0)
 
 
 def test_one_product_is_proven():
@@ -69,7 +70,9 @@ def test_the_solver_improves_a_poor_start_and_says_what_is_proven():
 
 def test_same_seed_same_schedule():
     shape, machine = Shape(24, 16, 16), Machine(slots=5)
-    options = ExactOptions(time_limit=None, work_limit=0.1, workers=4, interleave=True, seed=3)
+    options = ExactOptions(
+        time_limit=None, work_limit=0.1, workers=4, interleave=True, seed=3, search_nodes=0
+    )
     first, second = solve_optimum(shape, machine, options), solve_optimum(shape, machine, options)
     assert (first.status, first.cycles, first.bound) == (second.status, second.cycles, second.bound)
     assert first.program.code.tolist() == second.program.code.tolist()
@@ -196,7 +199,8 @@ def test_every_returned_schedule_is_verified_and_bracketed(m, k, n, slots, setup
         Shape(m, k, n),
         Machine(slots=slots, dma_setup=setup, mxu_fill=fill, mxu_cycles=mxu),
     )
-    result = solve_optimum(shape, machine, ExactOptions(time_limit=None, work_limit=0.1, seed=seed))
+    options = ExactOptions(time_limit=None, work_limit=0.1, seed=seed, search_nodes=0)
+    result = solve_optimum(shape, machine, options)
     assert result.verification.ok
     assert simulate(machine, result.program).cycles == result.cycles <= result.start_cycles
     assert lower_bound(shape, machine) <= result.bound <= result.cycles
@@ -229,7 +233,9 @@ def test_optima_proven_without_the_bounds_are_above_them(shape, slots):
     # The solver's proof here uses none of lower_bounds.py, so it checks the bounds.
     machine = Machine(slots=slots)
     result = solve_optimum(
-        shape, machine, ExactOptions(time_limit=None, work_limit=0.5, use_lower_bound=False)
+        shape,
+        machine,
+        ExactOptions(time_limit=None, work_limit=0.5, use_lower_bound=False, search_nodes=0),
     )
     assert result.status == OPTIMAL, result.status
     assert lower_bound(shape, machine) <= result.cycles
