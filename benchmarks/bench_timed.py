@@ -36,6 +36,17 @@ LONG = (
 )
 
 
+def tuner_best(shape: str, overrides: str, trials: int) -> int:
+    """The default run's best (an in-memory study, seed 0)."""
+    import tempfile
+
+    import autotune
+
+    with tempfile.TemporaryDirectory() as folder:
+        result = autotune.tune(shape, machine=overrides, trials=trials, results=folder)
+        return int(result.best.cycles)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--all", action="store_true", help="also the 2 x 2 x 3 instances")
@@ -43,10 +54,18 @@ def main() -> int:
     parser.add_argument(
         "--case", action="append", default=[], help="SHAPE:MACHINE:CYCLES instead of the table's"
     )
+    parser.add_argument(
+        "--tuner",
+        type=int,
+        default=0,
+        help="also run the tuner with this many trials, and search below its best",
+    )
     args = parser.parse_args()
     cases = [(a, b, int(c)) for a, b, c in (case.split(":") for case in args.case)]
     for shape_text, overrides, known in cases or QUICK + (LONG if args.all else ()):
         shape, machine = parse_shape(shape_text), machine_from(parse_overrides(overrides), None)
+        tuned = tuner_best(shape_text, overrides, args.tuner) if args.tuner else None
+        known = known or (tuned or 0)
         started = time.process_time()
         found = search_below(shape, machine, known, args.max_nodes)
         seconds = time.process_time() - started
@@ -54,9 +73,12 @@ def main() -> int:
             verification, _ = verify_matmul(machine, found.program, shape)
             assert verification.ok and verification.cycles == found.cycles, verification
         answer = f"{found.cycles} found" if found.cycles is not None else "none faster"
+        tuner = f", tuner {tuned}" if tuned is not None else ""
         print(
             f"{shape_text} {overrides}: below {known}: {answer}, "
             f"{'ended' if found.complete else 'stopped'}, {found.nodes:,} states, {seconds:.1f} s"
+            + tuner,
+            flush=True,
         )
     return 0
 
