@@ -1,7 +1,8 @@
 """The exact solver: the optimum of a GA-1 matrix product on small instances (OR-Tools CP-SAT).
 
 `solve_optimum(shape, machine, options, start)` models the machine's rules as the simulator has
-them (model.py) and returns a schedule with its proven bound (solve.py). OR-Tools is an optional
+them (model.py) and returns a schedule with its proven bound (solve.py); on the smallest
+instances `search_below` (timed.py) searches every program exhaustively. OR-Tools is an optional
 dependency (the `exact` extra): it is imported when the solver runs, not with this package.
 
 The scope of the optimum: every program that computes C = A @ B with loads, stores, zeros and
@@ -33,10 +34,13 @@ from simcore.ga1.exact.solve import (
     solve_optimum,
     start_program,
 )
+from simcore.ga1.exact.timed import Searched, search_below
 
 __all__ = [
     "solve_optimum",
     "decide_below",
+    "search_below",
+    "Searched",
     "proven_bounds",
     "ExactOptions",
     "ExactResult",
