@@ -109,30 +109,29 @@ def exact_options(
     workers: int = 8,
     seed: int = 0,
     proof_limit: float | None = None,
-    search_nodes: int | None = None,
+    search_nodes: int = ExactOptions.search_nodes,
 ) -> ExactOptions:
     """CP-SAT's settings: `workers` strategies interleaved in one thread, `seed`, and the limits
     (wall seconds; units of CP-SAT's deterministic time, which reproduce). `proof_limit` (units,
     each try) asks, when the search stops short, whether a schedule one cycle faster exists;
-    `search_nodes` caps the exhaustive search on the smallest instances (None: its default)."""
+    `search_nodes` caps the exhaustive search on the smallest instances."""
     limits = (("time_limit", time_limit), ("work_limit", work_limit), ("proof_limit", proof_limit))
     for setting, value in limits:
         if value is not None and not (value > 0 and math.isfinite(value)):
             raise PlanError(f"{setting} must be a positive number, got {value}", setting=setting)
     if workers < 1:
         raise PlanError(f"workers must be at least 1, got {workers}", setting="workers")
-    if search_nodes is not None and search_nodes < 0:
+    if search_nodes < 0:
         raise PlanError(
             f"search_nodes must not be negative, got {search_nodes}", setting="search_nodes"
         )
-    extra = {} if search_nodes is None else {"search_nodes": search_nodes}
     return ExactOptions(
         time_limit=time_limit,
         work_limit=work_limit,
         workers=workers,
         seed=seed,
         proof_limit=proof_limit,
-        **extra,
+        search_nodes=search_nodes,
     )
 
 

@@ -15,7 +15,7 @@ from simcore.ga1.exact.timed import Searched, search_below
 from simcore.ga1.exact.transfers import MAX_PRODUCTS as PEBBLE_PRODUCTS
 from simcore.ga1.exact.transfers import fewest_transfers
 from simcore.ga1.generator import default_params, general
-from simcore.ga1.lower_bounds import io_bound_tiles, lower_bound
+from simcore.ga1.lower_bounds import compute_pipeline_bound, io_bound_tiles
 from simcore.ga1.machine import Machine
 from simcore.ga1.program import Program
 from simcore.ga1.verify import Verification, verify_matmul
@@ -169,7 +169,8 @@ def proven_bounds(
     transfers."""
     fewest = fewest_transfers(shape, machine, pebble_products) or 0
     least = max(io_bound_tiles(shape, machine), fewest)
-    return max(lower_bound(shape, machine), least * machine.dma_cycles), least
+    # lower_bound is the pipeline bound or the I/O bound's cycles, and least is no fewer tiles
+    return max(compute_pipeline_bound(shape, machine), least * machine.dma_cycles), least
 
 
 def start_program(shape: Shape, machine: Machine) -> Program:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 
+from simcore.ga1.exact.transfers import tile_products
 from simcore.ga1.machine import Machine
 from simcore.ga1.program import (
     LOAD,
@@ -63,16 +64,7 @@ class Search:
         self.n_a = Mt * Kt
         self.n_op = self.n_a + Kt * Nt
         self.n_c = Mt * Nt
-        self.products = [
-            (i * Kt + k, self.n_a + k * Nt + j, self.n_op + i * Nt + j)
-            for i in range(Mt)
-            for j in range(Nt)
-            for k in range(Kt)
-        ]
-        self.uses = [0] * (self.n_op + self.n_c)
-        for p, (a, b, c) in enumerate(self.products):
-            for tile in (a, b, c):
-                self.uses[tile] |= 1 << p
+        self.products, self.uses = tile_products(self.tiles)
         self.everything = (1 << len(self.products)) - 1
         # (row, column, k step) of each tile, -1 where it has none
         self.index = [(t // Kt, -1, t % Kt) for t in range(self.n_a)]
@@ -364,9 +356,9 @@ class Search:
         """(tensor, x, y) of a tile in a load or store row; none for a zero."""
         if op == ZERO:
             return NONE, NONE, NONE
-        Mt, Kt, Nt = self.tiles
+        row, col, k = self.index[tile]
         if tile < self.n_a:
-            return TENSOR_A, tile // Kt, tile % Kt
+            return TENSOR_A, row, k
         if tile < self.n_op:
-            return TENSOR_B, (tile - self.n_a) // Nt, (tile - self.n_a) % Nt
-        return TENSOR_C, (tile - self.n_op) // Nt, (tile - self.n_op) % Nt
+            return TENSOR_B, k, col
+        return TENSOR_C, row, col

@@ -34,6 +34,24 @@ MAX_PRODUCTS = 8
 MAX_STATES = 400_000
 
 
+def tile_products(tiles: tuple[int, int, int]) -> tuple[list[tuple[int, int, int]], list[int]]:
+    """The tile products (i, j, k) in that order as (A, B, C) tile ids, the tiles numbered A(i, k)
+    = i Kt + k, then B(k, j), then C(i, j); and per tile the bit mask of the products reading it."""
+    Mt, Kt, Nt = tiles
+    n_a, n_op = Mt * Kt, Mt * Kt + Kt * Nt
+    products = [
+        (i * Kt + k, n_a + k * Nt + j, n_op + i * Nt + j)
+        for i in range(Mt)
+        for j in range(Nt)
+        for k in range(Kt)
+    ]
+    uses = [0] * (n_op + Mt * Nt)
+    for p, (a, b, c) in enumerate(products):
+        for tile in (a, b, c):
+            uses[tile] |= 1 << p
+    return products, uses
+
+
 class _Game:
     """The instance's tiles and products as bit masks: A tiles, then B, then C."""
 
@@ -42,16 +60,7 @@ class _Game:
         self.slots = slots
         self.operands = Mt * Kt + Kt * Nt
         self.count = self.operands + Mt * Nt
-        self.products: list[tuple[int, int, int]] = []
-        self.uses = [0] * self.count  # the products reading each tile
-        for i in range(Mt):
-            for j in range(Nt):
-                for k in range(Kt):
-                    p = len(self.products)
-                    a, b, c = i * Kt + k, Mt * Kt + k * Nt + j, self.operands + i * Nt + j
-                    self.products.append((a, b, c))
-                    for tile in (a, b, c):
-                        self.uses[tile] |= 1 << p
+        self.products, self.uses = tile_products(tiles)  # uses: the products reading each tile
         self.everything = (1 << len(self.products)) - 1
         self.of_accumulator = {  # per C tile: (product bit, A tile bit, B tile bit)
             c: [(1 << p, 1 << a, 1 << b) for p, (a, b, cc) in enumerate(self.products) if cc == c]
