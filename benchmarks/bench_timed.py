@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any
 
+from autotune.results.files import write_text
 from simcore.ga1.asm import to_text
 from simcore.ga1.exact.timed import MAX_PRODUCTS, search_below
 from simcore.ga1.exact.transfers import fewest_transfers
@@ -119,10 +119,10 @@ def report(rows: list[dict[str, Any]], families: dict[tuple[str, str], int]) -> 
         fewest = fewest_transfers(shape, machine, MAX_PRODUCTS)
         pebbling = f"{fewest * machine.dma_cycles:,}" if fewest is not None else "-"
         tiles = "x".join(str(t) for t in shape.tiles(machine.T))
-        held = families.get((row["shape"], row["machine"]))
+        family_cycles = families.get((row["shape"], row["machine"]))
         lines.append(
             f"| {row['shape']} | {tiles} | {row['machine']} | {row['tuner']:,} | "
-            f"{f'{held:,}' if held is not None else '-'} | {optimum:,} | "
+            f"{f'{family_cycles:,}' if family_cycles is not None else '-'} | {optimum:,} | "
             f"{row['tuner'] / optimum:.3f} | {previous_bound(shape, machine):,} | {new:,} | "
             f"{pebbling} | {optimum / new:.3f} | {row['states']:,} | {row['seconds']:.1f} |"
         )
@@ -151,13 +151,6 @@ def report(rows: list[dict[str, Any]], families: dict[tuple[str, str], int]) -> 
             f"the families' best on {sum(row['tuner'] == b for b, row in zip(best, held))}"
         )
     return "\n".join(lines)
-
-
-def keep(path: Path, rows: list[dict[str, Any]]) -> None:
-    """The rows, written atomically (a reader never sees half a file)."""
-    temporary = path.with_suffix(path.suffix + ".tmp")
-    temporary.write_text(json.dumps(rows, indent=1) + "\n")
-    os.replace(temporary, path)
 
 
 def main() -> int:
@@ -207,7 +200,7 @@ def main() -> int:
         print(line(row), flush=True)
         if args.json:
             rows.append(row)
-            keep(args.json, rows)
+            write_text(json.dumps(rows, indent=1) + "\n", args.json)  # atomically
     return 0
 
 

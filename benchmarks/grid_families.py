@@ -17,10 +17,10 @@ import argparse
 import hashlib
 import itertools
 import json
-import os
 from pathlib import Path
 from typing import Any
 
+from autotune.results.files import write_text
 from search_spaces.base import GA1Family
 from search_spaces.general import GeneralFamily
 from search_spaces.strips import StripsFamily
@@ -109,9 +109,7 @@ def main() -> int:
         )
         if args.json:
             rows.append(row)
-            temporary = args.json.with_suffix(args.json.suffix + ".tmp")
-            temporary.write_text(json.dumps(rows, indent=1) + "\n")
-            os.replace(temporary, args.json)
+            write_text(json.dumps(rows, indent=1) + "\n", args.json)  # atomically
     return 0
 
 
