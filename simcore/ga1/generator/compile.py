@@ -14,7 +14,10 @@ compiler decides everything else:
   slot is always emitted after (in program order) the products that read the slot's previous
   tile, so the hardware waits for them, and it is emitted as early as that allows;
 * a finished accumulator's store is emitted right after its last product, before or after the
-  loads due at that point (`store_first`);
+  loads due at that point (`store_first`); with `store_delay` > 0 it waits until the matrix unit
+  has run that many more products, so the next products' loads go first and two blocks'
+  accumulators may be live at once. A product that cannot start for want of a slot takes every
+  waiting store first, so any order compiles with the same slots as without the delay;
 * with `protect` > 0 a prefetch (a load for a product after the one the matrix unit runs next)
   may only evict a tile whose next use lies more than `protect` products beyond the product it
   prefetches for: evicting a tile needed that soon only moves it twice. A demand load still
@@ -49,15 +52,17 @@ Product = tuple[int, int, int]  # (i, j, k): C(i, j) += A(i, k) @ B(k, j)
 
 @dataclass(frozen=True)
 class CompileOptions:
-    """How far the DMA runs ahead, which of a ready store and a ready load goes first, and how
-    near a tile's next use must be for a prefetch to leave it alone."""
+    """How far the DMA runs ahead, which of a ready store and a ready load goes first, how
+    near a tile's next use must be for a prefetch to leave it alone, and how many products a
+    finished accumulator's store waits."""
 
     lookahead: int = 16  # products ahead of the matrix unit whose tiles may be prefetched
     store_first: bool = True  # emit finished accumulators' stores before the loads due now
     protect: int = 0  # a prefetch never evicts a tile needed within this many products of it
+    store_delay: int = 0  # products the matrix unit runs before a finished accumulator is stored
 
     def __post_init__(self) -> None:
-        for name in ("lookahead", "protect"):
+        for name in ("lookahead", "protect", "store_delay"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ScheduleError(f"{name} must be a non-negative integer, got {value!r}")
@@ -136,10 +141,12 @@ def compile_products(
     heappush, heappop = heapq.heappush, heapq.heappop
     rows: list[tuple[int, ...]] = []
     emit = rows.append
-    pending_stores: list[int] = []  # slots of finished accumulators, in finishing order
+    # Finished accumulators, in finishing order: (slot, the product after which it may be stored).
+    pending_stores: list[tuple[int, int]] = []
     lookahead = options.lookahead
     store_first = options.store_first
     protect = options.protect
+    delay = options.store_delay
     current = 0  # the product the matrix unit runs next (a frontier beyond it is prefetching)
 
     def take_slot(horizon: int, for_load: bool) -> int:
@@ -204,18 +211,21 @@ def compile_products(
                 emit((ZERO, NONE, s, NONE, NONE, NONE, NONE, NONE))
             frontier = q + 1
 
-    def flush_stores() -> None:
+    def flush_stores(due: int | None = None) -> None:
+        """Store the finished accumulators that may be stored after product `due` (None: all)."""
         nonlocal blocked
-        for s in pending_stores:
+        ready = [s for s, after in pending_stores if due is None or after <= due]
+        if not ready:
+            return
+        for s in ready:
             c = slot_tile[s] - n_ab
             emit((STORE, NONE, s, NONE, NONE, TENSOR_C, c // Nt, c % Nt))
             where[slot_tile[s]] = -1
             slot_tile[s] = -1
             slot_next[s] = inf
             free_stored.append(s)
-        if pending_stores:
-            blocked = False
-            pending_stores.clear()
+        blocked = False
+        pending_stores[:] = [(s, a) for s, a in pending_stores if due is not None and a > due]
 
     for p in range(P):
         limit = p + 1 + lookahead
@@ -225,13 +235,16 @@ def compile_products(
         if protect and frontier <= p:
             blocked = False  # a demand load may evict what a prefetch could not
         if store_first and pending_stores:
-            flush_stores()
+            flush_stores(p - 1)
         if frontier < limit and not blocked:
             advance(limit)
         if pending_stores:
-            flush_stores()
+            flush_stores(p - 1)
             if frontier < limit:
                 advance(limit)
+        if frontier <= p and pending_stores:
+            flush_stores()  # the product waits for a slot: the delayed stores go now
+            advance(limit)
         if frontier <= p:
             live = sum(1 for s in range(S) if slot_next[s] == pinned)
             raise ScheduleError(
@@ -266,7 +279,7 @@ def compile_products(
             if nxt >= frontier:
                 blocked = False
         if c_last_list[p]:
-            pending_stores.append(sc)
+            pending_stores.append((sc, p + delay))
     flush_stores()
 
     return Program.from_rows(rows, MATMUL_TENSORS)
