@@ -38,3 +38,7 @@ class RecordError(AutotuneError):
 
 class OracleError(AutotuneError):
     """An oracle that is unknown, not installed, or asked for what it does not model."""
+
+
+class SizeError(AutotuneError):
+    """A shape whose counts could not be held exactly (64-bit) on the machine asked for."""

@@ -4,17 +4,44 @@ workload step) and the MACs (the sum of M x K x N x weight)."""
 
 from __future__ import annotations
 
-from search_spaces.workload import Workload
+from search_spaces.workload import Gemm, Workload
 
 
 def totals(workload: Workload) -> dict[str, float | int]:
     weights = sum(g.weight for g in workload.gemms)
-    macs = sum(g.macs * g.weight for g in workload.gemms)
+    macs = sum(_weighted_macs(g) for g in workload.gemms)
     return {"entries": len(workload.gemms), "gemms": _number(weights), "macs": _number(macs)}
+
+
+def _weighted_macs(gemm: Gemm) -> float | int:
+    """MACs x weight, exact for a whole weight."""
+    return gemm.macs * _number(gemm.weight)
 
 
 def _number(value: float) -> float | int:
     return int(value) if float(value).is_integer() else value
+
+
+def _count_text(value: float | int) -> str:
+    return f"{value:,}" if isinstance(value, int) else f"{value:,.0f}"
+
+
+def weight_text(weight: float) -> str:
+    """A weight as printed: a whole number exactly, with thousands separators; a fraction as
+    the shortest decimal that reads back as it."""
+    value = _number(weight)
+    return f"{value:,}"
+
+
+def shapes_text(workload: Workload) -> str:
+    """The GEMM count of a listing: its entries, and its distinct shapes when they differ."""
+    entries, shapes = len(workload.gemms), len({g.shape for g in workload.gemms})
+    if entries == shapes:
+        return f"{shapes} distinct shape{'s' if shapes != 1 else ''}"
+    return (
+        f"{entries} entr{'ies' if entries != 1 else 'y'} "
+        f"({shapes} distinct shape{'s' if shapes != 1 else ''})"
+    )
 
 
 def listing(workload: Workload) -> dict[str, object]:
@@ -30,7 +57,7 @@ def listing(workload: Workload) -> dict[str, object]:
                 "n": g.shape.n,
                 "weight": _number(g.weight),
                 "source": g.source,
-                "macs": _number(g.macs * g.weight),
+                "macs": _number(_weighted_macs(g)),
             }
             for g in workload.gemms
         ],
@@ -48,21 +75,32 @@ def _layers(names: tuple[str, ...], limit: int = 2) -> str:
 
 def format_listing(workload: Workload) -> str:
     """The listing as a table: one line per GEMM, then the totals and the importer's summary."""
-    width = max([4, *(len(g.name) for g in workload.gemms)])
-    header = (
-        f"{'name':{width}} {'m':>8} {'k':>8} {'n':>8} {'weight':>8} {'MACs':>18}  "
-        f"{'source':8} layers"
-    )
-    lines = [f"{workload.name}: the GEMMs of one workload step", header]
-    for g in workload.gemms:
-        layers = _layers(g.layers) if g.layers != (g.name,) else ""
-        lines.append(
-            f"{g.name:{width}} {g.shape.m:>8} {g.shape.k:>8} {g.shape.n:>8} {g.weight:>8g} "
-            f"{g.macs * g.weight:>18,.0f}  {g.source or '-':8} {layers}".rstrip()
+    rows = [
+        (
+            g.name,
+            *(str(d) for d in (g.shape.m, g.shape.k, g.shape.n)),
+            weight_text(g.weight),
+            _count_text(_weighted_macs(g)),
         )
+        for g in workload.gemms
+    ]
+    heads = ("name", "m", "k", "n", "weight", "MACs")
+    widths = [
+        max([low, len(head), *(len(r[i]) for r in rows)])
+        for i, (head, low) in enumerate(zip(heads, (4, 8, 8, 8, 8, 18)))
+    ]
+
+    def line(cells: tuple[str, ...], source: str, layers: str) -> str:
+        numbers = " ".join(c.rjust(w) for c, w in zip(cells[1:], widths[1:]))
+        return f"{cells[0]:{widths[0]}} {numbers}  {source:8} {layers}".rstrip()
+
+    lines = [f"{workload.name}: the GEMMs of one workload step", line(heads, "source", "layers")]
+    for g, cells in zip(workload.gemms, rows):
+        layers = _layers(g.layers) if g.layers != (g.name,) else ""
+        lines.append(line(cells, g.source or "-", layers))
     t = totals(workload)
     lines.append(
-        f"total: {t['entries']} distinct shapes, {t['gemms']:,} GEMMs (the sum of the "
+        f"total: {shapes_text(workload)}, {weight_text(t['gemms'])} GEMMs (the sum of the "
         f"weights), {t['macs']:,} MACs"
     )
     lines.extend(workload.summary)

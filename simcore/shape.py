@@ -6,9 +6,17 @@ import math
 import re
 from dataclasses import dataclass
 
+# Counts (cycles, multiply-accumulates, words moved) are held as 64-bit integers: in numpy
+# arrays, the compiled engine, Optuna's storage and parquet files.
+COUNT_LIMIT = 2**63 - 1
+
 
 class ShapeError(ValueError):
     """A shape is malformed or has a zero or negative dimension."""
+
+
+class CountLimitError(ShapeError):
+    """A shape whose counts could exceed COUNT_LIMIT on the machine asked for."""
 
 
 @dataclass(frozen=True, order=True)
@@ -24,6 +32,11 @@ class Shape:
                 raise ShapeError(f"shape dimension {name} must be an integer, got {value!r}")
             if value <= 0:
                 raise ShapeError(f"shape dimension {name.upper()} must be positive, got {value}")
+
+    @property
+    def macs(self) -> int:
+        """Multiply-accumulates of the product."""
+        return self.m * self.k * self.n
 
     def tiles(self, T: int) -> tuple[int, int, int]:
         """Tile counts (Mt, Kt, Nt) for tiles of edge T, partial tiles rounded up."""
@@ -44,3 +57,20 @@ def parse_shape(text: str) -> Shape:
         raise ShapeError(f"malformed shape {text!r}: expected MxKxN, for example 128x128x128")
     m, k, n = (int(g) for g in match.groups())
     return Shape(m, k, n)
+
+
+def check_count(shape: Shape, most: int, what: str) -> None:
+    """Refuse (CountLimitError) a shape whose largest count, `most` (`what` says of what), is
+    past COUNT_LIMIT."""
+    if most > COUNT_LIMIT:
+        raise CountLimitError(
+            f"shape {shape} is too large to count exactly: {what} could reach {_brief(most)}, "
+            f"past the 64-bit limit of {COUNT_LIMIT:.3g}"
+        )
+
+
+def _brief(count: int) -> str:
+    """A huge count in three digits (a float holds at most about 1e308)."""
+    if count.bit_length() > 1000:
+        return f"more than 2^{count.bit_length() - 1}"
+    return f"{count:.3g}"

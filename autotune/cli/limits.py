@@ -1,6 +1,7 @@
 """Size limits: every command that generates GA-1 programs estimates the work first and refuses,
-in one line, what would take too long or exhaust the machine's memory; a large but allowed
-shape is announced before the first evaluation, so the run is never silent for long."""
+in one line, what would take too long, exhaust the machine's memory or count past 64 bits
+(autotune.oracles.ga1.largest_counts); a large but allowed shape is announced before the first
+evaluation, so the run is never silent for long."""
 
 from __future__ import annotations
 
@@ -118,7 +119,11 @@ def check_work(
 ) -> Work:
     """Refuse (UsageError, one line) a shape over --max-products or work over --max-memory;
     announce on stderr one that will take a while. Nothing is generated. `work`: the estimate,
-    when the caller already has it (a family's `work`)."""
+    when the caller already has it (a family's `work`). A shape whose counts could pass 64 bits
+    is refused first (SizeError)."""
+    from autotune.oracles.ga1 import ORACLE as GA1
+
+    GA1.check_size(shape, machine)
     work = work or estimate(shape, machine)
     needs = [("an evaluation", work.evaluation_bytes)]
     if verify:

@@ -8,6 +8,7 @@ import re
 import sys
 
 from autotune.cli.errors import UsageError
+from autotune.run.settings import workload_source
 from search_spaces.workload import DynamicShapeError, Workload, WorkloadError, load_workload
 
 INPUT_SHAPE_HELP = (
@@ -42,10 +43,18 @@ def parse_input_shapes(values: list[str]) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
+def check_input_shape(input_shape: list[str], workload: str | None) -> None:
+    """--input-shape sets an ONNX model's inputs: refused without a workload to apply it to."""
+    if input_shape and workload is None:
+        raise UsageError(
+            f"--input-shape {input_shape[0]} applies to an ONNX model: give --workload MODEL.onnx"
+        )
+
+
 def load(path: str, input_shape: list[str]) -> Workload:
     """The workload, its warnings printed; a bad file is a UsageError (one line, exit 2)."""
     try:
-        workload = load_workload(path, parse_input_shapes(input_shape) or None)
+        workload = load_workload(workload_source(path), parse_input_shapes(input_shape) or None)
     except DynamicShapeError as exc:
         example = "x".join(str(d or 1) for d in exc.dims) or "1x3x224x224"
         raise UsageError(f"{exc} (--input-shape {exc.input_name}={example})") from None

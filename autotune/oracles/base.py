@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Protocol
 
 from search_spaces.base import Family, Verdict
 from search_spaces.domains import Point
-from simcore.shape import Shape
+from simcore.shape import CountLimitError, Shape, check_count
 
 if TYPE_CHECKING:
     from simcore.energy import Cost, Technology
@@ -193,6 +193,15 @@ class Oracle(ABC):
         """What one evaluation costs (the size guard), or None when it is always cheap."""
         return None
 
+    def largest_counts(self, shape: Shape, machine: Any) -> list[tuple[int, str]]:
+        """Upper bounds on the integers an evaluation of `shape` on `machine` records (cycles,
+        multiply-accumulates, words), each with what it counts."""
+        return [(shape.macs, "its multiply-accumulates")]
+
+    def check_size(self, shape: Shape, machine: Any) -> None:
+        """Refuse (SizeError) a shape whose counts could pass a 64-bit integer on `machine`."""
+        check_counts(shape, self.largest_counts(shape, machine))
+
     def best_schedules(
         self, families: tuple[Family, ...], shape: Shape, machine: Any
     ) -> tuple[tuple[str, Point, Metrics] | None, tuple[str, Point, Metrics] | None]:
@@ -237,6 +246,17 @@ class Oracle(ABC):
     def program(self, family: Family, point: Point, shape: Shape, machine: Any) -> Any | None:
         """The point's program, for export and timeline plots; None for an oracle without one."""
         return None
+
+
+def check_counts(shape: Shape, counts: list[tuple[int, str]]) -> None:
+    """SizeError for the first of `counts` (bound, what it counts) past a 64-bit integer."""
+    from autotune.errors import SizeError
+
+    for most, what in counts:
+        try:
+            check_count(shape, most, what)
+        except CountLimitError as exc:
+            raise SizeError(str(exc), setting="shape") from None
 
 
 def ensure_family(family: Family | None, name: str, oracle: Oracle) -> Family:

@@ -19,19 +19,23 @@ from search_spaces.stored import STORED, ProgramStore, StoredFamily, StoredProgr
 from simcore.energy import Cost, ga1_area_mm2, ga1_cost_of_timing
 from simcore.ga1.estimate import (
     FULL_SIMULATION_PRODUCTS,
+    ROWS_PER_PRODUCT,
     SEARCH_FULL_PRODUCTS,
     Work,
     estimate,
 )
 from simcore.ga1.lower_bounds import lower_bound
 from simcore.ga1.machine import Machine, machine_from, parse_overrides
-from simcore.ga1.program import Program
+from simcore.ga1.program import OPCODE_NAMES, Program
 from simcore.ga1.schedules import ScheduleError, chapter_sweep
 from simcore.ga1.timelines import draw, engine_rows_of_arrays
-from simcore.ga1.timing import Timing, engines_of
+from simcore.ga1.timing import Timing, engines_of, vector_duration
 from simcore.shape import Shape
 
 DEFAULT_SLOTS = 64  # the scratchpad of the main job (the chapter's larger machine)
+# Headroom over the bound on a schedule's cycles: for the engine's intermediate sums and for
+# programs with more rows per product than the generators emit.
+COUNT_MARGIN = 4
 
 
 def _ga1(family: Family) -> GA1Family:
@@ -189,6 +193,9 @@ class GA1Oracle(Oracle):
     def work(self, shape: Shape, machine: Machine) -> Work:
         return estimate(shape, machine)
 
+    def largest_counts(self, shape: Shape, machine: Machine) -> list[tuple[int, str]]:
+        return largest_counts(shape, machine)
+
     def program(self, family: Family, point: Point, shape: Shape, machine: Machine) -> Program:
         try:
             return _ga1(family).generator(point, shape, machine).program()
@@ -276,6 +283,30 @@ def padding_note(shape: Shape, machine: Machine) -> str | None:
         f"{padded} ({mt}x{kt}x{nt} tiles), {extra:.1%} more matrix-unit work than the "
         f"product needs"
     )
+
+
+def slowest_row(machine: Machine) -> int:
+    """The most cycles one instruction adds to a program's end: a tile transfer, a product with
+    its fill, or a vector instruction."""
+    vector = max(vector_duration(machine, op) for op in range(len(OPCODE_NAMES)))
+    return max(machine.dma_cycles, machine.mxu_cycles + machine.mxu_fill, vector)
+
+
+def largest_counts(shape: Shape, machine: Machine) -> list[tuple[int, str]]:
+    """Bounds on what a run of `shape` counts. An instruction starts by the time every earlier
+    one has finished (simcore.ga1.timing), so a program ends within the sum of its rows'
+    durations: at most ROWS_PER_PRODUCT rows per tile product, each at most `slowest_row`."""
+    Mt, Kt, Nt = shape.tiles(machine.T)
+    products = Mt * Kt * Nt
+    per_product = COUNT_MARGIN * ROWS_PER_PRODUCT * slowest_row(machine)
+    return [
+        (products * machine.T**3, "its multiply-accumulates (tiles zero-padded)"),
+        (products * ROWS_PER_PRODUCT * machine.tile_words, "the words it moves"),
+        (
+            products * per_product,
+            f"the cycles of a schedule on this machine (allowing {per_product} per tile product)",
+        ),
+    ]
 
 
 @functools.lru_cache(maxsize=256)

@@ -11,7 +11,9 @@ that verdict says `scaled`.
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
+from fractions import Fraction
 from typing import Any, Mapping
 
 import numpy as np
@@ -188,6 +190,9 @@ class SystolicOracle(Oracle):
     def verify(self, family: Family, point: Point, shape: Shape, machine: Any) -> Verdict:
         return verify_design(_systolic(family).design(point), shape)
 
+    def largest_counts(self, shape: Shape, machine: SystolicBudget) -> list[tuple[int, str]]:
+        return largest_counts(shape, machine.pe_budget, 1)
+
     def bound(self, shape: Shape, machine: SystolicBudget) -> int:
         """A PE does at most one multiply-accumulate a cycle and a design has at most
         pe_budget PEs: no design takes fewer than MACs / pe_budget cycles."""
@@ -209,6 +214,29 @@ class SystolicOracle(Oracle):
             f"words/MAC (A {t.a_reads}, B {t.b_reads}, partial sums {t.psum_writes} + "
             f"{t.psum_readbacks}, C {t.c_writes})"
         )
+
+
+def most_cycles(shape: Shape, pes: int, hbm_words: float | None) -> int:
+    """A bound on the cycles of any design of at most `pes` PEs whose HBM link moves at least
+    `hbm_words` words a cycle (None: on chip). Each tile of the closed form ends at most
+    2 Ls + 2 (span rows + span cols) + its HBM cycles after the latest event before it; summed
+    over the tiles: 2 MACs + 4 RC + 2 pes (R + C) + RC / W + RC, for a stationary matrix of
+    R x C <= MK + KN + MN and R + C <= M + K + N. Twice that, for headroom."""
+    pairs = shape.m * shape.k + shape.k * shape.n + shape.m * shape.n
+    link = 0 if hbm_words is None else 1 + math.ceil(Fraction(1) / Fraction(str(hbm_words)))
+    spans = 2 * pes * (shape.m + shape.k + shape.n)
+    return 2 * (2 * shape.macs + (4 + link) * pairs + spans)
+
+
+def largest_counts(shape: Shape, pes: int, hbm_words: float | None) -> list[tuple[int, str]]:
+    """Bounds on what a systolic run of `shape` counts: its multiply-accumulates, its cycles
+    (`most_cycles`) and its buffer words (at most three per MAC, plus C and the operands once)."""
+    pairs = shape.m * shape.k + shape.k * shape.n + shape.m * shape.n
+    return [
+        (shape.macs, "its multiply-accumulates"),
+        (most_cycles(shape, pes, hbm_words), f"the cycles of a design of up to {pes} PEs"),
+        (3 * shape.macs + pairs, "its buffer words"),
+    ]
 
 
 @dataclass(frozen=True)

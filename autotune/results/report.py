@@ -11,7 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Mapping
 
+import numpy as np
 import pandas as pd
+
+from search_spaces.gemm_list import weight_text
 
 COSTLIEST = 3  # layers named as costing most
 FURTHEST = 3  # layers named as furthest from their bound
@@ -67,44 +70,80 @@ def _pct(value: object) -> str:
 
 
 def _num(value: object, spec: str) -> str:
-    return "-" if value is None or pd.isna(value) else format(float(value), spec)  # type: ignore[arg-type]
+    """A value of the table; a whole count exactly (a float holds 53 bits)."""
+    if value is None or pd.isna(value):  # type: ignore[call-overload]
+        return "-"
+    if spec == ".0f" and isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return str(int(value))
+    return format(float(value), spec)  # type: ignore[arg-type]
+
+
+# The table's columns after the GEMM's name and their least widths; a wider value widens its
+# column, and one space always separates two columns.
+_COLUMNS = (
+    ("shape", 14),
+    ("weight", 7),
+    ("cycles", 10),
+    ("weighted", 12),
+    ("share", 6),
+    ("util", 5),
+    ("bound", 10),
+    ("/bound", 7),
+)
+_CHAPTER = (("chapter", 9), ("vs ch.", 7))
+_ENERGY = (("pJ/MAC", 7),)
+_VERIFIED = (("verified", 8),)
 
 
 def table_lines(frame: pd.DataFrame, columns: Mapping[str, bool]) -> list[str]:
     """One line per GEMM: the report's columns, then the optional ones `columns` turns on
     (chapter: the chapter's best and the gain over it; energy: pJ/MAC)."""
+    heads = (
+        _COLUMNS
+        + (_CHAPTER if columns.get("chapter") else ())
+        + (_ENERGY if columns.get("energy") else ())
+        + _VERIFIED
+    )
+    rows = [(str(r["name"]), _cells(r, columns), _schedule(r)) for _, r in frame.iterrows()]
+    name_width = max([4, *(len(name) for name, _, _ in rows)])
+    widths = [
+        max([least, len(head), *(len(cells[i]) for _, cells, _ in rows)])
+        for i, (head, least) in enumerate(heads)
+    ]
+
+    def line(name: str, cells: list[str], schedule: str) -> str:
+        row = " ".join(cell.rjust(width) for cell, width in zip(cells, widths))
+        return f"{name:<{name_width}}  {row}  {schedule}"
+
+    return [line("gemm", [h for h, _ in heads], "schedule")] + [line(*row) for row in rows]
+
+
+def _cells(r: pd.Series, columns: Mapping[str, bool]) -> list[str]:
     from autotune.results.labels import verified_label
 
-    width = max([4, *(len(str(n)) for n in frame["name"])]) + 1
-    head = (
-        f"{'gemm':<{width}}{'shape':>15}{'weight':>8}{'cycles':>11}{'weighted':>13}{'share':>7}{'util':>6}"
-        f"{'bound':>11}{'/bound':>8}"
-        + (f"{'chapter':>10}{'vs ch.':>8}" if columns.get("chapter") else "")
-        + (f"{'pJ/MAC':>8}" if columns.get("energy") else "")
-        + f"{'verified':>9}  schedule"
-    )
-    lines = [head]
-    for _, r in frame.iterrows():
-        line = (
-            f"{r['name']:<{width}}{r['shape']:>15}{r['weight']:>8g}{_num(r.get('cycles'), '.0f'):>11}"
-            f"{_num(r.get('weighted_cycles'), '.0f'):>13}{_pct(r.get('share')):>7}"
-            f"{_num(r.get('utilisation'), '.0%'):>6}{_num(r.get('bound_cycles'), '.0f'):>11}"
-            f"{_num(r.get('ratio_to_bound'), '.3f'):>8}"
+    cells = [
+        str(r["shape"]),
+        weight_text(float(r["weight"])),
+        _num(r.get("cycles"), ".0f"),
+        _num(r.get("weighted_cycles"), ".0f"),
+        _pct(r.get("share")),
+        _num(r.get("utilisation"), ".0%"),
+        _num(r.get("bound_cycles"), ".0f"),
+        _num(r.get("ratio_to_bound"), ".3f"),
+    ]
+    if columns.get("chapter"):
+        ratio = r.get("ratio_to_chapter_best")
+        gain = (
+            f"{1 / float(ratio):.2f}x" if ratio is not None and pd.notna(ratio) and ratio else "-"
         )
-        if columns.get("chapter"):
-            ratio = r.get("ratio_to_chapter_best")
-            gain = (
-                f"{1 / float(ratio):.2f}x"
-                if ratio is not None and pd.notna(ratio) and ratio
-                else "-"
-            )
-            line += f"{_num(r.get('chapter_best_cycles'), '.0f'):>10}{gain:>8}"
-        if columns.get("energy"):
-            line += f"{_num(r.get('energy_per_mac_pj'), '.4g'):>8}"
-        lines.append(
-            line + f"{verified_label(r):>9}  {r.get('schedule') or 'no feasible schedule'}"
-        )
-    return lines
+        cells += [_num(r.get("chapter_best_cycles"), ".0f"), gain]
+    if columns.get("energy"):
+        cells.append(_num(r.get("energy_per_mac_pj"), ".4g"))
+    return cells + [verified_label(r)]
+
+
+def _schedule(r: pd.Series) -> str:
+    return str(r.get("schedule") or "no feasible schedule")
 
 
 def where_the_time_goes(frame: pd.DataFrame) -> list[str]:
@@ -163,7 +202,7 @@ def format_report(frame: pd.DataFrame, metadata: Mapping[str, object]) -> str:
     area = metadata.get("area_mm2")
     instances = float(frame["weight"].sum()) if len(frame) else 0.0
     lines = [
-        f"workload {metadata.get('workload')!r}: {len(frame)} GEMMs ({instances:g} runs)"
+        f"workload {metadata.get('workload')!r}: {len(frame)} GEMMs ({weight_text(instances)} runs)"
         + (f" on the {metadata['oracle']} oracle" if metadata.get("oracle") else "")
         + f" ({','.join(f'{k}={v}' for k, v in machine.items())})"
         + (f", {float(area):.4f} mm2" if area else "")

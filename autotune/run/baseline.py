@@ -39,7 +39,11 @@ ROW_KEYS: tuple[str, ...] = (
 def sweep_rows(
     shape: Shape, machine: Machine, schedules: Sequence[ChapterSchedule], verify: bool = True
 ) -> list[dict[str, object]]:
-    """One row per schedule: its counts and timing, or fits=False when it needs too many slots."""
+    """One row per schedule: its counts and timing, or fits=False when it needs too many slots;
+    SizeError for a shape whose counts could pass 64 bits."""
+    from autotune.oracles.ga1 import ORACLE as GA1
+
+    GA1.check_size(shape, machine)
     rows: list[dict[str, object]] = []
     for schedule in schedules:
         block = schedule.block(shape, machine)
@@ -115,7 +119,7 @@ def format_table(shape: Shape, machine: Machine, rows: Sequence[dict[str, object
     lines = [
         f"{shape} product; scratchpad of {machine.slots} tile slots ({machine.scratchpad_words} words); "
         f"matrix unit alone needs {bounds.compute} cycles, DMA alone (each tile moved once) {bounds.dma} cycles",
-        f"{'schedule':<35}{'tiles moved':>11}{'cycles':>9}{'MXU util':>10}{'DMA busy':>10}{'vs best':>9}  model, 2 buf",
+        f"{'schedule':<35}{'tiles moved':>11} {'cycles':>8} {'MXU util':>9} {'DMA busy':>9} {'vs best':>8}  model, 2 buf",
     ]
     for row in rows:
         label = str(row["schedule"])
@@ -123,8 +127,8 @@ def format_table(shape: Shape, machine: Machine, rows: Sequence[dict[str, object
             lines.append(f"{label:<35}  does not fit (needs {row['slots_needed']} slots)")
             continue
         text = (
-            f"{label:<35}{row['tiles_moved']:>11}{row['cycles']:>9}{row['mxu_util']:>10.0%}"
-            f"{row['dma_busy']:>10.0%}{row['vs_best']:>8.2f}x"
+            f"{label:<35}{row['tiles_moved']:>11} {row['cycles']:>8} {row['mxu_util']:>9.0%}"
+            f" {row['dma_busy']:>9.0%} {row['vs_best']:>7.2f}x"  # one space apart, whatever the width
         )
         if row["model_cycles"] is not None:
             text += f"  {row['model_cycles']:>7} ({row['model_ratio']:.2f})"

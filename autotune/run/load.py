@@ -21,7 +21,7 @@ from autotune.results.readback import Loaded
 from autotune.run.pipeline import StudyOutcome, finish, summarise, verify_top_default
 from autotune.run.plan import RunPlan
 from autotune.storage import finished_count, local_storage, local_storages, read_studies, read_study
-from autotune.storage.names import name_problem, shown
+from autotune.storage.names import member_prefix, name_problem, shown
 
 
 def load(path_or_study: str, results: Path = Path("results"), storage: str | None = None) -> Loaded:
@@ -198,7 +198,7 @@ def _gemm_studies(
     urls = (
         [storage]
         if storage
-        else [u for u in local_storages(root) if _folder_of(u).startswith(f"{run}-")]
+        else [u for u in local_storages(root) if _folder_of(u).startswith(member_prefix(run))]
     )
     studies: dict[str, tuple[optuna.Study, str]] = {}
     spec = None
@@ -208,7 +208,10 @@ def _gemm_studies(
         except AutotuneError:
             continue
         for study in held:
-            if not study.study_name.startswith(f"{run}-") or record.study_plan(study) is None:
+            if (
+                not study.study_name.startswith(member_prefix(run))
+                or record.study_plan(study) is None
+            ):
                 continue
             plan = RunPlan.from_json(record.study_plan(study))  # type: ignore[arg-type]
             gemm = record.study_gemm(study)

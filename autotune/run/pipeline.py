@@ -56,6 +56,7 @@ from autotune.storage import (
 )
 from autotune.storage.locations import finished_trials
 from autotune.storage.names import check_name, study_folder
+from search_spaces.gemm_list import weight_text
 from simcore.shape import Shape, parse_shape
 
 # --- open, check and seed ----------------------------------------------------------------------
@@ -271,7 +272,7 @@ def _run_job(
         if done >= trials:
             if log:
                 log(
-                    f"reusing {job.gemm.label if job.gemm else job.settings.name}: study {job.settings.name!r} "
+                    f"reusing {_label(job)}: study {job.settings.name!r} "
                     f"holds {done} finished trials"
                 )
             return
@@ -283,7 +284,12 @@ def _run_job(
     seed_study(job.shared, job.study, job.search, replace(options, starts=job.starts), transfers)
     target = job.shared.begin(job.study, trials)
     if log:
-        log(
-            f"tuning {job.gemm.label if job.gemm else job.settings.name}: {trials} trials in study {job.settings.name!r}"
-        )
+        log(f"tuning {_label(job)}: {trials} trials in study {job.settings.name!r}")
     optimise(job.settings, job.search, job.shared, job.study, target, options)
+
+
+def _label(job: Job) -> str:
+    """What a log line calls the job: its GEMM with shape and weight, or its study."""
+    if job.gemm is None:
+        return job.settings.name
+    return f"{job.gemm.name} ({job.gemm.shape} x{weight_text(job.gemm.weight)})"

@@ -16,6 +16,7 @@ from typing import Any
 from autotune import oracles
 from autotune.errors import PlanError
 from autotune.oracles import Oracle
+from autotune.run.sizes import check_sizes
 from autotune.search.codesign import OBJECTIVES as CODESIGN_OBJECTIVES
 from autotune.search.codesign import Codesign
 from autotune.search.problem import DIRECTIONS, Problem, Search
@@ -167,6 +168,7 @@ class RunPlan:
                 oracle.check_machine(self.machine)
             except ValueError as exc:
                 raise PlanError(str(exc), setting="machine") from None
+        check_sizes(self, oracle)  # every count fits 64 bits on every machine tried
 
     def _validate_budgets(self, oracle: Oracle) -> None:
         """A budget is positive and for a search that varies what it limits, on an oracle that
@@ -293,14 +295,16 @@ class RunPlan:
 
     def run_name(self, given: str | None) -> str:
         """The run's name: the study (one product, co-design) or the workload's results folder."""
+        from autotune.storage.names import automatic_name  # the storage package loads Optuna
+
         if given:
             return given
         if self.single:
-            return self._single_name()
+            return automatic_name(self._single_name())
         extra = self.identity(None) if self.codesign else {}
         digest = _digest({"machine": self.machine.key(), "spaces": self.spaces, **extra})
         name = f"{self.the_oracle().workload_prefix(self.workload.name, self.machine)}-{digest}"
-        return name.replace("workload-", "codesign-", 1) if self.codesign else name
+        return automatic_name(name.replace("workload-", "codesign-", 1) if self.codesign else name)
 
     def _single_name(self) -> str:
         oracle, gemm = self.the_oracle(), self.workload.gemms[0]
@@ -326,7 +330,9 @@ class RunPlan:
         return oracle.study_prefix(gemm.shape, self.machine) + suffix
 
     def study_name(self, run_name: str, gemm: Gemm | None) -> str:
-        return run_name if self.single or gemm is None else f"{run_name}-{gemm.name}"
+        from autotune.storage.names import member_name
+
+        return run_name if self.single or gemm is None else member_name(run_name, gemm.name)
 
     def costing_metadata(self) -> dict[str, object]:
         """What a result's energy and area were costed with (written beside it): the table's

@@ -15,7 +15,13 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from autotune import oracles
 from autotune.errors import PlanError
-from search_spaces.workload import DynamicShapeError, Workload, WorkloadError, load_workload
+from search_spaces.workload import (
+    DynamicShapeError,
+    Workload,
+    WorkloadError,
+    bundled_workloads,
+    load_workload,
+)
 from simcore.shape import Shape, ShapeError, parse_shape
 
 if TYPE_CHECKING:
@@ -81,6 +87,10 @@ def plan_of(
     if shape is not None and workload is not None:
         raise PlanError("give a shape or a workload, not both", setting="workload")
     if shape is not None:
+        if input_shapes:
+            raise PlanError(
+                "input_shapes apply to an ONNX workload, not to a shape", setting="input_shapes"
+            )
         return RunPlan.of_shape(_shape(shape), the_machine, **settings)
     return RunPlan(_workload(workload, input_shapes), the_machine, False, **settings)
 
@@ -166,11 +176,24 @@ def _workload(
         return workload
     shapes = {name: tuple(int(d) for d in dims) for name, dims in (input_shapes or {}).items()}
     try:
-        return load_workload(str(workload), shapes or None)
+        return load_workload(workload_source(str(workload)), shapes or None)
     except DynamicShapeError as exc:
         raise PlanError(str(exc), setting="input_shapes") from None
     except WorkloadError as exc:
         raise PlanError(str(exc)) from None  # the message names the workload file
+
+
+def workload_source(path: str | Path) -> str | Path:
+    """`path` as load_workload reads it. A folder is never a workload file: a bare name that
+    is a folder here and a bundled network's name is that network; any other folder is refused
+    (WorkloadError)."""
+    if not Path(path).is_dir():
+        return path
+    bundled = bundled_workloads()
+    text = str(path)
+    if "/" not in text and os.sep not in text and text in bundled:
+        return bundled[text]
+    raise WorkloadError(f"workload {text} is a directory, not a workload file")
 
 
 def _spaces(spaces: str | Sequence[str] | None) -> str:

@@ -5,23 +5,35 @@ The one rule for a name (a study's, a run's): a single path component of printab
 never empty, never starting with `.` (so never `.` or `..`, and never a hidden folder that
 `studies` would not list), no `/` or `\\`, no space at either end, at most 255 bytes in UTF-8
 (a folder name's limit). Every place where a name becomes a path goes through `study_folder`;
-a name that breaks the rule is refused in one line before anything is written."""
+a name that breaks the rule is refused in one line before anything is written. A name autotune
+makes up that would be too long is cut and ends in a digest of the whole (`automatic_name`,
+`member_name`): still distinct, and the same on every run."""
 
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 from pathlib import Path
 
 from autotune.errors import AutotuneError, StudyError
 
 NAME_MAX_BYTES = 255
+DIGEST_CHARS = 8  # of an automatic name cut to fit
 
 
 def name_problem(name: object) -> str | None:
     """Why `name` is not a study name, or None when it is one."""
     if not isinstance(name, str):
         return f"is a {type(name).__name__}, not text"
+    problem = _form_problem(name)
+    if problem is None and _size(name) > NAME_MAX_BYTES:
+        return f"is longer than {NAME_MAX_BYTES} bytes"
+    return problem
+
+
+def _form_problem(name: str) -> str | None:
+    """What besides its length keeps `name` from being a study name."""
     if name == "":
         return "is empty"
     if "/" in name or "\\" in name:
@@ -32,9 +44,54 @@ def name_problem(name: object) -> str | None:
         return "holds a control or non-printable character"
     if name != name.strip():
         return "starts or ends with a space"
-    if len(name.encode("utf-8", "surrogatepass")) > NAME_MAX_BYTES:
-        return f"is longer than {NAME_MAX_BYTES} bytes"
     return None
+
+
+def automatic_name(text: str) -> str:
+    """`text` cut to NAME_MAX_BYTES the same way every time: past the limit it ends in a digest
+    of the whole text, so distinct texts keep distinct names and a rerun finds its study. What
+    else makes a name invalid (a control character, say) is left for `check_name` to refuse."""
+    if _size(text) <= NAME_MAX_BYTES or _form_problem(text) is not None:
+        return text
+    return _fitted(text, text, NAME_MAX_BYTES)
+
+
+def member_name(run: str, part: str) -> str:
+    """The name of `part` (a workload's GEMM) of run `run`: `run-part`, the part cut and ending
+    in a digest when that is too long; it starts with `member_prefix(run)`."""
+    full = f"{run}-{part}"
+    if _size(full) <= NAME_MAX_BYTES or _form_problem(full) is not None:
+        return full
+    room = NAME_MAX_BYTES - _size(run) - 2 - DIGEST_CHARS
+    if room >= 1:
+        return f"{run}-{_fitted(part, full, room + 1 + DIGEST_CHARS)}"
+    return _fitted(full, full, NAME_MAX_BYTES)
+
+
+def member_prefix(run: str) -> str:
+    """What every `member_name(run, ...)` starts with."""
+    return _cut(f"{run}-", NAME_MAX_BYTES - 1 - DIGEST_CHARS)
+
+
+def _fitted(name: str, whole: str, limit: int) -> str:
+    """`name` cut so that, with '-' and a digest of `whole` after it, it fits `limit` bytes."""
+    digest = hashlib.sha1(whole.encode("utf-8", "surrogatepass")).hexdigest()[:DIGEST_CHARS]
+    return f"{_cut(name, limit - 1 - DIGEST_CHARS)}-{digest}"
+
+
+def _cut(text: str, limit: int) -> str:
+    """The longest start of `text` of at most `limit` bytes in UTF-8."""
+    kept, size = [], 0
+    for char in text:
+        size += _size(char)
+        if size > limit:
+            break
+        kept.append(char)
+    return "".join(kept)
+
+
+def _size(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
 
 
 def check_name(name: object, what: str = "study", setting: str | None = "study") -> str:

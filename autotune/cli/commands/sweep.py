@@ -263,9 +263,9 @@ def format_sweep(
     labels = [str(r["schedule"]) for r in groups[0][1] if r["schedule"] != "tuned"]
     short = [lab.split(" (")[0].split(",")[0].replace("blocked ", "") for lab in labels]
     head = "".join(f"{SHORT.get(k, k):>12}" for k, _ in grid) + f"{'dma cyc/tile':>13}"
-    head += "".join(f"{name + ' cycles':>15}{'util':>6}" for name in short)
+    head += "".join(f" {name + ' cycles':>14} {'util':>5}" for name in short)
     head += f"{short[0] + '/best':>11}" if len(short) > 1 else ""
-    head += f"{'tuned':>9}{'util':>6}{'tuned/best':>11}" if tuned else ""
+    head += f" {'tuned':>8} {'util':>5} {'tuned/best':>10}" if tuned else ""
     lines = [
         f"{shape}, double-buffered schedules on {groups[0][0].slots} slots; util = matrix-unit utilization",
         head,
@@ -275,7 +275,9 @@ def format_sweep(
         hand = [r for r in rows if r["schedule"] != "tuned"]
         for r in hand:
             line += (
-                f"{r['cycles']:>15}{r['mxu_util']:>6.0%}" if r["fits"] else f"{'no fit':>15}{'':>6}"
+                f" {r['cycles']:>14} {r['mxu_util']:>5.0%}"
+                if r["fits"]
+                else f" {'no fit':>14}{'':>6}"
             )
         fitted = [int(r["cycles"]) for r in hand if r["fits"]]
         if len(hand) > 1 and hand[0]["fits"] and len(fitted) > 1:
@@ -284,6 +286,6 @@ def format_sweep(
             line += f"{'-':>11}"
         if tuned:
             t = rows[-1]
-            line += f"{t['cycles']:>9}{t['mxu_util']:>6.0%}{t['vs_best']:>10.3f}x"
+            line += f" {t['cycles']:>8} {t['mxu_util']:>5.0%} {t['vs_best']:>9.3f}x"
         lines.append(line)
     return "\n".join(lines)

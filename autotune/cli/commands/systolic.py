@@ -19,7 +19,7 @@ from autotune.cli.args import shape_arg
 from autotune.cli.errors import UsageError
 from autotune.cli.strict import strict_float
 from autotune.cli.systolic_mapping import array_arg, chosen_mapping
-from autotune.cli.workloads import add_input_shape
+from autotune.cli.workloads import add_input_shape, check_input_shape
 from simcore.shape import Shape
 from simcore.systolic.model import (
     DATAFLOWS,
@@ -264,11 +264,11 @@ def format_text(out: dict[str, object]) -> str:
         f"{out['shape']} on a {out['array']} array ({out['pes']} PEs, {hbm})",
         f"assumptions ({a['preset']}): shadow registers {'on' if a['shadow'] else 'off'}, edge tiles "  # type: ignore[index]
         f"{a['edges']}, os drain {a['drain']}, folds {a['folds']}",  # type: ignore[index]
-        f"{'':24}" + "".join(f"{d:>16}" for d in runs),
+        f"{'':24}" + "".join(f" {d:>15}" for d in runs),
     ]
 
     def row(label: str, values: list[str]) -> None:
-        lines.append(f"{label:24}" + "".join(f"{v:>16}" for v in values))
+        lines.append(f"{label:24}" + "".join(f" {v:>15}" for v in values))  # always apart
 
     order = list(runs.values())
     row(
@@ -304,6 +304,14 @@ def format_text(out: dict[str, object]) -> str:
     return "\n".join(lines)
 
 
+def check_design_size(shape: Shape, array: SystolicArray, hbm: HbmLink) -> None:
+    """SizeError for a shape whose cycles or words on this array could pass 64 bits."""
+    from autotune.oracles.base import check_counts
+    from autotune.oracles.systolic import largest_counts
+
+    check_counts(shape, largest_counts(shape, array.pes, hbm.hbm_words_per_cycle))
+
+
 def run(args: argparse.Namespace) -> int:
     rows, cols = array_arg(args.array, "--array")
     array = SystolicArray(rows, cols)
@@ -314,7 +322,9 @@ def run(args: argparse.Namespace) -> int:
         return run_workload(args, SystolicDesign(array, "ws", None, _assumptions(args), hbm))
     if args.shape is None:
         raise UsageError("give --shape MxKxN (one GEMM) or --workload FILE (its GEMMs)")
+    check_input_shape(args.input_shape, args.workload)
     shape = shape_arg(args.shape)
+    check_design_size(shape, array, hbm)
     check = args.check or shape.m * shape.k * shape.n <= AUTO_CHECK_MACS
     out = report(args, shape, array, _assumptions(args), hbm, check)
     print(json.dumps(out) if args.json else format_text(out))

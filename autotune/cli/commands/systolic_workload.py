@@ -16,10 +16,12 @@ import dataclasses
 import json
 from typing import Any
 
+from autotune.cli.commands.systolic import check_design_size
 from autotune.cli.errors import UsageError
 from autotune.cli.systolic_mapping import chosen_mapping
 from autotune.cli.workloads import load
-from search_spaces.gemm_list import totals
+from autotune.errors import SizeError
+from search_spaces.gemm_list import totals, weight_text
 from search_spaces.workload import Gemm, Workload
 from simcore.systolic.closed_form import cycles
 from simcore.systolic.model import DATAFLOWS, SystolicArray, SystolicDesign, design_traffic
@@ -113,7 +115,7 @@ def format_text(objects: list[dict[str, Any]]) -> str:
         reads = f"{row['a_reads']:>13,} {row['b_reads']:>13,} {writes:>12,}"
         if row.get("total"):
             lines.append(
-                f"{'total (weighted)':52} {row['gemms']:>7g} {row['cycles']:>12,} "
+                f"{'total (weighted)':52} {weight_text(row['gemms']):>7} {row['cycles']:>12,} "
                 f"{row['mac_utilization']:>6.1%} {reads}"
             )
             lines.append("")
@@ -122,7 +124,7 @@ def format_text(objects: list[dict[str, Any]]) -> str:
             lines += [f"dataflow {row['dataflow']}", header]
         lines.append(
             f"{row['name'][:28]:28} {row['m']:>7} {row['k']:>7} {row['n']:>7} "
-            f"{row['weight']:>7g} {row['cycles']:>12,} {row['mac_utilization']:>6.1%} "
+            f"{weight_text(row['weight']):>7} {row['cycles']:>12,} {row['mac_utilization']:>6.1%} "
             f"{reads}"
         )
     return "\n".join(lines).rstrip()
@@ -136,6 +138,11 @@ def run_workload(args: argparse.Namespace, base: SystolicDesign) -> int:
             "--check runs one GEMM (--shape); with --workload the closed form is reported"
         )
     workload = load(args.workload, args.input_shape)
+    for gemm in workload.gemms:
+        try:
+            check_design_size(gemm.shape, base.array, base.hbm)
+        except SizeError as exc:
+            raise UsageError(f"--workload: GEMM {gemm.name!r}: {exc}") from None
     objects = report(args, workload, base)
     if args.json:
         for obj in objects:

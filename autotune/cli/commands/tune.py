@@ -20,7 +20,7 @@ from autotune.cli.args import (
 )
 from autotune.cli.errors import UsageError
 from autotune.cli.limits import add_limits, check_work, full_limit
-from autotune.cli.workloads import add_input_shape, load
+from autotune.cli.workloads import add_input_shape, check_input_shape, load
 from autotune.run.settings import DEFAULT_TRIALS, SHORT_TRIALS, options_of, plan_of
 from autotune.search.sampling import DEFAULT_SAMPLER, SAMPLERS
 from autotune.search.sampling import HELP as SAMPLER_HELP
@@ -235,6 +235,7 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
     the pipeline validates it."""
     if args.shape is None and args.workload is None:
         raise UsageError("give --shape MxKxN (one product) or --workload FILE (several)")
+    check_input_shape(args.input_shape, args.workload)
     shape = shape_arg(args.shape) if args.shape is not None else None  # before the oracle loads
     oracle = oracles.get(oracle_name(args))
     machine_pes = "pe_budget" in oracle.default_machine().as_dict()

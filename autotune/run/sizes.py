@@ -1,0 +1,46 @@
+"""The plan's size check: every GEMM's counts (cycles, multiply-accumulates, words) must fit a
+64-bit integer on every machine the plan may try, or the run is refused before any trial."""
+
+from __future__ import annotations
+
+import itertools
+from typing import TYPE_CHECKING, Any
+
+from autotune.errors import SizeError
+from search_spaces.domains import IntRange
+
+if TYPE_CHECKING:
+    from autotune.oracles import Oracle
+    from autotune.run.plan import RunPlan
+
+
+def check_sizes(plan: RunPlan, oracle: Oracle) -> None:
+    """SizeError, naming the GEMM of a workload, for the first shape too large to count."""
+    machines = bounding_machines(plan)
+    for gemm in plan.workload.gemms:
+        for machine in machines:
+            try:
+                oracle.check_size(gemm.shape, machine)
+            except SizeError as exc:
+                if plan.single:
+                    raise
+                raise SizeError(f"GEMM {gemm.name!r}: {exc}", setting="workload") from None
+
+
+def bounding_machines(plan: RunPlan) -> list[Any]:
+    """The base machine, or with a machine search every corner of its ranges: the counts grow
+    with each parameter one way, so the corners bound every machine in between."""
+    space = plan.machine_space()
+    if space is None:
+        return [plan.machine]
+    ends: list[tuple[str, list[int]]] = []
+    for name, domain in space.ranges:
+        values = [domain.low, domain.high] if isinstance(domain, IntRange) else domain.options
+        ends.append((name, sorted({min(int(v) for v in values), max(int(v) for v in values)})))
+    found = []
+    for values in itertools.product(*(options for _, options in ends)):
+        try:
+            found.append(plan.machine.replace(**dict(zip((n for n, _ in ends), values))))
+        except ValueError:  # not a machine at all: the search refuses it elsewhere
+            continue
+    return found or [plan.machine]
