@@ -14,17 +14,23 @@ TOML (Python 3.11's tomllib; on 3.10 the `tomli` package if installed):
 
 CSV (any Python): a header `name,shape,weight`, then one GEMM per line; `#` starts a comment.
 A .csv whose header is a SCALE-Sim topology's is read as one (formats/scalesim.py).
+
+Every reader's workload passes `validate_workload`: at least one GEMM, names that are safe parts
+of a file name (at most MAX_NAME characters) and unique, dimensions within int64 (MAX_DIM) and
+weights within MAX_WEIGHT. Names written by a user are refused when too long; the importers
+shorten the layer names they derive instead (formats/layers.py).
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import math
 import re
 from pathlib import Path
 
 from search_spaces.gemm import DynamicShapeError, Gemm, Workload, WorkloadError  # noqa: F401 - also here
-from simcore.shape import ShapeError, parse_shape
+from simcore.shape import COUNT_LIMIT, parse_shape
 
 FORMATS: tuple[str, ...] = (".toml", ".csv", ".onnx")
 CSV_HEADER: tuple[str, ...] = ("name", "shape", "weight")
@@ -35,6 +41,8 @@ MAX_WEIGHT = 1e9
 _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?", re.ASCII)
 MAX_NAME = 128  # a GEMM name becomes part of a study folder's name (at most 255 bytes)
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # becomes part of a study name and a file path
+# No dimension past int64: the simulators hold sizes in int64 arrays and totals in floats.
+MAX_DIM = COUNT_LIMIT
 
 
 def bundled_workloads() -> dict[str, Path]:
@@ -94,17 +102,63 @@ def load_workload(
 
 def build_workload(name: str, entries: list[dict[str, object]], source: str) -> Workload:
     """Validate raw entries (dicts with name, shape, weight) and build the workload."""
-    if not entries:
+    gemms = tuple(
+        _gemm(entry, f"{source}, GEMM {index}") for index, entry in enumerate(entries, start=1)
+    )
+    return validate_workload(Workload(name, gemms), source)
+
+
+def validate_workload(workload: Workload, source: str) -> Workload:
+    """The checks every format's GEMMs pass, whichever reader built them; WorkloadError with a
+    one-line reason."""
+    if not workload.gemms:
         raise WorkloadError(f"workload {source} is empty: it needs at least one GEMM")
-    gemms: list[Gemm] = []
-    for index, entry in enumerate(entries, start=1):
-        gemms.append(_gemm(entry, f"{source}, GEMM {index}"))
     seen: set[str] = set()
-    for gemm in gemms:
+    for index, gemm in enumerate(workload.gemms, start=1):
+        where = f"{source}, GEMM {index}"
+        check_name(gemm.name, where)
+        for axis, size in zip("MKN", (gemm.shape.m, gemm.shape.k, gemm.shape.n)):
+            check_size(size, f"dimension {axis}", f"{where} ({gemm.name})")
+        check_weight(gemm.weight, f"{where} ({gemm.name})")
         if gemm.name in seen:
             raise WorkloadError(f"workload {source}: GEMM name {gemm.name!r} appears twice")
         seen.add(gemm.name)
-    return Workload(name, tuple(gemms))
+    return workload
+
+
+def check_name(name: object, where: str) -> str:
+    """A GEMM name: a string of safe file-name characters, at most MAX_NAME long."""
+    if not isinstance(name, str):
+        raise WorkloadError(f"{where}: name must be a string, got {name!r}")
+    if not _NAME.fullmatch(name):  # match() lets '$' pass a trailing newline
+        raise WorkloadError(f"{where}: name {name!r} must be letters, digits, '_', '-' or '.'")
+    if len(name) > MAX_NAME:  # it becomes part of a study's folder name
+        raise WorkloadError(f"{where}: name {name[:20]!r}... is longer than {MAX_NAME} characters")
+    return name
+
+
+def check_size(value: int, what: str, where: str) -> int:
+    """A size within int64 (MAX_DIM)."""
+    if value > MAX_DIM:
+        raise WorkloadError(f"{where}: {what} {brief(value)} is too large (at most {MAX_DIM})")
+    return value
+
+
+def brief(value: int | float) -> str:
+    """A number for a one-line message; a huge integer as its first digits and its length (it
+    has no float, and str() of more than 4300 digits raises)."""
+    if not isinstance(value, int):
+        return f"{value:g}"
+    size = abs(value)
+    if size.bit_length() <= 100:
+        return str(value)
+    digits = int(math.log10(size)) + 1
+    while 10 ** (digits - 1) > size:  # log10 of a huge int can be off by one
+        digits -= 1
+    while 10**digits <= size:
+        digits += 1
+    lead = size // 10 ** (digits - 6)
+    return f"{'-' if value < 0 else ''}{lead}... ({digits} digits)"
 
 
 def _gemm(entry: dict[str, object], where: str) -> Gemm:
@@ -117,16 +171,13 @@ def _gemm(entry: dict[str, object], where: str) -> Gemm:
     missing = [k for k in CSV_HEADER if entry.get(k) in (None, "")]
     if missing:
         raise WorkloadError(f"{where}: missing {', '.join(missing)}")
-    name = str(entry["name"]).strip()
-    if not _NAME.match(name):
-        raise WorkloadError(f"{where}: name {name!r} must be letters, digits, '_', '-' or '.'")
-    if len(name) > MAX_NAME:  # it becomes part of a study's folder name
-        raise WorkloadError(f"{where}: name {name[:20]!r}... is longer than {MAX_NAME} characters")
+    raw_name = entry["name"]
+    name = check_name(raw_name.strip() if isinstance(raw_name, str) else raw_name, where)
     try:
         shape = parse_shape(str(entry["shape"]))
-    except ShapeError as exc:
+    except ValueError as exc:  # ShapeError, or int()'s limit on very long digit strings
         raise WorkloadError(f"{where} ({name}): {exc}") from None
-    weight = _weight(entry["weight"], f"{where} ({name})")
+    weight = check_weight(entry["weight"], f"{where} ({name})")
     source = entry.get("source", "")
     layers = entry.get("layers", [])
     if not isinstance(source, str):
@@ -136,7 +187,8 @@ def _gemm(entry: dict[str, object], where: str) -> Gemm:
     return Gemm(name, shape, weight, source, tuple(layers))
 
 
-def _weight(raw: object, where: str) -> float:
+def check_weight(raw: object, where: str) -> float:
+    """A weight as a float: a positive finite number, at most MAX_WEIGHT."""
     if isinstance(raw, bool):
         raise WorkloadError(f"{where}: weight must be a positive number, got {raw!r}")
     if isinstance(raw, str):
@@ -148,11 +200,11 @@ def _weight(raw: object, where: str) -> float:
     if not isinstance(raw, (int, float)) or raw != raw or raw in (float("inf"), float("-inf")):
         raise WorkloadError(f"{where}: weight must be a positive number, got {raw!r}")
     if raw <= 0:
-        raise WorkloadError(f"{where}: weight must be positive, got {raw:g}")
+        raise WorkloadError(f"{where}: weight must be positive, got {brief(raw)}")
     if raw > MAX_WEIGHT:
         raise WorkloadError(
-            f"{where}: weight {raw:g} is too large (at most {MAX_WEIGHT:g} occurrences per step, so that "
-            f"weighted cycles stay finite)"
+            f"{where}: weight {brief(raw)} is too large (at most {MAX_WEIGHT:g} occurrences per step, "
+            f"so that weighted cycles stay finite)"
         )
     return float(raw)
 

@@ -15,7 +15,7 @@ INPUT_SHAPE_HELP = (
     "an ONNX input's shape, NAME=1x3x224x224 (repeatable): needed for inputs with "
     "dynamic dimensions"
 )
-_INPUT_SHAPE = re.compile(r"^(?P<name>.+)=(?P<dims>\d+(?:[xX]\d+)*)$")
+_INPUT_SHAPE = re.compile(r"^(?P<name>.+)=(?P<dims>[0-9]+(?:[xX][0-9]+)*)$")  # ASCII digits only
 
 
 def add_input_shape(parser: argparse.ArgumentParser) -> None:

@@ -1,13 +1,22 @@
 """What the readers share: one matrix product found in a model (`LayerGemm`), the merge of
-same-shape products into one weighted `Gemm`, safe GEMM names, and the one-line op summary."""
+same-shape products into one weighted `Gemm`, safe GEMM names, and the one-line op summary.
+
+A GEMM's name comes from its first layer's name: characters other than letters, digits, '_',
+'.' and '-' become '_'. Exporters write layer names of hundreds of characters, so a name longer
+than MAX_NAME is shortened, not refused: its first MAX_NAME - 9 characters, '-', and the first 8
+hex digits of the SHA-256 of the whole name. The same layer name always gives the same GEMM name,
+and two long names that share their beginning still give different ones.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import Counter
 from dataclasses import dataclass
 
 from search_spaces.gemm import Gemm, WorkloadError
+from search_spaces.workload import MAX_NAME, check_weight
 from simcore.shape import Shape, ShapeError
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -31,6 +40,14 @@ def safe_name(text: str, fallback: str) -> str:
     return name if name else fallback
 
 
+def short_name(name: str) -> str:
+    """`name` if it fits MAX_NAME, else its beginning and a digest of the whole (module doc)."""
+    if len(name) <= MAX_NAME:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+    return f"{name[: MAX_NAME - 9]}-{digest}"
+
+
 def merge(found: list[LayerGemm], where: str) -> tuple[Gemm, ...]:
     """Same-shape products as one GEMM each, in order of first appearance: the weights summed,
     every layer's name kept, named after the first layer."""
@@ -44,16 +61,21 @@ def merge(found: list[LayerGemm], where: str) -> tuple[Gemm, ...]:
             shape = Shape(m, k, n)
         except ShapeError as exc:
             raise WorkloadError(f"{where}, layer {items[0].layer}: {exc}") from None
-        name = safe_name(items[0].layer, f"gemm{index}")
-        while name in taken:
-            name = f"{name}_{index}"
+        full = safe_name(items[0].layer, f"gemm{index}")
+        while short_name(full) in taken:
+            full = f"{full}_{index}"
+        name = short_name(full)
         taken.add(name)
         sources = tuple(dict.fromkeys(item.source for item in items))
+        # the sum is checked as an integer: a huge one has no float
+        weight = check_weight(
+            sum(item.weight for item in items), f"{where}, layer {items[0].layer}"
+        )
         gemms.append(
             Gemm(
                 name,
                 shape,
-                float(sum(item.weight for item in items)),
+                weight,
                 "+".join(sources),
                 tuple(item.layer for item in items),
             )

@@ -4,6 +4,10 @@ The model is read with `onnx.load(path, load_external_data=False)`: only shapes 
 model whose weights live in a missing external file still imports. `onnx.shape_inference`
 (with data propagation, so shape arithmetic such as Shape -> Reshape resolves) gives every
 tensor's shape. A model input with a dynamic dimension needs its shape given (`input_shapes`).
+An initializer is its input's value: when a graph input of the same name (IR < 4 exports) has
+a symbolic shape, the initializer's dims replace it. Weights stored as sparse initializers take
+their sparse tensor's dims. A product with a zero-size operand (no multiply-accumulates) is an
+error, as is an attribute the operator definition does not allow.
 
 Lowered (formats/onnx_ops.py): MatMul, MatMulInteger, QLinearMatMul, Gemm, Conv, ConvInteger,
 QLinearConv, and Einsum's matrix-product forms. Other ops of the ONNX domain are summarised in
@@ -22,6 +26,7 @@ from typing import Any
 from search_spaces.formats import onnx_ops
 from search_spaces.formats.layers import LayerGemm, count_line, merge
 from search_spaces.gemm import DynamicShapeError, Workload, WorkloadError
+from search_spaces.workload import MAX_DIM, brief, validate_workload
 
 # op -> positions of the two operands among the node's inputs
 MATMULS: dict[str, tuple[int, int]] = {
@@ -84,8 +89,51 @@ def _check_versions(onnx: Any, model: Any, path: Path) -> None:
         )
 
 
+def _densify_sparse(onnx: Any, graph: Any) -> None:
+    """Sparse initializers as dense ones of the same dims and no data: shape inference does
+    not give a sparse tensor's consumers a shape, and only the shape is read."""
+    for sparse in graph.sparse_initializer:
+        graph.initializer.append(
+            onnx.TensorProto(
+                name=sparse.values.name,
+                data_type=sparse.values.data_type,
+                dims=list(sparse.dims),
+                data_location=onnx.TensorProto.EXTERNAL,
+            )
+        )
+    del graph.sparse_initializer[:]
+
+
+def _declare_initializers(graph: Any) -> None:
+    """A graph input that is also an initializer takes the initializer's dims when its own
+    shape is missing or not fixed: the initializer is its value."""
+    dims_of = {init.name: list(init.dims) for init in graph.initializer}
+    for value in graph.input:
+        if value.name not in dims_of or not value.type.HasField("tensor_type"):
+            continue
+        shape = value.type.tensor_type.shape
+        fixed = value.type.tensor_type.HasField("shape") and all(
+            d.HasField("dim_value") and d.dim_value >= 0 for d in shape.dim
+        )
+        if not fixed:
+            del shape.dim[:]
+            for size in dims_of[value.name]:
+                shape.dim.add().dim_value = size
+
+
+def _check_given(given: dict[str, tuple[int, ...]], path: Path) -> None:
+    for name, shape in given.items():
+        for size in shape:
+            if not 1 <= size <= MAX_DIM:
+                raise WorkloadError(
+                    f"ONNX model {path}: input '{name}': a given dimension must be from 1 to "
+                    f"{MAX_DIM} (int64), got {brief(size)}"
+                )
+
+
 def _fix_inputs(graph: Any, given: dict[str, tuple[int, ...]], path: Path) -> None:
     """Set the given input shapes; a dynamic dimension left is an error naming it."""
+    _check_given(given, path)
     weights = {init.name for init in graph.initializer}
     inputs = [i for i in graph.input if i.name not in weights]
     names = {i.name for i in inputs}
@@ -116,19 +164,25 @@ def _fix_inputs(graph: Any, given: dict[str, tuple[int, ...]], path: Path) -> No
             for size in shape:
                 dims.add().dim_value = size
             continue
-        for index, dim in enumerate(dims):
-            if not dim.HasField("dim_value") or dim.dim_value <= 0:
-                label = f" ({dim.dim_param!r})" if dim.dim_param else ""
-                known = tuple(
-                    d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None
-                    for d in dims
-                )
-                raise DynamicShapeError(
-                    f"ONNX model {path}: input '{value.name}' has a dynamic dimension "
-                    f"{index}{label}; its shape must be given",
-                    value.name,
-                    known,
-                )
+        _check_fixed(value, path)
+
+
+def _check_fixed(value: Any, path: Path) -> None:
+    """DynamicShapeError naming an input's first dimension that is not fixed (a zero-size one is
+    fixed: the products that read it refuse it)."""
+    dims = value.type.tensor_type.shape.dim
+    for index, dim in enumerate(dims):
+        if not dim.HasField("dim_value") or dim.dim_value < 0:
+            label = f" ({dim.dim_param!r})" if dim.dim_param else ""
+            known = tuple(
+                d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None for d in dims
+            )
+            raise DynamicShapeError(
+                f"ONNX model {path}: input '{value.name}' has a dynamic dimension "
+                f"{index}{label}; its shape must be given",
+                value.name,
+                known,
+            )
 
 
 def _infer(onnx: Any, model: Any, path: Path) -> Any:
@@ -143,7 +197,7 @@ def _infer(onnx: Any, model: Any, path: Path) -> Any:
 
 
 def _shapes(graph: Any) -> Shapes:
-    shapes: Shapes = {init.name: tuple(int(d) for d in init.dims) for init in graph.initializer}
+    shapes: Shapes = {}
     for value in (*graph.input, *graph.value_info, *graph.output):
         tensor = value.type.tensor_type
         if not value.type.HasField("tensor_type") or not tensor.HasField("shape"):
@@ -153,6 +207,8 @@ def _shapes(graph: Any) -> Shapes:
             d.dim_value if d.HasField("dim_value") else (d.dim_param or None)
             for d in tensor.shape.dim
         )
+    for init in graph.initializer:  # an initializer is its tensor's value: its dims win
+        shapes[init.name] = tuple(int(d) for d in init.dims)
     return shapes
 
 
@@ -191,6 +247,11 @@ class _Walk:
                 f"{where}: the shape of its input '{tensor}' is not known (shape inference "
                 f"could not infer it)"
             )
+        if 0 in dims:
+            raise WorkloadError(
+                f"{where}: its input '{tensor}' has a zero-size dimension (shape {tuple(dims)}): "
+                f"the product has no multiply-accumulates"
+            )
         dynamic = [d for d in dims if not isinstance(d, int) or d <= 0]
         if dynamic:
             raise WorkloadError(
@@ -225,8 +286,7 @@ class _Walk:
                 int(attrs.get("transB", 0)),
             )
         if op == "Einsum":
-            equation = attrs["equation"]
-            equation = equation.decode() if isinstance(equation, bytes) else str(equation)
+            equation = _equation(attrs)
             if len(node.input) != 2:
                 raise onnx_ops.NotAProduct(f"{equation!r}: {len(node.input)} operands")
             return onnx_ops.einsum(equation, self._dims(node, 0, name), self._dims(node, 1, name))
@@ -245,6 +305,34 @@ class _Walk:
         spatial = tuple(int(d) for d in out[2:]) if known else None  # type: ignore[arg-type]
         x, w = self._dims(node, i, name), self._dims(node, j, name)
         return onnx_ops.conv(x, w, conv_attrs, spatial)
+
+
+def _equation(attrs: dict[str, Any]) -> str:
+    """An Einsum node's equation; ValueError when it is missing or not Einsum's syntax."""
+    equation = attrs.get("equation")
+    if not isinstance(equation, (bytes, str)):
+        if "equation" not in attrs:
+            raise ValueError("it has no equation attribute")
+        raise ValueError(f"its equation attribute must be a string, got {equation!r}")
+    text = equation.decode() if isinstance(equation, bytes) else equation
+    onnx_ops.parse_equation(text)
+    return text
+
+
+def _check_equations(onnx: Any, graph: Any, path: Path) -> None:
+    """Every Einsum equation, subgraphs' too, checked before shape inference: onnx's inference
+    of some malformed ones ('......i,i->') never returns."""
+    for index, node in enumerate(graph.node):
+        if node.op_type == "Einsum" and node.domain in DEFAULT_DOMAINS:
+            attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+            try:
+                _equation(attrs)
+            except ValueError as exc:
+                name = node.name or f"Einsum_{index}"
+                raise WorkloadError(f"ONNX model {path}: Einsum node '{name}': {exc}") from None
+        for attr in node.attribute:
+            for inner in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
+                _check_equations(onnx, inner, path)
 
 
 def _inner_products(node: Any) -> int:
@@ -268,7 +356,10 @@ def read_onnx(path: Path, input_shapes: dict[str, tuple[int, ...]] | None = None
         from onnx.inliner import inline_local_functions
 
         model = inline_local_functions(model)
+    _densify_sparse(onnx, model.graph)
+    _declare_initializers(model.graph)
     _fix_inputs(model.graph, dict(input_shapes or {}), path)
+    _check_equations(onnx, model.graph, path)
     inferred = _infer(onnx, model, path)
     walk = _Walk(onnx, _shapes(inferred.graph), path)
     walk.run(inferred.graph)
@@ -289,4 +380,6 @@ def read_onnx(path: Path, input_shapes: dict[str, tuple[int, ...]] | None = None
         f"{len(walk.found)} matrix products; other ops (not matrix products): "
         f"{count_line(walk.other) if walk.other else 'none'}",
     )
-    return Workload(path.stem, merge(walk.found, f"ONNX model {path}"), summary, tuple(warnings))
+    where = f"ONNX model {path}"
+    workload = Workload(path.stem, merge(walk.found, where), summary, tuple(warnings))
+    return validate_workload(workload, where)

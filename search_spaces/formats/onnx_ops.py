@@ -9,19 +9,26 @@
   N = C_out / groups, weight = groups (depthwise: groups = C_in, so K is the kernel size and
   N the channel multiplier). Output sizes follow the ONNX operator definition: explicit pads,
   or auto_pad SAME_UPPER / SAME_LOWER (ceil(in / stride)) or VALID, with strides and dilations.
+  Attributes the definition does not allow (a list whose length is not the spatial rank, or 2x
+  it for pads; another auto_pad; a kernel_shape other than the weight's) are errors.
 * Einsum with two operands (explicit or implicit output): indices in both operands and the
   output are batch (the weight),
   in both operands only are contracted (K), in one operand and the output are M (first operand)
   or N (second operand). Other forms (one operand, a diagonal, an index summed within one
-  operand) are not matrix products.
+  operand, an elementwise product: no contracted index, and not an outer product) are not
+  matrix products. An equation that is not Einsum's syntax is an error.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 Dims = tuple[int, ...]
+AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
+_TERM = r"(?:[A-Za-z]|\.\.\.)*"
+_EQUATION = re.compile(rf"{_TERM}(?:,{_TERM})*(?:->{_TERM})?", re.ASCII)
 
 
 class NotAProduct(ValueError):
@@ -104,13 +111,46 @@ class ConvAttributes:
     kernel_shape: Dims = ()
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'s' if n != 1 else ''}"
+
+
+def _check_attributes(attrs: ConvAttributes, spatial: int, kernel: Dims) -> None:
+    """Conv attributes as the operator definition allows them."""
+    if attrs.auto_pad not in AUTO_PADS:
+        raise ValueError(
+            f"attribute auto_pad {attrs.auto_pad!r} is not one of {', '.join(AUTO_PADS)}"
+        )
+    lists = (
+        ("strides", attrs.strides, spatial),
+        ("dilations", attrs.dilations, spatial),
+        ("pads", attrs.pads, 2 * spatial),
+        ("kernel_shape", attrs.kernel_shape, spatial),
+    )
+    for label, values, length in lists:
+        if values and len(values) != length:
+            raise ValueError(
+                f"attribute {label} has {_count(len(values), 'value')}, expected {length} "
+                f"(the input has {_count(spatial, 'spatial dimension')})"
+            )
+    for label, values in (("strides", attrs.strides), ("dilations", attrs.dilations)):
+        if any(v < 1 for v in values):
+            raise ValueError(f"attribute {label} {list(values)} must be positive")
+    if attrs.kernel_shape and tuple(attrs.kernel_shape) != kernel:
+        raise ValueError(
+            f"attribute kernel_shape {list(attrs.kernel_shape)} disagrees with the weight's "
+            f"spatial dimensions {list(kernel)}"
+        )
+
+
 def conv(x: Dims, w: Dims, attrs: ConvAttributes, out_spatial: Dims | None = None) -> Product:
     """im2col of Conv: X (N, C_in, D1..Dk), W (C_out, C_in / groups, k1..kk). `out_spatial`,
     when known (from shape inference), is used as the output size."""
     if len(x) < 3 or len(w) != len(x):
         raise ValueError(f"Conv input {x} and weight {w} must have the same rank, at least 3")
     spatial = len(x) - 2
-    kernel = attrs.kernel_shape or w[2:]
+    kernel = w[2:]
+    _check_attributes(attrs, spatial, kernel)
     group = attrs.group
     if group < 1 or x[1] != w[1] * group or w[0] % group:
         raise ValueError(f"Conv with group={group}: input channels {x[1]}, weight {w} do not agree")
@@ -151,17 +191,27 @@ def _expand(term: str, count: int, placeholders: str) -> str:
     )
 
 
-def einsum(equation: str, a: Dims, b: Dims) -> Product:
+def parse_equation(equation: str) -> tuple[list[str], str]:
+    """The operands' index terms and the output's (implicit: the ellipsis, then the indices
+    used once, sorted)."""
     eq = equation.replace(" ", "")
-    if "->" not in eq:  # implicit output: the ellipsis, then the indices used once, sorted
-        letters = eq.replace("...", "").replace(",", "")
-        eq += (
-            "->"
-            + ("..." if "..." in eq else "")
-            + "".join(sorted(i for i in set(letters) if letters.count(i) == 1))
+    terms = eq.split("->")[0].split(",")
+    if not _EQUATION.fullmatch(eq) or any(
+        t.count("...") > 1 for t in eq.replace("->", ",").split(",")
+    ):
+        raise ValueError(
+            f"Einsum equation {equation!r} is malformed: expected operand terms of letters "
+            f"(and at most one '...') separated by ',', then optionally '->' and the output's"
         )
-    lhs, out = eq.split("->")
-    terms = lhs.split(",")
+    if "->" in eq:
+        return terms, eq.split("->")[1]
+    letters = "".join(terms).replace("...", "")
+    out = "".join(sorted(i for i in set(letters) if letters.count(i) == 1))
+    return terms, ("..." if "..." in eq else "") + out
+
+
+def einsum(equation: str, a: Dims, b: Dims) -> Product:
+    terms, out = parse_equation(equation)
     if len(terms) != 2:
         raise NotAProduct(f"Einsum {equation!r} does not have two operands")
     count_a, count_b = _ellipsis_dims(terms[0], len(a)), _ellipsis_dims(terms[1], len(b))
@@ -184,5 +234,7 @@ def einsum(equation: str, a: Dims, b: Dims) -> Product:
     contracted = [i for i in ta if i in tb and i not in to]
     rows = [i for i in ta if i not in tb]
     cols = [i for i in tb if i not in ta]
+    if not contracted and not (rows and cols):  # an outer product (rows x cols, K = 1) stays
+        raise NotAProduct(f"Einsum {equation!r} contracts no index: an elementwise product")
     get = lambda indices: _prod(tuple(size[i] for i in indices))  # noqa: E731
     return Product(get(rows), get(contracted), get(cols), get(batch))

@@ -20,16 +20,20 @@ them in scalesim/topology_utils.py (`load_arrays_conv`, `load_arrays_gemm`,
 Files as SCALE-Sim's repository publishes them are read: columns past the eighth (annotations,
 a sparsity ratio) are ignored, and so are blank rows, rows of empty cells, a missing trailing
 comma, a byte-order mark and CRLF line ends. Same-shape layers merge into one weighted GEMM.
+A number is plain ASCII decimal digits (no '_' separators, signs other than '-', or other
+scripts' digits) and at most MAX_DIM, the int64 limit every workload's sizes keep.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import re
 from pathlib import Path
 
 from search_spaces.formats.layers import LayerGemm, merge
 from search_spaces.gemm import Workload, WorkloadError
+from search_spaces.workload import MAX_DIM, validate_workload
 
 CONV_COLUMNS: tuple[str, ...] = (
     "Layer name",
@@ -42,6 +46,8 @@ CONV_COLUMNS: tuple[str, ...] = (
     "Strides",
 )
 GEMM_COLUMNS: tuple[str, ...] = ("Layer", "M", "N", "K")
+# int() would also take '1_000', '+5' and other scripts' digits
+_INTEGER = re.compile(r"-?[0-9]+", re.ASCII)
 
 
 def _lower(columns: tuple[str, ...]) -> tuple[str, ...]:
@@ -85,13 +91,17 @@ def output_size(ifmap: int, filt: int, stride: int) -> int:
 def _ints(cells: list[str], names: tuple[str, ...], where: str) -> list[int]:
     values = []
     for cell, name in zip(cells, names):
-        try:
-            value = int(cell)
-        except ValueError:
-            raise WorkloadError(f"{where}: {name} must be a whole number, got {cell!r}") from None
-        if value <= 0:
-            raise WorkloadError(f"{where}: {name} must be positive, got {value}")
-        values.append(value)
+        if not _INTEGER.fullmatch(cell):
+            raise WorkloadError(f"{where}: {name} must be a whole number, got {cell!r}")
+        digits = cell.lstrip("-").lstrip("0")
+        if cell.startswith("-") or not digits:
+            shown = cell if len(cell) <= 24 else f"{cell[:21]}..."
+            raise WorkloadError(f"{where}: {name} must be positive, got {shown}")
+        # counted before int(): a huge digit string has no int
+        if len(digits) > len(str(MAX_DIM)) or int(digits) > MAX_DIM:
+            shown = digits if len(digits) <= 24 else f"{digits[:6]}... ({len(digits)} digits)"
+            raise WorkloadError(f"{where}: {name} {shown} is too large (at most {MAX_DIM})")
+        values.append(int(digits))
     return values
 
 
@@ -141,4 +151,5 @@ def read_topology(text: str, path: Path) -> Workload:
         raise WorkloadError(f"topology {path} is empty: it needs at least one layer")
     fmt = "convolution" if kind == "conv" else "GEMM"
     summary = (f"SCALE-Sim {fmt} topology: {len(found)} layers",)
-    return Workload(path.stem, merge(found, f"topology {path}"), summary)
+    workload = Workload(path.stem, merge(found, f"topology {path}"), summary)
+    return validate_workload(workload, f"topology {path}")
