@@ -7,6 +7,8 @@
   in flight failed, the journal never keeps half a record); the run then writes the leaderboard
   of the stored trials unverified, marked so that the next reader verifies it.
 - Further Ctrl-C while it leaves are ignored; a third one leaves at once without writing.
+- SIGTERM (`timeout`, `kill`, a batch system) is handled as Ctrl-C; the run then exits with
+  128 + the first signal's number (`STOP.exit_status`).
 
 Worker processes start with Ctrl-C ignored (a terminal sends it to every process of the group,
 and a worker still importing would die with a traceback); the parent passes the request on
@@ -30,6 +32,7 @@ class StopRequest:
         self.forced = False  # a KeyboardInterrupt was raised: the run is leaving
         self.urgent = False  # the first Ctrl-C interrupts (nothing is left to finish)
         self.count = 0
+        self.signum = signal.SIGINT  # the first signal that asked to stop
         self._event: Any = None  # a multiprocessing Event shared with worker processes
 
     @property
@@ -44,13 +47,21 @@ class StopRequest:
     def reset(self) -> None:
         self._requested = self.forced = self.urgent = False
         self.count = 0
+        self.signum = signal.SIGINT
 
-    def _handle(self, _signum: int, _frame: object) -> None:
+    @property
+    def exit_status(self) -> int:
+        """What an interrupted run exits with: 130 after Ctrl-C, 143 after SIGTERM."""
+        return 128 + int(self.signum)
+
+    def _handle(self, signum: int, _frame: object) -> None:
+        if self.count == 0:
+            self.signum = signal.Signals(signum)
         self.count += 1
         if self.forced:
             if self.count >= _LEAVE_AT_ONCE:
                 print("autotune: interrupted again: leaving at once", file=sys.stderr, flush=True)
-                os._exit(130)
+                os._exit(self.exit_status)
             return
         if self.requested or self.urgent:
             self.forced = True
@@ -82,22 +93,25 @@ class StopRequest:
         self._event = event
 
 
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
 # Signal handlers are per process, so the request is too.
 STOP = StopRequest()
 
 
 @contextlib.contextmanager
 def graceful_stop() -> Iterator[StopRequest]:
-    """Within the block, Ctrl-C follows the rules above."""
+    """Within the block, Ctrl-C and SIGTERM follow the rules above."""
     STOP.reset()
     if threading.current_thread() is not threading.main_thread():
         yield STOP
         return
-    previous = signal.signal(signal.SIGINT, STOP._handle)
+    previous = {sig: signal.signal(sig, STOP._handle) for sig in _STOP_SIGNALS}
     try:
         yield STOP
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 @contextlib.contextmanager

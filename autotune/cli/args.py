@@ -8,6 +8,7 @@ import argparse
 import hashlib
 import json
 import math
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
@@ -38,6 +39,40 @@ def non_negative_int(text: str) -> int:
     value = strict_int(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"must not be negative, got {value}")
+    return value
+
+
+MAX_SEED = 2**32 - 1  # the samplers' (numpy's) seed range
+# Worker processes on one machine: beyond a few per core they only contend for it (and a
+# mistyped count would spawn processes without end).
+MAX_WORKERS = min(256, 4 * (os.cpu_count() or 1))
+
+
+MAX_CP_SAT_SEED = 2**31 - 1  # CP-SAT's random_seed is a 32-bit signed integer
+
+
+def seed_int(text: str) -> int:
+    """A sampler's seed, 0 to 2**32 - 1."""
+    return _in_range(strict_int(text), MAX_SEED, "2**32 - 1")
+
+
+def cp_sat_seed(text: str) -> int:
+    """CP-SAT's seed, 0 to 2**31 - 1."""
+    return _in_range(strict_int(text), MAX_CP_SAT_SEED, "2**31 - 1")
+
+
+def _in_range(value: int, most: int, named: str) -> int:
+    if not 0 <= value <= most:
+        raise argparse.ArgumentTypeError(f"must be between 0 and {most} ({named}), got {value}")
+    return value
+
+
+def worker_count(text: str) -> int:
+    value = positive_int(text)
+    if value > MAX_WORKERS:
+        raise argparse.ArgumentTypeError(
+            f"must be at most {MAX_WORKERS} (4 per CPU, at most 256), got {value}"
+        )
     return value
 
 

@@ -9,9 +9,10 @@ import contextlib
 import hashlib
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
-from typing import Iterator, Mapping
+from typing import BinaryIO, Iterator, Mapping
 
 import pandas as pd
 import pyarrow as pa
@@ -37,11 +38,30 @@ def _temporary_beside(path: Path) -> Path:
     handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(handle)
     # mkstemp makes the file private (0600) and the rename keeps that: give the result the mode
-    # an ordinary new file gets, so a shared results/ folder stays readable.
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(name, 0o666 & ~umask)
+    # of the file it replaces, or the mode an ordinary new file gets, so a shared results/
+    # folder stays readable and a private file stays private.
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    os.chmod(name, mode)
     return Path(name)
+
+
+def _target(path: Path) -> Path:
+    """The file an atomic write replaces: a symlink's target (the link stays a link), and only
+    a regular file, since a rename would turn a device, a FIFO or a socket into a plain file."""
+    target = Path(os.path.realpath(path)) if path.is_symlink() else path
+    try:
+        mode = target.stat().st_mode
+    except FileNotFoundError:
+        return target
+    if not stat.S_ISREG(mode):
+        kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file (a device or a FIFO?)"
+        raise ResultsError(f"{path} is {kind}: it is never replaced")
+    return target
 
 
 def _replace(temporary: Path, path: Path) -> None:
@@ -67,10 +87,24 @@ def write_parquet(
         table = table.replace_schema_metadata(merged)
         table = table.replace_schema_metadata({**merged, _CHECKSUM: _digest(table.schema)})
     with atomically(path) as temporary:
-        pq.write_table(
-            table, temporary, write_page_checksum=True
-        )  # damage shows on reading, not as wrong numbers
+        with pyarrow_file(temporary, "wb") as where:
+            pq.write_table(
+                table, where, write_page_checksum=True
+            )  # damage shows on reading, not as wrong numbers
     return path
+
+
+@contextlib.contextmanager
+def pyarrow_file(path: Path, mode: str) -> Iterator[Path | BinaryIO]:
+    """`path` as pyarrow can take it: pyarrow encodes a path as UTF-8, which fails on a name
+    Python holds as surrogate escapes (a non-UTF-8 locale); such a file goes as a Python file."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        with open(path, mode) as handle:
+            yield handle  # type: ignore[misc]
+        return
+    yield path
 
 
 def _digest(schema: pa.Schema) -> bytes:
@@ -96,7 +130,8 @@ def schema_damage(schema: pa.Schema) -> str | None:
 
 def read_parquet(path: Path) -> tuple[pd.DataFrame, dict[str, object]]:
     """Read a parquet file and its autotune metadata (empty when there is none)."""
-    table = pq.read_table(path, page_checksum_verification=True)
+    with pyarrow_file(path, "rb") as where:
+        table = pq.read_table(where, page_checksum_verification=True)
     damage = schema_damage(table.schema)
     if damage is not None:
         raise ValueError(damage)
@@ -114,12 +149,15 @@ def write_text(text: str, path: Path) -> Path:
 @contextlib.contextmanager
 def atomically(path: Path) -> Iterator[Path]:
     """A temporary file to write `path`'s new content to; it replaces `path` when the block ends
-    without an error, and is removed in any case."""
+    without an error, and is removed in any case. A symlink is followed: the file it points to
+    is replaced (atomically, keeping its permission bits) and the link stays. An existing target
+    that is not a regular file (a device, a FIFO, a folder) is refused in one line."""
     with writing(path):
-        temporary = _temporary_beside(path)
+        target = _target(path)
+        temporary = _temporary_beside(target)
         try:
             yield temporary
-            _replace(temporary, path)
+            _replace(temporary, target)
         finally:
             temporary.unlink(missing_ok=True)
 
@@ -132,10 +170,27 @@ STUDY_FILES = frozenset(
 )
 
 
+PROGRAMS = "programs"  # a study's stored programs: results/<study>/programs/<digest>.asm
+
+
 def study_file(path: Path) -> bool:
-    """Whether `path` is a study's own file: by name, or by content (a journal, an SQLite storage,
-    a leaderboard, Pareto front or workload summary, however it is named)."""
+    """Whether `path` (or the file a symlink points to) is a study's own file: by name, in a
+    study's programs/ folder (often a program's only copy), or by content (a journal, an SQLite
+    storage, a leaderboard, Pareto front or workload summary, however it is named)."""
+    if path.is_symlink() and _own_file(Path(os.path.realpath(path))):
+        return True
+    return _own_file(path)
+
+
+def _in_programs(path: Path) -> bool:
+    folder = Path(os.path.abspath(path)).parent
+    return folder.name == PROGRAMS and any((folder.parent / name).is_file() for name in STUDY_FILES)
+
+
+def _own_file(path: Path) -> bool:
     if path.name in STUDY_FILES or path.name.endswith((".lock", ".tmp")) or ".worker-" in path.name:
+        return True
+    if _in_programs(path):
         return True
     if not path.is_file():
         return False
@@ -153,7 +208,8 @@ def study_file(path: Path) -> bool:
 
 def _results_kind(path: Path) -> object:
     try:
-        raw = (pq.read_schema(path).metadata or {}).get(b"autotune")
+        with pyarrow_file(path, "rb") as where:
+            raw = (pq.read_schema(where).metadata or {}).get(b"autotune")
         return json.loads(raw).get("kind") if raw else None
     except Exception:  # noqa: BLE001 - a damaged or foreign parquet file is no study's
         return None
@@ -169,6 +225,10 @@ def check_output(path: Path, force: bool, setting: str = "out") -> Path:
         raise ResultsError(f"{path} is a directory: give a file name", setting=setting)
     if study_file(path):
         raise ResultsError(f"{path} is a study's own file: write elsewhere", setting=setting)
+    if path.exists() and not path.is_file():  # a device or a FIFO, not ours to replace
+        raise ResultsError(
+            f"{path} is not a regular file (a device or a FIFO?): write elsewhere", setting=setting
+        )
     if path.exists() and not force:
         raise ResultsError(f"{path} exists: replacing it needs force=True", setting=setting)
     return path

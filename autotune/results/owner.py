@@ -43,9 +43,19 @@ def storage_key(url: str, root: Path) -> str:
         return _PASSWORD.sub(r"\1:***@", url)
     resolved = Path(os.path.abspath(path))
     try:
-        return resolved.relative_to(Path(os.path.abspath(root))).as_posix()
+        key = resolved.relative_to(Path(os.path.abspath(root))).as_posix()
     except ValueError:
-        return str(resolved)
+        key = str(resolved)
+    return _utf8(key)
+
+
+def _utf8(path: str) -> str:
+    """A path as UTF-8 text, whatever the locale: under an ASCII one Python holds 'ünï' as
+    surrogate escapes, and the key must match the one a UTF-8 run recorded."""
+    try:
+        return os.fsencode(path).decode("utf-8", "surrogateescape")
+    except UnicodeError:
+        return path
 
 
 @dataclass(frozen=True)
@@ -66,9 +76,10 @@ def written(path: Path) -> Written | None:
     try:
         import pyarrow.parquet as pq
 
-        from autotune.results.files import schema_damage
+        from autotune.results.files import pyarrow_file, schema_damage
 
-        schema = pq.read_schema(path)
+        with pyarrow_file(path, "rb") as where:
+            schema = pq.read_schema(where)
         damage = schema_damage(schema)
         if damage is not None:
             return Written(path, None, None, damage)

@@ -6,6 +6,8 @@ backend, no display needed) inside each function so the rest of autotune never n
 
 from __future__ import annotations
 
+import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -14,6 +16,7 @@ import numpy as np
 
 from autotune.results.files import atomically
 
+MARK_KEY, MARK_TEXT = "autotune", "plot"  # a PNG text chunk: a picture autotune drew
 SIZE = (10, 4)
 DPI = 120
 FONT = 10
@@ -46,6 +49,10 @@ class Front:
 
 
 def _pyplot():
+    if "matplotlib" not in sys.modules:
+        # matplotlib validates MPLBACKEND on import (a bad one is a traceback); the pictures
+        # are files, drawn by Agg whatever the environment names.
+        os.environ["MPLBACKEND"] = "Agg"
     import matplotlib
 
     matplotlib.use("Agg")  # files only: works on a server without a display
@@ -255,7 +262,34 @@ def _save(fig, plt, path: Path) -> Path:
     try:
         fig.tight_layout()
         with atomically(path) as temporary:
-            fig.savefig(temporary, dpi=DPI, format="png")
+            fig.savefig(
+                temporary, dpi=DPI, format="png", metadata={MARK_KEY: MARK_TEXT}
+            )  # the mark that lets a redraw replace it without --force
     finally:
         plt.close(fig)
     return path
+
+
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def drawn_by_autotune(path: Path) -> bool:
+    """Whether `path` is a PNG picture autotune drew (its tEXt mark, before the image data)."""
+    try:
+        with open(path, "rb") as handle:
+            if handle.read(8) != _PNG_SIGNATURE:
+                return False
+            for _ in range(64):  # the mark is among the first chunks
+                head = handle.read(8)
+                if len(head) < 8:
+                    return False
+                size, kind = int.from_bytes(head[:4], "big"), head[4:]
+                if kind == b"IDAT" or size > 1 << 20:
+                    return False
+                data = handle.read(size)
+                handle.read(4)  # the chunk's CRC
+                if kind == b"tEXt" and data == f"{MARK_KEY}\0{MARK_TEXT}".encode("latin-1"):
+                    return True
+    except OSError:
+        return False
+    return False

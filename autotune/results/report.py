@@ -143,7 +143,10 @@ def _cells(r: pd.Series, columns: Mapping[str, bool]) -> list[str]:
 
 
 def _schedule(r: pd.Series) -> str:
-    return str(r.get("schedule") or "no feasible schedule")
+    schedule = r.get("schedule")
+    if isinstance(schedule, str) and schedule:
+        return schedule
+    return "not tuned" if r.get("trials") == 0 else "no feasible schedule"
 
 
 def where_the_time_goes(frame: pd.DataFrame) -> list[str]:
@@ -212,26 +215,36 @@ def format_report(frame: pd.DataFrame, metadata: Mapping[str, object]) -> str:
     )
     has_energy = "energy_per_mac_pj" in frame and bool(frame["energy_per_mac_pj"].notna().any())
     lines += table_lines(frame, {"chapter": has_chapter, "energy": has_energy})
-    total, chapter_total = metadata.get("weighted_cycles"), metadata.get("chapter_weighted_cycles")
-    if total:
-        text = f"weighted total {float(total):.0f} cycles"  # type: ignore[arg-type]
-        if has_chapter and chapter_total:
-            text += (
-                f"; the chapter's families (best hand-written schedule per GEMM) {float(chapter_total):.0f}: "  # type: ignore[arg-type]
-                f"{float(chapter_total) / float(total):.2f}x"
-            )  # type: ignore[arg-type]
-        bound_total = (
-            (frame["weight"] * frame["bound_cycles"]).sum() if "bound_cycles" in frame else None
-        )
-        if (
-            bound_total is not None
-            and bool(frame["bound_cycles"].notna().all())
-            and float(bound_total) > 0
-        ):
-            text += (
-                f"; the bounds' {float(bound_total):.0f}: {float(total) / float(bound_total):.3f}x"
-            )
-        lines.append(text)
+    lines += total_lines(frame, metadata, has_chapter)
     if metadata.get("weighted_energy_pj"):
         lines.append(f"weighted total energy {float(metadata['weighted_energy_pj']):.4g} pJ")  # type: ignore[arg-type]
     return "\n".join(lines + where_the_time_goes(frame))
+
+
+def total_lines(
+    frame: pd.DataFrame, metadata: Mapping[str, object], has_chapter: bool
+) -> list[str]:
+    """The weighted totals, the chapter's and the bounds' over the same GEMMs: those tuned (an
+    interrupted workload leaves some without a schedule, and says so)."""
+    tuned = frame[_column(frame, "cycles").notna()] if len(frame) else frame
+    count = int(metadata.get("gemms") or len(frame))  # type: ignore[call-overload]
+    lines = []
+    if len(tuned) < count:
+        lines.append(f"{len(tuned)} of {count} GEMMs tuned; the totals are over those")
+    total = metadata.get("weighted_cycles")
+    if not total or tuned.empty:
+        return lines
+    text = f"weighted total {float(total):.0f} cycles"  # type: ignore[arg-type]
+    weight = tuned["weight"].astype("Float64")
+    chapter = _column(tuned, "chapter_best_cycles")
+    if has_chapter and bool(chapter.notna().any()):
+        chapter_total = float((weight * chapter).sum())
+        text += (
+            f"; the chapter's families (best hand-written schedule per GEMM) {chapter_total:.0f}: "
+            f"{chapter_total / float(total):.2f}x"  # type: ignore[arg-type]
+        )
+    bound = _column(tuned, "bound_cycles")
+    bound_total = float((weight * bound).sum()) if bool(bound.notna().all()) else 0.0
+    if bound_total > 0:
+        text += f"; the bounds' {bound_total:.0f}: {float(total) / bound_total:.3f}x"  # type: ignore[arg-type]
+    return lines + [text]

@@ -58,7 +58,8 @@ def finish(
     outcome = StudyOutcome(
         study.study_name, gemm, frame, done, len(ranked), failures, verified=verify, study=study
     )
-    if results is not None and folder is not None:
+    untouched = done == 0 and gemm is not None and not spec.single  # a GEMM never reached
+    if results is not None and folder is not None and not untouched:
         if storage is not None:
             claim(folder, storage, lambda: done)
         metadata = {

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import optuna
+import pandas as pd
 
 from autotune import record
 from autotune.errors import AutotuneError, ResultsError, StorageError, StudyError
@@ -91,10 +92,11 @@ def _refresh(study: optuna.Study, path: Path, url: str, explicit: bool) -> None:
             raise
         note(f"warning: cannot rebuild {path} ({exc}); showing it as it was written")
         return
-    note(
-        f"rebuilt {outcome.paths[0]} from study {study.study_name!r} "
-        f"({outcome.trials} finished trials): {reason}"
-    )
+    if outcome.paths:  # a workload's GEMM study without trials has no leaderboard
+        note(
+            f"rebuilt {outcome.paths[0]} from study {study.study_name!r} "
+            f"({outcome.trials} finished trials): {reason}"
+        )
 
 
 def _read(path: Path, unsourced: bool) -> Loaded:
@@ -180,6 +182,9 @@ def _refresh_workload(folder: Path, storage: str | None) -> None:
     outcomes = []
     for gemm in spec.workload.gemms:
         study, url = studies[gemm.name]
+        if current[gemm.name] == 0:  # never reached (an interrupted run): a row without cycles
+            outcomes.append(StudyOutcome(study.study_name, gemm, pd.DataFrame(), 0, 0, []))
+            continue
         loaded = _load_folder(root / study.study_name, study.study_name, url if storage else None)
         outcomes.append(
             StudyOutcome(

@@ -6,7 +6,8 @@ trial of the tuner), written as one JSON file, and imported into a study on requ
 The file (format FORMAT, version VERSION) is one JSON object: `shape`, `machine` (every
 parameter), `status` (optimal, feasible or start), `proven`, `cycles` (the program's, simulated),
 `bound` (a proven lower bound on every schedule of the scope), `gap` (cycles / bound - 1),
-`objective`, `start_cycles`, `start` (what the solver started from), `complete`, `wall_time`, `options` (ExactOptions), `verified` (both
+`objective`, `start_cycles`, `start` (what the solver started from), `interrupted` (Ctrl-C
+stopped the solver as a time limit would), `complete`, `wall_time`, `options` (ExactOptions), `verified` (both
 checks passed and agree on the cycles), `verification` (one line), `engine_cycles`,
 `program_digest` (its name in a study's programs/ folder, search_spaces.stored), `program` (the
 program in the asm text format, simcore.ga1.asm) and `autotune_version`."""
@@ -59,6 +60,7 @@ class Solved:
     engine: Verification
     text: str  # the program in the asm format
     start: str = DEFAULT_START  # what the solver started from
+    interrupted: bool = False  # Ctrl-C stopped the solver: its best so far, not proven
 
     @property
     def digest(self) -> str:
@@ -92,6 +94,7 @@ class Solved:
         data.update(self.result.record())
         data.update(
             start=self.start,
+            interrupted=self.interrupted,
             gap=round(self.result.gap, 6),
             verified=self.verified,
             verification=self.verification(),

@@ -118,3 +118,4 @@ class Job:
     shared: SharedStudy
     study: optuna.Study
     starts: tuple[Candidate, ...]
+    grid: tuple[Candidate, ...] = ()  # with --sampler grid: every feasible point, built up front

@@ -68,6 +68,7 @@ def seed_study(
     search: Search,
     options: RunOptions,
     transfers: Sequence[tuple[Candidate, dict[str, object]]] = (),
+    grid: Sequence[Candidate] = (),
 ) -> None:
     """Enqueue the starting points, the transferred schedules, the baseline (and with --sampler
     grid, every feasible point) not yet in the study, each with where it came from, under the
@@ -77,11 +78,8 @@ def seed_study(
         + [(c, record.origin_attrs("transfer", origin)) for c, origin in transfers]
         + [(c, record.origin_attrs("baseline")) for c in search.seeds()]
     )
-    if options.sampler == "grid":
-        try:
-            batches += [(c, record.origin_attrs("grid")) for c in search.grid()]
-        except GridTooLarge as exc:
-            raise PlanError(str(exc), setting="sampler") from None
+    grid = grid or grid_of(search, options.sampler)
+    batches += [(c, record.origin_attrs("grid")) for c in grid]
     with shared.locked():
         states = (
             optuna.trial.TrialState.WAITING,
@@ -178,10 +176,11 @@ def open_jobs(spec: RunPlan, options: RunOptions, name: str) -> list[Job]:
                 raise PlanError(
                     f"the starting point does not fit study {settings.name!r}: {reasons[0]}"
                 )
+            grid = grid_of(search, options.sampler)  # too large: refused before anything exists
             if options.storage is None:  # refusals above create nothing; now the study's folder
                 default_storage(options.results, settings.name)
             shared, study = open_study(settings, search)
-            jobs.append(Job(settings, gemm, search, shared, study, ()))
+            jobs.append(Job(settings, gemm, search, shared, study, (), grid))
             check_study(study, spec, gemm, options)
             jobs[-1].starts = tuple(
                 search.canonical(c) for c, reason in zip(options.starts, reasons) if reason is None
@@ -190,6 +189,16 @@ def open_jobs(spec: RunPlan, options: RunOptions, name: str) -> list[Job]:
         close_jobs(jobs)
         raise
     return jobs
+
+
+def grid_of(search: Search, sampler: str) -> tuple[Candidate, ...]:
+    """With --sampler grid, every feasible point; PlanError when there are too many."""
+    if sampler != "grid":
+        return ()
+    try:
+        return tuple(search.grid())
+    except GridTooLarge as exc:
+        raise PlanError(str(exc), setting="sampler") from None
 
 
 def close_jobs(jobs: list[Job]) -> None:
@@ -281,7 +290,8 @@ def _run_job(
         transfers += sibling_seeds(
             job.search, siblings, spec.the_oracle(), job.gemm.shape, spec.machine
         )
-    seed_study(job.shared, job.study, job.search, replace(options, starts=job.starts), transfers)
+    starting = replace(options, starts=job.starts)
+    seed_study(job.shared, job.study, job.search, starting, transfers, job.grid)
     target = job.shared.begin(job.study, trials)
     if log:
         log(f"tuning {_label(job)}: {trials} trials in study {job.settings.name!r}")

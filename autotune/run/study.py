@@ -57,14 +57,8 @@ def check_study(study: optuna.Study, spec: RunPlan, gemm: Gemm | None, options: 
     if recorded is None:
         study.set_user_attr(record.STUDY_IDENTITY, identity)
     elif recorded != identity:
-        differs = sorted(
-            k for k in set(recorded) | set(identity) if recorded.get(k) != identity.get(k)
-        )
-        if "encoding" in differs:
-            raise StudyError(encoding_refusal(name, recorded, options.sampler))
         raise StudyError(
-            f"study {name!r} already exists with a different {', '.join(differs)} "
-            f"({'; '.join(f'{k}: {recorded.get(k)}' for k in differs)}); choose another study name",
+            identity_refusal(name, recorded, identity, record.study_sampler(study), options),
             setting="study",
         )
     if record.study_plan(study) is None:
@@ -81,16 +75,58 @@ def check_study(study: optuna.Study, spec: RunPlan, gemm: Gemm | None, options: 
         study.set_user_attr(record.STUDY_SAMPLER, wanted)
 
 
-def encoding_refusal(name: str, recorded: dict[str, object], sampler: str) -> str:
-    """Why a study cannot be resumed with this sampler's encoding, and how to resume it."""
+# Identity keys a flag sets to the recorded value (the hint names them as `setting=value`).
+_SETTABLE = ("oracle", "spaces", "objectives")
+
+
+def identity_refusal(
+    name: str,
+    recorded: dict[str, object],
+    identity: dict[str, object],
+    before: dict[str, object] | None,
+    options: RunOptions,
+) -> str:
+    """Why a resume is refused, naming the settings that differ and, where a flag sets them,
+    how to resume. The encoding follows the sampler and the spaces (a space without conditional
+    parameters has none), so it is named only when nothing else differs."""
+    keys = set(recorded) | set(identity)
+    differs = sorted(k for k in keys if recorded.get(k) != identity.get(k) and k != "encoding")
+    if not differs:
+        return encoding_refusal(name, recorded, before)
+    if "oracle" in differs:
+        differs = ["oracle"]  # the rest (machine, spaces) follows from the oracle
+    shown = "; ".join(
+        f"{k}: {_value(recorded.get(k))}, now {_value(identity.get(k))}" for k in differs
+    )
+    text = f"study {name!r} already exists with a different {', '.join(differs)} ({shown})"
+    hint = [f"{k}={_value(recorded.get(k))}" for k in differs if k in _SETTABLE]
+    made_by = before.get("sampler") if before else None
+    if made_by is not None and made_by != options.sampler:  # resuming needs its sampler too
+        hint.insert(0, f"sampler={made_by}")
+        encoding = "the flat encoding" if "encoding" not in recorded else "its encoding"
+        text += f", made by sampler {made_by} ({encoding})"
+    if hint and all(k in _SETTABLE for k in differs):
+        return f"{text}; resume it with {' '.join(hint)} (or choose another study name)"
+    return f"{text}; choose another study name"
+
+
+def _value(value: object) -> str:
+    return ",".join(map(str, value)) if isinstance(value, list) else str(value)
+
+
+def encoding_refusal(
+    name: str, recorded: dict[str, object], before: dict[str, object] | None
+) -> str:
+    """Why a study cannot be resumed with this sampler's encoding, and the sampler that made it."""
     if "encoding" not in recorded:
+        made = before["sampler"] if before and before.get("sampler") != "guided" else "tpe"
         return (
-            f"study {name!r} was made with the flat encoding (the samplers tpe, random, grid and nsga2): "
-            f"resume it with sampler=tpe spaces={recorded.get('spaces')} (or choose another study name)"
+            f"study {name!r} was made with the flat encoding (the samplers tpe, random, grid and "
+            f"nsga2): resume it with sampler={made} (or choose another study name)"
         )
     return (
-        f"study {name!r} was made with the {recorded['encoding']} encoding of the guided sampler, which "
-        f"sampler {sampler} does not use: resume it with sampler=guided (or choose another study name)"
+        f"study {name!r} was made with the {recorded['encoding']} encoding of the guided sampler: "
+        f"resume it with sampler=guided (or choose another study name)"
     )
 
 

@@ -72,6 +72,7 @@ def summarise(
         "machine": spec.machine.as_dict(),
         "base_machine": spec.machine.as_dict(),
         "objectives": list(spec.objectives),
+        "gemms": len(spec.workload.gemms),  # the workload's; fewer rows: an interrupted run
         "weighted_cycles": total,
         "chapter_weighted_cycles": chapter,
         "unverified": not all(o.verified for o in outcomes),

@@ -22,6 +22,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import stat
 import threading
 import time
 from pathlib import Path
@@ -52,8 +53,14 @@ class JournalFile(BaseJournalBackend):
     def __init__(self, path: Path, writable: bool = True) -> None:
         self.path = path
         self._fd = os.open(
-            path, os.O_RDWR | os.O_CREAT | os.O_APPEND if writable else os.O_RDONLY, 0o666
+            path,
+            (os.O_RDWR | os.O_CREAT | os.O_APPEND if writable else os.O_RDONLY) | os.O_NONBLOCK,
+            0o666,
         )
+        if not stat.S_ISREG(os.fstat(self._fd).st_mode):  # a device or FIFO: no journal
+            os.close(self._fd)
+            raise StorageError(f"the storage {path} is not a regular file")
+        os.set_blocking(self._fd, True)
         self._thread = threading.RLock()
         self._depth = 0
         self._offsets: dict[int, int] = {0: 0}  # log number -> byte offset where that log starts
@@ -154,6 +161,12 @@ class JournalFile(BaseJournalBackend):
 
     def _torn_tail_start(self, size: int) -> int:
         keep = _last_newline_end(self._fd, size)
+        if keep == 0:
+            # No complete record before it: a file of another program (a one-line JSON file),
+            # not a journal whose writer died, so nothing is cut.
+            raise JournalCorrupt(
+                self.path, "it holds no journal record: not an autotune journal (nothing was cut)"
+            )
         if (
             os.pread(self._fd, 1, keep) != b"{"
         ):  # a record cut short starts like one; anything else is not ours
@@ -187,8 +200,11 @@ def _last_newline_end(fd: int, size: int) -> int:
 
 
 def is_sqlite_file(path: Path) -> bool:
-    """An SQLite database (an older study's storage), told by its header as optuna-dashboard does."""
+    """An SQLite database (an older study's storage), told by its header as optuna-dashboard does.
+    Only a regular file is read: opening a FIFO would wait for a writer."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False
         with open(path, "rb") as handle:
             return handle.read(16) == b"SQLite format 3\x00"
     except OSError:

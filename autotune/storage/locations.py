@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import stat
 from pathlib import Path
 
 import optuna
@@ -121,15 +122,30 @@ def local_storages(results: Path) -> list[str]:
 # --- opening -----------------------------------------------------------------------------------
 
 
+def check_storage_file(address: str) -> None:
+    """Refuse (StorageError, one line) a storage path that exists but is no regular file: a
+    folder, a device or a FIFO would take neither a journal nor the workers' lease files."""
+    if is_memory(address) or "://" in address:
+        return
+    path = Path(address)
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return  # nothing there yet (or unreachable: opening it says why)
+    if stat.S_ISDIR(mode):
+        raise StorageError(f"storage {address!r} is a directory, not a journal file")
+    if not stat.S_ISREG(mode):
+        raise StorageError(f"storage {address!r} is not a regular file (a device or a FIFO?)")
+
+
 def open_store(address: str, study_name: str, heartbeat_seconds: int, grace_seconds: int) -> Store:
     """A storage to run trials in (created if needed)."""
     check_driver(address)
     try:
         if is_memory(address):
             return MemoryStore()
+        check_storage_file(address)
         url = _rdb_url(address)
-        if url is None and Path(address).is_dir():
-            raise StorageError(f"storage {address!r} is a directory, not a journal file")
         if url is None:
             return JournalStore(Path(address))
         kind = SqliteStore if url.startswith("sqlite:///") else RdbStore

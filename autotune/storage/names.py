@@ -14,6 +14,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import sys
 from pathlib import Path
 
 from autotune.errors import AutotuneError, StudyError
@@ -41,10 +42,26 @@ def _form_problem(name: str) -> str | None:
     if name.startswith("."):
         return "starts with '.' (a name is never . or .., nor a hidden folder)"
     if not name.isprintable():
-        return "holds a control or non-printable character"
+        return _unprintable(name)
     if name != name.strip():
         return "starts or ends with a space"
     return None
+
+
+def _unprintable(name: str) -> str:
+    """Why a name that is not printable is refused. In a locale that is not UTF-8 (LC_ALL=C),
+    Python hands over the bytes of a name like 'ünï' as surrogate escapes: the name is fine,
+    the locale cannot carry it."""
+    try:
+        typed = os.fsencode(name).decode("utf-8")
+    except UnicodeError:
+        typed = None
+    if typed is not None and typed != name and typed.isprintable():
+        return (
+            f"is not text in this locale's encoding ({sys.getfilesystemencoding()}): "
+            "run autotune in a UTF-8 locale (LC_ALL=C.UTF-8) for such a name"
+        )
+    return "holds a control or non-printable character"
 
 
 def automatic_name(text: str) -> str:

@@ -15,6 +15,7 @@ from autotune.cli.limits import add_limits, check_work
 from simcore.ga1.machine import Machine
 from simcore.shape import Shape
 
+SLOTS = (64, 16)  # the slot counts checked
 HELP = "regression check: tune 128x128x128 at 64 and 16 slots and compare with the chapter and the reference record"
 REFERENCE = Path("reference") / "best.json"  # under --results
 CHAPTER_BEST = {64: (37440, "blocked 4x8, 2 buf"), 16: (76160, "blocked 2x4, 1 buf")}
@@ -127,12 +128,17 @@ def run(args: argparse.Namespace) -> int:
 
     path = args.reference or args.results / REFERENCE
     reference = load_reference(path, args.update)
+    if not reference and not args.update:  # a check that compares nothing proves nothing
+        raise UsageError(
+            f"reference record {path} holds no records: nothing to compare (write them with --update)"
+        )
     blocked = blocking_file(path.parent) if args.update else None
     if blocked is not None:
         raise UsageError(f"reference record {path}: {blocked} is a file, not a folder")
     problems: list[str] = []
+    unmatched: list[str] = []
     updated = dict(reference)
-    for slots in (64, 16):
+    for slots in SLOTS:
         check_work(args, SHAPE, Machine(slots=slots))
         found = best_of(slots, args.trials)
         chapter_cycles, chapter_label = CHAPTER_BEST[slots]
@@ -150,6 +156,8 @@ def run(args: argparse.Namespace) -> int:
         else:
             line = f"{slots} slots: best {found['cycles']} cycles ({found['family']} {found['params']}); chapter {chapter_cycles} ({chapter_label})"
             print(line + (f"; reference {record['cycles']}" if record else ""))
+        if record is None:
+            unmatched.append(str(found["key"]))
         problems += [f"{slots} slots: {failure}" for failure in found["failures"]]  # type: ignore[union-attr]
         if found["verified"] is not True:
             problems.append(f"{slots} slots: the winner was not verified")
@@ -170,6 +178,8 @@ def run(args: argparse.Namespace) -> int:
             updated[str(found["key"])] = {
                 k: v for k, v in found.items() if k not in ("failures", "verified")
             }
+    if len(unmatched) == len(SLOTS) and not args.update:  # nothing was compared
+        problems.append(f"reference record {path} holds no record for {', '.join(unmatched)}")
     if args.update and updated != reference and not problems:
         from autotune.results.files import write_text
 

@@ -9,6 +9,8 @@ from pathlib import Path
 
 from autotune.cli.args import add_source, positive_int
 from autotune.cli.errors import UsageError
+from autotune.cli.limits import add_limits, check_work
+from simcore.shape import Shape
 
 HELP = "export a leaderboard entry: its schedule as JSON, or its GA-1 program as text (asm)"
 
@@ -35,6 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="write to FILE (default: standard output); never a study's own file",
     )
     parser.add_argument("--force", action="store_true", help="replace FILE if it exists")
+    add_limits(parser)
     parser.set_defaults(run=run)
 
 
@@ -52,6 +55,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(
             f"rank {args.rank} is infeasible: it was never simulated, there is nothing to export"
         )
+    if args.format == "asm":
+        check_program(args, row, loaded.path.parent)
     text = write(row, loaded.metadata, args.rank, loaded.path.parent)
     if args.out is None:
         sys.stdout.write(text)
@@ -59,3 +64,19 @@ def run(args: argparse.Namespace) -> int:
         write_text(text, args.out)
         print(f"wrote {args.out}", file=sys.stderr)
     return 0
+
+
+def check_program(args: argparse.Namespace, row: dict, study_folder: Path) -> None:
+    """Price the program before building it: its text grows with the instructions, so a large
+    shape is refused in one line (as `show` refuses its timeline) instead of filling the disk."""
+    from autotune.results import leaderboard as board
+
+    found = board.family_of(str(row["family"]), study_folder=study_folder)
+    if found is None:
+        return  # export_asm says the family is unknown
+    oracle = found[0]
+    shape = Shape(int(row["m"]), int(row["k"]), int(row["n"]))  # type: ignore[call-overload]
+    machine = board.machine_of(row, oracle)
+    work = oracle.work(shape, machine)
+    if work is not None:
+        check_work(args, shape, machine, verify=False, program=True, work=work)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,6 +24,7 @@ from autotune.cli.errors import UsageError
 from autotune.cli.limits import announce_compile
 
 if TYPE_CHECKING:
+    from autotune.interrupt import StopRequest
     from autotune.run.imports import Imported
     from autotune.run.optimum import Solved
 
@@ -156,20 +158,32 @@ def run(args: argparse.Namespace) -> int:
     announce_compile()  # the engine runs the schedule once it is solved
     start = optimum.best_start(destination) if destination and args.warm_start else None
     print(_start_line(shape, machine, options, start), file=sys.stderr, flush=True)
+    from autotune.interrupt import graceful_stop
     from simcore.ga1.exact import ExactError
 
-    try:
-        solved = optimum.solve(shape, machine, options, progress=_Progress(), start=start)
-    except ExactError as exc:  # the solver's own check of its schedule failed
-        print(f"autotune: error: not verified: {exc}", file=sys.stderr)
-        return 1
+    # A Ctrl-C reaches CP-SAT too, which stops as at a time limit: its best so far is written,
+    # marked. One before the solver starts, or a second one, leaves with nothing written.
+    with graceful_stop() as stop:
+        try:
+            solved = optimum.solve(shape, machine, options, progress=_Progress(stop), start=start)
+        except ExactError as exc:  # the solver's own check of its schedule failed
+            print(f"autotune: error: not verified: {exc}", file=sys.stderr)
+            return 1
+        except KeyboardInterrupt:
+            print(
+                "autotune: interrupted before the solver found a schedule: nothing written",
+                file=sys.stderr,
+            )
+            return stop.exit_status
+    if stop.requested and not solved.result.proven:
+        solved = replace(solved, interrupted=True)
     optimum.write(solved, out)
     imported = optimum.enqueue(solved, destination) if destination and solved.verified else None
     _report(solved, out, imported, args.json, GA1.describe_machine(machine))
     if not solved.verified:
         print(f"autotune: error: not verified: {solved.verification()}", file=sys.stderr)
         return 1
-    return 0
+    return stop.exit_status if solved.interrupted else 0
 
 
 def _start_line(shape, machine, options, start) -> str:  # type: ignore[no-untyped-def]
@@ -193,10 +207,13 @@ def _start_line(shape, machine, options, start) -> str:  # type: ignore[no-untyp
 class _Progress:
     """One line on stderr for the starting schedule, then one per better schedule found."""
 
-    def __init__(self) -> None:
+    def __init__(self, stop: StopRequest) -> None:
         self.best: int | None = None
+        self.stop = stop
 
     def __call__(self, cycles: int, bound: int, seconds: float) -> None:
+        if self.best is None and self.stop.requested:
+            raise KeyboardInterrupt  # Ctrl-C while the model was built: the solver never ran
         if self.best is not None and cycles >= self.best:
             return  # the solver's first solution is the starting schedule again
         what = "start" if self.best is None else "found"
@@ -212,6 +229,15 @@ STATUS = {
 }
 
 
+def _status(solved: Solved) -> str:
+    result = solved.result
+    if result.proven:
+        return "optimal: proven"
+    if solved.interrupted and result.status == "start":
+        return "interrupted before the solver found a better schedule: the start is returned"
+    return "feasible: interrupted, not proven" if solved.interrupted else STATUS[result.status]
+
+
 def _report(
     solved: Solved, out: Path, imported: Imported | None, as_json: bool, machine: str
 ) -> None:
@@ -225,7 +251,7 @@ def _report(
     bracket = "" if optimal else f" (the optimum lies in [{result.bound:,}, {result.cycles:,}])"
     lines = [
         f"optimum of {result.shape} on {machine}",
-        f"  status     {'optimal: proven' if optimal else STATUS[result.status]}",
+        f"  status     {_status(solved)}",
         f"  cycles     {result.cycles:,}{bracket}",
         f"  bound      {result.bound:,} (proven: no schedule of the scope is faster)",
         f"  gap        {result.gap:.1%} (cycles / bound - 1)",

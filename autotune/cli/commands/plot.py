@@ -38,10 +38,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--out",
         type=Path,
         default=None,
-        help="output folder (default results/<study>/plots/, redrawn each time)",
+        help="output folder (default plots/ beside the leaderboard, results/<study>/plots/: "
+        "autotune's own pictures there are redrawn each time)",
     )
     parser.add_argument(
-        "--force", action="store_true", help="replace pictures that exist in the --out folder"
+        "--force",
+        action="store_true",
+        help="replace pictures that exist in the --out folder, or files autotune did not draw",
     )
     parser.add_argument(
         "--rank",
@@ -54,13 +57,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from autotune.results.files import check_output_folder
     from autotune.run import load
 
     loaded = load.load(args.path_or_study, args.results, args.storage)
     frame, metadata, path = loaded.frame, loaded.metadata, loaded.path
     if metadata.get("kind") == "workload":
-        return layers(frame, metadata, args.out or path.parent / "plots")
+        out = args.out or path.parent / "plots"
+        check_pictures(out, ["report.png"], args.force, given=args.out is not None)
+        return layers(frame, metadata, out)
     if metadata.get("kind") not in ("leaderboard", "pareto") or frame.empty:
         raise UsageError(f"{path} is not a non-empty autotune leaderboard")
     if args.rank > len(frame):
@@ -68,10 +72,9 @@ def run(args: argparse.Namespace) -> int:
             f"rank {args.rank} is past the end of the leaderboard ({len(frame)} entries)"
         )
     out = args.out or path.parent / "plots"
-    if args.out is not None:
-        names = ["history.png", f"timeline_rank{args.rank}.png"]
-        names += ["pareto.png"] if len(metadata.get("objectives", [])) > 1 else []  # type: ignore[arg-type]
-        check_output_folder(args.out, names, args.force)
+    names = ["history.png", f"timeline_rank{args.rank}.png"]
+    names += ["pareto.png"] if len(metadata.get("objectives", [])) > 1 else []  # type: ignore[arg-type]
+    check_pictures(out, names, args.force, given=args.out is not None)
     written = [history(frame, metadata, path.parent, out, args.storage)]
     front = pareto(frame, metadata, out)
     if front is not None:
@@ -85,6 +88,24 @@ def run(args: argparse.Namespace) -> int:
     if not isinstance(drawn, Path):
         print(f"skipped timeline_rank{args.rank}.png: {drawn}")
     return 0
+
+
+def check_pictures(out: Path, names: list[str], force: bool, given: bool) -> None:
+    """Refuse, before drawing, to replace what is not ours: in an --out folder any existing file
+    needs --force; in the default plots/ folder autotune's own earlier pictures (told by their
+    PNG mark) are redrawn, and anything else needs --force."""
+    from autotune.results.files import check_output_folder
+    from autotune.results.plots import drawn_by_autotune
+
+    check_output_folder(out, names, force or not given)  # study files, devices, folders: never
+    if given or force:
+        return
+    for name in names:
+        path = out / name
+        if (path.exists() or path.is_symlink()) and not drawn_by_autotune(path):
+            raise UsageError(
+                f"{path} exists and autotune did not draw it: replacing it needs --force"
+            )
 
 
 def layers(frame: pd.DataFrame, metadata: dict, out: Path) -> int:

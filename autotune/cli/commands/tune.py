@@ -341,7 +341,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"autotune: error: verification failed: {failure}", file=sys.stderr)
     if outcome.failures:
         return 1
-    return 130 if outcome.interrupted else 0
+    from autotune.interrupt import STOP
+
+    return STOP.exit_status if outcome.interrupted else 0
 
 
 def report(outcome: Outcome, spec: RunPlan, args: argparse.Namespace) -> None:
