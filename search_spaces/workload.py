@@ -25,24 +25,25 @@ from __future__ import annotations
 
 import csv
 import io
-import math
-import re
 from pathlib import Path
 
 from search_spaces.gemm import DynamicShapeError, Gemm, Workload, WorkloadError  # noqa: F401 - also here
-from simcore.shape import COUNT_LIMIT, parse_shape
+from search_spaces.validation import (  # noqa: F401 - also here
+    MAX_DIM,
+    MAX_NAME,
+    MAX_WEIGHT,
+    brief,
+    check_name,
+    check_size,
+    check_weight,
+    validate_workload,
+)
+from simcore.shape import parse_shape
 
 FORMATS: tuple[str, ...] = (".toml", ".csv", ".onnx")
 CSV_HEADER: tuple[str, ...] = ("name", "shape", "weight")
 OPTIONAL_KEYS: tuple[str, ...] = ("source", "layers")
 BUNDLED = Path(__file__).resolve().parent / "workloads"
-# Occurrences per step: more than any model has, few enough that weight x cycles stays finite.
-MAX_WEIGHT = 1e9
-_NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?", re.ASCII)
-MAX_NAME = 128  # a GEMM name becomes part of a study folder's name (at most 255 bytes)
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # becomes part of a study name and a file path
-# No dimension past int64: the simulators hold sizes in int64 arrays and totals in floats.
-MAX_DIM = COUNT_LIMIT
 
 
 def bundled_workloads() -> dict[str, Path]:
@@ -108,59 +109,6 @@ def build_workload(name: str, entries: list[dict[str, object]], source: str) -> 
     return validate_workload(Workload(name, gemms), source)
 
 
-def validate_workload(workload: Workload, source: str) -> Workload:
-    """The checks every format's GEMMs pass, whichever reader built them; WorkloadError with a
-    one-line reason."""
-    if not workload.gemms:
-        raise WorkloadError(f"workload {source} is empty: it needs at least one GEMM")
-    seen: set[str] = set()
-    for index, gemm in enumerate(workload.gemms, start=1):
-        where = f"{source}, GEMM {index}"
-        check_name(gemm.name, where)
-        for axis, size in zip("MKN", (gemm.shape.m, gemm.shape.k, gemm.shape.n)):
-            check_size(size, f"dimension {axis}", f"{where} ({gemm.name})")
-        check_weight(gemm.weight, f"{where} ({gemm.name})")
-        if gemm.name in seen:
-            raise WorkloadError(f"workload {source}: GEMM name {gemm.name!r} appears twice")
-        seen.add(gemm.name)
-    return workload
-
-
-def check_name(name: object, where: str) -> str:
-    """A GEMM name: a string of safe file-name characters, at most MAX_NAME long."""
-    if not isinstance(name, str):
-        raise WorkloadError(f"{where}: name must be a string, got {name!r}")
-    if not _NAME.fullmatch(name):  # match() lets '$' pass a trailing newline
-        raise WorkloadError(f"{where}: name {name!r} must be letters, digits, '_', '-' or '.'")
-    if len(name) > MAX_NAME:  # it becomes part of a study's folder name
-        raise WorkloadError(f"{where}: name {name[:20]!r}... is longer than {MAX_NAME} characters")
-    return name
-
-
-def check_size(value: int, what: str, where: str) -> int:
-    """A size within int64 (MAX_DIM)."""
-    if value > MAX_DIM:
-        raise WorkloadError(f"{where}: {what} {brief(value)} is too large (at most {MAX_DIM})")
-    return value
-
-
-def brief(value: int | float) -> str:
-    """A number for a one-line message; a huge integer as its first digits and its length (it
-    has no float, and str() of more than 4300 digits raises)."""
-    if not isinstance(value, int):
-        return f"{value:g}"
-    size = abs(value)
-    if size.bit_length() <= 100:
-        return str(value)
-    digits = int(math.log10(size)) + 1
-    while 10 ** (digits - 1) > size:  # log10 of a huge int can be off by one
-        digits -= 1
-    while 10**digits <= size:
-        digits += 1
-    lead = size // 10 ** (digits - 6)
-    return f"{'-' if value < 0 else ''}{lead}... ({digits} digits)"
-
-
 def _gemm(entry: dict[str, object], where: str) -> Gemm:
     unknown = sorted(set(entry) - set(CSV_HEADER) - set(OPTIONAL_KEYS))
     if unknown:
@@ -185,28 +133,6 @@ def _gemm(entry: dict[str, object], where: str) -> Gemm:
     if not isinstance(layers, list) or not all(isinstance(layer, str) for layer in layers):
         raise WorkloadError(f"{where} ({name}): layers must be a list of strings")
     return Gemm(name, shape, weight, source, tuple(layers))
-
-
-def check_weight(raw: object, where: str) -> float:
-    """A weight as a float: a positive finite number, at most MAX_WEIGHT."""
-    if isinstance(raw, bool):
-        raise WorkloadError(f"{where}: weight must be a positive number, got {raw!r}")
-    if isinstance(raw, str):
-        if not _NUMBER.fullmatch(
-            raw.strip()
-        ):  # float() would take 'inf', '1_0' and other scripts' digits
-            raise WorkloadError(f"{where}: weight must be a positive number, got {raw!r}")
-        raw = float(raw.strip())
-    if not isinstance(raw, (int, float)) or raw != raw or raw in (float("inf"), float("-inf")):
-        raise WorkloadError(f"{where}: weight must be a positive number, got {raw!r}")
-    if raw <= 0:
-        raise WorkloadError(f"{where}: weight must be positive, got {brief(raw)}")
-    if raw > MAX_WEIGHT:
-        raise WorkloadError(
-            f"{where}: weight {brief(raw)} is too large (at most {MAX_WEIGHT:g} occurrences per step, "
-            f"so that weighted cycles stay finite)"
-        )
-    return float(raw)
 
 
 def _toml_entries(text: str, path: Path) -> list[dict[str, object]]:

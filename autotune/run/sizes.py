@@ -4,35 +4,37 @@
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 from autotune.errors import SizeError
 from search_spaces.domains import IntRange
 
 if TYPE_CHECKING:
     from autotune.oracles import Oracle
-    from autotune.run.plan import RunPlan
+    from search_spaces.gemm import Gemm
+    from search_spaces.machine import MachineSpace
 
 
-def check_sizes(plan: RunPlan, oracle: Oracle) -> None:
-    """SizeError, naming the GEMM of a workload, for the first shape too large to count."""
-    machines = bounding_machines(plan)
-    for gemm in plan.workload.gemms:
+def check_sizes(
+    gemms: Sequence[Gemm], machines: Sequence[Any], single: bool, oracle: Oracle
+) -> None:
+    """SizeError, naming the GEMM of a workload (not `single`), for the first shape too large to
+    count on any of `machines`."""
+    for gemm in gemms:
         for machine in machines:
             try:
                 oracle.check_size(gemm.shape, machine)
             except SizeError as exc:
-                if plan.single:
+                if single:
                     raise
                 raise SizeError(f"GEMM {gemm.name!r}: {exc}", setting="workload") from None
 
 
-def bounding_machines(plan: RunPlan) -> list[Any]:
+def bounding_machines(base: Any, space: MachineSpace | None) -> list[Any]:
     """The base machine, or with a machine search every corner of its ranges: the counts grow
     with each parameter one way, so the corners bound every machine in between."""
-    space = plan.machine_space()
     if space is None:
-        return [plan.machine]
+        return [base]
     ends: list[tuple[str, list[int]]] = []
     for name, domain in space.ranges:
         values = [domain.low, domain.high] if isinstance(domain, IntRange) else domain.options
@@ -40,7 +42,7 @@ def bounding_machines(plan: RunPlan) -> list[Any]:
     found = []
     for values in itertools.product(*(options for _, options in ends)):
         try:
-            found.append(plan.machine.replace(**dict(zip((n for n, _ in ends), values))))
+            found.append(base.replace(**dict(zip((n for n, _ in ends), values))))
         except ValueError:  # not a machine at all: the search refuses it elsewhere
             continue
-    return found or [plan.machine]
+    return found or [base]

@@ -16,7 +16,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from search_spaces.gemm import Gemm, WorkloadError
-from search_spaces.workload import MAX_NAME, check_weight
+from search_spaces.validation import MAX_NAME, check_weight
 from simcore.shape import Shape, ShapeError
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")

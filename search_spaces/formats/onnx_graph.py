@@ -26,7 +26,7 @@ from typing import Any
 from search_spaces.formats import onnx_ops
 from search_spaces.formats.layers import LayerGemm, count_line, merge
 from search_spaces.gemm import DynamicShapeError, Workload, WorkloadError
-from search_spaces.workload import MAX_DIM, brief, validate_workload
+from search_spaces.validation import MAX_DIM, brief, validate_workload
 
 # op -> positions of the two operands among the node's inputs
 MATMULS: dict[str, tuple[int, int]] = {

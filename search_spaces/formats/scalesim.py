@@ -33,7 +33,7 @@ from pathlib import Path
 
 from search_spaces.formats.layers import LayerGemm, merge
 from search_spaces.gemm import Workload, WorkloadError
-from search_spaces.workload import MAX_DIM, validate_workload
+from search_spaces.validation import MAX_DIM, validate_workload
 
 CONV_COLUMNS: tuple[str, ...] = (
     "Layer name",

@@ -16,11 +16,12 @@ import dataclasses
 import json
 from typing import Any
 
-from autotune.cli.commands.systolic import check_design_size
 from autotune.cli.errors import UsageError
 from autotune.cli.systolic_mapping import chosen_mapping
 from autotune.cli.workloads import load
 from autotune.errors import SizeError
+from autotune.oracles.base import check_counts
+from autotune.oracles.systolic import largest_counts
 from search_spaces.gemm_list import totals, weight_text
 from search_spaces.workload import Gemm, Workload
 from simcore.systolic.closed_form import cycles
@@ -140,7 +141,9 @@ def run_workload(args: argparse.Namespace, base: SystolicDesign) -> int:
     workload = load(args.workload, args.input_shape)
     for gemm in workload.gemms:
         try:
-            check_design_size(gemm.shape, base.array, base.hbm)
+            check_counts(
+                gemm.shape, largest_counts(gemm.shape, base.array.pes, base.hbm.hbm_words_per_cycle)
+            )
         except SizeError as exc:
             raise UsageError(f"--workload: GEMM {gemm.name!r}: {exc}") from None
     objects = report(args, workload, base)
