@@ -18,7 +18,7 @@ import hashlib
 import itertools
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from autotune.results.files import write_text
 from search_spaces.base import GA1Family
@@ -82,12 +82,22 @@ def measure(shape_text: str, overrides: str) -> dict[str, Any]:
     return {"shape": shape_text, "machine": overrides, **found}
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def instance_parser(doc: str) -> argparse.ArgumentParser:
+    """The options of a benchmark over tiny instances: --case, --rows and --json."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--case", action="append", default=[], help="SHAPE:MACHINE")
     parser.add_argument("--rows", type=Path, help="the instances of a bench_timed.py --json file")
     parser.add_argument("--json", type=Path, help="keep each row here, skipping those it holds")
-    args = parser.parse_args()
+    return parser
+
+
+def run_instances(
+    args: argparse.Namespace,
+    measure: Callable[[str, str], dict[str, Any]],
+    line: Callable[[dict[str, Any]], str],
+) -> None:
+    """Measure each instance of --case and --rows that --json does not hold yet, print its line
+    and keep its row (written atomically after each, so a stopped run resumes)."""
     cases = [tuple(case.split(":", 1)) for case in args.case]
     if args.rows:
         cases += [(row["shape"], row["machine"]) for row in json.loads(args.rows.read_text())]
@@ -99,17 +109,22 @@ def main() -> int:
         if (shape_text, overrides) in held:
             continue
         row = measure(shape_text, overrides)
-        print(
-            f"{shape_text} {overrides}: "
-            + ", ".join(
-                f"{name} {row[name]['cycles']} ({row[name]['programs']} programs)"
-                for name in ("general", "strips")
-            ),
-            flush=True,
-        )
+        print(f"{shape_text} {overrides}: {line(row)}", flush=True)
+        held.add((shape_text, overrides))
         if args.json:
             rows.append(row)
-            write_text(json.dumps(rows, indent=1) + "\n", args.json)  # atomically
+            write_text(json.dumps(rows, indent=1) + "\n", args.json)
+
+
+def main() -> int:
+    run_instances(
+        instance_parser(__doc__).parse_args(),
+        measure,
+        lambda row: ", ".join(
+            f"{name} {row[name]['cycles']} ({row[name]['programs']} programs)"
+            for name in ("general", "strips")
+        ),
+    )
     return 0
 
 

@@ -13,16 +13,12 @@ both store orders, every protection up to the product count (strips) and each de
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import itertools
-import json
-from pathlib import Path
 from typing import Any, Sequence
 
-from grid_families import domains
+from grid_families import domains, instance_parser, run_instances
 
-from autotune.results.files import write_text
 from search_spaces.base import GA1Family
 from search_spaces.general import GeneralFamily
 from search_spaces.strips import StripsFamily
@@ -113,32 +109,17 @@ def measure(shape_text: str, overrides: str, delays: Sequence[int]) -> dict[str,
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--case", action="append", default=[], help="SHAPE:MACHINE")
-    parser.add_argument("--rows", type=Path, help="the instances of a bench_timed.py --json file")
+    parser = instance_parser(__doc__)
     parser.add_argument("--delays", default="0,1,2,3", help="store delays, comma-separated")
-    parser.add_argument("--json", type=Path, help="keep each row here, skipping those it holds")
     args = parser.parse_args()
     delays = [int(d) for d in args.delays.split(",")]
-    cases = [tuple(case.split(":", 1)) for case in args.case]
-    if args.rows:
-        cases += [(row["shape"], row["machine"]) for row in json.loads(args.rows.read_text())]
-    rows: list[dict[str, Any]] = (
-        json.loads(args.json.read_text()) if args.json and args.json.exists() else []
+    run_instances(
+        args,
+        lambda shape_text, overrides: measure(shape_text, overrides, delays),
+        lambda row: ", ".join(
+            f"delay {d} {(v or {}).get('cycles')}" for d, v in row["best"].items()
+        ),
     )
-    held = {(row["shape"], row["machine"]) for row in rows}
-    for shape_text, overrides in cases:
-        if (shape_text, overrides) in held:
-            continue
-        row = measure(shape_text, overrides, delays)
-        cycles = {d: (v or {}).get("cycles") for d, v in row["best"].items()}
-        print(
-            f"{shape_text} {overrides}: " + ", ".join(f"delay {d} {c}" for d, c in cycles.items())
-        )
-        if args.json:
-            rows.append(row)
-            held.add((shape_text, overrides))
-            write_text(json.dumps(rows, indent=1) + "\n", args.json)
     return 0
 
 

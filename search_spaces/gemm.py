@@ -8,6 +8,17 @@ from dataclasses import dataclass
 from simcore.shape import Shape
 
 
+def whole(value: float) -> float | int:
+    """A whole number as an int (printed and summed exactly), any other as it is."""
+    return int(value) if float(value).is_integer() else value
+
+
+def weight_text(weight: float) -> str:
+    """A weight as printed: a whole number exactly, with thousands separators; a fraction as
+    the shortest decimal that reads back as it."""
+    return f"{whole(weight):,}"
+
+
 class WorkloadError(ValueError):
     """A workload file is missing, malformed, or describes no valid GEMM."""
 
@@ -32,11 +43,11 @@ class Gemm:
     @property
     def macs(self) -> int:
         """Multiply-accumulates of one run."""
-        return self.shape.m * self.shape.k * self.shape.n
+        return self.shape.macs
 
     @property
     def label(self) -> str:
-        return f"{self.name} ({self.shape} x{self.weight:g})"
+        return f"{self.name} ({self.shape} x{weight_text(self.weight)})"
 
 
 @dataclass(frozen=True)

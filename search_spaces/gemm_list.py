@@ -4,33 +4,25 @@ workload step) and the MACs (the sum of M x K x N x weight)."""
 
 from __future__ import annotations
 
+from search_spaces.gemm import weight_text, whole
 from search_spaces.workload import Gemm, Workload
+
+__all__ = ["weight_text", "totals", "listing", "format_listing", "shapes_text"]
 
 
 def totals(workload: Workload) -> dict[str, float | int]:
     weights = sum(g.weight for g in workload.gemms)
     macs = sum(_weighted_macs(g) for g in workload.gemms)
-    return {"entries": len(workload.gemms), "gemms": _number(weights), "macs": _number(macs)}
+    return {"entries": len(workload.gemms), "gemms": whole(weights), "macs": whole(macs)}
 
 
 def _weighted_macs(gemm: Gemm) -> float | int:
     """MACs x weight, exact for a whole weight."""
-    return gemm.macs * _number(gemm.weight)
-
-
-def _number(value: float) -> float | int:
-    return int(value) if float(value).is_integer() else value
+    return gemm.macs * whole(gemm.weight)
 
 
 def _count_text(value: float | int) -> str:
     return f"{value:,}" if isinstance(value, int) else f"{value:,.0f}"
-
-
-def weight_text(weight: float) -> str:
-    """A weight as printed: a whole number exactly, with thousands separators; a fraction as
-    the shortest decimal that reads back as it."""
-    value = _number(weight)
-    return f"{value:,}"
 
 
 def shapes_text(workload: Workload) -> str:
@@ -55,9 +47,9 @@ def listing(workload: Workload) -> dict[str, object]:
                 "m": g.shape.m,
                 "k": g.shape.k,
                 "n": g.shape.n,
-                "weight": _number(g.weight),
+                "weight": whole(g.weight),
                 "source": g.source,
-                "macs": _number(_weighted_macs(g)),
+                "macs": whole(_weighted_macs(g)),
             }
             for g in workload.gemms
         ],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Sequence
 
 from autotune import __version__
 from autotune.cli.errors import UsageError, message
@@ -37,27 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for module in _command_modules():
         module.register(subparsers)
-    _bound_options(subparsers.choices)
     return parser
-
-
-def _bound_options(commands: Mapping[str, argparse.ArgumentParser]) -> None:
-    """Give the options whose library fails with a traceback out of range (a sampler's seed,
-    CP-SAT's 32-bit seed) or that would spawn processes without end (--workers) their bounds,
-    checked while parsing like every other usage error."""
-    from autotune.cli.args import MAX_WORKERS, cp_sat_seed, seed_int, worker_count
-
-    bounds: dict[tuple[str, str], tuple[Callable[[str], int], str]] = {
-        ("tune", "--seed"): (seed_int, ""),
-        ("optimum", "--seed"): (cp_sat_seed, ""),
-        ("tune", "--workers"): (worker_count, f" (at most {MAX_WORKERS}: 4 per CPU, at most 256)"),
-    }
-    for name, command in commands.items():
-        for action in command._actions:
-            for option in action.option_strings:
-                if (name, option) in bounds:
-                    action.type, extra = bounds[name, option]
-                    action.help = f"{action.help or ''}{extra}"
 
 
 def _command_modules() -> list:

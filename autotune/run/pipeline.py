@@ -56,7 +56,6 @@ from autotune.storage import (
 )
 from autotune.storage.locations import finished_trials
 from autotune.storage.names import check_name, study_folder
-from search_spaces.gemm_list import weight_text
 from simcore.shape import Shape, parse_shape
 
 # --- open, check and seed ----------------------------------------------------------------------
@@ -300,6 +299,4 @@ def _run_job(
 
 def _label(job: Job) -> str:
     """What a log line calls the job: its GEMM with shape and weight, or its study."""
-    if job.gemm is None:
-        return job.settings.name
-    return f"{job.gemm.name} ({job.gemm.shape} x{weight_text(job.gemm.weight)})"
+    return job.gemm.label if job.gemm is not None else job.settings.name

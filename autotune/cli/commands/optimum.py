@@ -15,6 +15,7 @@ from autotune.cli.args import (
     add_results,
     add_shape,
     build_machine,
+    cp_sat_seed,
     non_negative_int,
     positive_float,
     positive_int,
@@ -85,7 +86,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=DEFAULT_WORKERS,
         help=f"CP-SAT strategies, interleaved in one thread (default {DEFAULT_WORKERS})",
     )
-    parser.add_argument("--seed", type=int, default=0, help="CP-SAT's random seed (default 0)")
+    parser.add_argument(
+        "--seed", type=cp_sat_seed, default=0, help="CP-SAT's random seed (default 0)"
+    )
     parser.add_argument(
         "--out",
         type=Path,

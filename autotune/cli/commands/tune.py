@@ -10,13 +10,16 @@ from typing import TYPE_CHECKING, Any
 
 from autotune import oracles
 from autotune.cli.args import (
+    MAX_WORKERS,
     add_machine,
     add_results,
     add_shape,
     build_machine,
     positive_float,
     positive_int,
+    seed_int,
     shape_arg,
+    worker_count,
 )
 from autotune.cli.errors import UsageError
 from autotune.cli.limits import add_limits, check_work, full_limit
@@ -72,9 +75,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--sampler", choices=SAMPLERS, default=DEFAULT_SAMPLER, help=SAMPLER_HELP)
     parser.add_argument(
         "--seed",
-        type=int,
+        type=seed_int,
         default=0,
-        help="sampler seed: the same seed gives the same study (default 0; one worker)",
+        help="sampler seed, 0 to 2**32 - 1: the same seed gives the same study (default 0; one worker)",
     )
     parser.add_argument(
         "--allow-sampler-change",
@@ -112,9 +115,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_results(parser)
     parser.add_argument(
         "--workers",
-        type=positive_int,
+        type=worker_count,
         default=1,
-        help="worker processes sharing the study on this machine",
+        help=f"worker processes sharing the study on this machine (at most {MAX_WORKERS}: 4 per "
+        "CPU, at most 256)",
     )
     parser.add_argument(
         "--top", type=positive_int, default=10, help="entries to print (default 10)"
