@@ -96,6 +96,30 @@ def test_decide_below_asks_the_search_first():
     assert decide_below(shape, machine, 176, ExactOptions(**QUICK)) == (None, 176, True)
 
 
+def test_the_search_and_the_questions_get_what_cp_sat_leaves_of_the_time_limit(monkeypatch):
+    pytest.importorskip("ortools", reason="the exact solver needs OR-Tools")
+    from simcore.ga1.exact import ExactOptions, solve
+    from simcore.ga1.exact.timed import search_below as real_search
+
+    given_limits: list[float | None] = []
+
+    def recorded(shape, machine, below, max_nodes, time_limit=None):
+        given_limits.append(time_limit)
+        return real_search(shape, machine, below, max_nodes, time_limit)
+
+    monkeypatch.setattr(solve, "search_below", recorded)
+    shape, machine = Shape(16, 16, 8), Machine(slots=4)
+    options = ExactOptions(time_limit=30.0, work_limit=0.01, workers=1)
+    result = solve.solve_optimum(shape, machine, options)
+    assert result.proven and len(given_limits) == 1
+    assert given_limits[0] is not None and 0 < given_limits[0] < 30.0
+    # a limit already spent runs neither the search nor a question
+    spent = solve._deadline(options, started=-1e9)
+    assert solve._search(shape, machine, options, 200, spent) is None
+    assert solve._prove(shape, machine, options, 200, 0, 0, spent) == (None, 0, False)
+    assert solve._search(shape, machine, options, 200, None) is not None
+
+
 @settings(max_examples=10, deadline=None)
 @given(
     m=st.integers(1, 16),

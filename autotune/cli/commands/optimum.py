@@ -50,7 +50,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=positive_float,
         default=DEFAULT_TIME_LIMIT,
         metavar="SECONDS",
-        help=f"stop the search after this many wall seconds (default {DEFAULT_TIME_LIMIT:g})",
+        help="stop after this many wall seconds in all: CP-SAT, then the exhaustive search and "
+        f"the questions in the time it leaves (default {DEFAULT_TIME_LIMIT:g})",
     )
     parser.add_argument(
         "--work-limit",

@@ -38,8 +38,9 @@ class ExactError(ValueError):
 class ExactOptions:
     """How CP-SAT runs.
 
-    `time_limit` (wall seconds) and `work_limit` (CP-SAT's deterministic time) each stop the
-    search; `workers` is CP-SAT's portfolio size; `interleave` runs that portfolio in one thread,
+    `time_limit` (wall seconds, for the whole solve: the exhaustive search and the decision
+    questions get what CP-SAT leaves of it) and `work_limit` (CP-SAT's deterministic time) each
+    stop the search; `workers` is CP-SAT's portfolio size; `interleave` runs that portfolio in one thread,
     worker after worker, so that the search does not depend on thread timing; `seed` is CP-SAT's
     random seed. `copies` caps the residencies of each tile and the parts of each accumulator
     (None: the exact model); with a cap the optimum is the best of a smaller class and the
@@ -219,7 +220,10 @@ def solve_optimum(
     bound = max(own, known) if complete else known
     status = _status(code, exact_model) if solved else START
     best = (found or plan).makespan
-    searched = _search(shape, machine, options, best) if complete and status != OPTIMAL else None
+    deadline = _deadline(options, started)
+    searched = (
+        _search(shape, machine, options, best, deadline) if complete and status != OPTIMAL else None
+    )
     if searched is not None:
         best = searched.cycles or best
         if searched.complete:
@@ -230,7 +234,7 @@ def solve_optimum(
             progress(best, bound, time.perf_counter() - started)
     if complete and options.proof_limit is not None and status != OPTIMAL:
         floor = bound if options.use_lower_bound else own
-        better, floor, proved = _prove(shape, machine, options, best, floor, least)
+        better, floor, proved = _prove(shape, machine, options, best, floor, least, deadline)
         found, bound = better or found, max(bound, floor)
         searched = None if better is not None else searched
         status = OPTIMAL if proved else FEASIBLE if found is not None else status
@@ -269,6 +273,7 @@ def decide_below(
     the fastest schedule known is proven optimal). Asks with `proof_limit` of work each (5 units
     when None), after the exhaustive search where the instance is small enough for it (when the
     search ends, no question is asked)."""
+    deadline = _deadline(options, time.perf_counter())
     check_instance(shape, machine)
     check_solver()
     known, least = proven_bounds(shape, machine, options.pebble_products)
@@ -276,14 +281,14 @@ def decide_below(
         raise ExactError(f"no schedule of the scope runs in {cycles} cycles: {known} is proven")
     if options.proof_limit is None:
         options = replace(options, proof_limit=5.0)
-    searched = _search(shape, machine, options, cycles)
+    searched = _search(shape, machine, options, cycles, deadline)
     faster: Program | None = None
     if searched is not None and searched.program is not None:
         faster, cycles = searched.program, searched.cycles or cycles
     if searched is not None and searched.complete:
         floor, better, proved = cycles, None, True
     else:
-        better, floor, proved = _prove(shape, machine, options, cycles, known, least)
+        better, floor, proved = _prove(shape, machine, options, cycles, known, least, deadline)
     if better is None:
         if faster is not None:
             _check(verify_matmul(machine, faster, shape)[0], cycles, floor)
@@ -294,30 +299,53 @@ def decide_below(
     return program, floor, proved
 
 
-def _search(shape: Shape, machine: Machine, options: ExactOptions, cycles: int) -> Searched | None:
-    """The exhaustive search below `cycles` on instances small enough for it (None: not run)."""
+def _deadline(options: ExactOptions, started: float) -> float | None:
+    """When `time_limit` runs out for the whole solve (perf_counter time; None: never)."""
+    return None if options.time_limit is None else started + options.time_limit
+
+
+def _left(deadline: float | None) -> float | None:
+    """Wall seconds left before `deadline` (None: no limit), at least 0."""
+    return None if deadline is None else max(0.0, deadline - time.perf_counter())
+
+
+def _search(
+    shape: Shape, machine: Machine, options: ExactOptions, cycles: int, deadline: float | None
+) -> Searched | None:
+    """The exhaustive search below `cycles` on instances small enough for it, in the time left
+    of the solve's limit (None: not run)."""
     Mt, Kt, Nt = shape.tiles(machine.T)
-    if not options.search_nodes or Mt * Kt * Nt > options.search_products:
+    left = _left(deadline)
+    if not options.search_nodes or Mt * Kt * Nt > options.search_products or left == 0:
         return None
-    return search_below(shape, machine, cycles, options.search_nodes, options.time_limit)
+    return search_below(shape, machine, cycles, options.search_nodes, left)
 
 
 def _prove(
-    shape: Shape, machine: Machine, options: ExactOptions, cycles: int, floor: int, least: int
+    shape: Shape,
+    machine: Machine,
+    options: ExactOptions,
+    cycles: int,
+    floor: int,
+    least: int,
+    deadline: float | None,
 ) -> tuple[Plan | None, int, bool]:
     """Decision problems "a schedule of at most best - 1 cycles?" (makespan in [floor, best - 1],
     `floor` a proven bound, best = `cycles` at first), each with `proof_limit` of work, until one
     is infeasible (then no schedule of the scope beats best: the bound rises to it) or stops
-    unanswered. Returns the better plan the decisions found (None: none), the bound and whether
+    unanswered or the solve's time limit runs out. Returns the better plan the decisions found (None: none), the bound and whether
     best is optimal."""
     from simcore.ga1.exact import model as exact_model
 
     better: Plan | None = None
     while floor < cycles:
+        left = _left(deadline)
+        if left == 0:
+            break
         built = exact_model.build_model(
             shape, machine, cycles - 1, floor, least_transfers=least, objective=False
         )
-        solver = _solver(replace(options, work_limit=options.proof_limit))
+        solver = _solver(replace(options, work_limit=options.proof_limit, time_limit=left))
         answer = _solve(built, solver)
         if answer.code == exact_model.cp_model.INFEASIBLE:
             floor = cycles
