@@ -1,8 +1,9 @@
 """The exact solver: the optimum of a GA-1 matrix product on small instances (OR-Tools CP-SAT).
 
 `solve_optimum(shape, machine, options, start)` models the machine's rules as the simulator has
-them (model.py) and returns a schedule with its proven bound (solve.py); on the smallest
-instances `search_below` (timed.py) searches every program exhaustively. OR-Tools is an optional
+them (model.py) and returns a schedule with its proven bound (solve.py; its options and result
+in records.py); on the smallest instances `search_below` (timed.py) searches every program
+exhaustively. OR-Tools is an optional
 dependency (the `exact` extra): it is imported when the solver runs, not with this package.
 
 The scope of the optimum: every program that computes C = A @ B with loads, stores, zeros and
@@ -18,14 +19,12 @@ when another is removed; the model leaves them out.
 from __future__ import annotations
 
 from simcore.ga1.exact.plan import Plan, PlanError, Residency, TimedProduct, plan_of, program_of
+from simcore.ga1.exact.records import ExactError, ExactOptions, ExactResult
 from simcore.ga1.exact.solve import (
     FEASIBLE,
     MAX_PRODUCTS,
     OPTIMAL,
     START,
-    ExactError,
-    ExactOptions,
-    ExactResult,
     Progress,
     check_instance,
     check_solver,
