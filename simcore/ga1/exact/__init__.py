@@ -3,8 +3,8 @@
 `solve_optimum(shape, machine, options, start)` models the machine's rules as the simulator has
 them (model.py) and returns a schedule with its proven bound (solve.py; its options and result
 in records.py); on the smallest instances `search_below` (timed.py) searches every program
-exhaustively. OR-Tools is an optional
-dependency (the `exact` extra): it is imported when the solver runs, not with this package.
+exhaustively. OR-Tools is an optional dependency (the `exact` extra): it is imported when the
+solver runs, not with this package.
 
 The scope of the optimum: every program that computes C = A @ B with loads, stores, zeros and
 products, running each tile product (i, j, k) once (reading A(i, k) and B(k, j) as loaded from

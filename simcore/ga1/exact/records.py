@@ -40,7 +40,7 @@ class ExactOptions:
     schedule of the scope, see model.py); a solution is a better schedule, and the next try
     asks for one cycle less than it. `search_products` and `search_nodes`: on instances of at
     most that many tile products, a search short of a proof is followed by the exhaustive
-    search of timed.py, which visits at most `search_nodes` states (and `time_limit`); when it
+    search of timed.py, which visits at most `search_nodes` states (within `time_limit`); when it
     ends, its schedule is optimal (0 states: no such search)."""
 
     time_limit: float | None = 10.0

@@ -85,6 +85,7 @@ def solve_optimum(
     schedule's cycles and the known bound once the model is built, then with each better
     schedule the solver finds (its makespan, the solver's bound then, seconds since the start)."""
     started = time.perf_counter()
+    deadline = _deadline(options, started)
     check_instance(shape, machine)
     first = start if start is not None else start_program(shape, machine)
     try:
@@ -109,7 +110,6 @@ def solve_optimum(
     bound = max(own, known) if complete else known
     status = _status(code, exact_model) if solved else START
     best = (found or plan).makespan
-    deadline = _deadline(options, started)
     searched = (
         _search(shape, machine, options, best, deadline) if complete and status != OPTIMAL else None
     )
@@ -221,9 +221,9 @@ def _prove(
 ) -> tuple[Plan | None, int, bool]:
     """Decision problems "a schedule of at most best - 1 cycles?" (makespan in [floor, best - 1],
     `floor` a proven bound, best = `cycles` at first), each with `proof_limit` of work, until one
-    is infeasible (then no schedule of the scope beats best: the bound rises to it) or stops
-    unanswered or the solve's time limit runs out. Returns the better plan the decisions found (None: none), the bound and whether
-    best is optimal."""
+    is infeasible (then no schedule of the scope beats best: the bound rises to it), one stops
+    unanswered, or the solve's time limit runs out. Returns the better plan the decisions found
+    (None: none), the bound and whether best is optimal."""
     from simcore.ga1.exact import model as exact_model
 
     better: Plan | None = None
