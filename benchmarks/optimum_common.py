@@ -34,11 +34,14 @@ def previous_bound(shape: Shape, machine: Machine) -> int:
     return max(compute_pipeline_bound(shape, machine), tiles * machine.dma_cycles)
 
 
-def tuner_best(shape: Shape, machine: Machine, trials: int, seed: int) -> tuple[int, str, Program]:
-    """The tuner's best schedule on this instance: cycles, family, program (Optuna kept quiet)."""
+def tuner_best(
+    shape: Shape, machine: Machine, trials: int, seed: int, spaces: str = ""
+) -> tuple[int, str, Program]:
+    """The tuner's best schedule on this instance: cycles, family, program (Optuna kept quiet).
+    `spaces` as --space takes them ("": the default spaces)."""
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
-    spec = RunPlan.of_shape(shape, machine)
+    spec = RunPlan.of_shape(shape, machine, spaces=spaces)
     name = f"optimum-{shape}-{machine.key()}".replace(",", "-").replace("=", "")
     options = pipeline.RunOptions(
         trials=trials, seed=seed, storage=MEMORY, verify_top=1, write=False, study=name

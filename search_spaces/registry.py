@@ -12,6 +12,7 @@ SPACE_MODULES: dict[str, str] = {
     "chapter": "search_spaces.chapter",
     "general": "search_spaces.general",
     "strips": "search_spaces.strips",
+    "delayed": "search_spaces.delayed",
     "systolic": "search_spaces.systolic",
 }
 DEFAULT_SPACES: tuple[str, ...] = ("chapter", "general", "strips")

@@ -138,11 +138,13 @@ class StripsFamily(GA1Family):
         held tiles retiring over the last two streamed lines with a short tail (128^3 at 32 slots),
         plain streaming with a long protection (16 slots), and a wider reserve (tall, thin products)."""
         _Mt, Kt, _Nt = shape.tiles(machine.T)
+        names = {p.name for p in StripsFamily.params(self, shape, machine.T)}
         seeds = []
         for params in SEEDS:
             point: Point = {
                 ("strip_axis" if k == "axis" else k): v for k, v in params.as_dict().items()
             }  # type: ignore[misc]
+            point = {k: v for k, v in point.items() if k in names}
             point["tail"] = min(params.tail, Kt, MAX_TAIL)
             seeds.append(point)
         return seeds

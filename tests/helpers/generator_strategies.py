@@ -31,6 +31,7 @@ def general_params(
         tail=st.integers(0, tail),
         lookahead=st.integers(0, lookahead),
         store_first=st.booleans(),
+        store_delay=st.integers(0, 3),
         structure=st.sampled_from(STRUCTURES),
         ramp=st.integers(0, ramp),
     )
@@ -53,6 +54,7 @@ def strip_params(
         lookahead=st.integers(0, lookahead),
         store_first=st.booleans(),
         protect=st.integers(0, protect),
+        store_delay=st.integers(0, 3),
     )
 
 

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from simcore import Machine, Shape
 from simcore.ga1 import engine
 from simcore.ga1.engine import FULL, PERIODIC, TimingLimitError, methods
-from simcore.ga1.generator import GeneralParams, default_params, slots_needed
+from simcore.ga1.generator import GeneralParams, StripParams, default_params, slots_needed
 from simcore.ga1.schedules import ScheduleError
 from tests.helpers.generator_strategies import general_params, strip_params
 
@@ -128,10 +128,18 @@ def test_chapter_schedules(
             Machine(slots=64),
             default_params(Shape(512, 512, 512), Machine(slots=64)),
         ),
+        engine.General(
+            Shape(512, 512, 512), Machine(slots=64), GeneralParams(bi=4, bj=4, store_delay=2)
+        ),
+        engine.Strips(
+            Shape(128, 512, 128),
+            Machine(slots=16),
+            StripParams(split=0, tail=0, protect=24, lookahead=10, store_delay=2),
+        ),
         engine.Blocked(Shape(256, 512, 256), Machine(slots=40), 4, 4, 2),
         engine.KOuter(Shape(128, 256, 128), Machine(slots=6), 2),
     ],
-    ids=["general", "blocked", "kouter"],
+    ids=["general", "general-store-delay", "strips-store-delay", "blocked", "kouter"],
 )
 def test_steady_states_are_found(generator: engine.Generator) -> None:
     # A blocked order's k steps repeat: the periodic method simulates a fraction of the products.

@@ -101,7 +101,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--space",
         default=None,
         help="search spaces to combine (default: the oracle's; ga1: chapter,general,strips; "
-        "systolic: systolic)",
+        "systolic: systolic); ga1 also has the opt-in space delayed (stores behind the next loads)",
     )
     parser.add_argument(
         "--study", default=None, help="study name (default derived from shape, machine and space)"

@@ -3,8 +3,9 @@ boundary, taken relative to the unit), and the state rebuilt from it at another 
 
 At a boundary the compiler is about to run product p, the unit's first. Its decisions depend on:
 the frontier's distance from p and whether it is blocked; the finished accumulators waiting to be
-stored, in order; the two queues of free slots, in order; and per slot its tile, the tile's next
-use and whether it is an eviction candidate. None depends on which slot is which, but one: an
+stored, in order, each with the products it still waits (a store delay); the two queues of free
+slots, in order; and per slot its tile, the tile's next use and whether it is an eviction
+candidate. None depends on which slot is which, but one: an
 eviction whose farthest next use is tied goes to the smaller slot, so the compiler logs those
 choices (TIES, `ties`; tielog.py) and a period that had one counts only as far as relabelling the
 slots keeps each choice (the same slot winning in each period). The signature
@@ -69,6 +70,7 @@ from simcore.ga1.engine.plan import (
     PINNED,
     REAL_KT,
     REAL_NT,
+    STORE_DELAY,
     STRIPS,
     STRUCTURE,
     UNITS,
@@ -283,7 +285,14 @@ def capture(
     out[0], out[1], out[2] = st[FRONTIER] - position, st[BLOCKED], st[PENDING]
     out[3], out[4], out[5], out[6], out[7] = st[QUEUE + 1], st[QUEUE + 3], 0, 0, 0
     for n in range(slots):
-        out[HEAD + n] = label[st[st[PENDING_AT] + n]] if n < st[PENDING] else -1
+        out[HEAD + n] = -1
+    for n in range(st[PENDING]):
+        # a pending store as its slot's number and how long it still waits: it may go after
+        # product p - 1 + wait, 0 <= wait <= the delay (stores due before p - 1 have gone)
+        wait = st[st[PENDING_AT] + slots + n] - position + 1
+        if wait < 0 or wait > st[STORE_DELAY]:
+            return False
+        out[HEAD + n] = label[st[st[PENDING_AT] + n]] + slots * wait
     for i in range(slots):
         for field in range(PER_SLOT):
             out[HEAD + slots + PER_SLOT * i + field] = record[PER_SLOT * order[i] + field]
@@ -426,7 +435,9 @@ def restore(
     st[NEXT_P], st[FRONTIER] = position, position + canon[0]
     st[BLOCKED], st[PENDING] = canon[1], canon[2]
     for n in range(canon[2]):
-        st[st[PENDING_AT] + n] = slot_of[canon[HEAD + n]]
+        wait, number = divmod(canon[HEAD + n], slots)
+        st[st[PENDING_AT] + n] = slot_of[number]
+        st[st[PENDING_AT] + slots + n] = position - 1 + wait
     count = 0
     for q in range(2):
         st[QUEUE + 2 * q], st[QUEUE + 2 * q + 1] = 0, canon[3 + q]

@@ -4,8 +4,9 @@ program rows in chunks.
 
 The reference holds the whole order and its next-use arrays; here a ring holds only the products
 between the matrix unit's position p and the DMA frontier (at most `lookahead` + 2), each with
-the keys of its tiles' next uses. Eviction candidates (evict.py) are what the reference's lazy
-heap holds valid. With `protect` > 0 a prefetch's horizon moves `protect` keys further, so an
+the keys of its tiles' next uses. A finished accumulator waits in the pending stores with the
+product after which it may go (`store_delay` products after its last). Eviction candidates
+(evict.py) are what the reference's lazy heap holds valid. With `protect` > 0 a prefetch's horizon moves `protect` keys further, so an
 order with `protect` numbers its keys 0, 1, 2, ... (the strip orders do; the general orders,
 whose keys leave gaps, have no `protect`).
 
@@ -47,6 +48,7 @@ from simcore.ga1.engine.plan import (
     REAL_NT,
     ROW_START_AT,
     SIZES_AT,
+    STORE_DELAY,
     STORE_FIRST,
     STRIPS,
     STRUCTURE,
@@ -105,6 +107,7 @@ TIES = QUEUE + 4
 TIE_LOG_AT = QUEUE + 5
 HEADER = QUEUE + 6
 BATCH = 32  # products the order streams ahead at a time, at least
+ALL_DUE = 1 << 62  # a product after which every pending store may go
 
 
 def headroom(slots: int, lookahead: int) -> int:
@@ -147,7 +150,7 @@ def new_state(
         (NEXT_AT, slots, None),
         (FREE_AT, 2 * slots, None),
         (EVICT_AT, len(evict), evict),
-        (PENDING_AT, slots, None),
+        (PENDING_AT, 2 * slots, None),  # the stores' slots, then the products they wait for
         (TIE_LOG_AT, 2 * LOG_PAIRS, None),
     ]
     st = assemble(HEADER, fields, sections, max(chunk_rows, 2 * room_needed))
@@ -342,12 +345,17 @@ def _flush_stores(
     queue: np.ndarray,
     pend: np.ndarray,
     pending: int,
-) -> int:
-    """Store the finished accumulators, in finishing order; returns the rows emitted. (A kernel
-    of its own: called once per finished block of accumulators, and compiled once.)"""
+    due: int,
+) -> tuple[int, int]:
+    """Store the finished accumulators that may be stored after product `due`, in finishing
+    order (their products come in that order too); returns the rows emitted and the stores left
+    pending. (A kernel of its own: called once per finished block of accumulators, and compiled
+    once.)"""
     nt, n_ab, never = st[REAL_NT], st[N_AB], st[NEVER]
-    for n in range(pending):
-        s = get(pend, n)
+    slots = pend.shape[0] >> 1
+    ready = 0
+    while ready < pending and get(pend, slots + ready) <= due:
+        s = get(pend, ready)
         tile = get(tiles, s)
         c = tile - n_ab
         out = _emit(rows, out, STORE, s, NONE, NONE, TENSOR_C, c // nt, c % nt)
@@ -355,7 +363,11 @@ def _flush_stores(
         put(tiles, s, -1)
         put(nexts, s, never)
         _queue_push(free, queue, BY_STORE, s)
-    return out
+        ready += 1
+    for n in range(ready, pending):
+        put(pend, n - ready, get(pend, n))
+        put(pend, slots + n - ready, get(pend, slots + n))
+    return out, pending - ready
 
 
 @inline
@@ -396,16 +408,17 @@ def run_general(st: np.ndarray) -> None:
     free, queue = st[st[FREE_AT] : st[FREE_AT] + 2 * slots], st[QUEUE : QUEUE + 5]
     ev, pend, rows = (
         st[st[EVICT_AT] : st[PENDING_AT]],
-        st[st[PENDING_AT] : st[PENDING_AT] + slots],
+        st[st[PENDING_AT] : st[PENDING_AT] + 2 * slots],
         st[st[OUT_AT] :],
     )
-    p, total, lookahead, store_first, protect, never = (
+    p, total, lookahead, store_first, protect, never, delay = (
         st[NEXT_P],
         st[P],
         st[LOOKAHEAD],
         st[STORE_FIRST],
         st[PROTECT],
         st[NEVER],
+        st[STORE_DELAY],
     )
     frontier, blocked, pending, out, generated = (
         st[FRONTIER],
@@ -425,9 +438,21 @@ def run_general(st: np.ndarray) -> None:
         if protect > 0 and frontier <= p:
             blocked = 0  # a demand load may evict what a prefetch could not
         if store_first == 1 and pending > 0:
-            out = _flush_stores(st, rows, out, where, tiles, nexts, free, queue, pend, pending)
-            pending, blocked = 0, 0
-        while True:
+            out, left = _flush_stores(
+                st, rows, out, where, tiles, nexts, free, queue, pend, pending, p - 1
+            )
+            blocked, pending = (0 if left < pending else blocked), left
+        # the frontier runs, then again after the stores due by now, then (if the product still
+        # waits for a slot) after every store still delayed
+        for phase in range(3):
+            if phase > 0:
+                if pending == 0 or (phase == 2 and frontier > p):
+                    break
+                due = p - 1 if phase == 1 else ALL_DUE
+                out, left = _flush_stores(
+                    st, rows, out, where, tiles, nexts, free, queue, pend, pending, due
+                )
+                blocked, pending = (0 if left < pending else blocked), left
             if frontier < limit and blocked == 0:
                 out, frontier, blocked, generated = _advance(
                     st,
@@ -445,10 +470,6 @@ def run_general(st: np.ndarray) -> None:
                     get(st, rec + KEY),
                     generated,
                 )
-            if pending == 0:
-                break
-            out = _flush_stores(st, rows, out, where, tiles, nexts, free, queue, pend, pending)
-            pending, blocked = 0, 0
         if frontier <= p:
             st[FAILED_AT], st[DONE] = p, 1
             st[LIVE] = _count(nexts, st[PINNED])
@@ -487,11 +508,13 @@ def run_general(st: np.ndarray) -> None:
         )
         if get(st, rec + LAST) == 1:
             put(pend, pending, sc)
+            put(pend, slots + pending, p + delay)
             pending += 1
         p += 1
     if p == total and out <= last_start:
-        out = _flush_stores(st, rows, out, where, tiles, nexts, free, queue, pend, pending)
-        pending = 0
+        out, pending = _flush_stores(
+            st, rows, out, where, tiles, nexts, free, queue, pend, pending, ALL_DUE
+        )
         st[DONE] = 1
     st[NEXT_P], st[FRONTIER], st[BLOCKED], st[PENDING], st[OUT], st[GENERATED] = (
         p,

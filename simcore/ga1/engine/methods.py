@@ -27,6 +27,7 @@ from simcore.ga1.engine.plan import (
     PROTECT,
     RAMP,
     SIZES_AT,
+    STORE_DELAY,
     STRIPS,
     STRUCTURE,
     UNITS,
@@ -96,7 +97,7 @@ def _ahead(look: int, products: int) -> int:
 
 def _compiled_params(st: np.ndarray, slots: int, budget: int) -> tuple[np.ndarray, int]:
     """The driver's parameters for a compiled order, and the length of its longest unit kind."""
-    look = int(st[LOOKAHEAD]) + int(st[PROTECT]) + 3
+    look = int(st[LOOKAHEAD]) + int(st[PROTECT]) + int(st[STORE_DELAY]) + 3
     kt = int(st[KT])
     if int(st[STRUCTURE]) == STRIPS:
         at = int(st[STRIPS_AT])

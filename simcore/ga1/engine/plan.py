@@ -36,9 +36,10 @@ from simcore.shape import Shape
     LOOKAHEAD,
     STORE_FIRST,
     PROTECT,
+    STORE_DELAY,
     N_BLOCKS,
-) = range(COMMON, COMMON + 17)
-ORDER_FIELDS = COMMON + 17  # the first field of an order's own
+) = range(COMMON, COMMON + 18)
+ORDER_FIELDS = COMMON + 18  # the first field of an order's own
 # The cell tables (TABLES_AT) are one section; each table's field holds its offset in it until
 # the compiler's start makes it absolute (tables are kept, packed, from schedule to schedule).
 (
@@ -170,7 +171,9 @@ def _cell_tables(
     return cell_tables([(h, w, _cells(h, w, inner, flip)) for h in heights for w in widths])
 
 
-def common_fields(tiles: tuple[int, int, int], lookahead: int, store_first: bool) -> dict[int, int]:
+def common_fields(
+    tiles: tuple[int, int, int], lookahead: int, store_first: bool, store_delay: int
+) -> dict[int, int]:
     """The header fields that every order's plan fills alike (the compiler reads them)."""
     Mt, Kt, Nt = tiles
     return {
@@ -183,6 +186,7 @@ def common_fields(tiles: tuple[int, int, int], lookahead: int, store_first: bool
         REAL_NT: Nt,
         LOOKAHEAD: lookahead,
         STORE_FIRST: int(store_first),
+        STORE_DELAY: store_delay,
     }
 
 
@@ -205,7 +209,7 @@ def general_plan(
         KALT: int(params.k_direction == "alternate"),
         N_RB: n_rb,
         N_CB: n_cb,
-        **common_fields((Mt, Kt, Nt), params.lookahead, params.store_first),
+        **common_fields((Mt, Kt, Nt), params.lookahead, params.store_first, params.store_delay),
     }
     if params.structure == "rotate":
         window = min(fbj, fn)

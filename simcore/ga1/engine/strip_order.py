@@ -142,7 +142,7 @@ def strip_plan(
         END: products,
         NEVER: products + 1,
         PINNED: products + 2,
-        **common_fields((Mt, Kt, Nt), params.lookahead, params.store_first),
+        **common_fields((Mt, Kt, Nt), params.lookahead, params.store_first, params.store_delay),
         PROTECT: params.protect,
         N_BLOCKS: first_block,
         LONG: long,

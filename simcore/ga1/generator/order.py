@@ -54,6 +54,7 @@ class GeneralParams:
     tail: int = 2  # the last `tail` k steps of a block run accumulator by accumulator, >= 0
     lookahead: int = 16  # products the DMA may run ahead of the matrix unit, >= 0
     store_first: bool = True  # a ready store goes before the loads due at the same point
+    store_delay: int = 0  # products the matrix unit runs before a finished accumulator is stored
     structure: str = "blocks"  # "blocks": k-synchronous blocks; "rotate": a sliding window of units (see rotate_order)
     ramp: int = 0  # rotate: the first `ramp` units all start at step 0 (a faster start), >= 0
 
@@ -62,7 +63,7 @@ class GeneralParams:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ScheduleError(f"{name} must be a positive integer, got {value!r}")
-        for name in ("tail", "lookahead", "ramp"):
+        for name in ("tail", "lookahead", "store_delay", "ramp"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ScheduleError(f"{name} must be a non-negative integer, got {value!r}")
@@ -85,7 +86,9 @@ class GeneralParams:
         return asdict(self)
 
     def options(self) -> CompileOptions:
-        return CompileOptions(lookahead=self.lookahead, store_first=self.store_first)
+        return CompileOptions(
+            lookahead=self.lookahead, store_first=self.store_first, store_delay=self.store_delay
+        )
 
 
 def bands(total: int, size: int, partition: str) -> list[range]:

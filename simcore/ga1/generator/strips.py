@@ -69,6 +69,7 @@ class StripParams:
     lookahead: int = 16  # products the DMA may run ahead of the matrix unit, >= 0
     store_first: bool = False  # a ready store goes before the loads due at the same point
     protect: int = 8  # a prefetch never evicts a tile needed within this many products, >= 0
+    store_delay: int = 0  # products the matrix unit runs before a finished accumulator is stored
 
     def __post_init__(self) -> None:
         for name, low in (
@@ -77,6 +78,7 @@ class StripParams:
             ("tail", 0),
             ("lookahead", 0),
             ("protect", 0),
+            ("store_delay", 0),
         ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
@@ -99,7 +101,10 @@ class StripParams:
 
     def options(self) -> CompileOptions:
         return CompileOptions(
-            lookahead=self.lookahead, store_first=self.store_first, protect=self.protect
+            lookahead=self.lookahead,
+            store_first=self.store_first,
+            protect=self.protect,
+            store_delay=self.store_delay,
         )
 
 

@@ -1,0 +1,55 @@
+"""The general and strip families with a store delay: a finished accumulator's store may wait
+behind the next products' loads (simcore/ga1/generator/compile.py's `store_delay`).
+
+On small scratchpads with a slow DMA set-up the proven optima defer a block's stores this way,
+which neither family reaches without the delay (docs/benchmarks/optimum.md). Each family here is
+its plain family plus one parameter, under its own name, so that a study searches the delay only
+when it is asked for: `--space chapter,delayed` searches the chapter's families, and the general
+and strip orders with every delay from 0 to MAX_STORE_DELAY."""
+
+from __future__ import annotations
+
+from search_spaces.base import Space
+from search_spaces.domains import IntRange, Param, Point
+from search_spaces.general import GeneralFamily
+from search_spaces.strips import StripsFamily
+from simcore.ga1.machine import Machine
+from simcore.shape import Shape
+
+# One or two products of delay reach the optima the families miss; a longer delay holds a
+# finished accumulator's slot while the next products wait for theirs.
+MAX_STORE_DELAY = 2
+STORE_DELAY = Param(
+    "store_delay",
+    IntRange(0, MAX_STORE_DELAY),
+    "products a finished accumulator's store waits behind the next loads",
+)
+
+
+class DelayedGeneralFamily(GeneralFamily):
+    name = "general_delayed"
+    description = "the general family's orders, each finished accumulator's store delayed"
+
+    def params(self, shape: Shape, T: int) -> tuple[Param, ...]:
+        return (*super().params(shape, T), STORE_DELAY)
+
+    def seed_points(self, shape: Shape, machine: Machine) -> list[Point]:
+        return [{**point, "store_delay": 0} for point in super().seed_points(shape, machine)]
+
+
+class DelayedStripsFamily(StripsFamily):
+    name = "strips_delayed"
+    description = "the strip family's orders, each finished accumulator's store delayed"
+
+    def params(self, shape: Shape, T: int) -> tuple[Param, ...]:
+        return (*super().params(shape, T), STORE_DELAY)
+
+    def seed_points(self, shape: Shape, machine: Machine) -> list[Point]:
+        return [{**point, "store_delay": 0} for point in super().seed_points(shape, machine)]
+
+
+SPACE = Space(
+    "delayed",
+    "the general and strip orders with a finished accumulator's store delayed behind the next loads",
+    (DelayedGeneralFamily(), DelayedStripsFamily()),
+)
