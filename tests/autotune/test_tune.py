@@ -503,3 +503,19 @@ def test_search_machine_respects_the_scratchpad_budget(
     for _, row in frame[frame["feasible"]].iterrows():
         assert json.loads(row["machine_json"])["slots"] == row["slots"]
         assert "slots" not in json.loads(row["params_json"])
+
+
+def test_the_opt_in_delayed_space_searches_the_store_delay(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    argv = ["--shape", "16x16x24", "--slots", "6", "--machine", "dma_setup=4"]
+    run(capsys, [*argv, "--space", "chapter,delayed", "--trials", "200", "--study", "delayed"])
+    frame = leaderboard(tmp_path, "delayed")
+    assert set(frame["family"]) <= {"blocked", "kouter", "general_delayed", "strips_delayed"}
+    assert frame["verified"].head(5).all()
+    delays = {json.loads(p).get("store_delay") for p in frame["params_json"]}
+    assert {0, 1, 2} <= delays
+    run(capsys, [*argv, "--trials", "200", "--study", "plain"])
+    # The proven optimum (160) defers a store; without the delay the search ends at 168.
+    assert int(frame["cycles"].iloc[0]) < int(leaderboard(tmp_path, "plain")["cycles"].iloc[0])
