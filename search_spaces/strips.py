@@ -137,17 +137,20 @@ class StripsFamily(GA1Family):
         """The three points that did best over the benchmark's cases (benchmarks/bench_structures.py):
         held tiles retiring over the last two streamed lines with a short tail (128^3 at 32 slots),
         plain streaming with a long protection (16 slots), and a wider reserve (tall, thin products)."""
-        _Mt, Kt, _Nt = shape.tiles(machine.T)
-        names = {p.name for p in StripsFamily.params(self, shape, machine.T)}
-        seeds = []
-        for params in SEEDS:
-            point: Point = {
-                ("strip_axis" if k == "axis" else k): v for k, v in params.as_dict().items()
-            }  # type: ignore[misc]
-            point = {k: v for k, v in point.items() if k in names}
-            point["tail"] = min(params.tail, Kt, MAX_TAIL)
-            seeds.append(point)
-        return seeds
+        params = StripsFamily.params(self, shape, machine.T)
+        return [seed_point(seed, params, shape, machine) for seed in SEEDS]
+
+
+def seed_point(
+    params: StripParams, domain: tuple[Param, ...], shape: Shape, machine: Machine
+) -> Point:
+    """`params` as a point of the parameters in `domain`, its tail cut to the k steps."""
+    _Mt, Kt, _Nt = shape.tiles(machine.T)
+    names = {p.name for p in domain}
+    point: Point = {("strip_axis" if k == "axis" else k): v for k, v in params.as_dict().items()}  # type: ignore[misc]
+    point = {k: v for k, v in point.items() if k in names}
+    point["tail"] = min(params.tail, Kt, MAX_TAIL)
+    return point
 
 
 SPACE = Space(

@@ -45,8 +45,12 @@ def test_one_parameter_more_than_the_plain_family(delayed, plain) -> None:
     assert [p.name for p in extra] == ["store_delay"]
     assert extra[0].domain.low == 0 and extra[0].domain.high == MAX_STORE_DELAY
     machine = Machine(slots=16)
-    for seed in delayed.seed_points(SHAPE, machine):
-        assert seed["store_delay"] == 0
+    seeds, plain_seeds = delayed.seed_points(SHAPE, machine), plain.seed_points(SHAPE, machine)
+    # the plain family's seeds without a delay, then (strips) the tight point with a delay of 1
+    assert [{**p, "store_delay": 0} for p in plain_seeds] == seeds[: len(plain_seeds)]
+    assert [s["store_delay"] for s in seeds[len(plain_seeds) :]] in ([], [1])
+    for seed in seeds:
+        assert delayed.violation(seed, SHAPE, machine) <= 0
 
 
 @pytest.mark.parametrize("delay", range(MAX_STORE_DELAY + 1))
@@ -69,3 +73,19 @@ def test_the_delay_shortens_the_tuned_strip_schedule_at_16_slots() -> None:
     plain = StripsFamily().generator(STRIP_POINT, SHAPE, machine).timing().cycles
     delayed = DelayedStripsFamily().generator({**STRIP_POINT, "store_delay": 2}, SHAPE, machine)
     assert plain == 58_260 and delayed.timing().cycles == 58_224
+
+
+@pytest.mark.parametrize(
+    "shape, overrides, optimum",
+    [
+        (Shape(16, 16, 24), {"slots": 6, "dma_setup": 4}, 160),
+        (Shape(24, 16, 16), {"slots": 6, "dma_setup": 4}, 160),
+        (Shape(16, 24, 16), {"slots": 4}, 484),
+    ],
+)
+def test_the_tight_strip_seed_is_the_proven_optimum(shape, overrides, optimum) -> None:
+    machine = Machine(**overrides)
+    family = DelayedStripsFamily()
+    tight = family.seed_points(shape, machine)[-1]
+    assert tight["store_delay"] == 1
+    assert family.generator(tight, shape, machine).timing().cycles == optimum
