@@ -29,31 +29,34 @@ STORE_DELAY = Param(
 # spared, a ready store first and delayed by one. On small scratchpads with a slow DMA set-up it
 # is the proven optimum (16x16x24 and 24x16x16 on 6 slots with dma_setup=4: 160 cycles; 16x24x16
 # on 4 slots: 484), which the trials alone do not reach.
-TIGHT = StripParams(reserve=1, split=0, tail=0, lookahead=1, protect=1, store_first=True)
+TIGHT = StripParams(
+    reserve=1, split=0, tail=0, lookahead=1, protect=1, store_first=True, store_delay=1
+)
 
 
-class DelayedGeneralFamily(GeneralFamily):
+class _WithStoreDelay:
+    """A family's parameters plus the store delay; its seeds keep their stores undelayed."""
+
+    def params(self, shape: Shape, T: int) -> tuple[Param, ...]:
+        return (*super().params(shape, T), STORE_DELAY)  # type: ignore[misc]
+
+    def seed_points(self, shape: Shape, machine: Machine) -> list[Point]:
+        seeds = super().seed_points(shape, machine)  # type: ignore[misc]
+        return [{**point, "store_delay": 0} for point in seeds]
+
+
+class DelayedGeneralFamily(_WithStoreDelay, GeneralFamily):
     name = "general_delayed"
     description = "the general family's orders, each finished accumulator's store delayed"
 
-    def params(self, shape: Shape, T: int) -> tuple[Param, ...]:
-        return (*super().params(shape, T), STORE_DELAY)
 
-    def seed_points(self, shape: Shape, machine: Machine) -> list[Point]:
-        return [{**point, "store_delay": 0} for point in super().seed_points(shape, machine)]
-
-
-class DelayedStripsFamily(StripsFamily):
+class DelayedStripsFamily(_WithStoreDelay, StripsFamily):
     name = "strips_delayed"
     description = "the strip family's orders, each finished accumulator's store delayed"
 
-    def params(self, shape: Shape, T: int) -> tuple[Param, ...]:
-        return (*super().params(shape, T), STORE_DELAY)
-
     def seed_points(self, shape: Shape, machine: Machine) -> list[Point]:
-        plain = [{**point, "store_delay": 0} for point in super().seed_points(shape, machine)]
-        tight = seed_point(TIGHT, StripsFamily.params(self, shape, machine.T), shape, machine)
-        return [*plain, {**tight, "store_delay": 1}]
+        tight = seed_point(TIGHT, self.params(shape, machine.T), shape, machine)
+        return [*super().seed_points(shape, machine), tight]
 
 
 SPACE = Space(

@@ -137,7 +137,7 @@ class StripsFamily(GA1Family):
         """The three points that did best over the benchmark's cases (benchmarks/bench_structures.py):
         held tiles retiring over the last two streamed lines with a short tail (128^3 at 32 slots),
         plain streaming with a long protection (16 slots), and a wider reserve (tall, thin products)."""
-        params = StripsFamily.params(self, shape, machine.T)
+        params = self.params(shape, machine.T)
         return [seed_point(seed, params, shape, machine) for seed in SEEDS]
 
 
