@@ -1,30 +1,24 @@
-"""The trial loop's CPU, side by side (issue 10): the default study (128x128x128, 64 slots,
-seed 0) run start to finish by
+"""The trial loop's CPU, side by side: the default study (128x128x128, 64 slots, seed 0) run start
+to finish by
 
-  * `before`: the code before issue 10 (git revision BASE, exported to a temporary folder), with
-    its default storage, an SQLite file through Optuna's RDB storage;
-  * `engine`: main with issue 11's compiled GA-1 engine but still the storage before issue 10
-    (revision ENGINE_BASE): the same generation and timing as this code, so the ratio to it is
-    the trial loop's alone;
-  * `sqlite`: this code with `--storage sqlite:///...` (the RDB path, kept for older studies);
-  * `journal-tpe`: this code with its default storage, the journal file, and
-    `--sampler tpe --space chapter,general` (the search of `before`: the same trials, so the
-    difference is the loop's alone; `sqlite` runs that search too);
-  * `journal`: this code as a user runs it: the journal file and the default sampler (`guided`
-    since issue 12, whose trials differ).
+  * `sqlite`: `--storage sqlite:///...` (Optuna's RDB path, kept for older studies) and
+    `--sampler tpe --space chapter,general`;
+  * `journal-tpe`: the default storage, the journal file, and the same TPE search, so the two
+    run the same trials and their difference is the storage's alone;
+  * `journal`: the study as a user runs it: the journal file and the default sampler (`guided`)
+    and spaces, whose trials differ.
 
 Each run is a child process, the configurations interleaved (round by round), after one short
-untimed run of each (the compiled engine's kernels compiled or loaded into numba's cache). A child times
-every call by part, exclusively (a part's time excludes the parts it calls): `sampler` (the
-sampler's methods), `storage` (Optuna's storage classes and the journal backend), `generation`
-(a schedule family's evaluate, timing excluded), `timing` (simcore's simulate; the compiled engine
-of issue 11 times a program as it generates it, so there both count as `generation`) and `other`
-(everything else in the optimise loop: Optuna's trial machinery, the objective's bookkeeping,
-the budget). It prints CPU ms per trial by part, over the whole run and over trials 900-999,
-the whole run's CPU (imports, seeding, leaderboard and verification included) and wall time,
-the best cycles, whether every configuration ran the same trials, and the ratio of CPU.
+untimed run of each (the compiled engine's kernels compiled or loaded into numba's cache). A
+child times every call by part, exclusively (a part's time excludes the parts it calls):
+`sampler` (the sampler's methods), `storage` (Optuna's storage classes and the journal backend),
+`generation` (the oracle's evaluation: the compiled engine times a program as it generates it)
+and `other` (everything else in the optimise loop: Optuna's trial machinery, the objective's
+bookkeeping, the budget). It prints CPU ms per trial by part, over the whole run and over trials
+900-999, the whole run's CPU (imports, seeding, leaderboard and verification included) and wall
+time, the best cycles, whether the TPE configurations ran the same trials, and the ratio of CPU.
 
-Usage: python benchmarks/bench_loop.py [--trials 1000] [--rounds 1] [--base REV] [--engine-base REV] [--only before,engine,journal]
+Usage: python benchmarks/bench_loop.py [--trials 1000] [--rounds 1] [--only sqlite,journal-tpe,journal]
 """
 
 from __future__ import annotations
@@ -42,11 +36,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-BASE = "dfca672"  # main before issue 10 (the Python GA-1 engine)
-ENGINE_BASE = "f64460f"  # main with the compiled GA-1 engine (issue 11), before issue 10
-CONFIGS = ("before", "engine", "sqlite", "journal-tpe", "journal")
-TPE_CONFIGS = ("before", "engine", "sqlite", "journal-tpe")  # the same sampler, so the same trials
-PARTS = ("sampler", "storage", "generation", "timing", "other")
+CONFIGS = ("sqlite", "journal-tpe", "journal")
+TPE_CONFIGS = ("sqlite", "journal-tpe")  # the same sampler, so the same trials
+PARTS = ("sampler", "storage", "generation", "other")
 WINDOW = (900, 1000)
 WARM_UP_TRIALS = (
     60  # a short untimed run per configuration first: numba's on-disk cache of the engine filled
@@ -94,23 +86,16 @@ def _instrument(clock: PartClock) -> None:
     from optuna.storages import JournalStorage, RDBStorage
     from optuna.storages._cached_storage import _CachedStorage
 
-    import search_spaces.base as base
-
     storage_methods = tuple(
         name for name in vars(optuna.storages.BaseStorage) if not name.startswith("__")
     ) + ("record_heartbeat", "_get_stale_trial_ids", "get_heartbeat_interval")
     for cls in (RDBStorage, _CachedStorage, JournalStorage, optuna.storages.InMemoryStorage):
         clock.patch("storage", cls, storage_methods)
-    try:
-        from autotune.storage.journal import JournalFile  # this code only
-    except ImportError:
-        pass
-    else:
-        clock.patch("storage", JournalFile, ("append_logs", "acquire", "release"))
-    try:
-        import autotune.search.guided  # noqa: F401  (this code only: its sampler is timed as `sampler` too)
-    except ImportError:
-        pass
+    from autotune.oracles.ga1 import GA1Oracle
+    from autotune.search import guided  # noqa: F401  (its sampler is timed as `sampler` too)
+    from autotune.storage.journal import JournalFile
+
+    clock.patch("storage", JournalFile, ("append_logs", "acquire", "release"))
     samplers = [optuna.samplers.BaseSampler]
     while samplers:
         cls = samplers.pop()
@@ -126,20 +111,7 @@ def _instrument(clock: PartClock) -> None:
             ),
         )
         samplers.extend(cls.__subclasses__())
-    if hasattr(
-        base, "simulate"
-    ):  # the Python engine; the compiled one times as it generates: all `generation`
-        base.simulate = clock.wrap("timing", base.simulate)
-    try:  # the oracle evaluates; a family evaluated itself in trees before oracles were plug-ins
-        from autotune.oracles.ga1 import GA1Oracle
-
-        clock.patch("generation", GA1Oracle, ("evaluate",))
-    except ImportError:
-        families = [base.GA1Family]
-        while families:
-            cls = families.pop()
-            clock.patch("generation", cls, ("evaluate",))
-            families.extend(cls.__subclasses__())
+    clock.patch("generation", GA1Oracle, ("evaluate",))  # the compiled engine times as it generates
 
 
 def child(args: argparse.Namespace) -> None:
@@ -232,15 +204,6 @@ def child(args: argparse.Namespace) -> None:
 # --- the parent: interleaved runs and the table ------------------------------------------------
 
 
-def export(revision: str, folder: Path) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    archive = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", revision], check=True, capture_output=True
-    ).stdout
-    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
-    return folder
-
-
 def run_one(config: str, code: Path, trials: int) -> dict:
     with tempfile.TemporaryDirectory(prefix=f"bench-loop-{config}-") as results:
         env = {**os.environ, "PYTHONPATH": str(code)}
@@ -261,7 +224,7 @@ def run_one(config: str, code: Path, trials: int) -> dict:
                 "tpe",
                 "--spaces",
                 "chapter,general",
-            ]  # the tuner before issue 12
+            ]  # the flat TPE
         done = subprocess.run(
             command, cwd=results, env=env, capture_output=True, text=True, check=False
         )
@@ -314,9 +277,7 @@ def table(found: dict[str, list[dict]], trials: int) -> str:
         c: mean(
             c,
             lambda r: (
-                sum(r["parts"].get(p, 0.0) for p in PARTS if p not in ("generation", "timing"))
-                / r["trials"]
-                * 1000
+                sum(r["parts"].get(p, 0.0) for p in PARTS if p != "generation") / r["trials"] * 1000
             ),
         )
         for c in names
@@ -324,7 +285,7 @@ def table(found: dict[str, list[dict]], trials: int) -> str:
     lines.append(
         f"{'overhead':<12}"
         + "".join(f"{overhead[c]:>20.1f}  " for c in names)
-        + "  (all but generation and timing)"
+        + "  (all but generation)"
     )
     lines.append(
         f"{'run CPU s':<12}" + "".join(f"{mean(c, lambda r: r['total']):>20.1f}  " for c in names)
@@ -343,12 +304,11 @@ def table(found: dict[str, list[dict]], trials: int) -> str:
         lines.append(
             f"same {trials} trials (number, state, parameters, values) in every TPE run: {'yes' if len(histories) == 1 else 'NO'}"
         )
-    for new in ("journal-tpe", "journal"):
-        for old in ("before", "engine"):
-            if new in found and old in found:
-                lines.append(
-                    f"whole-run CPU, {old} / {new}: {mean(old, lambda r: r['total']) / mean(new, lambda r: r['total']):.2f}x"
-                )
+    for old, new in (("sqlite", "journal-tpe"), ("journal-tpe", "journal")):
+        if new in found and old in found:
+            lines.append(
+                f"whole-run CPU, {old} / {new}: {mean(old, lambda r: r['total']) / mean(new, lambda r: r['total']):.2f}x"
+            )
     return "\n".join(lines)
 
 
@@ -362,16 +322,6 @@ def main() -> int:
     )
     parser.add_argument(
         "--rounds", type=int, default=1, help="runs of each configuration, interleaved (default 1)"
-    )
-    parser.add_argument(
-        "--base",
-        default=BASE,
-        help=f"git revision of `before` (default {BASE}, main before issue 10)",
-    )
-    parser.add_argument(
-        "--engine-base",
-        default=ENGINE_BASE,
-        help=f"git revision of `engine` (default {ENGINE_BASE})",
     )
     parser.add_argument(
         "--only",
@@ -392,22 +342,15 @@ def main() -> int:
     if unknown:
         parser.error(f"unknown configuration {unknown[0]!r} (known: {', '.join(CONFIGS)})")
     found: dict[str, list[dict]] = {c: [] for c in configs}
-    with tempfile.TemporaryDirectory(prefix="bench-loop-base-") as folder:
-        code = {config: ROOT for config in CONFIGS}
-        for config, revision in (("before", args.base), ("engine", args.engine_base)):
-            if config in configs:
-                code[config] = export(revision, Path(folder) / config)
-        for (
-            config
-        ) in configs:  # compile (or load) the GA-1 engine's kernels once per code folder, untimed
-            print(f"warm-up: {config} ...", file=sys.stderr, flush=True)
-            run_one(config, code[config], WARM_UP_TRIALS)
-        for round_number in range(args.rounds):
-            for config in configs:
-                print(f"round {round_number + 1}: {config} ...", file=sys.stderr, flush=True)
-                found[config].append(run_one(config, code[config], args.trials))
+    for config in configs:  # compile (or load) the GA-1 engine's kernels, untimed
+        print(f"warm-up: {config} ...", file=sys.stderr, flush=True)
+        run_one(config, ROOT, WARM_UP_TRIALS)
+    for round_number in range(args.rounds):
+        for config in configs:
+            print(f"round {round_number + 1}: {config} ...", file=sys.stderr, flush=True)
+            found[config].append(run_one(config, ROOT, args.trials))
     print(
-        f"default study 128x128x128, 64 slots, seed 0, {args.trials} trials; before = {args.base}, engine = {args.engine_base}; "
+        f"default study 128x128x128, 64 slots, seed 0, {args.trials} trials; "
         "journal runs the default sampler (guided), the others TPE"
     )
     print(table(found, args.trials))

@@ -3,7 +3,7 @@
 lower bounds, side by side.
 
 For every instance (a shape of 2-8 tiles per side and a machine), the tuner runs its own pipeline
-(the default sampler and spaces, an in-memory study); the exact solver (simcore.ga1.exact, OR-Tools
+(the default sampler, the spaces chapter,general,strips, an in-memory study); the exact solver (simcore.ga1.exact, OR-Tools
 CP-SAT) then starts from the tuner's best schedule and either proves an optimum or stops at its time
 limit with the best schedule it found and its bound. Every schedule in the table ran through the
 ordinary simulator and was verified (numpy's product, hazard replay clean).

@@ -41,6 +41,7 @@ import pandas as pd  # noqa: E402
 
 from autotune.results.leaderboard import json_rows  # noqa: E402
 from autotune.run import pipeline  # noqa: E402
+from autotune.run import study as run_study  # noqa: E402
 from autotune.run.plan import RunPlan  # noqa: E402
 from autotune.search.guided import GuidedSampler  # noqa: E402
 from autotune.storage import MEMORY, local_storage, read_study  # noqa: E402
@@ -135,9 +136,10 @@ class TimedSampler(optuna.samplers.BaseSampler):
         self._inner.reseed_rng()
 
 
-_make_sampler = pipeline.make_sampler
+# The study module builds each run's sampler; wrapping it there times every configuration alike.
+_make_sampler = run_study.make_sampler
 _factory: list[Factory | None] = [None]  # the running configuration's own sampler, if any
-pipeline.make_sampler = lambda name, seed, search=None: TimedSampler(  # type: ignore[assignment]
+run_study.make_sampler = lambda name, seed, search=None: TimedSampler(  # type: ignore[assignment]
     _factory[0](search, seed) if _factory[0] else _make_sampler(name, seed, search)
 )
 

@@ -61,6 +61,9 @@ class Family(ABC):
     # A family of schedules imported whole into a study (search_spaces.stored): a search ranks and
     # verifies its trials like any other but never draws one, and no space declares it.
     imported: bool = False
+    # Co-design's fixed portfolio (search_spaces.portfolio) adds one-parameter moves around this
+    # family's seeds as well as the seeds themselves.
+    explored_around_seeds: bool = False
 
     @abstractmethod
     def params(self, shape: Shape, T: int) -> tuple[Param, ...]:

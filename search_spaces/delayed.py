@@ -3,9 +3,9 @@ behind the next products' loads (simcore/ga1/generator/compile.py's `store_delay
 
 On small scratchpads with a slow DMA set-up the proven optima defer a block's stores this way,
 which neither family reaches without the delay (docs/benchmarks/optimum.md). Each family here is
-its plain family plus one parameter, under its own name, so that a study searches the delay only
-when it is asked for: `--space chapter,delayed` searches the chapter's families, and the general
-and strip orders with every delay from 0 to MAX_STORE_DELAY."""
+its plain family plus one parameter, the delay from 0 (the plain family's schedules) to
+MAX_STORE_DELAY, under its own name. The default spaces are `chapter,delayed`; `--space
+chapter,general,strips` searches the plain families alone."""
 
 from __future__ import annotations
 

@@ -47,6 +47,7 @@ class GeneralFamily(GA1Family):
     description = (
         "product orders compiled with slot reuse, next-use eviction, prefetch and early stores"
     )
+    explored_around_seeds = True
 
     def params(self, shape: Shape, T: int) -> tuple[Param, ...]:
         Mt, Kt, Nt = shape.tiles(T)

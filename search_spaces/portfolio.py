@@ -66,12 +66,12 @@ def _neighbours(seed: Point, family: Family, shape: Shape, machine: Machine) -> 
 
 
 def portfolio(families: tuple[Family, ...], shape: Shape, machine: Machine) -> list[PortfolioPoint]:
-    """Every family's seed points, then the general family's neighbourhood; no repeats."""
+    """Every family's seed points, then the neighbourhood of those explored around; no repeats."""
     entries: dict[str, PortfolioPoint] = {}
     for family in families:
         seeds = family.seed_points(shape, machine)
         points = list(seeds)
-        if family.name == "general":
+        if family.explored_around_seeds:
             for seed in seeds:
                 points += _neighbours(seed, family, shape, machine)
         for point in points:

@@ -15,7 +15,9 @@ SPACE_MODULES: dict[str, str] = {
     "delayed": "search_spaces.delayed",
     "systolic": "search_spaces.systolic",
 }
-DEFAULT_SPACES: tuple[str, ...] = ("chapter", "general", "strips")
+# The delayed space holds the general and strip orders with every store delay, the undelayed
+# among them, so the default searches it in place of the plain two.
+DEFAULT_SPACES: tuple[str, ...] = ("chapter", "delayed")
 LEGACY_SPACES: tuple[str, ...] = (
     "chapter",
     "general",

@@ -13,8 +13,8 @@ from autotune.oracles.base import EvaluationRefused, Metrics, Oracle
 from search_spaces.base import EXACT, MODEL, SCALED, Family, GA1Family, Verdict
 from search_spaces.domains import Point
 from search_spaces.portfolio import CHAPTER_FAMILIES, portfolio
+from search_spaces.registry import DEFAULT_SPACES, find_family
 from search_spaces.registry import families as space_families
-from search_spaces.registry import find_family
 from search_spaces.stored import STORED, ProgramStore, StoredFamily, StoredProgramError
 from simcore.energy import Cost, ga1_area_mm2, ga1_cost_of_timing
 from simcore.ga1.estimate import (
@@ -57,7 +57,7 @@ class GA1Oracle(Oracle):
         "mxu_cycles",
         "tiles_moved",
     )
-    default_spaces = ("chapter", "general", "strips")
+    default_spaces = DEFAULT_SPACES
     searches_machines = True
 
     def parse_machine(self, text: str) -> Machine:

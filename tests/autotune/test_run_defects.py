@@ -73,9 +73,9 @@ def test_resume_hint_names_the_space_and_following_it_works(
 ) -> None:
     ok(capsys, [*SMALL, "--study", "x"])
     line = run_error(capsys, [*SMALL, "--study", "x", "--space", "chapter"])
-    assert "different spaces" in line and "--space chapter,general,strips" in line
+    assert "different spaces" in line and "--space chapter,delayed" in line
     assert "--sampler" not in line
-    ok(capsys, [*SMALL, "--study", "x", "--space", "chapter,general,strips"])
+    ok(capsys, [*SMALL, "--study", "x", "--space", "chapter,delayed"])
 
     ok(capsys, [*SMALL, "--study", "y", "--space", "chapter"])
     line = run_error(capsys, [*SMALL, "--study", "y"])

@@ -29,8 +29,9 @@ STRIP_POINT = {
 }
 
 
-def test_the_space_is_opt_in_and_its_families_have_their_own_names() -> None:
-    assert "delayed" in registry.available() and "delayed" not in registry.DEFAULT_SPACES
+def test_the_space_is_a_default_and_its_families_have_their_own_names() -> None:
+    assert "delayed" in registry.available() and "delayed" in registry.DEFAULT_SPACES
+    assert not {"general", "strips"} & set(registry.DEFAULT_SPACES)  # delayed holds them
     names = [f.name for f in registry.get("delayed").families]
     assert names == ["general_delayed", "strips_delayed"]
     registry.families(("chapter", "general", "strips", "delayed"))  # no clash of names

@@ -30,9 +30,9 @@ def draw_point(data: st.DataObject, shape: Shape) -> dict[str, object]:
     return point
 
 
-def test_registered_and_a_default_space() -> None:
-    assert "strips" in registry.available() and "strips" in registry.DEFAULT_SPACES
-    assert "strips" not in registry.LEGACY_SPACES  # the default before issue 12
+def test_registered_and_searched_by_default_through_its_delayed_variant() -> None:
+    assert "strips" in registry.available() and "strips" not in registry.LEGACY_SPACES
+    assert "strips_delayed" in [f.name for f in registry.families(registry.DEFAULT_SPACES)]
     assert registry.find_family("strips").name == "strips"
     shape = Shape(100, 40, 72)
     registry.check_shared_params(

@@ -21,7 +21,7 @@ REFERENCE = Path("reference") / "best.json"  # under --results
 CHAPTER_BEST = {64: (37440, "blocked 4x8, 2 buf"), 16: (76160, "blocked 2x4, 1 buf")}
 SHAPE = Shape(128, 128, 128)
 SEED = 0
-TRIALS = 60
+TRIALS = 150
 RECORD_KEYS = ("key", "cycles", "family", "params")
 
 

@@ -100,8 +100,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--space",
         default=None,
-        help="search spaces to combine (default: the oracle's; ga1: chapter,general,strips; "
-        "systolic: systolic); ga1 also has the opt-in space delayed (stores behind the next loads)",
+        help="search spaces to combine (default: the oracle's; ga1: chapter,delayed, where delayed "
+        "is the general and strip orders with each store delay; ga1 also has general and strips "
+        "without the delay; systolic: systolic)",
     )
     parser.add_argument(
         "--study", default=None, help="study name (default derived from shape, machine and space)"
