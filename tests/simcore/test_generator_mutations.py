@@ -16,7 +16,9 @@ from tests.helpers.simcore_copies import load_simcore_copy
 
 GENERATOR_MUTANTS: dict[str, tuple[Rewrite, ...]] = {
     "a load takes a slot freed by a product before one freed by a store": (
-        Rewrite("ga1.engine.compile", "_take_slot", "$loads if for_load else $others", "$others"),
+        Rewrite(
+            "ga1.engine.compile_steps", "take_slot", "$loads if for_load else $others", "$others"
+        ),
     ),
     "eviction ties go to the largest slot": (
         Rewrite("ga1.engine.evict", "add", "((1 << bits) - 1) - $s", "$s"),
@@ -48,7 +50,7 @@ GENERATOR_MUTANTS: dict[str, tuple[Rewrite, ...]] = {
         ),
     ),
     "a prefetch evicts protected tiles": (
-        Rewrite("ga1.engine.compile", "_advance", "horizon = $spared", "horizon = key"),
+        Rewrite("ga1.engine.compile_steps", "advance", "horizon = $spared", "horizon = key"),
     ),
 }
 GENERATOR_CASES = (

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simcore.ga1.engine.compile import HEADER, TIE_LOG_AT, TIES
+from simcore.ga1.engine.compile_state import HEADER, TIE_LOG_AT, TIES
 from simcore.ga1.engine.evict import LOG_PAIRS
 from simcore.ga1.engine.tielog import log_jumped, tie_periods
 

@@ -37,7 +37,7 @@ from simcore.ga1.engine.blocks import (
     POS_STRIP,
     block_products,
 )
-from simcore.ga1.engine.compile import (
+from simcore.ga1.engine.compile_state import (
     BLOCKED,
     EVICT_AT,
     FREE_AT,

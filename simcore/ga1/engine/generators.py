@@ -14,7 +14,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from simcore.ga1.engine import chapter, methods, stream
+from simcore.ga1.engine import chapter, compile_state, methods, stream
 from simcore.ga1.engine import compile as compiler
 from simcore.ga1.engine.functional import execute_rows
 from simcore.ga1.engine.hazards import (
@@ -192,11 +192,11 @@ class _Compiled(Generator):
         )
 
     def _check(self, st: np.ndarray) -> None:
-        if st[compiler.FAILED_AT] >= 0:
+        if st[compile_state.FAILED_AT] >= 0:
             i, j, k = compiler.failed_product(st)
             raise ScheduleError(
-                f"{self.machine.slots} slots cannot hold the working set at product {st[compiler.FAILED_AT]} "
-                f"{(int(i), int(j), int(k))}: {st[compiler.LIVE]} live accumulators plus the product's A and B tiles"
+                f"{self.machine.slots} slots cannot hold the working set at product {st[compile_state.FAILED_AT]} "
+                f"{(int(i), int(j), int(k))}: {st[compile_state.LIVE]} live accumulators plus the product's A and B tiles"
             )
 
 

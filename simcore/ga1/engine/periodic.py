@@ -32,7 +32,7 @@ from simcore.ga1.engine.chapter_units import (
     run_chapter_until,
 )
 from simcore.ga1.engine.clocksnap import advance, canonical, clocks_match, power, relabelling
-from simcore.ga1.engine.compile import FAILED_AT, NEXT_P, STOP_P
+from simcore.ga1.engine.compile_state import FAILED_AT, NEXT_P, STOP_P
 from simcore.ga1.engine.jit import inline, kernel
 from simcore.ga1.engine.plan import KT, STRUCTURE, TAIL, UNITS, P
 from simcore.ga1.engine.rows import DONE, OUT, OUT_AT

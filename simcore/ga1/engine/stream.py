@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from simcore.ga1.engine.chapter import run_blocked, run_kouter
-from simcore.ga1.engine.compile import FAILED_AT, run_general
+from simcore.ga1.engine.compile import run_general
+from simcore.ga1.engine.compile_state import FAILED_AT
 from simcore.ga1.engine.jit import kernel
 from simcore.ga1.engine.rows import CAPACITY, DONE, OUT, OUT_AT
 from simcore.ga1.engine.timing import time_rows

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simcore.ga1.engine.compile import TIE_LOG_AT, TIES
+from simcore.ga1.engine.compile_state import TIE_LOG_AT, TIES
 from simcore.ga1.engine.evict import LOG_PAIRS
 from simcore.ga1.engine.jit import inline
 
