@@ -1,4 +1,4 @@
-"""Candidate evaluation speed of the general generator (issue 4), side by side in one run.
+"""Candidate evaluation speed of the general generator, side by side in one run.
 
 For 128^3 and 512^3 products on GA-1 with 64 slots it measures, for the general generator's
 default schedule:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Search speed and quality (issue 12): the default sampler against the tuner before issue 12
-and random search, side by side.
+"""Search speed and quality: the default sampler against the flat TPE and random search, side by
+side.
 
 Each run is the tuner's own pipeline (seeding, sampling, evaluation, ranking) with an in-memory
 study. For every configuration, scratchpad and seed it reports the trials needed to reach 1.05x,
@@ -15,7 +15,7 @@ moment of the shared machine falls on every configuration alike.
     PYTHONPATH=$PWD python benchmarks/bench_search.py --cases --all-cases --seeds 0   # and 22 more (MORE_CASES)
 
 Configurations: `guided` is the default (`--sampler guided`, the default spaces, conditional
-encoding); `tpe` is the tuner before issue 12 (`--sampler tpe --space chapter,general`, flat
+encoding); `tpe` is the flat TPE (`--sampler tpe --space chapter,general`, flat
 encoding, the general family seeded with its default block only, as then); `random` is random
 search over the same spaces and seeds as `tpe` (the issue's baseline). The
 others are ablations of the default (see CONFIGS)."""
@@ -99,7 +99,7 @@ CONFIGS: dict[str, tuple[str, str, Factory | None]] = {
         lambda search, seed: GuidedSampler(search, seed, allotment="turns"),
     ),
 }
-TODAY = ("tpe", "random")  # the configurations that run as before issue 12
+TODAY = ("tpe", "random")  # the configurations with the general family seeded by its default block
 
 
 class TimedSampler(optuna.samplers.BaseSampler):
@@ -170,8 +170,8 @@ class Run:
 
 @contextlib.contextmanager
 def seeded_as_before(config: str) -> Iterator[None]:
-    """For today's tuner (tpe) and random search: the general family seeded as before issue 12,
-    with its default block only (the panel and overlap seeds are issue 12's), so they run as they did."""
+    """For the flat TPE (tpe) and random search: the general family seeded with its default block
+    only (not the panel and overlap seeds the default sampler also starts from)."""
     if config not in TODAY:
         yield
         return

@@ -159,7 +159,7 @@ def test_no_command_and_no_arguments_prints_help_and_fails(
     assert "usage: autotune" in capsys.readouterr().out
 
 
-# --- the command-line defects of issue 9, each fixed -----------------------------------------
+# --- command-line defects, each fixed --------------------------------------------------------
 
 
 def test_machine_slots_works_wherever_slots_does(

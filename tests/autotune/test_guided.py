@@ -1,4 +1,4 @@
-"""The searcher of issue 12: the conditional encoding, neighbourhoods, the guided sampler (every
+"""The guided search: the conditional encoding, neighbourhoods, the guided sampler (every
 proposal fresh, fitting and recorded; deterministic; resumable; the constant liar), the
 encoding in a study's identity, and transfer from earlier studies."""
 
@@ -126,7 +126,7 @@ def test_a_study_of_the_flat_encoding_resumes_with_tpe_and_is_refused_otherwise(
     ]
     assert main([*legacy, "--trials", "22"]) == 0
     capsys.readouterr()
-    name = "ga1-32x32x32-s16"  # the name the tuner gave it before issue 12
+    name = "ga1-32x32x32-s16"  # the name an older tuner gave it
     assert local_storage(tmp_path / "results", name) is not None
     assert main(["--shape", "32x32x32", "--slots", "16", "--study", name, "--trials", "3"]) == 2
     err = capsys.readouterr().err.strip()

@@ -218,7 +218,7 @@ def _fewest_transfers_order_128_on_16() -> list[tuple[int, int, int]]:
 
 
 def test_no_tile_count_bound_can_reach_57000_cycles_at_16_slots():
-    # Issue 12 asks for 57,000 cycles at 128^3 on 16 slots, or a bound proving it cannot be done.
+    # 57,000 cycles at 128^3 on 16 slots: reachable, or a bound proving it cannot be done?
     # This schedule moves 2,604 tiles (52,080 cycles of DMA), so no bound that counts transfers can
     # exceed that: the gap is the overlap of the DMA with the matrix unit, not the traffic.
     from simcore.ga1.generator import CompileOptions, compile_products
