@@ -20,32 +20,33 @@ from __future__ import annotations
 
 import numpy as np
 
-from simcore.ga1.engine import stream
-from simcore.ga1.engine.canon import REBUILT, capture, far_uses_known, restore, ties
-from simcore.ga1.engine.chapter_units import (
-    chapter_count,
-    chapter_end,
-    chapter_extent2,
-    chapter_kind,
-    chapter_restore,
-    chapter_start,
-    run_chapter_until,
-)
+from simcore.ga1.engine.canon import REBUILT, ties
+from simcore.ga1.engine.chapter_units import chapter_extent2
 from simcore.ga1.engine.clocksnap import advance, canonical, clocks_match, power, relabelling
-from simcore.ga1.engine.compile_state import FAILED_AT, NEXT_P, STOP_P
 from simcore.ga1.engine.jit import inline, kernel
-from simcore.ga1.engine.plan import KT, STRUCTURE, TAIL, UNITS, P
-from simcore.ga1.engine.rows import DONE, OUT, OUT_AT
+from simcore.ga1.engine.periodic_family import (
+    BLOCKED,
+    COMPILED,
+    DONE_OK,
+    FAILED,
+    INCONSISTENT,
+    KOUTER,
+    OVER_BUDGET,
+    capture_state,
+    chapter_of,
+    end_of,
+    kind_of,
+    reach_back,
+    restore_state,
+    run_until,
+    start_and_length,
+    unit_total,
+)
+from simcore.ga1.engine.plan import KT, STRUCTURE, TAIL, UNITS
 from simcore.ga1.engine.tielog import log_jumped, tie_periods
-from simcore.ga1.engine.timing import PRODUCTS, time_rows
-from simcore.ga1.engine.units import block_at, unit_count, unit_kind, unit_length, unit_start
+from simcore.ga1.engine.timing import PRODUCTS
+from simcore.ga1.engine.units import block_at
 
-# Which generator the driver runs: the compiled orders (the compiler's state is part of the
-# signature) or the chapter's two (their rows follow from the position).
-COMPILED, BLOCKED, KOUTER = 0, 1, 2
-# What the driver returns: done, the generator failed (it does not fit), the simulation would pass
-# its budget, or a rebuilt state disagreed with its signature (a flaw: the caller times in full).
-DONE_OK, FAILED, OVER_BUDGET, INCONSISTENT = -1, -2, -3, -4
 # params: the history's depth is the array's; then
 # (STRETCH_AHEAD: a rotating window's level 2, its stretches between units entering)
 LOOK, LEVEL1_AHEAD, LEVEL0_AHEAD, BUDGET, CANON, STRETCH_AHEAD = range(6)
@@ -56,63 +57,6 @@ SIMULATED, JUMPS, JUMPED, WHY, WHERE, SIGNATURES, KINDS = 0, 1, 4, 7, 8, 12, 13
 STATS = 14
 # then, where room is left, each jump: level, the cursor (u0, u1, u2) and the unit jumped to
 LOGGED = 5
-
-
-@kernel
-def _run_compiled_until(st: np.ndarray, clock: np.ndarray, stop: int, times: np.ndarray) -> int:
-    st[STOP_P] = stop
-    while True:
-        stream.compiled_chunk(st)
-        if st[FAILED_AT] >= 0:
-            return FAILED
-        bad = time_rows(clock, st[st[OUT_AT] :], st[OUT], times)
-        if bad >= 0:
-            return bad
-        if st[DONE] == 1 or (st[NEXT_P] >= stop and stop < st[P]):
-            return DONE_OK
-
-
-@inline
-def _chapter(family: int) -> int:
-    """The chapter generator's kind (stream.py) of a chapter family."""
-    return stream.KOUTER if family == KOUTER else stream.BLOCKED
-
-
-@inline
-def _count(family: int, st: np.ndarray, level: int, u0: int, u1: int) -> int:
-    if family == COMPILED:
-        return unit_count(st, level, u0, u1)
-    return chapter_count(_chapter(family), st, level, u0, u1)
-
-
-@inline
-def _start_and_length(family: int, st: np.ndarray, u0: int, u1: int, u2: int) -> tuple[int, int]:
-    if family == COMPILED:
-        return unit_start(st, u0, u1, u2)[0], unit_length(st, u0, u1, u2)
-    return chapter_start(_chapter(family), st, u0, u1, u2), 1
-
-
-@inline
-def _run_until(family: int, st: np.ndarray, clock: np.ndarray, stop: int, times: np.ndarray) -> int:
-    if family == COMPILED:
-        return _run_compiled_until(st, clock, stop, times)
-    return run_chapter_until(_chapter(family), st, clock, stop, times)
-
-
-@inline
-def _end(family: int, st: np.ndarray) -> int:
-    if family == COMPILED:
-        return st[P]
-    return chapter_end(_chapter(family), st)
-
-
-@inline
-def _kind(
-    family: int, st: np.ndarray, level: int, u0: int, u1: int, u2: int, out: np.ndarray
-) -> int:
-    if family == COMPILED:
-        return unit_kind(st, level, u0, u1, u2, out)
-    return chapter_kind(_chapter(family), st, level, u0, u1, u2, out)
 
 
 @inline
@@ -140,17 +84,17 @@ def _extent(
     """The first unit from index - back on whose kind is not the kind of the unit `period`
     before it (the end of the periodic stretch), or `index` when there is none to jump."""
     if level == 2 and family != COMPILED:
-        return chapter_extent2(_chapter(family), st, index, period)
+        return chapter_extent2(chapter_of(family), st, index, period)
     if level == 2 and st[STRUCTURE] != UNITS:
         return _steps_extent(st, index, period)
     if index - back - period < 0:
         return index
-    count = _count(family, st, level, u0, u1)
+    count = unit_total(family, st, level, u0, u1)
     for u in range(index - back, count):
         a0, a1, a2 = _cursor(level, u0, u1, 0, u)
         b0, b1, b2 = _cursor(level, u0, u1, 0, u - period)
-        length = _kind(family, st, level, a0, a1, a2, kinds[0])
-        if _kind(family, st, level, b0, b1, b2, kinds[1]) != length:
+        length = kind_of(family, st, level, a0, a1, a2, kinds[0])
+        if kind_of(family, st, level, b0, b1, b2, kinds[1]) != length:
             return u
         for at in range(length):
             if kinds[0, at] != kinds[1, at]:
@@ -195,60 +139,17 @@ def _same(a: np.ndarray, b: np.ndarray, length: int) -> bool:
 
 
 @inline
-def _capture(
-    family: int,
-    st: np.ndarray,
-    level: int,
-    u0: int,
-    u1: int,
-    u2: int,
-    canon: np.ndarray,
-    order: np.ndarray,
-    scratch: np.ndarray,
-) -> bool:
-    if family == COMPILED:
-        return capture(st, level, u0, u1, u2, canon, order, scratch)
-    # the chapter's generators: fixed slots, the position says it all
-    for s in range(order.shape[0]):
-        order[s] = s
-    return True
-
-
-@inline
-def _back(family: int, st: np.ndarray, level: int, u0: int, u1: int, u2: int) -> int:
-    """How many units back the state's far operands reach, or -1 if it cannot be rebuilt."""
-    return far_uses_known(st, level, u0, u1, u2) if family == COMPILED else 0
-
-
-@inline
 def _room(
     family: int, st: np.ndarray, level: int, u0: int, u1: int, index: int, params: np.ndarray
 ) -> int:
     """At most how many units a jump from unit `index` could pass (whatever the period)."""
     if level < 2 or (family == COMPILED and st[STRUCTURE] == UNITS):
-        end = _count(family, st, level, u0, u1)
+        end = unit_total(family, st, level, u0, u1)
     elif family == COMPILED:
         end = _steps_extent(st, index, 0)
     else:
-        end = chapter_extent2(_chapter(family), st, index, 0)
+        end = chapter_extent2(chapter_of(family), st, index, 0)
     return end - _ahead(family, st, level, u0, u1, params) - index
-
-
-@inline
-def _restore(
-    family: int,
-    st: np.ndarray,
-    level: int,
-    u0: int,
-    u1: int,
-    u2: int,
-    canon: np.ndarray,
-    slot_of: np.ndarray,
-) -> int:
-    if family == COMPILED:
-        return restore(st, level, u0, u1, u2, canon, slot_of)
-    chapter_restore(_chapter(family), st, u0, u1, u2)
-    return REBUILT
 
 
 @inline
@@ -281,7 +182,7 @@ def _jump(
         slot_of[i] = onward[order[i]]
     target = index + periods * period
     t0, t1, t2 = _cursor(level, u0, u1, u2, target)
-    verdict = _restore(family, st, level, t0, t1, t2, canon, slot_of)
+    verdict = restore_state(family, st, level, t0, t1, t2, canon, slot_of)
     if verdict != REBUILT:
         stats[WHY], stats[WHERE], stats[WHERE + 1] = verdict, level, t0
         stats[WHERE + 2], stats[WHERE + 3] = t1, t2
@@ -317,7 +218,7 @@ def _try_jump(
     if _room(family, st, level, u0, u1, index, params) < 1:
         return -1  # nothing to jump to from here: not even a signature to keep
     canonical(clock)
-    valid = _capture(family, st, level, u0, u1, u2, canon, order, work)
+    valid = capture_state(family, st, level, u0, u1, u2, canon, order, work)
     stats[SIGNATURES] += 1
     tied = ties(st) if family == COMPILED else 0
     if valid:
@@ -330,7 +231,7 @@ def _try_jump(
             relabelling(orders[level, entry], order, moved)
             if not clocks_match(clocks[level, entry], clock, moved):
                 continue
-            back = _back(family, st, level, u0, u1, u2)
+            back = reach_back(family, st, level, u0, u1, u2)
             if back < 0:
                 break
             end = _extent(family, st, level, u0, u1, index, period, back, kinds)
@@ -392,7 +293,7 @@ def drive(
     meta[:, :, 0] = -1
     while True:
         index = u0 if level == 0 else (u1 if level == 1 else u2)
-        if index >= _count(family, st, level, u0, u1):
+        if index >= unit_total(family, st, level, u0, u1):
             if level == 0:
                 break
             level -= 1
@@ -433,9 +334,9 @@ def drive(
             level += 1
             meta[level, :, 0] = -1
             continue
-        start, length = _start_and_length(family, st, u0, u1, u2)
+        start, length = start_and_length(family, st, u0, u1, u2)
         before = clock[PRODUCTS]
-        status = _run_until(family, st, clock, start + length, times)
+        status = run_until(family, st, clock, start + length, times)
         stats[SIMULATED] += clock[PRODUCTS] - before
         if status != DONE_OK:
             return status
@@ -443,7 +344,7 @@ def drive(
             return OVER_BUDGET
         u2 += 1
     before = clock[PRODUCTS]
-    status = _run_until(family, st, clock, _end(family, st), times)
+    status = run_until(family, st, clock, end_of(family, st), times)
     stats[SIMULATED] += clock[PRODUCTS] - before
     return status
 
