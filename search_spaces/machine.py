@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from search_spaces.domains import Choice, IntRange, Param, Point
-from simcore.ga1.machine import Machine
+from simcore.ga1.machine import Machine, MachineError
 
 SEARCHABLE: tuple[str, ...] = ("slots", "dma_setup", "dma_words_per_cycle", "mxu_cycles")
 
@@ -50,6 +50,22 @@ def parse_ranges(text: str) -> dict[str, IntRange | Choice]:
     return ranges
 
 
+def _check_range(base: Machine, name: str, domain: IntRange | Choice) -> None:
+    """Every value of a range makes a machine, and a slots range reaches the 3 slots that the
+    smallest schedule holds (its a, b and c tiles)."""
+    values = (domain.low,) if isinstance(domain, IntRange) else domain.options
+    for value in values:
+        try:
+            base.replace(**{name: int(value)})
+        except MachineError as exc:
+            raise ValueError(f"machine range {name}: {exc}") from None
+    top = domain.high if isinstance(domain, IntRange) else max(int(v) for v in domain.options)
+    if name == "slots" and top < 3:
+        raise ValueError(
+            f"machine range slots: at most {top} slots, fewer than the 3 tiles a schedule holds"
+        )
+
+
 @dataclass(frozen=True)
 class MachineSpace:
     """Which machine parameters vary, and the scratchpad budget in words."""
@@ -64,6 +80,8 @@ class MachineSpace:
         max_scratchpad_words: int | None,
     ) -> MachineSpace:
         ranges = default_ranges(base)
+        for name, domain in (overrides or {}).items():
+            _check_range(base, name, domain)
         ranges.update(overrides or {})
         budget = max_scratchpad_words if max_scratchpad_words is not None else base.scratchpad_words
         if budget < 3 * base.tile_words:

@@ -128,6 +128,21 @@ def test_machine_space_violation_is_graded_in_slots() -> None:
         MachineSpace.create(base, None, 100)
 
 
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("dma_setup=-3:4", "dma_setup must not be negative, got -3"),
+        ("mxu_cycles=0:0", "mxu_cycles must not be zero or negative, got 0"),
+        ("dma_words_per_cycle=16|0", "dma_words_per_cycle must not be zero or negative"),
+        ("slots=1:2", "at most 2 slots, fewer than the 3 tiles"),
+    ],
+)
+def test_a_machine_range_with_values_no_machine_takes_is_refused(text: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        MachineSpace.create(Machine(slots=64), parse_ranges(text), None)
+    assert MachineSpace.create(Machine(slots=64), parse_ranges("dma_setup=0:4,slots=2:8"), None)
+
+
 @settings(max_examples=40, deadline=None)
 @given(
     st.integers(1, 256), st.integers(0, 64), st.sampled_from([8, 16, 32, 64]), st.integers(1, 16)
