@@ -3,7 +3,9 @@ study must pass (the same problem, sampler and seed), and who runs its trials.""
 
 from __future__ import annotations
 
+import numpy as np
 import optuna
+from optuna.trial import TrialState
 
 from autotune import __version__, record
 from autotune.errors import StudyError
@@ -42,11 +44,22 @@ def open_study(
     shared = SharedStudy(
         settings.storage_url, settings.name, settings.heartbeat_seconds, settings.grace_seconds
     )
+    seed = settings.seed + seed_offset
     study = shared.open(
-        make_sampler(settings.sampler, settings.seed + seed_offset, search),
-        directions(settings.objectives),
+        make_sampler(settings.sampler, seed, search), directions(settings.objectives)
     )
+    drawn = sum(t.state != TrialState.WAITING for t in study.get_trials(deepcopy=False))
+    if drawn:
+        # A sampler's random draws follow from its seed alone: a resumed study would repeat
+        # those its first run made. Its stream follows from the seed and the trials run so far.
+        study.sampler = make_sampler(settings.sampler, resumed_seed(seed, drawn), search)
     return shared, study
+
+
+def resumed_seed(seed: int, drawn: int) -> int:
+    """The seed of a study resumed after `drawn` trials, in 0 .. 2**32 - 1: the same seed and
+    trials give the same stream, and it is none of a fresh run's (seed + worker index)."""
+    return int(np.random.SeedSequence((seed, drawn)).generate_state(1)[0])
 
 
 def check_study(study: optuna.Study, spec: RunPlan, gemm: Gemm | None, options: RunOptions) -> None:

@@ -145,6 +145,24 @@ def test_resume_adds_the_requested_trials_and_keeps_the_old_ones(
     ]
 
 
+@pytest.mark.parametrize("sampler", ["random", "nsga2"])
+def test_a_resumed_study_draws_new_points_not_its_first_runs_again(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    sampler: str,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    argv = ["--oracle", "systolic", "--shape", "37x300x5", "--sampler", sampler]
+    argv += ["--objectives", "cycles,energy", "--study", "drawn", "--trials", "12"]
+    run(capsys, argv)
+    run(capsys, argv)
+    trials = complete(trials_of(tmp_path, "drawn"))
+    first = {json.dumps(t.params, sort_keys=True) for t in trials[:12]}
+    again = [json.dumps(t.params, sort_keys=True) for t in trials[12:]]
+    assert len(trials) == 24 and not first & set(again)
+
+
 def test_interrupted_run_keeps_its_trials_and_resumes(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
