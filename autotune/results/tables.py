@@ -262,6 +262,8 @@ def format_front(frame: pd.DataFrame, metadata: Mapping[str, object]) -> str:
             f"{'chapter':>11}{'gain':>7}{'verified':>9}"
         ),
     ]
+    if front.empty:
+        lines.append(_no_feasible_machine(frame))
     for _, machine in front.groupby("trial", sort=False):
         r = machine.iloc[0]
         labels = {verified_label(row) for _, row in machine.iterrows()}
@@ -282,6 +284,18 @@ def format_front(frame: pd.DataFrame, metadata: Mapping[str, object]) -> str:
             f"{gain:>7}{verified:>9}"
         )
     return "\n".join(lines)
+
+
+def _no_feasible_machine(frame: pd.DataFrame) -> str:
+    """Why a co-design's front is empty: every machine it tried is over a limit."""
+    if frame.empty:
+        return "no machine was tried"
+    nearest = frame.sort_values("violation", kind="stable").iloc[0]
+    machines = frame["trial"].nunique() if "trial" in frame else len(frame)
+    return (
+        f"no feasible machine: all {machines} tried are over a limit; the nearest, "
+        f"trial {nearest['trial']}, is over {_over(nearest)} by {nearest['violation']:g}"
+    )
 
 
 def _text(value: object) -> str:

@@ -246,3 +246,24 @@ def test_written_files_get_the_ordinary_mode(tmp_path: Path) -> None:
         os.umask(umask)
     assert stat.S_IMODE(path.stat().st_mode) == 0o644
     assert stat.S_IMODE(text.stat().st_mode) == 0o644
+
+
+def test_a_co_design_with_no_feasible_machine_says_so_and_names_the_nearest() -> None:
+    over = [("area", 54.8), ("area", 3.5), ("scratchpad", 7.0)]
+    frame = pd.DataFrame(
+        {
+            "trial": [0, 0, 1, 2],
+            "pareto": [False] * 4,
+            "feasible": [False] * 4,
+            "violation": [54.8, 54.8, 3.5, 7.0],
+            "constraints_json": [
+                json.dumps({f"{name}_over": value}) for name, value in [over[0], *over]
+            ],
+        }
+    )
+    text = tables.format_front(frame, {"objectives": ["cycles", "area"], "workload": "w"})
+    last = text.splitlines()[-1]
+    assert last == (
+        "no feasible machine: all 3 tried are over a limit; "
+        "the nearest, trial 1, is over the area limit by 3.5"
+    )
