@@ -171,7 +171,8 @@ def _csv_entries(text: str, path: Path) -> list[dict[str, object]]:
     header = tuple(cell.strip().lower() for cell in next(reader))
     if header != CSV_HEADER:
         raise WorkloadError(
-            f"workload {path}: the CSV header must be {','.join(CSV_HEADER)}, got "
+            f"workload {path}: the CSV header must be {','.join(CSV_HEADER)} (or a SCALE-Sim "
+            f"topology's: Layer name, IFMAP Height, ... or Layer, M, N, K), got "
             f"{','.join(repr(cell) for cell in header)}"
         )
     entries: list[dict[str, object]] = []

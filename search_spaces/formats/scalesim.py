@@ -19,7 +19,8 @@ them in scalesim/topology_utils.py (`load_arrays_conv`, `load_arrays_gemm`,
 
 Files as SCALE-Sim's repository publishes them are read: columns past the eighth (annotations,
 a sparsity ratio) are ignored, and so are blank rows, rows of empty cells, a missing trailing
-comma, a byte-order mark and CRLF line ends. Same-shape layers merge into one weighted GEMM.
+comma, a byte-order mark and CRLF line ends; the header's several spellings are recognised
+(CONV_WORDS). Same-shape layers merge into one weighted GEMM.
 A number is plain ASCII decimal digits (no '_' separators, signs other than '-', or other
 scripts' digits) and at most MAX_DIM, the int64 limit every workload's sizes keep.
 """
@@ -46,12 +47,13 @@ CONV_COLUMNS: tuple[str, ...] = (
     "Strides",
 )
 GEMM_COLUMNS: tuple[str, ...] = ("Layer", "M", "N", "K")
+# SCALE-Sim reads the columns by position and skips the header, and its published files spell
+# the header several ways ('Layer', 'L', 'Num Filters', 'Channel', 'IFMAP Width' twice): a header
+# is a topology's when its first cell names the layer and each next cell holds its column's word.
+CONV_WORDS: tuple[str, ...] = ("ifmap", "ifmap", "filter", "filter", "channel", "filter", "stride")
+GEMM_WORDS: tuple[str, ...] = ("m", "n", "k")
 # int() would also take '1_000', '+5' and other scripts' digits
 _INTEGER = re.compile(r"-?[0-9]+", re.ASCII)
-
-
-def _lower(columns: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(c.lower() for c in columns)
 
 
 def _rows(text: str) -> list[tuple[int, list[str]]]:
@@ -72,9 +74,12 @@ def topology_kind(text: str) -> str | None:
     if not rows:
         return None
     header = [" ".join(cell.split()).lower() for cell in rows[0][1]]
-    if tuple(header[: len(CONV_COLUMNS)]) == _lower(CONV_COLUMNS):
+    if header[0] != "l" and not header[0].startswith("layer"):
+        return None
+    conv = header[1 : 1 + len(CONV_WORDS)]
+    if len(conv) == len(CONV_WORDS) and all(w in c for w, c in zip(CONV_WORDS, conv)):
         return "conv"
-    if tuple(header[: len(GEMM_COLUMNS)]) == _lower(GEMM_COLUMNS):
+    if tuple(header[1 : 1 + len(GEMM_WORDS)]) == GEMM_WORDS:
         return "gemm"
     return None
 

@@ -106,6 +106,35 @@ def test_kinds_are_told_apart_by_header() -> None:
     assert topology_kind("# a comment\n\nname,shape,weight\n") is None
 
 
+@pytest.mark.parametrize(
+    "header, kind",
+    [  # headers as files in SCALE-Sim's repository spell them; it reads columns by position
+        (
+            "Layer, IFMAP Width, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, "
+            "Strides,",
+            "conv",
+        ),
+        (
+            "Layer name,Ifmap height,ifmap width,filter height,filter width,channel,num filters,"
+            "strides,batch size,",
+            "conv",
+        ),
+        ("Layer Name, M, N, K, Sparsity,", "gemm"),
+        ("L,M,N,K,", "gemm"),
+    ],
+)
+def test_header_spellings_scalesim_publishes(tmp_path: Path, header: str, kind: str) -> None:
+    assert topology_kind(header + "\n") == kind
+    row = "c1,10,12,3,3,4,8,1," if kind == "conv" else "c1,80,8,36,"
+    assert load_workload(_write(tmp_path, f"{header}\n{row}\n")).gemms[0].shape == Shape(80, 36, 8)
+
+
+def test_a_header_that_names_no_layer_is_not_a_topology(tmp_path: Path) -> None:
+    assert topology_kind("name,M,N,K\n") is None
+    with pytest.raises(WorkloadError, match="or a SCALE-Sim topology's"):
+        load_workload(_write(tmp_path, "id, IFMAP Height, IFMAP Width\n"))
+
+
 def test_autotune_csv_still_reads(tmp_path: Path) -> None:
     gemms = load_workload(_write(tmp_path, "# mine\nname,shape,weight\na,8x16x32,2\n")).gemms
     assert [(g.name, g.shape, g.weight) for g in gemms] == [("a", Shape(8, 16, 32), 2.0)]
