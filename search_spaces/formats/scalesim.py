@@ -7,7 +7,8 @@ them in scalesim/topology_utils.py (`load_arrays_conv`, `load_arrays_gemm`,
 (github.com/scalesim-project/scale-sim-v3; the same code as the PyPI package scalesim 3.0.0):
 
 * the IFMAP is taken as given (no padding: a topology lists the padded input if it wants one);
-  one stride applies to both directions;
+  one stride applies to both directions, unless the header names a ninth column `Stride width`
+  (as SCALE-Sim writes a topology it saves), which then gives the stride across;
 * the output is E_h x E_w with E_h = ceil((H - R + S) / S), E_w = ceil((W - R_w + S) / S):
   SCALE-Sim's formula, which counts a last window that runs past the edge (224, 7 x 7, stride 2
   gives 110, not 109);
@@ -17,8 +18,8 @@ them in scalesim/topology_utils.py (`load_arrays_conv`, `load_arrays_gemm`,
   of one channel, so it is one GEMM of K = filter height x width, run `channels` times;
 * the GEMM format's columns are M, N, K in that order; a row is the GEMM M x K x N.
 
-Files as SCALE-Sim's repository publishes them are read: columns past the eighth (annotations,
-a sparsity ratio) are ignored, and so are blank rows, rows of empty cells, a missing trailing
+Files as SCALE-Sim's repository publishes them are read: other columns past the eighth
+(annotations, a sparsity ratio, a batch size) are ignored, and so are blank rows, rows of empty cells, a missing trailing
 comma, a byte-order mark and CRLF line ends; the header's several spellings are recognised
 (CONV_WORDS). Same-shape layers merge into one weighted GEMM.
 A number is plain ASCII decimal digits (no '_' separators, signs other than '-', or other
@@ -73,7 +74,7 @@ def topology_kind(text: str) -> str | None:
     rows = _rows(text)
     if not rows:
         return None
-    header = [" ".join(cell.split()).lower() for cell in rows[0][1]]
+    header = _header(rows)
     if header[0] != "l" and not header[0].startswith("layer"):
         return None
     conv = header[1 : 1 + len(CONV_WORDS)]
@@ -82,6 +83,16 @@ def topology_kind(text: str) -> str | None:
     if tuple(header[1 : 1 + len(GEMM_WORDS)]) == GEMM_WORDS:
         return "gemm"
     return None
+
+
+def _header(rows: list[tuple[int, list[str]]]) -> list[str]:
+    return [" ".join(cell.split()).lower() for cell in rows[0][1]]
+
+
+def _stride_width(header: list[str]) -> bool:
+    """Whether a convolution header's ninth column is the stride width (SCALE-Sim writes
+    'Stride height, Stride width' when it saves a topology; 2.0 reads the ninth value so)."""
+    return len(header) > len(CONV_COLUMNS) and "stride" in header[len(CONV_COLUMNS)]
 
 
 def is_topology(text: str) -> bool:
@@ -111,13 +122,15 @@ def _ints(cells: list[str], names: tuple[str, ...], where: str) -> list[int]:
 
 
 def conv_layer(name: str, values: list[int], where: str) -> LayerGemm:
-    """One convolution row (IFMAP h, w, filter h, w, channels, filters, stride) as its GEMM."""
-    ifmap_h, ifmap_w, filt_h, filt_w, channels, filters, stride = values
+    """One convolution row (IFMAP h, w, filter h, w, channels, filters, stride, and the stride
+    width when it differs) as its GEMM."""
+    ifmap_h, ifmap_w, filt_h, filt_w, channels, filters, stride, *width = values
     if filt_h > ifmap_h or filt_w > ifmap_w:
         raise WorkloadError(
             f"{where}: the {filt_h}x{filt_w} filter is larger than the {ifmap_h}x{ifmap_w} IFMAP"
         )
-    pixels = output_size(ifmap_h, filt_h, stride) * output_size(ifmap_w, filt_w, stride)
+    stride_w = width[0] if width else stride
+    pixels = output_size(ifmap_h, filt_h, stride) * output_size(ifmap_w, filt_w, stride_w)
     if "DP" in name:  # SCALE-Sim: one single-channel layer per channel
         return LayerGemm(name, pixels, filt_h * filt_w, filters, channels, "Conv-DP")
     return LayerGemm(name, pixels, filt_h * filt_w * channels, filters, 1, "Conv")
@@ -125,6 +138,7 @@ def conv_layer(name: str, values: list[int], where: str) -> LayerGemm:
 
 def _layers(rows: list[tuple[int, list[str]]], kind: str, path: Path) -> list[LayerGemm]:
     columns = CONV_COLUMNS if kind == "conv" else GEMM_COLUMNS
+    width = kind == "conv" and _stride_width(_header(rows))
     found = []
     for number, cells in rows[1:]:
         where = f"topology {path}, line {number}"
@@ -134,6 +148,8 @@ def _layers(rows: list[tuple[int, list[str]]], kind: str, path: Path) -> list[La
                 f"({', '.join(columns)}), got {sum(1 for c in cells if c)}"
             )
         name, values = cells[0], _ints(cells[1 : len(columns)], columns[1:], where)
+        if width and len(cells) > len(columns) and cells[len(columns)]:
+            values += _ints([cells[len(columns)]], ("Stride width",), where)
         if kind == "conv":
             found.append(conv_layer(name, values, where))
         else:

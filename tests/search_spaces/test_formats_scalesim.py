@@ -129,6 +129,17 @@ def test_header_spellings_scalesim_publishes(tmp_path: Path, header: str, kind: 
     assert load_workload(_write(tmp_path, f"{header}\n{row}\n")).gemms[0].shape == Shape(80, 36, 8)
 
 
+def test_a_stride_width_column_as_scalesim_writes_it(tmp_path: Path) -> None:
+    header = (
+        "Layer name,IFMAP height,IFMAP width,Filter height,Filter width,Channels,Num filter,"
+        "Stride height,Stride width,"
+    )
+    rows = "wide,10,10,3,3,4,8,1,2,\nsame,10,10,3,3,4,16,2,\n"
+    wide, same = load_workload(_write(tmp_path, f"{header}\n{rows}")).gemms
+    assert wide.shape == Shape(8 * 5, 36, 8)  # rows at stride 1, columns at stride 2
+    assert same.shape == Shape(5 * 5, 36, 16)  # no width given: the one stride both ways
+
+
 def test_a_header_that_names_no_layer_is_not_a_topology(tmp_path: Path) -> None:
     assert topology_kind("name,M,N,K\n") is None
     with pytest.raises(WorkloadError, match="or a SCALE-Sim topology's"):
