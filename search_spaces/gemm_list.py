@@ -82,9 +82,11 @@ def format_listing(workload: Workload) -> str:
         for i, (head, low) in enumerate(zip(heads, (4, 8, 8, 8, 8, 18)))
     ]
 
+    source_width = max([8, *(len(g.source or "-") for g in workload.gemms)])
+
     def line(cells: tuple[str, ...], source: str, layers: str) -> str:
         numbers = " ".join(c.rjust(w) for c, w in zip(cells[1:], widths[1:]))
-        return f"{cells[0]:{widths[0]}} {numbers}  {source:8} {layers}".rstrip()
+        return f"{cells[0]:{widths[0]}} {numbers}  {source:{source_width}} {layers}".rstrip()
 
     lines = [f"{workload.name}: the GEMMs of one workload step", line(heads, "source", "layers")]
     for g, cells in zip(workload.gemms, rows):
