@@ -34,6 +34,9 @@ from simcore.energy import (
 )
 from simcore.shape import Shape, parse_shape
 
+# The most notes on a workload's shapes printed one by one.
+NOTES_SHOWN = 8
+
 
 @dataclass(frozen=True)
 class RunPlan:
@@ -192,11 +195,16 @@ class RunPlan:
                 )
 
     def notes(self) -> list[str]:
-        """The oracle's notes on the shapes (a padded shape, ...), each once."""
+        """The oracle's notes on the shapes (a padded shape, ...), each once; past NOTES_SHOWN
+        of them, one line counts the rest (a network of many padded layers)."""
         seen: dict[str, None] = {}
         for gemm in self.workload.gemms:
             seen.update(dict.fromkeys(self.the_oracle().notes(gemm.shape, self.machine)))
-        return list(seen)
+        notes = list(seen)
+        if len(notes) <= NOTES_SHOWN:
+            return notes
+        hidden = len(notes) - NOTES_SHOWN + 1
+        return [*notes[: NOTES_SHOWN - 1], f"note: and {hidden} more notes of these kinds"]
 
     def searches(self) -> list[tuple[Gemm | None, Search]]:
         """One search per study: a schedule search per GEMM, or one co-design search."""

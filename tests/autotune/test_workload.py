@@ -137,3 +137,16 @@ def test_codesign_pareto_verified_within_budgets(
         assert (machine["cycles"] <= machine["chapter_best_cycles"]).all()
     for constraints in infeasible["constraints_json"]:
         assert max(json.loads(constraints).values()) > 0
+
+
+def test_many_padded_layers_give_a_few_notes_and_a_count(tmp_path: Path) -> None:
+    from autotune.run.plan import NOTES_SHOWN
+    from autotune.run.settings import plan_of
+
+    rows = "".join(
+        f'[[gemm]]\nname = "g{n}"\nshape = "{8 * n + 1}x16x16"\nweight = 1\n\n' for n in range(30)
+    )
+    (tmp_path / "padded.toml").write_text(rows)
+    notes = plan_of(workload=str(tmp_path / "padded.toml")).notes()
+    assert len(notes) == NOTES_SHOWN and notes[-1] == "note: and 23 more notes of these kinds"
+    assert all("is not a multiple of the 8x8 tile" in note for note in notes[:-1])
