@@ -70,10 +70,10 @@ def check_study(study: optuna.Study, spec: RunPlan, gemm: Gemm | None, options: 
     if recorded is None:
         study.set_user_attr(record.STUDY_IDENTITY, identity)
     elif recorded != identity:
-        raise StudyError(
-            identity_refusal(name, recorded, identity, record.study_sampler(study), options),
-            setting="study",
-        )
+        text = identity_refusal(name, recorded, identity, record.study_sampler(study), options)
+        if options.study is None:  # the name was made from the run's shape or workload
+            text = text.replace("choose another study name", "name another with study=NAME")
+        raise StudyError(text, setting="study" if options.study else None)
     if record.study_plan(study) is None:
         study.set_user_attr(record.STUDY_PLAN, spec.to_json())
         study.set_user_attr(record.STUDY_GEMM, gemm.name if gemm and not spec.single else None)

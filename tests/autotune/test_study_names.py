@@ -171,3 +171,16 @@ def test_any_other_folder_is_not_a_workload_file(
     assert "is a directory, not a workload file" in line
     with pytest.raises(PlanError, match="is a directory, not a workload file"):
         plan_of(workload="other")
+
+
+def test_two_workloads_of_one_file_name_are_told_apart_by_a_given_name(
+    capsys: pytest.CaptureFixture[str], in_tmp: Path
+) -> None:
+    for folder, shape in (("a", "16x16x16"), ("b", "32x16x16")):
+        (in_tmp / folder).mkdir()
+        (in_tmp / folder / "model.toml").write_text(_toml(("x", shape, 1)))
+    assert main(["--workload", "a/model.toml", "--trials", "3"]) == 0
+    line = run_error(capsys, ["--workload", "b/model.toml", "--trials", "3"])
+    assert line.startswith("autotune: error: study 'workload-model-") and "now 32x16x16" in line
+    assert line.endswith("name another with --study NAME")
+    assert main(["--workload", "b/model.toml", "--trials", "3", "--study", "other"]) == 0
