@@ -79,6 +79,10 @@ def add_limits(parser: argparse.ArgumentParser) -> None:
         f"{DEFAULT_MAX_PRODUCTS:.3g}, about 20 s): a larger shape is timed periodically, in "
         "milliseconds, and its schedules that never settle into a period are refused",
     )
+    add_memory_limit(parser)
+
+
+def add_memory_limit(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--max-memory",
         type=_bytes,
@@ -164,6 +168,17 @@ def check_work(
         )
     announce_compile()
     return work
+
+
+def check_memory(args: argparse.Namespace, shape: Shape, machine: Machine) -> None:
+    """Refuse (UsageError, one line) a machine whose verification of `shape` needs more than
+    --max-memory: the simulators keep state for every slot, whatever the shape."""
+    needs = estimate(shape, machine).verification_bytes
+    if needs > args.max_memory:
+        raise UsageError(
+            f"{shape} on {machine.slots} slots (T={machine.T}) needs {_size(needs)} to run and "
+            f"verify a schedule; the limit is {_size(args.max_memory)} (--max-memory)"
+        )
 
 
 def announce_compile() -> None:

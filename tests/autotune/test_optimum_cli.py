@@ -264,3 +264,9 @@ def test_a_warm_start_is_never_slower_than_the_study(capsys, in_tmp: Path) -> No
     assert data["start_cycles"] == best["cycles"] and data["cycles"] <= best["cycles"]
     assert data["start"].startswith("rank 1 of study 'warm'") and data["enqueued"]["verified"]
     run_ok(capsys, [*tune[:-1], "5"])
+
+
+def test_a_scratchpad_too_large_to_verify_is_refused_before_solving(capsys) -> None:
+    line = run_error(capsys, ["optimum", "--shape", "64x64x64", "--slots", "1000000000"])
+    assert "1000000000 slots" in line and "--max-memory" in line
+    assert not Path("results").exists()

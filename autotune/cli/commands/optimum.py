@@ -22,7 +22,7 @@ from autotune.cli.args import (
     shape_arg,
 )
 from autotune.cli.errors import UsageError
-from autotune.cli.limits import announce_compile
+from autotune.cli.limits import add_memory_limit, announce_compile, check_memory
 
 if TYPE_CHECKING:
     from autotune.interrupt import StopRequest
@@ -121,6 +121,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--json", action="store_true", help="print the result as one JSON object (no program)"
     )
+    add_memory_limit(parser)
     parser.set_defaults(run=run)
 
 
@@ -146,6 +147,7 @@ def run(args: argparse.Namespace) -> int:
         args.search_nodes,
     )
     optimum.check(shape, machine)
+    check_memory(args, shape, machine)
     out = args.out or optimum.default_out(args.results, shape, machine)
     if args.out is None and out.exists() and not args.force:
         raise UsageError(
