@@ -9,12 +9,16 @@ import argparse
 import math
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from autotune.cli.errors import UsageError
 from autotune.cli.strict import strict_float
 from simcore.ga1.estimate import FULL_SIMULATION_PRODUCTS, SEARCH_FULL_PRODUCTS, Work, estimate
 from simcore.ga1.machine import Machine
 from simcore.shape import Shape
+
+if TYPE_CHECKING:
+    from search_spaces.machine import MachineSpace
 
 # 2**27 tile products (a 4096^3 product in 8 x 8 tiles) take about 20 s to simulate in full.
 DEFAULT_MAX_PRODUCTS = FULL_SIMULATION_PRODUCTS
@@ -170,15 +174,28 @@ def check_work(
     return work
 
 
-def check_memory(args: argparse.Namespace, shape: Shape, machine: Machine) -> None:
-    """Refuse (UsageError, one line) a machine whose verification of `shape` needs more than
-    --max-memory: the simulators keep state for every slot, whatever the shape."""
+def check_memory(args: argparse.Namespace, shape: Shape, machine: Machine, hint: str = "") -> None:
+    """Refuse (UsageError, one line, ending with `hint`) a machine whose verification of `shape`
+    needs more than --max-memory: the simulators keep state for every slot, whatever the shape."""
     needs = estimate(shape, machine).verification_bytes
     if needs > args.max_memory:
         raise UsageError(
             f"{shape} on {machine.slots} slots (T={machine.T}) needs {_size(needs)} to run and "
-            f"verify a schedule; the limit is {_size(args.max_memory)} (--max-memory)"
+            f"verify a schedule; the limit is {_size(args.max_memory)} (--max-memory){hint}"
         )
+
+
+def check_searched_machines(
+    args: argparse.Namespace, shape: Shape, base: Machine, space: MachineSpace | None
+) -> None:
+    """With a machine search, `check_memory` on the largest machines it may simulate."""
+    if space is None:
+        return
+    from autotune.run.sizes import reachable_machines
+
+    hint = "; narrow --machine-range slots or --max-scratchpad-words"
+    for machine in reachable_machines(base, space):
+        check_memory(args, shape, machine, hint)
 
 
 def announce_compile() -> None:

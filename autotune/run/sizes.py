@@ -46,3 +46,15 @@ def bounding_machines(base: Any, space: MachineSpace | None) -> list[Any]:
         except ValueError:  # not a machine at all: the search refuses it elsewhere
             continue
     return found or [base]
+
+
+def reachable_machines(base: Any, space: MachineSpace | None) -> list[Any]:
+    """The machines that bound what an evaluation may simulate: the corners of
+    `bounding_machines`, each with no more slots than the scratchpad budget holds (a machine over
+    the budget is infeasible and never simulated). GA-1 machines."""
+    machines = bounding_machines(base, space)
+    if space is None:
+        return machines
+    most = max(3, space.max_scratchpad_words // base.tile_words)
+    found = {m.key(): m for m in (m.replace(slots=min(m.slots, most)) for m in machines)}
+    return list(found.values())

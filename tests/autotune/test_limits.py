@@ -94,3 +94,21 @@ def test_estimate_and_announcement(capsys: pytest.CaptureFixture[str]) -> None:
     assert "a schedule that does not settle into a period is refused" in capsys.readouterr().err
     with pytest.raises(UsageError, match="needs 2.68e\\+08 tile products"):
         check_work(args, Shape(4096, 8192, 4096), Machine(slots=5000))
+
+
+def test_a_machine_search_reaching_a_huge_scratchpad_is_refused(
+    capsys: pytest.CaptureFixture[str], in_tmp: Path
+) -> None:
+    wide = ["--shape", "64x64x64", "--search-machine", "--machine-range", "slots=3:1000000000"]
+    line = run_error(capsys, [*wide, "--max-scratchpad-words", "100000000000", "--trials", "3"])
+    assert "on 1000000000 slots" in line and "--max-memory" in line and "--machine-range" in line
+    assert not (in_tmp / "results").exists()
+
+
+def test_the_scratchpad_budget_bounds_the_machines_a_search_reaches() -> None:
+    from autotune.run.sizes import reachable_machines
+    from search_spaces.domains import IntRange
+    from search_spaces.machine import MachineSpace
+
+    space = MachineSpace((("slots", IntRange(3, 10**9)),), 64 * 64)
+    assert {m.slots for m in reachable_machines(Machine(slots=16), space)} == {3, 64}

@@ -22,7 +22,7 @@ from autotune.cli.args import (
     worker_count,
 )
 from autotune.cli.errors import UsageError
-from autotune.cli.limits import add_limits, check_work, full_limit
+from autotune.cli.limits import add_limits, check_searched_machines, check_work, full_limit
 from autotune.cli.workloads import add_input_shape, check_input_shape, load
 from autotune.run.settings import DEFAULT_TRIALS, SHORT_TRIALS, options_of, plan_of
 from autotune.search.sampling import DEFAULT_SAMPLER, SAMPLERS
@@ -319,6 +319,7 @@ def run(args: argparse.Namespace) -> int:
         work = spec.the_oracle().work(gemm.shape, spec.machine)
         if work is not None:
             check_work(args, gemm.shape, spec.machine, work=work)
+            check_searched_machines(args, gemm.shape, spec.machine, spec.machine_space())
     from autotune.run import pipeline  # Optuna, pandas and numba: only once a run is made
 
     options = options_of(
