@@ -106,8 +106,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"autotune: error: {message(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
+        from autotune.interrupt import STOP
+
         print("autotune: interrupted", file=sys.stderr)
-        return 130
+        return STOP.exit_status  # 130 after Ctrl-C, 143 after SIGTERM
     except BrokenPipeError:
         # The reader left (`autotune leaderboard x | head`): no traceback. Point stdout at
         # /dev/null so the interpreter's final flush does not fail again.

@@ -220,7 +220,8 @@ def run(spec: RunPlan, options: RunOptions, log: Callable[[str], None] | None = 
     spec = replace(spec, encoding=encoding_for(options.sampler))
     name = check_name(spec.run_name(options.study), setting="study" if options.study else None)
     with graceful_stop() as stop:
-        jobs = open_jobs(spec, options, name)
+        with stop.urgently():  # no trial is in flight yet: the first Ctrl-C stops the opening
+            jobs = open_jobs(spec, options, name)
         try:
             return _run_jobs(spec, options, name, jobs, stop, log)
         finally:

@@ -16,7 +16,7 @@ from typing import Any
 from autotune import oracles
 from autotune.errors import PlanError
 from autotune.oracles import Oracle
-from autotune.run.sizes import bounding_machines, check_sizes
+from autotune.run.sizes import bounding_machines, check_shape_count, check_sizes
 from autotune.search.codesign import OBJECTIVES as CODESIGN_OBJECTIVES
 from autotune.search.codesign import Codesign
 from autotune.search.problem import DIRECTIONS, Problem, Search
@@ -173,6 +173,7 @@ class RunPlan:
                 raise PlanError(str(exc), setting="machine") from None
         machines = bounding_machines(self.machine, self.machine_space())
         check_sizes(self.workload.gemms, machines, self.single, oracle)  # 64 bits on every machine
+        check_shape_count(self.workload.gemms)
 
     def _validate_budgets(self, oracle: Oracle) -> None:
         """A budget is positive and for a search that varies what it limits, on an oracle that

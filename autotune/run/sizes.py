@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING, Any, Sequence
 
-from autotune.errors import SizeError
+from autotune.errors import PlanError, SizeError
 from search_spaces.domains import IntRange
 
 if TYPE_CHECKING:
@@ -28,6 +28,22 @@ def check_sizes(
                 if single:
                     raise
                 raise SizeError(f"GEMM {gemm.name!r}: {exc}", setting="workload") from None
+
+
+# A workload's distinct shapes are a study each, all opened before the first trial: past this
+# many a run would hold thousands of studies (and take days at the default trials).
+MAX_SHAPES = 1000
+
+
+def check_shape_count(gemms: Sequence[Gemm]) -> None:
+    """PlanError when a workload has more distinct shapes than one run tunes."""
+    shapes = len({gemm.shape for gemm in gemms})
+    if shapes > MAX_SHAPES:
+        raise PlanError(
+            f"the workload has {shapes:,} distinct GEMM shapes: a run tunes at most {MAX_SHAPES:,} "
+            "(split the workload)",
+            setting="workload",
+        )
 
 
 def bounding_machines(base: Any, space: MachineSpace | None) -> list[Any]:
