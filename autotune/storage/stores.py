@@ -81,6 +81,8 @@ class MemoryStore(Store):
 class JournalStore(Store):
     def __init__(self, path: Path) -> None:
         self.path = path
+        if not path.parent.exists():  # as for an SQLite file: the missing folder is named
+            raise FileNotFoundError(errno.ENOENT, "no such folder", str(path.parent))
         self.file = JournalFile(path)
         try:
             self.storage = JournalStorage(self.file)  # replays the file

@@ -55,7 +55,10 @@ MISSING = [
     (["plot", "nosuch"], ("no leaderboard at 'nosuch'",)),
     (["leaderboard", "nosuch.parquet"], ("no leaderboard at 'nosuch.parquet'",)),
     (["studies", "--storage", "missing.journal"], ("missing.journal", "not found")),
-    ([*TUNE, "--storage", "nofolder/x.journal"], ("nofolder/x.journal",)),
+    (
+        [*TUNE, "--storage", "nofolder/x.journal"],
+        ("nofolder/x.journal", "no such folder (nofolder)"),
+    ),
     (
         [*TUNE, "--storage", "sqlite:////nonexistent-dir/x/y.db"],
         ("sqlite:////nonexistent-dir/x/y.db",),
