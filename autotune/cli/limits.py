@@ -124,11 +124,12 @@ def check_work(
     verify: bool = True,
     program: bool = False,
     work: Work | None = None,
+    announce: bool = True,
 ) -> Work:
     """Refuse (UsageError, one line) a shape over --max-products or work over --max-memory;
     announce on stderr one that will take a while. Nothing is generated. `work`: the estimate,
-    when the caller already has it (a family's `work`). A shape whose counts could pass 64 bits
-    is refused first (SizeError)."""
+    when the caller already has it (a family's `work`); `announce=False` only checks. A shape
+    whose counts could pass 64 bits is refused first (SizeError)."""
     from autotune.oracles.ga1 import ORACLE as GA1
 
     GA1.check_size(shape, machine)
@@ -147,6 +148,8 @@ def check_work(
             f"{args.max_products:.3g} products (--max-products) and {_size(args.max_memory)} (--max-memory)"
         )
     full = full_limit(args) or SEARCH_FULL_PRODUCTS  # what a search's evaluation simulates in full
+    if not announce:
+        return work
     if not program and work.products > full:
         print(
             f"autotune: {shape}: {work.products:.3g} tile products, timed periodically (about "

@@ -86,3 +86,9 @@ def test_sweep_bad_grid(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["sweep", "--machine-grid", "bogus=1,2"]) == 2
     assert "KEY=V1,V2" in capsys.readouterr().err
     assert main(["sweep", "--machine-grid", "dma_words_per_cycle=0"]) == 2
+
+
+def test_a_long_sweep_is_announced_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "big.parquet"
+    assert main(["sweep", "--shape", "100000x100000x100000", "--out", str(out)]) == 0
+    assert capsys.readouterr().err.count("timed periodically") == 1 and out.exists()

@@ -169,8 +169,11 @@ def run(args: argparse.Namespace) -> int:
         check_output(args.out, args.force)
     base = build_machine(GA1, args.machine, slots=args.slots)
     points = machines(base, grid)
-    for machine in points:  # refused or announced before anything is generated
-        check_work(args, shape, machine)
+    # Refused before anything is generated; the slowest machine's time announced once.
+    works = [(check_work(args, shape, m, announce=False), m) for m in points]
+    slowest = max(works, key=lambda pair: pair[0].evaluation_seconds, default=None)
+    if slowest is not None:
+        check_work(args, shape, slowest[1], work=slowest[0])
     note = padding_note(shape, base)
     if note:
         print(note, file=sys.stderr)
