@@ -124,12 +124,24 @@ def check_work(
     verify: bool = True,
     program: bool = False,
     work: Work | None = None,
-    announce: bool = True,
 ) -> Work:
     """Refuse (UsageError, one line) a shape over --max-products or work over --max-memory;
-    announce on stderr one that will take a while. Nothing is generated. `work`: the estimate,
-    when the caller already has it (a family's `work`); `announce=False` only checks. A shape
-    whose counts could pass 64 bits is refused first (SizeError)."""
+    announce on stderr one that will take a while (`announce_work`). Nothing is generated."""
+    work = limit_work(args, shape, machine, verify, program, work)
+    announce_work(args, shape, work, program)
+    return work
+
+
+def limit_work(
+    args: argparse.Namespace,
+    shape: Shape,
+    machine: Machine,
+    verify: bool = True,
+    program: bool = False,
+    work: Work | None = None,
+) -> Work:
+    """`check_work`'s refusal alone. `work`: the estimate, when the caller already has it (a
+    family's `work`). A shape whose counts could pass 64 bits is refused first (SizeError)."""
     from autotune.oracles.ga1 import ORACLE as GA1
 
     GA1.check_size(shape, machine)
@@ -147,9 +159,14 @@ def check_work(
             f"(about {_duration(work.evaluation_seconds)} each) and {_size(memory)} for {what}; the limits are "
             f"{args.max_products:.3g} products (--max-products) and {_size(args.max_memory)} (--max-memory)"
         )
+    return work
+
+
+def announce_work(
+    args: argparse.Namespace, shape: Shape, work: Work, program: bool = False
+) -> None:
+    """Say on stderr how an evaluation of `shape` is timed when it will take a while."""
     full = full_limit(args) or SEARCH_FULL_PRODUCTS  # what a search's evaluation simulates in full
-    if not announce:
-        return work
     if not program and work.products > full:
         print(
             f"autotune: {shape}: {work.products:.3g} tile products, timed periodically (about "
@@ -174,7 +191,6 @@ def check_work(
             flush=True,
         )
     announce_compile()
-    return work
 
 
 def check_memory(args: argparse.Namespace, shape: Shape, machine: Machine, hint: str = "") -> None:

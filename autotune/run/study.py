@@ -70,10 +70,10 @@ def check_study(study: optuna.Study, spec: RunPlan, gemm: Gemm | None, options: 
     if recorded is None:
         study.set_user_attr(record.STUDY_IDENTITY, identity)
     elif recorded != identity:
-        text = identity_refusal(name, recorded, identity, record.study_sampler(study), options)
-        if options.study is None:  # the name was made from the run's shape or workload
-            text = text.replace("choose another study name", "name another with study=NAME")
-        raise StudyError(text, setting="study" if options.study else None)
+        raise StudyError(
+            identity_refusal(name, recorded, identity, record.study_sampler(study), options),
+            setting="study" if options.study else None,  # else named from the shape or workload
+        )
     if record.study_plan(study) is None:
         study.set_user_attr(record.STUDY_PLAN, spec.to_json())
         study.set_user_attr(record.STUDY_GEMM, gemm.name if gemm and not spec.single else None)
@@ -118,9 +118,10 @@ def identity_refusal(
         hint.insert(0, f"sampler={made_by}")
         encoding = "the flat encoding" if "encoding" not in recorded else "its encoding"
         text += f", made by sampler {made_by} ({encoding})"
+    another = "choose another study name" if options.study else "name another with study=NAME"
     if hint and all(k in _SETTABLE for k in differs):
-        return f"{text}; resume it with {' '.join(hint)} (or choose another study name)"
-    return f"{text}; choose another study name"
+        return f"{text}; resume it with {' '.join(hint)} (or {another})"
+    return f"{text}; {another}"
 
 
 def _value(value: object) -> str:

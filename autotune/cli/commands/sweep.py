@@ -20,7 +20,7 @@ from autotune.cli.args import (
     shape_arg,
 )
 from autotune.cli.errors import UsageError
-from autotune.cli.limits import add_limits, check_work
+from autotune.cli.limits import add_limits, announce_work, limit_work
 from autotune.cli.strict import strict_int
 from autotune.run.settings import SHORT_TRIALS
 from simcore.ga1.machine import MACHINE_KEYS, Machine, MachineError
@@ -170,10 +170,9 @@ def run(args: argparse.Namespace) -> int:
     base = build_machine(GA1, args.machine, slots=args.slots)
     points = machines(base, grid)
     # Refused before anything is generated; the slowest machine's time announced once.
-    works = [(check_work(args, shape, m, announce=False), m) for m in points]
-    slowest = max(works, key=lambda pair: pair[0].evaluation_seconds, default=None)
-    if slowest is not None:
-        check_work(args, shape, slowest[1], work=slowest[0])
+    works = [limit_work(args, shape, machine) for machine in points]
+    if works:
+        announce_work(args, shape, max(works, key=lambda work: work.evaluation_seconds))
     note = padding_note(shape, base)
     if note:
         print(note, file=sys.stderr)
