@@ -16,7 +16,8 @@ from optuna.trial import TrialState
 from autotune import __version__, oracles
 from autotune.oracles import Oracle
 from autotune.record import Evaluation, TrialRecord
-from autotune.search.problem import DIRECTIONS, Entry, Search, evaluation_source, objective_value
+from autotune.search.objectives import DIRECTIONS, evaluation_source, objective_value
+from autotune.search.problem import Entry, Search
 from search_spaces.base import Family, canonical_json
 from simcore.shape import Shape
 

@@ -28,7 +28,7 @@ from autotune.errors import ResultsError
 from autotune.results.files import read_parquet, write_parquet
 from autotune.results.labels import VERIFIED_LABELS, verified_label  # noqa: F401 - read by the tables' readers
 from autotune.search.codesign import machine_value
-from autotune.search.problem import objective_value
+from autotune.search.objectives import objective_value
 
 SCHEMAS: dict[str, int] = {"leaderboard": 4, "pareto": 4, "workload": 5, "baseline": 1, "sweep": 1}
 READABLE: dict[str, frozenset[object]] = {

@@ -26,7 +26,8 @@ from autotune.run import pipeline
 from autotune.run.options import RunOptions, StudyOutcome, verify_top_default
 from autotune.run.plan import RunPlan
 from autotune.run.settings import plan_of
-from autotune.search.problem import Candidate, Problem, objective_values
+from autotune.search.objectives import objective_values
+from autotune.search.problem import Candidate, Problem
 from autotune.search.sampling import DEFAULT_SAMPLER, encoding_for
 from autotune.storage import default_storage, existing_study
 from autotune.storage.names import check_name, study_folder

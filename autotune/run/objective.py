@@ -22,7 +22,8 @@ from autotune.record import (
     record_result,
 )
 from autotune.search.distributions import suggest
-from autotune.search.problem import Candidate, Search, objective_values
+from autotune.search.objectives import objective_values
+from autotune.search.problem import Candidate, Search
 from autotune.storage import SharedStudy
 
 

@@ -19,7 +19,8 @@ from autotune.oracles import Oracle
 from autotune.run.sizes import bounding_machines, check_shape_count, check_sizes
 from autotune.search.codesign import OBJECTIVES as CODESIGN_OBJECTIVES
 from autotune.search.codesign import Codesign
-from autotune.search.problem import DIRECTIONS, Problem, Search
+from autotune.search.objectives import DIRECTIONS
+from autotune.search.problem import Problem, Search
 from search_spaces.base import Family
 from search_spaces.domains import IntRange
 from search_spaces.machine import MachineSpace, parse_ranges

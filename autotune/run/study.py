@@ -12,7 +12,8 @@ from autotune.errors import StudyError
 from autotune.record import Provenance
 from autotune.run.options import RunOptions, StudySettings
 from autotune.run.plan import RunPlan
-from autotune.search.problem import Search, directions
+from autotune.search.objectives import directions
+from autotune.search.problem import Search
 from autotune.search.sampling import make_sampler
 from autotune.storage import (
     GRACE_SECONDS,

@@ -16,7 +16,8 @@ from typing import Mapping
 
 from autotune.oracles.base import Oracle
 from autotune.record import Evaluation
-from autotune.search.problem import Candidate, Entry, Suggest, objective_value, overshoot
+from autotune.search.objectives import objective_value, overshoot
+from autotune.search.problem import Candidate, Entry, Suggest
 from search_spaces.base import Family, canonical_json
 from search_spaces.domains import Param, grid
 from search_spaces.machine import MachineSpace
@@ -24,7 +25,7 @@ from search_spaces.workload import Workload
 from simcore.ga1.machine import Machine
 from simcore.shape import Shape
 
-# Objectives a co-design may name (directions in autotune.search.problem.DIRECTIONS).
+# Objectives a co-design may name (directions in autotune.search.objectives.DIRECTIONS).
 OBJECTIVES: tuple[str, ...] = (
     "cycles",
     "energy",

@@ -14,7 +14,8 @@ from optuna.trial import FrozenTrial, TrialState
 
 from autotune.record import TrialRecord, candidate_params
 from autotune.search.bandit import EXPLORE, Arm, gain
-from autotune.search.problem import INFEASIBLE_VALUE, Candidate, Search
+from autotune.search.objectives import INFEASIBLE_VALUE
+from autotune.search.problem import Candidate, Search
 
 EXPLORED = ("explore", "random")  # origins of the exploration arm's pulls
 PULLED = ("refine", *EXPLORED)  # origins of the sampler's own proposals (others are enqueued)

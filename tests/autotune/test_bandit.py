@@ -20,7 +20,8 @@ from autotune.run.plan import RunPlan
 from autotune.search.bandit import EXPLORE, FLOOR, Arm, allot, gain
 from autotune.search.guided import GuidedSampler
 from autotune.search.history import History
-from autotune.search.problem import Search, directions
+from autotune.search.objectives import directions
+from autotune.search.problem import Search
 from autotune.storage import MEMORY, SharedStudy
 from simcore.ga1.machine import Machine
 from simcore.shape import Shape

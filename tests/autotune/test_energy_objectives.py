@@ -14,13 +14,8 @@ from autotune.cli.main import build_parser
 from autotune.errors import PlanError
 from autotune.run.plan import RunPlan
 from autotune.search.codesign import Codesign, machine_value
-from autotune.search.problem import (
-    DIRECTIONS,
-    Candidate,
-    Problem,
-    directions,
-    objective_value,
-)
+from autotune.search.objectives import DIRECTIONS, directions, objective_value
+from autotune.search.problem import Candidate, Problem
 from search_spaces.machine import MachineSpace
 from search_spaces.workload import Gemm, Workload
 from simcore.energy import (

@@ -15,16 +15,19 @@ from optuna.trial import TrialState
 from autotune.cli.main import main
 from autotune.oracles.ga1 import ORACLE as GA1
 from autotune.record import Provenance
+from autotune.run import pipeline
 from autotune.run.objective import Objective
 from autotune.run.pipeline import RunOptions, provenance, seed_study, settings_for
 from autotune.run.plan import RunPlan
 from autotune.search.guided import GuidedSampler, suggest_from
-from autotune.search.problem import Candidate, Problem, directions
+from autotune.search.objectives import directions
+from autotune.search.problem import Candidate, Problem
 from autotune.storage import MEMORY, SharedStudy, local_storage, read_study
 from search_spaces.domains import Choice, IntRange, Param
 from search_spaces.registry import DEFAULT_SPACES, families
 from simcore.ga1.machine import Machine
 from simcore.shape import Shape
+from tests.helpers.meeting import meeting
 
 SHAPE = Shape(64, 96, 80)
 SPACES = DEFAULT_SPACES  # the spaces the studies of run_guided search
@@ -378,6 +381,16 @@ def test_two_workers_never_evaluate_one_candidate_twice(
 ) -> None:
     """Each worker proposes under the study lock and counts the other's RUNNING trial as taken."""
     monkeypatch.chdir(tmp_path)
+    # The workers meet before their first evaluation, so both run trials however loaded the
+    # machine is: each proposes while the other holds a running trial.
+    run_workers = pipeline.run_workers
+    monkeypatch.setattr(
+        pipeline,
+        "run_workers",
+        lambda study_settings, search, *rest: run_workers(
+            study_settings, meeting(search, tmp_path / "meeting"), *rest
+        ),
+    )
     assert (
         main(
             [

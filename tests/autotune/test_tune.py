@@ -23,7 +23,8 @@ from autotune.oracles.ga1 import GA1Oracle
 from autotune.record import RESULT as RESULT_ATTR
 from autotune.results import tables
 from autotune.run import load
-from autotune.search.problem import INFEASIBLE_VALUE, Candidate, Problem
+from autotune.search.objectives import INFEASIBLE_VALUE
+from autotune.search.problem import Candidate, Problem
 from autotune.storage import read_study
 from search_spaces.base import canonical_json
 from search_spaces.registry import families

@@ -148,7 +148,7 @@ def _trial_values(
 ) -> tuple[list[int], list[float]]:
     """(trial, cycles) of every feasible trial: from the study storage when it is there (every
     trial, duplicates included), else from the leaderboard (one row per distinct candidate)."""
-    from autotune.search.problem import INFEASIBLE_VALUE
+    from autotune.search.objectives import INFEASIBLE_VALUE
     from autotune.storage import local_storage, read_study
 
     url = storage or local_storage(folder.parent, folder.name)
@@ -225,7 +225,7 @@ def pareto(frame: pd.DataFrame, metadata: dict, out: Path) -> Path | None:
 
     from autotune.results import plots
     from autotune.search.codesign import machine_value
-    from autotune.search.problem import COLUMNS, objective_value
+    from autotune.search.objectives import COLUMNS, objective_value
 
     objectives = list(metadata.get("objectives", ["cycles"]))
     if len(objectives) < 2:

@@ -1,5 +1,5 @@
-"""The general schedule generator: a product order from scalar parameters, and its compiler; and
-the strip schedules for small scratchpads (strips.py)."""
+"""The general schedule generator: a product order from scalar parameters, and its compiler; its
+starting points (presets.py); and the strip schedules for small scratchpads (strips.py)."""
 
 from __future__ import annotations
 
@@ -13,13 +13,11 @@ from simcore.ga1.generator.order import (
     bands,
     blocks,
     cell_order,
-    default_params,
     general,
-    overlap_params,
-    panel_params,
     product_order,
     slots_needed,
 )
+from simcore.ga1.generator.presets import default_params, overlap_params, panel_params
 from simcore.ga1.generator.strips import StripParams, strip_order, strip_slots_needed, strips
 
 __all__ = [

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from autotune import oracles
-from autotune.search.problem import DIRECTIONS
+from autotune.search.objectives import DIRECTIONS
 from search_spaces.base import EXACT, LEVELS
 from simcore.shape import Shape
 
