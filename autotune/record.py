@@ -53,7 +53,8 @@ _STRUCTURE = ("feasible", "violation", "machine", "point", "duplicate_of", "timi
 @dataclass(frozen=True)
 class Evaluation:
     """What the oracle found for one candidate: feasibility, the machine it ran on, the
-    canonical parameters, and the metrics (empty when infeasible)."""
+    canonical parameters, and the metrics (an infeasible candidate's hold what was computed
+    before a limit stopped it, often nothing)."""
 
     feasible: bool
     violation: float

@@ -67,6 +67,9 @@ class Oracle(ABC):
     name: str = ""
     description: str = ""
     measures: tuple[str, ...] = ("cycles",)  # what may be an objective
+    # The measures the machine alone sets: one value for every schedule on a fixed machine, so
+    # an objective only where its machine is searched.
+    machine_measures: tuple[str, ...] = ()
     default_objectives: tuple[str, ...] = ("cycles",)
     default_spaces: tuple[str, ...] = ()  # the search spaces a run uses by default
     takes_workloads: bool = True  # several GEMMs in one run

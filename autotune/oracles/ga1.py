@@ -57,6 +57,7 @@ class GA1Oracle(Oracle):
         "mxu_cycles",
         "tiles_moved",
     )
+    machine_measures = ("area", "scratchpad_words", "dma_words_per_cycle", "mxu_cycles")
     default_spaces = DEFAULT_SPACES
     searches_machines = True
 

@@ -180,8 +180,9 @@ def _row(
     row.update({name: point.get(name) for name in param_names})
     row["params_json"] = canonical_json({"family": entry.family, **point}) if entry.family else None
     row["machine_json"] = canonical_json(entry.machine)
-    feasible = bool(entry.metrics)
-    row.update({name: entry.metrics.get(name) if feasible else None for name in metric_names})
+    # An infeasible entry keeps what was computed for it (an area over its budget, a run over
+    # the energy budget): its feasibility is the record's, never the presence of figures.
+    row.update({name: entry.metrics.get(name) for name in metric_names})
     cycles, bound = entry.metrics.get("cycles"), entry.metrics.get("lower_bound")
     row["weighted_cycles"] = entry.gemm.weight * cycles if cycles is not None else None  # type: ignore[operator]
     row["ratio_to_bound"] = cycles / bound if cycles is not None and bound else None  # type: ignore[operator]
@@ -189,14 +190,14 @@ def _row(
     row.update(entry.extras)
     record, run = ranked.record, ranked.record.provenance
     row.update(
-        feasible=record.feasible and feasible,
+        feasible=record.feasible,
         violation=record.evaluation.violation,
         slots_needed=entry.metrics.get("slots_needed"),
         pareto=ranked.pareto,
         verified=None,
         verification=NONE,
         verification_detail=None,
-        timing=record.timing if feasible else None,
+        timing=record.timing,
         origin=record.origin,
         trial=record.number,
         sampler=run.sampler if run.sampler is not None else info.sampler,

@@ -17,9 +17,8 @@ from autotune import oracles
 from autotune.errors import PlanError
 from autotune.oracles import Oracle
 from autotune.run.sizes import bounding_machines, check_shape_count, check_sizes
-from autotune.search.codesign import OBJECTIVES as CODESIGN_OBJECTIVES
+from autotune.run.tradeoffs import check_objectives
 from autotune.search.codesign import Codesign
-from autotune.search.objectives import DIRECTIONS
 from autotune.search.problem import Problem, Search
 from search_spaces.base import Family
 from search_spaces.domains import IntRange
@@ -135,27 +134,9 @@ class RunPlan:
                 setting="search_machine",
             )
         self.families()  # the spaces resolve, or a PlanError names them
-        measured = tuple(n for n in oracle.measures)
-        known = CODESIGN_OBJECTIVES if self.codesign else measured
-        where = "a co-design" if self.codesign else f"the {oracle.name} oracle"
-        unknown = [n for n in self.objectives if n not in known or n not in DIRECTIONS]
-        if unknown or not self.objectives:
-            raise PlanError(
-                f"unknown objective(s) {', '.join(unknown) or '(none)'} for {where} "
-                f"(known: {', '.join(known)})",
-                setting="objectives",
-            )
-        if len(set(self.objectives)) != len(self.objectives):
-            raise PlanError(
-                f"{','.join(self.objectives)} names an objective twice", setting="objectives"
-            )
-        if self.objectives[0] != "cycles":
-            raise PlanError("the first objective must be cycles", setting="objectives")
-        if not self.single and not self.search_machine and self.objectives != ("cycles",):
-            raise PlanError(
-                "objectives other than cycles need search_machine (a machine to trade against)",
-                setting="objectives",
-            )
+        check_objectives(
+            self.objectives, oracle, single=self.single, search_machine=self.search_machine
+        )
         if (self.machine_range or self.max_scratchpad_words) and not self.search_machine:
             raise PlanError(
                 "machine_range and max_scratchpad_words need search_machine",

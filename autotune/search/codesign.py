@@ -132,21 +132,28 @@ class Codesign:
         if self.pe_budget is not None:
             found["pe_over"] = max(0.0, macs_per_cycle(machine) / self.pe_budget - 1)
         if self.area_budget is not None:
-            found["area_over"] = overshoot(
-                float(self.oracle.machine_area_mm2(machine) or 0.0), self.area_budget
-            )
+            area = self.graded(machine).get("area_mm2", 0.0)
+            found["area_over"] = overshoot(area, self.area_budget)
         if self.energy_budget is not None:
             found["energy_over"] = 0.0  # known once the machine has run (evaluate)
         return found
 
+    def graded(self, machine: Machine) -> dict[str, float]:
+        """What grading the budgets computes before the machine runs: its area, under an area
+        budget (a machine over a limit keeps it in its record)."""
+        area = self.oracle.machine_area_mm2(machine) if self.area_budget is not None else None
+        return {} if area is None else {"area_mm2": float(area)}
+
     def evaluate(self, candidate: Candidate) -> Evaluation:
-        """A trial's record: the constraints and, for a feasible machine, each GEMM's best."""
+        """A trial's record: the constraints and, for a machine that ran, each GEMM's best (kept
+        for one over the energy budget, as its area is for one over the area budget)."""
         machine = self.machine(candidate.machine_point)
         limits = self.limits(machine)
         violation = sum(limits.values())
         record = machine.as_dict()
         if violation > 0:
-            return Evaluation(False, violation, candidate.params(), record, {"constraints": limits})
+            graded = {"constraints": limits, **self.graded(machine)}
+            return Evaluation(False, violation, candidate.params(), record, graded)
         shapes = []
         for gemm in self.workload.gemms:
             top, chapter = self.oracle.best_schedules(self.families, gemm.shape, machine)
@@ -156,7 +163,7 @@ class Codesign:
                     1.0,
                     candidate.params(),
                     record,
-                    {"constraints": limits, "no_schedule": gemm.name},
+                    {"constraints": limits, "no_schedule": gemm.name, **self.graded(machine)},
                 )
             family, point, found = top
             metrics = {k: v for k, v in found.items() if k != "slots_needed"}
@@ -185,16 +192,9 @@ class Codesign:
             limits["energy_over"] = overshoot(
                 float(energy.get("energy_pj", 0.0)), self.energy_budget
             )
-            if limits["energy_over"] > 0:
-                return Evaluation(
-                    False,
-                    limits["energy_over"],
-                    candidate.params(),
-                    record,
-                    {"constraints": limits},
-                )
+        violation = sum(limits.values())  # the energy's alone: every other limit is met
         return Evaluation(
-            True,
+            violation == 0,
             violation,
             candidate.params(),
             record,
@@ -227,7 +227,7 @@ class Codesign:
 
     def entries(self, evaluation: Evaluation) -> list[Entry]:
         """One entry per GEMM: its best schedule on the trial's machine."""
-        attrs = {**evaluation.metrics, "feasible": evaluation.feasible}
+        attrs = dict(evaluation.metrics)
         machine = Machine(**evaluation.machine)
         total, chapter_total = attrs.get("cycles"), attrs.get("chapter_cycles")
         common = {
@@ -242,12 +242,14 @@ class Codesign:
             "constraints_json": json.dumps(attrs["constraints"], sort_keys=True),
         }
         by_name = {s["name"]: s for s in attrs.get("shapes", [])}  # type: ignore[attr-defined]
+        # A machine that never ran keeps, on each GEMM's row, the area its grading computed.
+        graded = {k: attrs[k] for k in ("area_mm2",) if k in attrs}
         found = []
         for gemm in self.workload.gemms:
-            shape = by_name.get(gemm.name) if attrs.get("feasible") else None
+            shape = by_name.get(gemm.name)
             extras = {**common, "shape": str(gemm.shape)}
             if shape is None:
-                found.append(Entry(gemm, machine.as_dict(), None, None, {}, extras))
+                found.append(Entry(gemm, machine.as_dict(), None, None, graded, extras))
                 continue
             chapter = shape["chapter_cycles"]
             extras.update(

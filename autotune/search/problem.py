@@ -53,7 +53,7 @@ class Entry:
     machine: dict[str, int]  # the machine record ({} where the family's parameters are its machine)
     family: str | None
     point: Point | None  # the canonical schedule parameters
-    metrics: Mapping[str, object]  # what the oracle measured (empty when infeasible)
+    metrics: Mapping[str, object]  # what was measured (an infeasible candidate's: what was)
     extras: Mapping[str, object] = field(default_factory=dict)  # the search's own columns
 
 
@@ -86,6 +86,7 @@ class Assessment:
     machine: Any
     violation: float  # 0 when feasible; otherwise how far over the limits
     limits: Mapping[str, float] = field(default_factory=dict)  # each limit's overshoot
+    costs: Mapping[str, float] = field(default_factory=dict)  # what grading computed (area_mm2)
 
     @property
     def feasible(self) -> bool:
@@ -260,10 +261,13 @@ class Problem:
         if self.machine_space:
             violation += self.machine_space.violation(machine)
         limits = {"slots_over": violation}
+        costs: dict[str, float] = {}
         if self.area_budget is not None:
             area = self.oracle.area_mm2(family, candidate.point, self.shape, machine)
+            if area is not None:
+                costs["area_mm2"] = float(area)
             limits["area_over"] = overshoot(float(area or 0.0), self.area_budget)
-        return Assessment(machine, sum(limits.values()), limits)
+        return Assessment(machine, sum(limits.values()), limits, costs)
 
     @property
     def budgeted(self) -> bool:
@@ -272,32 +276,35 @@ class Problem:
     def evaluate(self, candidate: Candidate) -> Evaluation:
         """What a trial records; an infeasible candidate is never simulated. The point is the
         canonical candidate: the leaderboard ranks each schedule once. With budgets the record
-        keeps each limit's overshoot (`constraints`); the energy budget is graded after the run."""
+        keeps each limit's overshoot (`constraints`); the energy budget is graded after the run.
+        A candidate over a limit keeps what was computed for it: the area its grading found,
+        or everything a run over the energy budget measured."""
         found = self.assess(candidate)
-        family = self.family(candidate.family)
         machine = self.oracle.machine_record(found.machine)  # {}: the point is the machine
-        feasible, violation, limits = found.feasible, found.violation, dict(found.limits)
-        metrics: dict[str, object] = {}
-        if feasible:
+        limits = dict(found.limits)
+        metrics: dict[str, object] = dict(found.costs)
+        timing: str | None = None
+        if found.feasible:
+            family = self.family(candidate.family)
             try:
-                metrics = self.oracle.evaluate(family, candidate.point, self.shape, found.machine)
+                metrics = dict(
+                    self.oracle.evaluate(family, candidate.point, self.shape, found.machine)
+                )
+                timing = str(metrics.pop("timing", "full"))
             except ScheduleError:
                 # The cheap slot count was optimistic: the compiler found the working set too big.
-                feasible, violation, limits["slots_over"] = False, 1.0, 1.0
+                limits["slots_over"] = 1.0
             except EvaluationRefused:  # too costly to time: never settles, and too big in full
-                feasible, violation, limits["timing_over"] = False, 1.0, 1.0
+                limits["timing_over"] = 1.0
         if self.energy_budget is not None:
-            energy = metrics.get("energy_pj") if feasible else None
+            energy = metrics.get("energy_pj")
             # A candidate that did not run has no energy: 0 here, infeasible by another limit.
             over = 0.0 if energy is None else overshoot(float(energy), self.energy_budget)  # type: ignore[arg-type]
             limits["energy_over"] = over
-            if over > 0:
-                feasible, violation = False, over
-        timing = str(metrics.pop("timing", "full")) if feasible else None
-        kept = metrics if feasible else {}
+        violation = sum(limits.values())
         if self.budgeted:
-            kept = {**kept, "constraints": limits}
-        return Evaluation(feasible, violation, candidate.params(), machine, kept, timing)
+            metrics["constraints"] = limits
+        return Evaluation(violation == 0, violation, candidate.params(), machine, metrics, timing)
 
     def constraints(self, evaluation: Evaluation) -> dict[str, float]:
         # Optuna's constraint API: > 0 is infeasible, graded by how far over the limit. With
@@ -343,7 +350,7 @@ class Problem:
     def entries(self, evaluation: Evaluation) -> list[Entry]:
         params, machine = dict(evaluation.point), dict(evaluation.machine)
         point = {k: v for k, v in params.items() if k != "family" and k not in machine}
-        metrics = dict(evaluation.metrics) if evaluation.feasible else {}
+        metrics = dict(evaluation.metrics)  # an infeasible candidate's too: what was computed
         limits = evaluation.metrics.get("constraints")
         extras = (
             {"constraints_json": json.dumps(limits, sort_keys=True)}

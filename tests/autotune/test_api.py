@@ -134,6 +134,11 @@ def test_default_trials_follow_the_plan() -> None:
             "spaces",
             "unknown search space",
         ),
+        (
+            lambda: autotune.tune("8x8x8", objectives="cycles,area", storage=":memory:"),
+            "objectives",
+            "area is the same for every schedule on a fixed machine",
+        ),
     ],
 )
 def test_bad_settings_raise_domain_errors_naming_the_setting(call, setting: str, text: str) -> None:  # type: ignore[no-untyped-def]

@@ -1,6 +1,7 @@
 """Energy and area through the command line: the columns of both oracles' leaderboards, a bad
 technology file refused in one line, a co-design under an area budget whose cycles-energy front
-is verified and plotted, and the same front again from the same seed."""
+is verified and plotted, and the same front again from the same seed; rows over a budget keep
+their figures; an objective the fixed machine sets is refused before any trial."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pandas as pd
 import pytest
 
 from autotune.cli.main import main
+from autotune.oracles.ga1 import GA1Oracle
 from simcore.energy import shipped_table
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -163,6 +165,8 @@ def test_codesign_under_an_area_budget_plots_a_verified_front(
         not infeasible.empty and infeasible["cycles"].isna().all()
     )  # over the budget: never simulated
     assert all(json.loads(c)["area_over"] > 0 for c in infeasible["constraints_json"])
+    refused_for = infeasible["area_mm2"]  # the area each machine was refused for
+    assert refused_for.notna().all() and (refused_for > AREA_BUDGET).all()
     for _, machine in front.groupby("trial"):
         assert set(machine["gemm"]) == {"qkv", "scores", "attn_v", "out_proj", "ffn_up", "ffn_down"}
         weighted = (machine["weight"] * machine["energy_pj"]).sum()
@@ -214,3 +218,34 @@ def test_an_energy_budget_refuses_what_costs_more(
     frame = board(tmp_path, "e")
     assert not frame["feasible"].any()
     assert all(json.loads(c)["energy_over"] > 0 for c in frame["constraints_json"])
+    ran = frame[frame["cycles"].notna()]  # each run keeps what it measured
+    assert not ran.empty and ran[["energy_pj", "area_mm2"]].notna().all().all()
+    assert (ran["energy_pj"] > 1).all()  # over the 1 pJ budget
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (
+            ["--shape", "64x64x64", "--objectives", "cycles,area"],
+            "--objectives cycles,area: area is the same for every schedule on a fixed machine; "
+            "trading it against cycles needs --search-machine",
+        ),
+        (
+            ["--workload", str(TRANSFORMER), "--objectives", "cycles,energy"],
+            "--objectives other than cycles need --search-machine (a machine to trade against)",
+        ),
+    ],
+)
+def test_an_objective_nothing_trades_is_refused_before_any_trial(
+    argv: list[str],
+    message: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(GA1Oracle, "evaluate", lambda *a: pytest.fail("a trial ran"))
+    assert main(argv) == 2
+    assert capsys.readouterr().err == f"autotune: error: {message}\n"
+    assert not (tmp_path / "results").exists()

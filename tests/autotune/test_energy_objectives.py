@@ -102,7 +102,10 @@ def test_a_technology_table_configures_a_copy_of_the_oracle() -> None:
     "argv, objectives",
     [
         (["--shape", "32x32x32", "--objectives", "cycles,energy"], ("cycles", "energy")),
-        (["--shape", "32x32x32", "--objectives", "cycles, edp ,area"], ("cycles", "edp", "area")),
+        (
+            ["--shape", "32x32x32", "--search-machine", "--objectives", "cycles, edp ,area"],
+            ("cycles", "edp", "area"),
+        ),
         (
             [
                 "--shape",
@@ -151,6 +154,15 @@ def test_objectives_parse_and_combine(argv: list[str], objectives: tuple[str, ..
         (["--objectives", "cycles,joules"], "unknown objective(s) joules"),
         (["--area-budget", "0.1"], "needs search_machine"),
         (["--energy-budget", "1e6"], "needs search_machine"),
+        (
+            ["--objectives", "cycles,area"],
+            "cycles,area: area is the same for every schedule on a fixed machine; "
+            "trading it against cycles needs search_machine",
+        ),
+        (
+            ["--objectives", "cycles,energy,mxu_cycles"],
+            "mxu_cycles is the same for every schedule",
+        ),
     ],
 )
 def test_refused_objectives_and_budgets(argv: list[str], message: str) -> None:

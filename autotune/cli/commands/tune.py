@@ -174,7 +174,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="objectives, cycles first, e.g. cycles,energy,area (default cycles; systolic: cycles,words_per_mac): "
         "cycles, energy (pJ), edp (pJ x cycles), area (mm2); GA-1 also scratchpad_words, dma_words_per_cycle, "
         "mxu_cycles, tiles_moved; systolic also words_per_mac, pes. mxu_cycles is maximised (a slower unit "
-        "is cheaper), the others minimised; several give a Pareto front",
+        "is cheaper), the others minimised; several give a Pareto front. GA-1's area and machine parameters "
+        "need --search-machine (a fixed machine has one value of each)",
     )
     parser.add_argument(
         "--tech",
