@@ -95,7 +95,8 @@ class Codesign:
         ]
 
     def fits(self, candidate: Candidate) -> bool:
-        return sum(self.limits(self.machine(candidate.machine_point)).values()) == 0
+        machine = self.machine(candidate.machine_point)
+        return sum(self.limits(machine, self.graded(machine)).values()) == 0
 
     def adopt(
         self, params: Mapping[str, object], shape: Shape, machine: Machine
@@ -122,8 +123,8 @@ class Codesign:
             name: float(value) for name, value in dict(evaluation.metrics["constraints"]).items()
         }
 
-    def limits(self, machine: Machine) -> dict[str, float]:
-        """Each budget's overshoot, relative (0 when within it)."""
+    def limits(self, machine: Machine, graded: Mapping[str, float]) -> dict[str, float]:
+        """Each budget's overshoot, relative (0 when within it); `graded` is `graded(machine)`."""
         found = {"scratchpad_over": self.space.violation(machine)}
         if self.max_dma_words_per_cycle is not None:
             found["dma_over"] = max(
@@ -132,8 +133,7 @@ class Codesign:
         if self.pe_budget is not None:
             found["pe_over"] = max(0.0, macs_per_cycle(machine) / self.pe_budget - 1)
         if self.area_budget is not None:
-            area = self.graded(machine).get("area_mm2", 0.0)
-            found["area_over"] = overshoot(area, self.area_budget)
+            found["area_over"] = overshoot(graded.get("area_mm2", 0.0), self.area_budget)
         if self.energy_budget is not None:
             found["energy_over"] = 0.0  # known once the machine has run (evaluate)
         return found
@@ -148,12 +148,13 @@ class Codesign:
         """A trial's record: the constraints and, for a machine that ran, each GEMM's best (kept
         for one over the energy budget, as its area is for one over the area budget)."""
         machine = self.machine(candidate.machine_point)
-        limits = self.limits(machine)
+        graded = self.graded(machine)
+        limits = self.limits(machine, graded)
         violation = sum(limits.values())
         record = machine.as_dict()
         if violation > 0:
-            graded = {"constraints": limits, **self.graded(machine)}
-            return Evaluation(False, violation, candidate.params(), record, graded)
+            kept = {"constraints": limits, **graded}
+            return Evaluation(False, violation, candidate.params(), record, kept)
         shapes = []
         for gemm in self.workload.gemms:
             top, chapter = self.oracle.best_schedules(self.families, gemm.shape, machine)
@@ -163,7 +164,7 @@ class Codesign:
                     1.0,
                     candidate.params(),
                     record,
-                    {"constraints": limits, "no_schedule": gemm.name, **self.graded(machine)},
+                    {"constraints": limits, "no_schedule": gemm.name, **graded},
                 )
             family, point, found = top
             metrics = {k: v for k, v in found.items() if k != "slots_needed"}
@@ -243,7 +244,7 @@ class Codesign:
         }
         by_name = {s["name"]: s for s in attrs.get("shapes", [])}  # type: ignore[attr-defined]
         # A machine that never ran keeps, on each GEMM's row, the area its grading computed.
-        graded = {k: attrs[k] for k in ("area_mm2",) if k in attrs}
+        graded = {"area_mm2": attrs["area_mm2"]} if "area_mm2" in attrs else {}
         found = []
         for gemm in self.workload.gemms:
             shape = by_name.get(gemm.name)
