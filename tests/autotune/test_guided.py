@@ -1,15 +1,14 @@
-"""The guided search: the conditional encoding, neighbourhoods, the guided sampler (every
-proposal fresh, fitting and recorded; deterministic; resumable; the constant liar), the
-encoding in a study's identity, and transfer from earlier studies."""
+"""The guided sampler: every proposal fresh, fitting and recorded; deterministic; resumable;
+the constant liar; several objectives handed to TPE; transfer from earlier studies; two workers
+never evaluating one candidate twice."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 import optuna
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from optuna.trial import TrialState
 
 from autotune.cli.main import main
@@ -21,8 +20,8 @@ from autotune.run.pipeline import RunOptions, provenance, seed_study, settings_f
 from autotune.run.plan import RunPlan
 from autotune.search.guided import GuidedSampler, suggest_from
 from autotune.search.objectives import directions
-from autotune.search.problem import Candidate, Problem
-from autotune.storage import MEMORY, SharedStudy, local_storage, read_study
+from autotune.search.problem import Problem
+from autotune.storage import MEMORY, SharedStudy
 from search_spaces.domains import Choice, IntRange, Param
 from search_spaces.registry import DEFAULT_SPACES, families
 from simcore.ga1.machine import Machine
@@ -35,163 +34,6 @@ SPACES = DEFAULT_SPACES  # the spaces the studies of run_guided search
 
 def problem(encoding: str = "conditional", slots: int = 24, shape: Shape = SHAPE) -> Problem:
     return Problem(shape, Machine(slots=slots), families(list(SPACES)), GA1, encoding=encoding)
-
-
-def recorder(draws: st.DataObject) -> tuple[list[str], object]:
-    asked: list[str] = []
-
-    def suggest(param: Param) -> object:
-        asked.append(param.name)
-        domain = param.domain
-        return draws.draw(
-            st.sampled_from(domain.options)
-            if isinstance(domain, Choice)
-            else st.integers(domain.low, domain.high)
-        )
-
-    return asked, suggest
-
-
-def drawn(
-    data: st.DataObject, encoding: str = "conditional"
-) -> tuple[Problem, list[str], Candidate]:
-    """A candidate sampled with hypothesis's draws, its search, and the parameters it asked for."""
-    search = problem(encoding)
-    asked, ask = recorder(data)
-    return search, asked, search.sample(ask)  # type: ignore[arg-type]
-
-
-def stored(root: Path, name: str) -> optuna.Study:
-    """A study the command line made under root/results (its default storage)."""
-    address = local_storage(root / "results", name)
-    study = read_study(address, name) if address else None
-    assert study is not None, f"no study {name!r}"
-    return study
-
-
-# --- the encoding --------------------------------------------------------------------------
-
-
-@settings(max_examples=60, deadline=None)
-@given(st.data())
-def test_the_conditional_encoding_suggests_only_what_matters(data: st.DataObject) -> None:
-    search, asked, candidate = drawn(data)
-    point = candidate.point
-    if candidate.family.startswith("general"):  # general or general_delayed
-        assert ("ramp" in asked) == (point["structure"] == "rotate")
-        assert all(
-            (name in asked) == (point["structure"] == "blocks")
-            for name in ("tail", "k_direction", "inner")
-        )
-        assert asked.index("structure") < min(
-            asked.index(n) for n in asked if n not in ("family", "structure")
-        )
-    if candidate.family.startswith("strips"):
-        assert ("protect" in asked) == (point["lookahead"] != 0)
-    # Every parameter is in the candidate, and the recorded ones rebuild it under either encoding.
-    recorded = {name: candidate.params()[name] for name in asked}
-    assert search.key_of(recorded) == candidate.key() == problem("flat").key_of(candidate.params())
-
-
-@settings(max_examples=60, deadline=None)
-@given(st.data())
-def test_the_flat_encoding_asks_for_every_parameter(data: st.DataObject) -> None:
-    search, asked, candidate = drawn(data, "flat")
-    assert asked == ["family", *(p.name for p in search.family(candidate.family).params(SHAPE, 8))]
-
-
-@settings(max_examples=80, deadline=None)
-@given(st.data())
-def test_a_parameter_that_does_not_matter_takes_the_value_canonical_gives_it(
-    data: st.DataObject,
-) -> None:
-    """The fixed value of an unused parameter and the family's canonical form agree, so the two
-    encodings key every schedule alike."""
-    search, _, candidate = drawn(data, "flat")
-    for param in search.family(candidate.family).params(SHAPE, 8):
-        if not param.used(candidate.point):
-            assert candidate.point[param.name] == param.unless.fixed  # type: ignore[union-attr]
-
-
-def test_a_study_of_the_flat_encoding_resumes_with_tpe_and_is_refused_otherwise(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.chdir(tmp_path)
-    legacy = [
-        "--shape",
-        "32x32x32",
-        "--slots",
-        "16",
-        "--sampler",
-        "tpe",
-        "--space",
-        "chapter,general",
-    ]
-    assert main([*legacy, "--trials", "22"]) == 0
-    capsys.readouterr()
-    name = "ga1-32x32x32-s16"  # the name an older tuner gave it
-    assert local_storage(tmp_path / "results", name) is not None
-    assert main(["--shape", "32x32x32", "--slots", "16", "--study", name, "--trials", "3"]) == 2
-    err = capsys.readouterr().err.strip()
-    assert (
-        err.count("\n") == 0
-        and "flat encoding" in err
-        and "resume it with --sampler tpe --space chapter,general" in err
-    )
-    assert main([*legacy, "--trials", "3"]) == 0  # resumed under its old name
-    study = stored(tmp_path, name)
-    assert len(study.get_trials(states=(TrialState.COMPLETE,))) == 25
-    assert "encoding" not in study.user_attrs["identity"]
-    # The default run shares the name: it is refused (one line) rather than mixing encodings.
-    assert main(["--shape", "32x32x32", "--slots", "16", "--trials", "21"]) == 2
-    assert "resume it with" in capsys.readouterr().err
-    assert main(["--shape", "32x32x32", "--slots", "16", "--trials", "21", "--study", "new"]) == 0
-    capsys.readouterr()
-    assert (
-        main(
-            [
-                "--shape",
-                "32x32x32",
-                "--slots",
-                "16",
-                "--sampler",
-                "tpe",
-                "--study",
-                "new",
-                "--trials",
-                "1",
-            ]
-        )
-        == 2
-    )
-    err = capsys.readouterr().err.strip()
-    assert err.count("\n") == 0 and "resume it with --sampler guided" in err
-
-
-# --- neighbourhoods ------------------------------------------------------------------------
-
-
-@settings(max_examples=40, deadline=None)
-@given(st.data())
-def test_neighbours_are_distinct_canonical_points_of_the_space(data: st.DataObject) -> None:
-    search, _, centre = drawn(data)
-    found = search.neighbours(centre)
-    keys = [c.key() for _, c in found]
-    assert len(set(keys)) == len(keys) and centre.key() not in keys
-    for scale, moved in found:
-        assert scale >= 1 and search.why_not(moved) is None and search.canonical(moved) == moved
-        assert moved.family == centre.family
-
-
-def test_nearby_values_double_their_reach() -> None:
-    """Reach doubles; the distance class is relative to the range: class 1 covers an eighth of it
-    (at least 2 steps), each class beyond doubles that."""
-    assert IntRange(0, 64).nearby(32)[:4] == [(1, 31), (1, 33), (1, 30), (1, 34)]
-    assert [scale for scale, v in IntRange(0, 64).nearby(32) if v > 32] == [1, 1, 1, 1, 2, 3]
-    assert IntRange(0, 8).nearby(0) == [(1, 1), (1, 2), (2, 4), (3, 8)]
-    assert [v for _, v in IntRange(0, 64).nearby(0)] == [1, 2, 4, 8, 16, 32, 64]
-    assert IntRange(1, 64, log=True).nearby(8)[:2] == [(1, 4), (1, 16)]
-    assert Choice(("a", "b", "c")).nearby("b") == [(1, "a"), (1, "c")]
 
 
 # --- the guided sampler --------------------------------------------------------------------
@@ -271,7 +113,10 @@ def test_a_pending_candidate_is_taken_the_constant_liar() -> None:
 
 
 def test_several_objectives_fall_back_to_tpe(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    stored: Callable[[Path, str], optuna.Study],
 ) -> None:
     monkeypatch.chdir(tmp_path)
     assert (
@@ -308,7 +153,10 @@ def test_suggest_from_answers_the_proposal_and_draws_the_rest() -> None:
 
 
 def test_transfer_seeds_from_a_nearby_study_and_records_where_from(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    stored: Callable[[Path, str], optuna.Study],
 ) -> None:
     monkeypatch.chdir(tmp_path)
     assert main(["--shape", "64x64x64", "--slots", "24", "--trials", "40", "--study", "donor"]) == 0
@@ -377,7 +225,10 @@ def test_adopt_keeps_a_whole_dimension_whole_and_refuses_what_does_not_fit() -> 
 
 
 def test_two_workers_never_evaluate_one_candidate_twice(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    stored: Callable[[Path, str], optuna.Study],
 ) -> None:
     """Each worker proposes under the study lock and counts the other's RUNNING trial as taken."""
     monkeypatch.chdir(tmp_path)
