@@ -73,10 +73,6 @@ class Family(ABC):
     def violation(self, point: Point, shape: Shape, machine: Any) -> float:
         """0 when the point fits the machine; otherwise how far over the limit (graded)."""
 
-    def over_limit(self, violation: float) -> str:
-        """`violation` in the words of the family's limit, for a table's infeasible row."""
-        return f"over the limit by {violation:g}"
-
     def estimate(self, point: Point, shape: Shape, machine: Any) -> float | None:
         """A cheap analytic estimate of the cycles (the tile model), to rank points before
         simulating them; None when the family has none."""
@@ -108,11 +104,6 @@ class GA1Family(Family):
 
     def violation(self, point: Point, shape: Shape, machine: Machine) -> float:
         return float(max(0, self.slots_needed(point, shape, machine) - machine.slots))
-
-    def over_limit(self, violation: float) -> str:
-        return (
-            f"needs {violation:g} slot{'' if violation == 1 else 's'} more than the scratchpad has"
-        )
 
 
 @dataclass(frozen=True)

@@ -145,9 +145,6 @@ class SystolicFamily(Family):
         pes = int(point["rows"]) * int(point["cols"])  # type: ignore[call-overload]
         return max(0, pes - self.pe_budget) / self.pe_budget
 
-    def over_limit(self, violation: float) -> str:
-        return f"{violation:.0%} more processing elements than the budget"
-
     def seed_points(self, shape: Shape, machine: Any) -> list[Point]:
         side = math.isqrt(self.pe_budget)
         sides = sorted({side, 1 << (side.bit_length() - 1), max(1, side // 2)}, reverse=True)

@@ -23,7 +23,7 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from autotune import __version__, oracles
+from autotune import __version__
 from autotune.errors import ResultsError
 from autotune.results.files import read_parquet, write_parquet
 from autotune.results.labels import VERIFIED_LABELS, verified_label  # noqa: F401 - read by the tables' readers
@@ -231,7 +231,7 @@ def format_rows(frame: pd.DataFrame, top: int, objectives: Sequence[str] = ("cyc
     for _, row in frame.head(top).iterrows():
         if not row["feasible"]:
             lines.append(
-                f"{row['rank']:>4}  infeasible ({_why_infeasible(row)})  {row['family']} {row['params_json']}"
+                f"{row['rank']:>4}  infeasible (over {_over(row)} by {row['violation']:g})  {row['family']} {row['params_json']}"
             )
             continue
         lines.append(
@@ -300,16 +300,6 @@ def _no_feasible_machine(frame: pd.DataFrame) -> str:
 
 def _text(value: object) -> str:
     return "-" if value is None or pd.isna(value) else f"{float(value):.0f}"  # type: ignore[arg-type]
-
-
-def _why_infeasible(row: Mapping[str, object]) -> str:
-    """How far over which limit a row is: by its constraint names when the study recorded them,
-    else in the words of its family's limit (the scratchpad's slots, a PE budget)."""
-    if isinstance(row.get("constraints_json"), str):
-        return f"over {_over(row)} by {row['violation']:g}"
-    found = oracles.family_of(str(row.get("family")))
-    violation = float(row["violation"])  # type: ignore[arg-type]
-    return found[1].over_limit(violation) if found else f"over the limit by {violation:g}"
 
 
 def _over(row: Mapping[str, object]) -> str:
