@@ -106,21 +106,13 @@ def test_a_study_of_the_flat_encoding_resumes_with_tpe_and_is_refused_otherwise(
     stored: Callable[[Path, str], optuna.Study],
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    legacy = [
-        "--shape",
-        "32x32x32",
-        "--slots",
-        "16",
-        "--sampler",
-        "tpe",
-        "--space",
-        "chapter,general",
-    ]
+    here = ["--shape", "32x32x32", "--slots", "16"]
+    legacy = [*here, "--sampler", "tpe", "--space", "chapter,general"]
     assert main([*legacy, "--trials", "22"]) == 0
     capsys.readouterr()
     name = "ga1-32x32x32-s16"  # the name an older tuner gave it
     assert local_storage(tmp_path / "results", name) is not None
-    assert main(["--shape", "32x32x32", "--slots", "16", "--study", name, "--trials", "3"]) == 2
+    assert main([*here, "--study", name, "--trials", "3"]) == 2
     err = capsys.readouterr().err.strip()
     assert (
         err.count("\n") == 0
@@ -132,27 +124,11 @@ def test_a_study_of_the_flat_encoding_resumes_with_tpe_and_is_refused_otherwise(
     assert len(study.get_trials(states=(TrialState.COMPLETE,))) == 25
     assert "encoding" not in study.user_attrs["identity"]
     # The default run shares the name: it is refused (one line) rather than mixing encodings.
-    assert main(["--shape", "32x32x32", "--slots", "16", "--trials", "21"]) == 2
+    assert main([*here, "--trials", "21"]) == 2
     assert "resume it with" in capsys.readouterr().err
-    assert main(["--shape", "32x32x32", "--slots", "16", "--trials", "21", "--study", "new"]) == 0
+    assert main([*here, "--trials", "21", "--study", "new"]) == 0
     capsys.readouterr()
-    assert (
-        main(
-            [
-                "--shape",
-                "32x32x32",
-                "--slots",
-                "16",
-                "--sampler",
-                "tpe",
-                "--study",
-                "new",
-                "--trials",
-                "1",
-            ]
-        )
-        == 2
-    )
+    assert main([*here, "--sampler", "tpe", "--study", "new", "--trials", "1"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "resume it with --sampler guided" in err
 
