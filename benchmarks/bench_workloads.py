@@ -41,8 +41,8 @@ import onnx  # noqa: E402
 from onnx import helper  # noqa: E402
 
 from autotune.cli import main  # noqa: E402
-from search_spaces.gemm_list import totals  # noqa: E402
-from search_spaces.workload import load_workload  # noqa: E402
+from workloads import load_workload  # noqa: E402
+from workloads.listing import totals  # noqa: E402
 
 GOLDEN = ROOT / "tests" / "search_spaces" / "golden" / "scalesim_topologies.json"
 HEADER = (

@@ -14,7 +14,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from search_spaces.gemm_list import weight_text
+from workloads.listing import weight_text
 
 COSTLIEST = 3  # layers named as costing most
 FURTHEST = 3  # layers named as furthest from their bound

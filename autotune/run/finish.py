@@ -20,7 +20,7 @@ from autotune.storage import (
     finished_count,
 )
 from autotune.storage.names import study_folder
-from search_spaces.workload import Gemm
+from workloads import Gemm
 
 
 def finish(

@@ -19,7 +19,7 @@ from autotune.storage import (
     SharedStudy,
     is_memory,
 )
-from search_spaces.workload import Gemm
+from workloads import Gemm
 
 
 def verify_top_default(spec: RunPlan) -> int:

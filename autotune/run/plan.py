@@ -24,7 +24,6 @@ from search_spaces.base import Family
 from search_spaces.domains import IntRange
 from search_spaces.machine import MachineSpace, parse_ranges
 from search_spaces.registry import LEGACY_SPACES, SpaceError, available
-from search_spaces.workload import Gemm, Workload
 from simcore.energy import (
     Technology,
     TechnologyError,
@@ -33,6 +32,7 @@ from simcore.energy import (
     technology_to_dict,
 )
 from simcore.shape import Shape, parse_shape
+from workloads import Gemm, Workload
 
 # The most notes on a workload's shapes printed one by one.
 NOTES_SHOWN = 8

@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from autotune import oracles
 from autotune.errors import PlanError
-from search_spaces.workload import (
+from simcore.shape import Shape, ShapeError, parse_shape
+from workloads import (
     DynamicShapeError,
     Workload,
     WorkloadError,
     bundled_workloads,
     load_workload,
 )
-from simcore.shape import Shape, ShapeError, parse_shape
 
 if TYPE_CHECKING:
     from autotune.oracles import Oracle
@@ -52,9 +52,9 @@ def plan_of(
     input_shapes: Mapping[str, Sequence[int]] | None = None,
     **settings: Any,
 ) -> RunPlan:
-    """The plan of one product (`shape`) or of a `workload` (a .toml, .csv or .onnx file, a
-    SCALE-Sim topology, a bundled network's name, or a `Workload`; `input_shapes` fixes an ONNX
-    model's dynamic input shapes by input name). `machine` is the oracle's machine, `KEY=VALUE,...` text or a mapping of its
+    """The plan of one product (`shape`) or of a `workload` (a file of any installed format,
+    workloads.formats: TOML, CSV, a SCALE-Sim topology, an ONNX model...; a bundled network's name;
+    or a `Workload`; `input_shapes` fixes an ONNX model's dynamic input shapes by input name). `machine` is the oracle's machine, `KEY=VALUE,...` text or a mapping of its
     keys (None: the oracle's default); `spaces` and `objectives` are comma-separated names or
     sequences of names (None: the oracle's defaults). `pe_budget` is the systolic oracle's
     budget of processing elements, or a co-design's most MACs per cycle. `technology` is an

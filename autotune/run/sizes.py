@@ -11,8 +11,8 @@ from search_spaces.domains import IntRange
 
 if TYPE_CHECKING:
     from autotune.oracles import Oracle
-    from search_spaces.gemm import Gemm
     from search_spaces.machine import MachineSpace
+    from workloads.model import Gemm
 
 
 def check_sizes(

@@ -22,7 +22,7 @@ from autotune.storage import (
     SharedStudy,
     default_storage,
 )
-from search_spaces.workload import Gemm
+from workloads import Gemm
 
 
 def settings_for(spec: RunPlan, options: RunOptions, name: str) -> StudySettings:

@@ -21,9 +21,9 @@ from autotune.search.problem import Candidate, Entry, Suggest
 from search_spaces.base import Family, canonical_json
 from search_spaces.domains import Param, grid
 from search_spaces.machine import MachineSpace
-from search_spaces.workload import Workload
 from simcore.ga1.machine import Machine
 from simcore.shape import Shape
+from workloads import Workload
 
 # Objectives a co-design may name (directions in autotune.search.objectives.DIRECTIONS).
 OBJECTIVES: tuple[str, ...] = (

@@ -17,9 +17,9 @@ from search_spaces.base import Family, canonical_json
 from search_spaces.domains import Choice, IntRange, Param, Point, Value, conditional_order, grid
 from search_spaces.machine import MachineSpace
 from search_spaces.registry import check_shared_params
-from search_spaces.workload import Gemm
 from simcore.ga1.schedules import ScheduleError
 from simcore.shape import Shape
+from workloads import Gemm
 
 GRID_LIMIT = 200_000
 # How a trial's parameters are suggested. "flat": every parameter of the family, in declaration

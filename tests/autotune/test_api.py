@@ -111,7 +111,7 @@ def test_default_trials_follow_the_plan() -> None:
     single = plan_of("64x64x64")
     assert options_of(single).trials == DEFAULT_TRIALS
     assert options_of(single, trials=7, results="elsewhere").results == Path("elsewhere")
-    workload = plan_of(workload=ROOT / "search_spaces" / "workloads" / "chapter.toml")
+    workload = plan_of(workload=ROOT / "workloads" / "networks" / "chapter.toml")
     assert not workload.single and options_of(workload).trials == SHORT_TRIALS
 
 

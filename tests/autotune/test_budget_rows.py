@@ -18,9 +18,9 @@ from autotune.results import tables
 from autotune.search.codesign import Codesign
 from autotune.search.problem import Candidate, Problem
 from search_spaces.machine import MachineSpace
-from search_spaces.workload import Gemm, Workload
 from simcore.ga1.machine import Machine
 from simcore.shape import Shape
+from workloads import Gemm, Workload
 
 SHAPE = Shape(32, 24, 40)
 BASE = Machine(slots=16)

@@ -17,7 +17,6 @@ from autotune.search.codesign import Codesign, machine_value
 from autotune.search.objectives import DIRECTIONS, directions, objective_value
 from autotune.search.problem import Candidate, Problem
 from search_spaces.machine import MachineSpace
-from search_spaces.workload import Gemm, Workload
 from simcore.energy import (
     default_technology,
     ga1_cost_of_timing,
@@ -27,9 +26,10 @@ from simcore.energy import (
 )
 from simcore.ga1.machine import Machine
 from simcore.shape import Shape
+from workloads import Gemm, Workload
 
 SHAPE = Shape(32, 24, 40)
-WORKLOADS = Path(__file__).resolve().parents[2] / "search_spaces" / "workloads"
+WORKLOADS = Path(__file__).resolve().parents[2] / "workloads" / "networks"
 ENERGY_KEYS = (
     "energy_pj",
     "energy_per_mac_pj",

@@ -9,11 +9,11 @@ import pandas as pd
 import pytest
 
 from autotune.cli.main import main
-from search_spaces.workload import WorkloadError, load_workload
 from simcore.shape import Shape
+from workloads import WorkloadError, load_workload
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ROOT / "search_spaces" / "workloads"
+EXAMPLES = ROOT / "workloads" / "networks"
 TINY = '[[gemm]]\nname = "a"\nshape = "16x32x24"\nweight = 2\n\n[[gemm]]\nname = "b"\nshape = "8x8x40"\nweight = 1\n'
 
 

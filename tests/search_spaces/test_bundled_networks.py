@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from search_spaces.gemm_list import totals
-from search_spaces.workload import Gemm, WorkloadError, bundled_workloads, load_workload
+from workloads import Gemm, WorkloadError, bundled_workloads, load_workload
+from workloads.listing import totals
 
 ROOT = Path(__file__).resolve().parents[2]
 NETWORKS = (

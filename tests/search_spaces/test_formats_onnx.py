@@ -13,9 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import helper
 
-from search_spaces.formats import onnx_ops
-from search_spaces.workload import DynamicShapeError, WorkloadError, load_workload
 from simcore.shape import Shape
+from workloads import DynamicShapeError, WorkloadError, load_workload, onnx_ops
 
 
 def _load(tmp_path: Path, proto: onnx.ModelProto, **shapes: tuple[int, ...]):
@@ -222,7 +221,7 @@ def test_a_dynamic_input_names_the_input_and_dimension(tmp_path: Path) -> None:
         load_workload(path, {"x": (1, 3, 32)})
     with pytest.raises(WorkloadError, match="ONNX models only"):
         load_workload(
-            Path(__file__).parents[2] / "search_spaces" / "workloads" / "chapter.toml", {"x": (1,)}
+            Path(__file__).parents[2] / "workloads" / "networks" / "chapter.toml", {"x": (1,)}
         )
 
 

@@ -19,7 +19,7 @@ from autotune.cli.args import shape_arg
 from autotune.cli.errors import UsageError
 from autotune.cli.strict import strict_float
 from autotune.cli.systolic_mapping import array_arg, chosen_mapping
-from autotune.cli.workloads import add_input_shape, check_input_shape
+from autotune.cli.workloads import add_input_shape, check_input_shape, workload_help
 from simcore.shape import Shape
 from simcore.systolic.model import (
     DATAFLOWS,
@@ -56,8 +56,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--workload",
         default=None,
         metavar="FILE",
-        help="every GEMM of a workload (.toml, .csv, a SCALE-Sim topology, .onnx, or a bundled "
-        "network's name) instead of --shape: one result per GEMM and the weighted total",
+        help="every GEMM of a workload instead of --shape, one result per GEMM and the weighted "
+        f"total: {workload_help()}",
     )
     add_input_shape(parser)
     parser.add_argument(

@@ -23,7 +23,7 @@ from autotune.cli.args import (
 )
 from autotune.cli.errors import UsageError
 from autotune.cli.limits import add_limits, check_searched_machines, check_work, full_limit
-from autotune.cli.workloads import add_input_shape, check_input_shape, load
+from autotune.cli.workloads import add_input_shape, check_input_shape, load, workload_help
 from autotune.run.settings import DEFAULT_TRIALS, SHORT_TRIALS, options_of, plan_of
 from autotune.search.sampling import DEFAULT_SAMPLER, SAMPLERS
 from autotune.search.sampling import HELP as SAMPLER_HELP
@@ -52,9 +52,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--workload",
         default=None,
         metavar="FILE",
-        help="a .toml or .csv list of weighted GEMMs, an ONNX model, a SCALE-Sim topology, or a bundled "
-        "network's name (see search_spaces/workloads/, `autotune gemms FILE`): tune each, or co-design "
-        "with --search-machine",
+        help=workload_help(
+            " (`autotune gemms FILE` lists its GEMMs): tune each, or co-design with --search-machine"
+        ),
     )
     add_input_shape(parser)
     add_machine(parser)

@@ -9,7 +9,7 @@ a symbolic shape, the initializer's dims replace it. Weights stored as sparse in
 their sparse tensor's dims. A product with a zero-size operand (no multiply-accumulates) is an
 error, as is an attribute the operator definition does not allow.
 
-Lowered (formats/onnx_ops.py): MatMul, MatMulInteger, QLinearMatMul, Gemm, Conv, ConvInteger,
+Lowered (onnx_ops.py): MatMul, MatMulInteger, QLinearMatMul, Gemm, Conv, ConvInteger,
 QLinearConv, and Einsum's matrix-product forms. Other ops of the ONNX domain are summarised in
 one line (how many of which kinds). Heavy ops that are not lowered (recurrent layers, transposed
 convolutions, fused attention, control flow whose bodies hold products) and ops of other domains
@@ -21,12 +21,13 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
-from search_spaces.formats import onnx_ops
-from search_spaces.formats.layers import LayerGemm, count_line, merge
-from search_spaces.gemm import DynamicShapeError, Workload, WorkloadError
-from search_spaces.validation import MAX_DIM, brief, validate_workload
+from workloads import onnx_ops
+from workloads.formats import WorkloadFormat
+from workloads.layers import LayerGemm, count_line, merge
+from workloads.model import DynamicShapeError, Workload, WorkloadError
+from workloads.validation import MAX_DIM, brief, validate_workload
 
 # op -> positions of the two operands among the node's inputs
 MATMULS: dict[str, tuple[int, int]] = {
@@ -347,7 +348,7 @@ def _inner_products(node: Any) -> int:
     return count
 
 
-def read_onnx(path: Path, input_shapes: dict[str, tuple[int, ...]] | None = None) -> Workload:
+def read_onnx(path: Path, input_shapes: Mapping[str, tuple[int, ...]] | None = None) -> Workload:
     """An ONNX model's matrix products as a workload; WorkloadError with a one-line reason."""
     onnx = _onnx()
     model = _load(onnx, path)
@@ -383,3 +384,8 @@ def read_onnx(path: Path, input_shapes: dict[str, tuple[int, ...]] | None = None
     where = f"ONNX model {path}"
     workload = Workload(path.stem, merge(walk.found, where), summary, tuple(warnings))
     return validate_workload(workload, where)
+
+
+FORMAT = WorkloadFormat(
+    "onnx", (".onnx",), read_onnx, "ONNX", "an ONNX model", takes_input_shapes=True
+)

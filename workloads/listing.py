@@ -4,8 +4,7 @@ workload step) and the MACs (the sum of M x K x N x weight)."""
 
 from __future__ import annotations
 
-from search_spaces.gemm import weight_text, whole
-from search_spaces.workload import Gemm, Workload
+from workloads.model import Gemm, Workload, weight_text, whole
 
 __all__ = ["weight_text", "totals", "listing", "format_listing", "shapes_text"]
 

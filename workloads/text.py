@@ -1,6 +1,4 @@
-"""Workloads: a weighted list of GEMMs (a model's layers), read from TOML, CSV, an ONNX model or
-a SCALE-Sim topology (search_spaces/formats/), or named after a bundled network
-(search_spaces/workloads/, e.g. `resnet50`).
+"""autotune's own workload formats: a list of weighted GEMMs as TOML or as CSV.
 
 TOML (Python 3.11's tomllib; on 3.10 the `tomli` package if installed):
 
@@ -13,12 +11,6 @@ TOML (Python 3.11's tomllib; on 3.10 the `tomli` package if installed):
     layers = ["conv1"]     # optional: the model's layers that run it
 
 CSV (any Python): a header `name,shape,weight`, then one GEMM per line; `#` starts a comment.
-A .csv whose header is a SCALE-Sim topology's is read as one (formats/scalesim.py).
-
-Every reader's workload passes `validate_workload`: at least one GEMM, names that are safe parts
-of a file name (at most MAX_NAME characters) and unique, dimensions within int64 (MAX_DIM) and
-weights within MAX_WEIGHT. Names written by a user are refused when too long; the importers
-shorten the layer names they derive instead (formats/layers.py).
 """
 
 from __future__ import annotations
@@ -26,79 +18,31 @@ from __future__ import annotations
 import csv
 import io
 from pathlib import Path
+from typing import Mapping
 
-from search_spaces.gemm import DynamicShapeError, Gemm, Workload, WorkloadError  # noqa: F401 - also here
-from search_spaces.validation import (  # noqa: F401 - also here
-    MAX_DIM,
-    MAX_NAME,
-    MAX_WEIGHT,
-    brief,
-    check_name,
-    check_size,
-    check_weight,
-    validate_workload,
-)
 from simcore.shape import parse_shape
+from workloads.formats import WorkloadFormat
+from workloads.model import Gemm, Workload, WorkloadError
+from workloads.validation import check_name, check_weight, validate_workload
 
-FORMATS: tuple[str, ...] = (".toml", ".csv", ".onnx")
 CSV_HEADER: tuple[str, ...] = ("name", "shape", "weight")
 OPTIONAL_KEYS: tuple[str, ...] = ("source", "layers")
-BUNDLED = Path(__file__).resolve().parent / "workloads"
 
 
-def bundled_workloads() -> dict[str, Path]:
-    """The bundled workloads by name (file stem)."""
-    return {p.stem: p for p in sorted(BUNDLED.iterdir()) if p.suffix in (".toml", ".csv")}
-
-
-def resolve_workload(path: str | Path) -> Path:
-    """A file path, or the bundled workload of that name (`resnet50`)."""
-    path = Path(path)
-    if not path.exists() and not path.suffix and len(path.parts) == 1:
-        bundled = bundled_workloads()
-        if path.name in bundled:
-            return bundled[path.name]
-        raise WorkloadError(
-            f"workload {path}: no such file, and no bundled workload of that name "
-            f"(bundled: {', '.join(bundled)})"
-        )
-    return path
-
-
-def load_workload(
-    path: str | Path, input_shapes: dict[str, tuple[int, ...]] | None = None
-) -> Workload:
-    """Read and validate a workload: .toml, .csv (autotune's or a SCALE-Sim topology), .onnx, or a
-    bundled network's name; WorkloadError with a one-line reason. `input_shapes` fixes an ONNX
-    model's input shapes by input name."""
-    path = resolve_workload(path)
-    suffix = path.suffix.lower()
-    if suffix not in FORMATS:
-        raise WorkloadError(
-            f"workload {path}: unknown format {path.suffix or '(no suffix)'!r} "
-            f"(use .toml, .csv or .onnx)"
-        )
-    if path.is_dir():
-        raise WorkloadError(f"workload {path} is a directory, not a file")
-    if not path.is_file():
-        raise WorkloadError(f"workload file {path} not found")
-    if input_shapes and suffix != ".onnx":
-        raise WorkloadError(f"workload {path}: input shapes apply to ONNX models only")
-    if suffix == ".onnx":
-        from search_spaces.formats.onnx_graph import read_onnx
-
-        return read_onnx(path, input_shapes)
+def read_text(path: Path) -> str:
+    """A workload file's text; a spreadsheet's byte-order mark is not data."""
     try:
-        text = path.read_text(encoding="utf-8-sig")  # a spreadsheet's byte-order mark is not data
+        return path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise WorkloadError(f"cannot read workload {path}: {exc}") from None
-    if suffix == ".toml":
-        return build_workload(path.stem, _toml_entries(text, path), str(path))
-    from search_spaces.formats.scalesim import is_topology, read_topology
 
-    if is_topology(text):
-        return read_topology(text, path)
-    return build_workload(path.stem, _csv_entries(text, path), str(path))
+
+def read_toml(path: Path, input_shapes: Mapping[str, tuple[int, ...]] | None = None) -> Workload:
+    return build_workload(path.stem, _toml_entries(read_text(path), path), str(path))
+
+
+def read_csv(path: Path, input_shapes: Mapping[str, tuple[int, ...]] | None = None) -> Workload:
+    return build_workload(path.stem, _csv_entries(read_text(path), path), str(path))
 
 
 def build_workload(name: str, entries: list[dict[str, object]], source: str) -> Workload:
@@ -183,3 +127,7 @@ def _csv_entries(text: str, path: Path) -> list[dict[str, object]]:
             )
         entries.append(dict(zip(CSV_HEADER, (c.strip() for c in cells))))
     return entries
+
+
+TOML = WorkloadFormat("toml", (".toml",), read_toml, "TOML", "a .toml list of weighted GEMMs")
+CSV = WorkloadFormat("csv", (".csv",), read_csv, "CSV", "a .csv list of weighted GEMMs")

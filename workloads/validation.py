@@ -1,6 +1,6 @@
 """The checks every workload passes, whichever format it was read from: GEMM names (safe
 file-name characters, at most MAX_NAME), dimensions within int64 (MAX_DIM) and weights (positive,
-at most MAX_WEIGHT). The readers of search_spaces/formats and workload.py all call
+at most MAX_WEIGHT). Every reader (workloads.formats) calls
 validate_workload, so the rules live here once."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from __future__ import annotations
 import math
 import re
 
-from search_spaces.gemm import Workload, WorkloadError
 from simcore.shape import COUNT_LIMIT
+from workloads.model import Workload, WorkloadError
 
 # Occurrences per step: more than any model has, few enough that weight x cycles stays finite.
 MAX_WEIGHT = 1e9

@@ -32,10 +32,13 @@ import csv
 import io
 import re
 from pathlib import Path
+from typing import Mapping
 
-from search_spaces.formats.layers import LayerGemm, merge
-from search_spaces.gemm import Workload, WorkloadError
-from search_spaces.validation import MAX_DIM, validate_workload
+from workloads.formats import WorkloadFormat
+from workloads.layers import LayerGemm, merge
+from workloads.model import Workload, WorkloadError
+from workloads.text import read_text
+from workloads.validation import MAX_DIM, validate_workload
 
 CONV_COLUMNS: tuple[str, ...] = (
     "Layer name",
@@ -174,3 +177,21 @@ def read_topology(text: str, path: Path) -> Workload:
     summary = (f"SCALE-Sim {fmt} topology: {len(found)} layers",)
     workload = Workload(path.stem, merge(found, f"topology {path}"), summary)
     return validate_workload(workload, f"topology {path}")
+
+
+def _sniff(path: Path) -> bool:
+    """A .csv is a topology when its header is SCALE-Sim's (an unreadable file is not claimed:
+    the CSV reader names what is wrong with it)."""
+    try:
+        return is_topology(path.read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def _read(path: Path, input_shapes: Mapping[str, tuple[int, ...]] | None = None) -> Workload:
+    return read_topology(read_text(path), path)
+
+
+FORMAT = WorkloadFormat(
+    "scalesim", (".csv",), _read, "SCALE-Sim topology", "a SCALE-Sim topology", sniff=_sniff
+)

@@ -15,9 +15,9 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from search_spaces.gemm import Gemm, WorkloadError
-from search_spaces.validation import MAX_NAME, check_weight
 from simcore.shape import Shape, ShapeError
+from workloads.model import Gemm, WorkloadError
+from workloads.validation import MAX_NAME, check_weight
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 

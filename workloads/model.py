@@ -1,5 +1,5 @@
 """A workload's values: its GEMMs (each a shape and a weight) and the errors of reading one. The
-readers (search_spaces/workload.py and search_spaces/formats/) build them."""
+readers (workloads.formats) build them."""
 
 from __future__ import annotations
 
