@@ -42,3 +42,31 @@ class OracleError(AutotuneError):
 
 class SizeError(AutotuneError):
     """A shape whose counts could not be held exactly (64-bit) on the machine asked for."""
+
+
+class WorkError(AutotuneError):
+    """Work past a limit of the run (`max_products`, `max_memory`): `work` is the estimate."""
+
+    def __init__(self, message: str, *, setting: str | None = None, work: object = None) -> None:
+        super().__init__(message, setting=setting)
+        self.work = work
+
+
+class Infeasible(ValueError):
+    """A candidate that does not fit its machine, found while the oracle evaluates it: the search
+    records it as infeasible, over `limit` by `over_by` (in `unit`), and goes on. Raised by an
+    oracle or its families; never reaches the user."""
+
+    def __init__(self, message: str, *, limit: str, over_by: float, unit: str = "") -> None:
+        super().__init__(message)
+        self.limit = limit  # the constraint is recorded as `{limit}_over`
+        self.over_by = over_by
+        self.unit = unit
+
+
+class EvaluationRefused(Infeasible):
+    """The oracle will not evaluate this candidate within its limit of work (the message says
+    why): infeasible by the `timing` limit."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, limit="timing", over_by=1.0)

@@ -58,6 +58,8 @@ class Family(ABC):
     name: str = ""
     description: str = ""
     oracle: str = ""  # the name of the oracle that times it (autotune.oracles)
+    # What `violation` grades: a search records it as the constraint `{limit}_over`.
+    limit: str = "machine"
     # A family of schedules imported whole into a study (search_spaces.stored): a search ranks and
     # verifies its trials like any other but never draws one, and no space declares it.
     imported: bool = False
@@ -92,6 +94,7 @@ class GA1Family(Family):
     """A family that decodes into a generator of GA-1 programs (simcore.ga1.engine)."""
 
     oracle = "ga1"
+    limit = "slots"  # the scratchpad's tile slots
 
     @abstractmethod
     def slots_needed(self, point: Point, shape: Shape, machine: Machine) -> int:

@@ -224,8 +224,8 @@ def machine_text(overrides_text: str | None, extra: dict[str, int | None]) -> st
     return ",".join(items)
 
 
-def build_machine(oracle: Oracle, overrides_text: str | None, **extra: int | None) -> Any:
-    """The oracle's machine of --machine and the flags that name one of its keys."""
+def machine_flags(oracle: Oracle, overrides_text: str | None, **extra: int | None) -> str:
+    """--machine with the flags that name one of the oracle's machine keys, as one text."""
     keys = set(oracle.default_machine().as_dict())
     for key, value in extra.items():
         if value is not None and key not in keys:  # a flag the oracle would ignore
@@ -233,7 +233,12 @@ def build_machine(oracle: Oracle, overrides_text: str | None, **extra: int | Non
                 f"--{key.replace('_', '-')} {value}: the {oracle.name} oracle's machine has no {key} "
                 f"(its parameters: {', '.join(sorted(keys))})"
             )
-    text = machine_text(overrides_text, {k: v for k, v in extra.items() if k in keys})
+    return machine_text(overrides_text, {k: v for k, v in extra.items() if k in keys})
+
+
+def build_machine(oracle: Oracle, overrides_text: str | None, **extra: int | None) -> Any:
+    """The oracle's machine of --machine and the flags that name one of its keys."""
+    text = machine_flags(oracle, overrides_text, **extra)
     try:
         return oracle.parse_machine(text)
     except ValueError as exc:

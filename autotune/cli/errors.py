@@ -38,6 +38,9 @@ FLAGS: dict[str, str] = {
     "transfer": "--transfer",
     "time_limit": "--time-limit",
     "work_limit": "--work-limit",
+    "max_products": "--max-products",
+    "max_memory": "--max-memory",
+    "pe_budget": "--pe-budget",
 }
 # A library message names a setting's value as `setting=value` (as a keyword argument reads).
 _ASSIGNED = re.compile(r"\b(" + "|".join(FLAGS) + r")=([^\s;()]+)")

@@ -10,6 +10,7 @@ import optuna
 
 from autotune import record
 from autotune.interrupt import StopRequest
+from autotune.oracles import configured
 from autotune.results import leaderboard as board
 from autotune.results import tables
 from autotune.results.owner import claim, storage_key
@@ -48,12 +49,12 @@ def finish(
         int(sampler.get("seed", 0)),
         first,
         spec.machine,
-        spec.the_oracle().with_study_folder(folder),  # the schedules imported into the study
+        configured(spec.the_oracle(), study_folder=folder),  # the schedules imported into it
         spec.objectives,
     )
     rows = board.rows_of(ranked, info, search.families)
     failures = board.annotate(rows, ranked, info, search.families, verify_top) if verify else []
-    frame = board.to_frame(rows)
+    frame = board.to_frame(rows, info.oracle.measures)
     done = finished_count(study)
     outcome = StudyOutcome(
         study.study_name, gemm, frame, done, len(ranked), failures, verified=verify, study=study

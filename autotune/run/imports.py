@@ -20,6 +20,7 @@ from optuna.trial import TrialState
 
 from autotune import record
 from autotune.errors import StorageError, StudyError
+from autotune.oracles import configured
 from autotune.record import Provenance
 from autotune.results import leaderboard as board
 from autotune.run import pipeline
@@ -42,7 +43,7 @@ class Destination:
     name: str
     storage: str | None  # as given (None: the default journal under results/<study>/)
     results: Path
-    spec: RunPlan  # the study's own plan, or a new study's
+    plan: RunPlan  # the study's own plan, or a new study's
     sampler: str  # the study's recorded sampler and seed (a new study: the defaults)
     seed: int
     exists: bool
@@ -141,7 +142,7 @@ def import_schedule(
     verify and write the study's leaderboard. The candidate is evaluated and verified by the
     study's oracle first: one that does not fit, does not run in `cycles` (when given) or fails
     verification is refused (StudyError), and nothing is added."""
-    spec = replace(destination.spec, encoding=encoding_for(destination.sampler))
+    spec = replace(destination.plan, encoding=encoding_for(destination.sampler))
     options = RunOptions(
         trials=1,
         sampler=destination.sampler,
@@ -155,7 +156,7 @@ def import_schedule(
         job = jobs[0]
         search = job.search
         assert isinstance(search, Problem)  # a single product's study searches schedules
-        search = replace(search, oracle=search.oracle.with_study_folder(destination.folder))
+        search = replace(search, oracle=configured(search.oracle, study_folder=destination.folder))
         candidate = search.canonical(candidate)
         evaluation, verdict = _checked(search, candidate, cycles)
         with job.shared.locked():  # a tuner running on the study adds its trials in between
@@ -221,7 +222,7 @@ def _trial(
 ) -> optuna.trial.FrozenTrial:
     """The completed trial of an imported schedule: its values, constraints and record, and no
     Optuna parameters (see the module's docstring)."""
-    values = objective_values(evaluation, search.objectives)
+    values = objective_values(evaluation, search.measures)
     trial = optuna.trial.create_trial(
         state=TrialState.COMPLETE,
         values=list(values) if isinstance(values, tuple) else [values],

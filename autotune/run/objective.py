@@ -79,7 +79,7 @@ class Objective:
         record_result(trial, evaluation)
         for name, value in self.search.constraints(evaluation).items():
             trial.set_constraint(name, value)
-        return objective_values(evaluation, self.search.objectives)
+        return objective_values(evaluation, self.search.measures)
 
     def _learn(self, trial: optuna.trial.FrozenTrial) -> str | None:
         key = self.search.key_of(candidate_params(trial))

@@ -58,7 +58,7 @@ class StudySettings:
     storage_url: str
     sampler: str
     seed: int
-    objectives: tuple[str, ...]
+    directions: tuple[str, ...]  # each objective's ("minimize" or "maximize")
     heartbeat_seconds: int = HEARTBEAT_SECONDS
     grace_seconds: int = GRACE_SECONDS
 

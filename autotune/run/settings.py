@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from autotune import oracles
 from autotune.errors import PlanError
+from autotune.oracles.capabilities import MachineSearch
 from simcore.shape import Shape, ShapeError, parse_shape
 from workloads import (
     DynamicShapeError,
@@ -69,10 +70,18 @@ def plan_of(
         known = sorted(plain | _GIVEN)
         raise TypeError(f"unknown setting(s) {', '.join(unknown)} (known: {', '.join(known)})")
     found = oracles.get(oracle)
-    keys = found.default_machine().as_dict()
-    the_machine = machine_of(found, machine, pe_budget=pe_budget if "pe_budget" in keys else None)
-    if pe_budget is not None and "pe_budget" not in keys:
-        settings["pe_budget"] = pe_budget  # a co-design's budget, not a machine parameter
+    # An oracle that searches machines takes pe_budget as a co-design's setting (most MACs per
+    # cycle); for any other it is a parameter of its machine (`machine pe_budget=N`).
+    codesign_budget = pe_budget is not None and found.capability(MachineSearch) is not None
+    the_machine = machine_of(found, machine, pe_budget=None if codesign_budget else pe_budget)
+    if codesign_budget:
+        if shape is not None or not settings.get("search_machine"):
+            raise PlanError(
+                f"pe_budget {pe_budget} bounds a co-design (a workload with search_machine): "
+                f"the {found.name} machine has no PE budget",
+                setting="pe_budget",
+            )
+        settings["pe_budget"] = pe_budget
     settings.update(
         oracle=found.name,
         spaces=_spaces(spaces),

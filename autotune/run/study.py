@@ -33,7 +33,7 @@ def settings_for(spec: RunPlan, options: RunOptions, name: str) -> StudySettings
         url,
         options.sampler,
         options.seed,
-        spec.objectives,
+        tuple(directions(spec.objective_measures())),
         beat or HEARTBEAT_SECONDS,
         2 * beat if beat else GRACE_SECONDS,
     )
@@ -46,9 +46,7 @@ def open_study(
         settings.storage_url, settings.name, settings.heartbeat_seconds, settings.grace_seconds
     )
     seed = settings.seed + seed_offset
-    study = shared.open(
-        make_sampler(settings.sampler, seed, search), directions(settings.objectives)
-    )
+    study = shared.open(make_sampler(settings.sampler, seed, search), list(settings.directions))
     drawn = sum(t.state != TrialState.WAITING for t in study.get_trials(deepcopy=False))
     if drawn:
         # A sampler's random draws follow from its seed alone: a resumed study would repeat

@@ -159,7 +159,7 @@ def guided_study(trials: int, seed: int = 0) -> tuple[optuna.Study, Search]:
     options = RunOptions(trials=trials, seed=seed, storage=MEMORY, write=False)
     ((_, search),) = spec.searches()
     shared = SharedStudy(MEMORY, "bandit")
-    study = shared.open(GuidedSampler(search, seed), directions(spec.objectives))
+    study = shared.open(GuidedSampler(search, seed), directions(spec.objective_measures()))
     seed_study(shared, study, search, options)
     objective = Objective(search, study, provenance(settings_for(spec, options, "bandit")), shared)
     shared.optimize(study, objective, trials, None, False)

@@ -47,7 +47,7 @@ def run_guided(
     ((_, search),) = spec.searches()
     shared = SharedStudy(MEMORY, "g")
     if study is None:
-        study = shared.open(GuidedSampler(search, seed), directions(spec.objectives))
+        study = shared.open(GuidedSampler(search, seed), directions(spec.objective_measures()))
         seed_study(shared, study, search, options)
     objective = Objective(search, study, provenance(settings_for(spec, options, "g")), shared)
     shared.optimize(
@@ -80,7 +80,7 @@ def test_a_small_space_is_refined_to_exhaustion_without_a_repeat(seed: int) -> N
     spec = RunPlan.of_shape(shape, Machine(slots=12))
     ((_, search),) = spec.searches()
     shared = SharedStudy(MEMORY, "small")
-    study = shared.open(GuidedSampler(search, seed), directions(spec.objectives))
+    study = shared.open(GuidedSampler(search, seed), directions(spec.objective_measures()))
     seed_study(shared, study, search, RunOptions(trials=1, seed=seed, storage=MEMORY, write=False))
     shared.optimize(study, Objective(search, study, Provenance(), shared), 150, None, False)
     proposed = [t for t in study.trials if t.user_attrs.get("source") != "baseline"]

@@ -17,9 +17,8 @@ from hypothesis import strategies as st
 from autotune import __version__
 from autotune.errors import AutotuneError
 from autotune.record import Evaluation, Provenance, TrialRecord
-from autotune.results import files, tables
+from autotune.results import files, load, tables
 from autotune.results import leaderboard as board
-from autotune.run import load
 from simcore.ga1.machine import Machine
 
 

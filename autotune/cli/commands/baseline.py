@@ -66,9 +66,9 @@ def run(args: argparse.Namespace) -> int:
 
     from autotune.oracles.ga1 import ORACLE as GA1
     from autotune.oracles.ga1 import padding_note
+    from autotune.oracles.ga1.sweep import SHOWN, format_table, sweep_frame, sweep_rows
     from autotune.results import tables
     from autotune.results.files import check_output
-    from autotune.run.baseline import format_table, sweep_frame, sweep_rows
 
     shape = shape_arg(args.shape)
     schedules = schedule_list(args.schedules)
@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     if args.out is not None:
         check_output(args.out, args.force)
     for machine in machines:  # every size refused or announced before anything is generated
-        check_work(args, shape, machine)
+        check_work(args, GA1, shape, machine)
     for index, machine in enumerate(machines):
         note = padding_note(shape, machine)
         if note and index == 0:
@@ -91,7 +91,8 @@ def run(args: argparse.Namespace) -> int:
         texts.append(format_table(shape, machine, rows))
         json_rows += [dict(row, slots=machine.slots) for row in rows]
     out = args.out or default_out(args.results / "baseline", shape, machines, schedules)
-    tables.write("baseline", pd.concat(frames, ignore_index=True), out, {"shape": str(shape)})
+    frame = pd.concat(frames, ignore_index=True)
+    tables.write("baseline", frame, out, {"shape": str(shape), "columns": list(SHOWN)})
     if args.json:
         for row in json_rows:
             print(json.dumps(row))

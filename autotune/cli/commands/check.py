@@ -124,6 +124,7 @@ def best_of(slots: int, trials: int) -> dict[str, object]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from autotune.oracles.ga1 import ORACLE
     from autotune.storage.names import blocking_file
 
     path = args.reference or args.results / REFERENCE
@@ -139,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
     unmatched: list[str] = []
     updated = dict(reference)
     for slots in SLOTS:
-        check_work(args, SHAPE, Machine(slots=slots))
+        check_work(args, ORACLE, SHAPE, Machine(slots=slots))
         found = best_of(slots, args.trials)
         chapter_cycles, chapter_label = CHAPTER_BEST[slots]
         record = reference.get(str(found["key"]))

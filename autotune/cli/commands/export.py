@@ -42,9 +42,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from autotune.results import readback
+    from autotune.results import load, readback
     from autotune.results.files import check_output, write_text
-    from autotune.run import load
 
     if args.out is not None:
         check_output(args.out, args.force)
@@ -77,6 +76,4 @@ def check_program(args: argparse.Namespace, row: dict, study_folder: Path) -> No
     oracle = found[0]
     shape = Shape(int(row["m"]), int(row["k"]), int(row["n"]))  # type: ignore[call-overload]
     machine = board.machine_of(row, oracle)
-    work = oracle.work(shape, machine)
-    if work is not None:
-        check_work(args, shape, machine, verify=False, program=True, work=work)
+    check_work(args, oracle, shape, machine, verify=False, program=True)

@@ -20,7 +20,7 @@ from autotune.cli.args import (
     shape_arg,
 )
 from autotune.cli.errors import UsageError
-from autotune.cli.limits import add_limits, announce_work, limit_work
+from autotune.cli.limits import add_limits, limits, say
 from autotune.cli.strict import strict_int
 from autotune.run.settings import SHORT_TRIALS
 from simcore.ga1.machine import MACHINE_KEYS, Machine, MachineError
@@ -151,9 +151,9 @@ def run(args: argparse.Namespace) -> int:
 
     from autotune.oracles.ga1 import ORACLE as GA1
     from autotune.oracles.ga1 import padding_note
+    from autotune.oracles.ga1.sweep import SHOWN, sweep_frame, sweep_rows
     from autotune.results import tables
     from autotune.results.files import check_output
-    from autotune.run.baseline import sweep_frame, sweep_rows
 
     shape = shape_arg(args.shape)
     schedules: list[ChapterSchedule] = schedule_list(args.schedules)
@@ -170,9 +170,12 @@ def run(args: argparse.Namespace) -> int:
     base = build_machine(GA1, args.machine, slots=args.slots)
     points = machines(base, grid)
     # Refused before anything is generated; the slowest machine's time announced once.
-    works = [limit_work(args, shape, machine) for machine in points]
+    for machine in points:
+        GA1.check_size(shape, machine)
+    works = [GA1.check_work(shape, machine, limits(args)) for machine in points]
     if works:
-        announce_work(args, shape, max(works, key=lambda work: work.evaluation_seconds))
+        slowest = max(works, key=lambda work: work.evaluation_seconds)  # type: ignore[union-attr]
+        say(GA1.notices(shape, slowest))  # type: ignore[arg-type]
     note = padding_note(shape, base)
     if note:
         print(note, file=sys.stderr)
@@ -208,6 +211,7 @@ def run(args: argparse.Namespace) -> int:
             "grid": [[k, list(v)] for k, v in grid],
             "schedules": args.schedules,
             "tuned_trials": args.trials if args.tuned else None,
+            "columns": list(SHOWN),
         },
     )
     if args.json:

@@ -14,7 +14,7 @@ from autotune.cli.args import (
     add_machine,
     add_results,
     add_shape,
-    build_machine,
+    machine_flags,
     positive_float,
     positive_int,
     seed_int,
@@ -22,8 +22,9 @@ from autotune.cli.args import (
     worker_count,
 )
 from autotune.cli.errors import UsageError
-from autotune.cli.limits import add_limits, check_searched_machines, check_work, full_limit
+from autotune.cli.limits import add_limits, check_work, limits
 from autotune.cli.workloads import add_input_shape, check_input_shape, load, workload_help
+from autotune.oracles.capabilities import SizeGuard
 from autotune.run.settings import DEFAULT_TRIALS, SHORT_TRIALS, options_of, plan_of
 from autotune.search.sampling import DEFAULT_SAMPLER, SAMPLERS
 from autotune.search.sampling import HELP as SAMPLER_HELP
@@ -244,22 +245,8 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
     check_input_shape(args.input_shape, args.workload)
     shape = shape_arg(args.shape) if args.shape is not None else None  # before the oracle loads
     oracle = oracles.get(oracle_name(args))
-    machine_pes = "pe_budget" in oracle.default_machine().as_dict()
-    if (
-        args.pe_budget is not None
-        and not machine_pes
-        and not (args.workload and args.search_machine)
-    ):
-        raise UsageError(
-            f"--pe-budget {args.pe_budget}: the {oracle.name} machine has no PE budget; "
-            f"it bounds a co-design (--workload with --search-machine)"
-        )
-    machine = build_machine(
-        oracle,
-        args.machine,
-        slots=args.slots,
-        pe_budget=args.pe_budget if machine_pes else None,
-        max_hbm_words=args.max_hbm_words,
+    machine = machine_flags(
+        oracle, args.machine, slots=args.slots, max_hbm_words=args.max_hbm_words
     )
     workload = load(args.workload, args.input_shape) if args.workload is not None else None
     return plan_of(
@@ -277,7 +264,7 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
         technology=technology(args.tech),
         area_budget=args.area_budget,
         energy_budget=args.energy_budget,
-        max_products=full_limit(args),
+        max_products=args.max_products,
     )
 
 
@@ -316,11 +303,13 @@ def run(args: argparse.Namespace) -> int:
         problem = name_problem(args.study)
         if problem is not None:
             raise UsageError(f"--study name {shown(args.study)} {problem}")
+    oracle, space = spec.the_oracle(), spec.machine_space()
+    guard = oracle.capability(SizeGuard)
     for gemm in spec.workload.gemms:  # every GEMM refused or announced before anything is generated
-        work = spec.the_oracle().work(gemm.shape, spec.machine)
-        if work is not None:
-            check_work(args, gemm.shape, spec.machine, work=work)
-            check_searched_machines(args, gemm.shape, spec.machine, spec.machine_space())
+        if check_work(args, oracle, gemm.shape, spec.machine) is not None and space is not None:
+            hint = "; narrow --machine-range slots or --max-scratchpad-words"
+            for machine in space.reachable(spec.machine):
+                guard.check_memory(gemm.shape, machine, limits(args), hint)  # type: ignore[union-attr]
     from autotune.run import pipeline  # Optuna, pandas and numba: only once a run is made
 
     options = options_of(
@@ -364,7 +353,11 @@ def report(outcome: Outcome, spec: RunPlan, args: argparse.Namespace) -> None:
         frame, metadata = outcome.summary, outcome.summary_metadata
     elif spec.codesign:
         frame = study.frame[study.frame["pareto"] == True] if not study.frame.empty else study.frame  # noqa: E712
-        metadata = {"objectives": list(spec.objectives), "workload": spec.workload.name}
+        metadata = {
+            "objectives": list(spec.objectives),
+            "workload": spec.workload.name,
+            "oracle": spec.oracle,
+        }
     else:
         frame, metadata = study.frame.head(args.top), {}
     if args.json:
@@ -388,6 +381,10 @@ def report(outcome: Outcome, spec: RunPlan, args: argparse.Namespace) -> None:
         print(
             f"{status} study {study.name!r}, {study.trials} trials in storage, {outcome.elapsed:.1f} s this run"
         )
-        print(tables.format_rows(frame, args.top, spec.objectives))
+        print(
+            tables.format_rows(
+                frame, args.top, spec.objective_measures(), spec.the_oracle().table_columns
+            )
+        )
     if outcome.paths:
         print(f"wrote {' and '.join(str(p) for p in outcome.paths)}")

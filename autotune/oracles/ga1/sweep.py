@@ -1,4 +1,5 @@
-"""The chapter's sweep: every hand-written schedule run on one shape and machine."""
+"""The chapter's sweep: every hand-written schedule run on one shape and machine (`autotune
+baseline`, `autotune sweep`)."""
 
 from __future__ import annotations
 
@@ -35,15 +36,31 @@ ROW_KEYS: tuple[str, ...] = (
     "verification",
 )
 
+# What `autotune leaderboard` shows of a sweep's table (written in its metadata, "columns").
+SHOWN: tuple[str, ...] = (
+    "m",
+    "k",
+    "n",
+    "slots",
+    "dma_setup",
+    "dma_words_per_cycle",
+    "schedule",
+    "fits",
+    "cycles",
+    "mxu_util",
+    "vs_best",
+    "verified",
+)
+
 
 def sweep_rows(
     shape: Shape, machine: Machine, schedules: Sequence[ChapterSchedule], verify: bool = True
 ) -> list[dict[str, object]]:
     """One row per schedule: its counts and timing, or fits=False when it needs too many slots;
     SizeError for a shape whose counts could pass 64 bits."""
-    from autotune.oracles.ga1 import ORACLE as GA1
+    from autotune.oracles.ga1.oracle import ORACLE
 
-    GA1.check_size(shape, machine)
+    ORACLE.check_size(shape, machine)
     rows: list[dict[str, object]] = []
     for schedule in schedules:
         block = schedule.block(shape, machine)

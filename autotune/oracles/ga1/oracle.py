@@ -1,41 +1,50 @@
 """The GA-1 oracle: simcore's cycle simulator. Every GA-1 family decodes a point into a
 generator of the compiled engine (`GA1Family.generator`); this oracle times it, verifies it
 streamed (functional result against numpy's product, and the independent hazard replay), draws
-its engine timeline, and knows the chapter's best schedule and the lower bound."""
+its engine timeline, and knows the chapter's best schedule and the lower bound.
+
+Its module loads no numerical library: the engine, the energy model and the schedules' programs
+are imported by the methods that use them, so that naming the oracle (the command line's help,
+its registry) stays light."""
 
 from __future__ import annotations
 
-import functools
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from autotune.errors import OracleError
-from autotune.oracles.base import EvaluationRefused, Metrics, Oracle
+from autotune.errors import EvaluationRefused, Infeasible, OracleError
+from autotune.oracles.base import Metrics, Oracle
+from autotune.oracles.capabilities import (
+    EnergyAndArea,
+    ImportedSchedules,
+    MachineSearch,
+    MachineSettings,
+    MachineSpace,
+    Notes,
+    Programs,
+    Reference,
+    Report,
+    Timeline,
+    TimingMethods,
+)
+from autotune.oracles.ga1 import machines
+from autotune.oracles.ga1.measures import MEASURES, TABLE_COLUMNS
+from autotune.oracles.ga1.sizes import GA1SizeGuard, chapter_best, largest_counts, padding_note
 from search_spaces.base import EXACT, MODEL, SCALED, Family, GA1Family, Verdict
 from search_spaces.domains import Point
-from search_spaces.portfolio import CHAPTER_FAMILIES, portfolio
 from search_spaces.registry import DEFAULT_SPACES, find_family
 from search_spaces.registry import families as space_families
 from search_spaces.stored import STORED, ProgramStore, StoredFamily, StoredProgramError
-from simcore.energy import Cost, ga1_area_mm2, ga1_cost_of_timing
-from simcore.ga1.estimate import (
-    FULL_SIMULATION_PRODUCTS,
-    ROWS_PER_PRODUCT,
-    SEARCH_FULL_PRODUCTS,
-    Work,
-    estimate,
-)
+from simcore.ga1.estimate import FULL_SIMULATION_PRODUCTS, SEARCH_FULL_PRODUCTS, estimate
 from simcore.ga1.lower_bounds import lower_bound
 from simcore.ga1.machine import Machine, machine_from, parse_overrides
-from simcore.ga1.program import OPCODE_NAMES, Program
-from simcore.ga1.schedules import ScheduleError, chapter_sweep
-from simcore.ga1.timelines import draw, engine_rows_of_arrays
-from simcore.ga1.timing import Timing, engines_of, vector_duration
 from simcore.shape import Shape
 
+if TYPE_CHECKING:
+    from simcore.energy import Cost
+    from simcore.ga1.program import Program
+    from simcore.ga1.timing import Timing
+
 DEFAULT_SLOTS = 64  # the scratchpad of the main job (the chapter's larger machine)
-# Headroom over the bound on a schedule's cycles: for the engine's intermediate sums and for
-# programs with more rows per product than the generators emit.
-COUNT_MARGIN = 4
 
 
 def _ga1(family: Family) -> GA1Family:
@@ -44,22 +53,29 @@ def _ga1(family: Family) -> GA1Family:
     return family
 
 
-class GA1Oracle(Oracle):
+class GA1Oracle(
+    Oracle,
+    GA1SizeGuard,
+    EnergyAndArea,
+    TimingMethods,
+    Report,
+    Programs,
+    Reference,
+    Notes,
+    MachineSearch,
+    ImportedSchedules,
+):
     name = "ga1"
     description = "the GA-1 cycle simulator: DMA, scratchpad slots and a tile matrix unit"
-    measures = (
-        "cycles",
-        "energy",
-        "edp",
-        "area",
-        "scratchpad_words",
-        "dma_words_per_cycle",
-        "mxu_cycles",
-        "tiles_moved",
-    )
-    machine_measures = ("area", "scratchpad_words", "dma_words_per_cycle", "mxu_cycles")
+    measures = MEASURES
+    table_columns = TABLE_COLUMNS
     default_spaces = DEFAULT_SPACES
-    searches_machines = True
+    timing_methods = ("periodic", "full")
+    # A co-design study's identity has always named this oracle so: resumable.
+    codesign_oracle = "ga1-codesign"
+    front_columns = machines.FRONT_COLUMNS
+
+    # --- the machine and the study --------------------------------------------------------------
 
     def parse_machine(self, text: str) -> Machine:
         overrides = parse_overrides(text)
@@ -91,6 +107,15 @@ class GA1Oracle(Oracle):
     def upgrade_plan(self, stored: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in stored.items() if k not in ("target", "max_hbm_words")}
 
+    def describe_machine(self, machine: Machine) -> str:
+        """slots and the parameters that differ from the chapter's machine."""
+        default = Machine().as_dict()
+        return ",".join(
+            f"{k}={v}" for k, v in machine.as_dict().items() if k == "slots" or default.get(k) != v
+        )
+
+    # --- the search spaces ----------------------------------------------------------------------
+
     def families(self, spaces: tuple[str, ...], machine: Any) -> tuple[Family, ...]:
         found = space_families(list(spaces or self.default_spaces))
         other = sorted({f.oracle for f in found} - {self.name})
@@ -110,7 +135,7 @@ class GA1Oracle(Oracle):
             return None
         return found if found.oracle == self.name else None
 
-    timing_methods = ("periodic", "full")
+    # --- cost -----------------------------------------------------------------------------------
 
     def timing(
         self, family: Family, point: Point, shape: Shape, machine: Machine, method: str = "periodic"
@@ -139,8 +164,14 @@ class GA1Oracle(Oracle):
         return self.timing(family, point, shape, machine, method).cycles
 
     def evaluate(self, family: Family, point: Point, shape: Shape, machine: Machine) -> Metrics:
+        from simcore.ga1.schedules import ScheduleError
+
         ga1 = _ga1(family)
-        timing = self.timing(family, point, shape, machine)
+        try:
+            timing = self.timing(family, point, shape, machine)
+        except ScheduleError as exc:
+            # The cheap slot count was optimistic: the compiler found the working set too big.
+            raise Infeasible(str(exc), limit="slots", over_by=1.0, unit="slots") from None
         return {
             "timing": timing.method,
             "cycles": timing.cycles,
@@ -153,18 +184,6 @@ class GA1Oracle(Oracle):
             "slots_needed": ga1.slots_needed(point, shape, machine),
             **self._energy(machine, timing),
         }
-
-    def _energy(self, machine: Machine, timing: Timing) -> Metrics:
-        """Energy and area from the run's exact counts (simcore.energy.ga1)."""
-        cost = ga1_cost_of_timing(machine, timing, self.tech())
-        return {"macs": cost.macs, **{k: float(v) for k, v in cost.metrics().items()}}
-
-    def machine_area_mm2(self, machine: Machine) -> float:
-        return ga1_area_mm2(machine, self.tech())
-
-    def cost(self, family: Family, point: Point, shape: Shape, machine: Machine) -> Cost:
-        timing = self.timing(family, point, shape, machine)
-        return ga1_cost_of_timing(machine, timing, self.tech())
 
     def verify(self, family: Family, point: Point, shape: Shape, machine: Machine) -> Verdict:
         """The whole program run and replayed (EXACT) up to FULL_VERIFICATION_PRODUCTS; past
@@ -184,24 +203,56 @@ class GA1Oracle(Oracle):
     def bound(self, shape: Shape, machine: Machine) -> int | None:
         return lower_bound(shape, machine)
 
-    def reference(self, shape: Shape, machine: Machine) -> tuple[int, str] | None:
-        return chapter_best(shape, machine)
-
-    def notes(self, shape: Shape, machine: Machine) -> list[str]:
-        note = padding_note(shape, machine)
-        return [note] if note else []
-
-    def work(self, shape: Shape, machine: Machine) -> Work:
-        return estimate(shape, machine)
-
     def largest_counts(self, shape: Shape, machine: Machine) -> list[tuple[int, str]]:
         return largest_counts(shape, machine)
+
+    # --- energy and area ------------------------------------------------------------------------
+
+    def _energy(self, machine: Machine, timing: Timing) -> Metrics:
+        """Energy and area from the run's exact counts (simcore.energy.ga1)."""
+        from simcore.energy import ga1_cost_of_timing
+
+        cost = ga1_cost_of_timing(machine, timing, self.tech())
+        return {"macs": cost.macs, **{k: float(v) for k, v in cost.metrics().items()}}
+
+    def machine_area_mm2(self, machine: Machine) -> float:
+        from simcore.energy import ga1_area_mm2
+
+        return ga1_area_mm2(machine, self.tech())
+
+    def cost(self, family: Family, point: Point, shape: Shape, machine: Machine) -> Cost:
+        from simcore.energy import ga1_cost_of_timing
+
+        timing = self.timing(family, point, shape, machine)
+        return ga1_cost_of_timing(machine, timing, self.tech())
+
+    # --- pictures, programs, references, notes --------------------------------------------------
 
     def program(self, family: Family, point: Point, shape: Shape, machine: Machine) -> Program:
         try:
             return _ga1(family).generator(point, shape, machine).program()
         except StoredProgramError as exc:
             raise OracleError(str(exc)) from None
+
+    def program_text(self, program: Program) -> str:
+        from simcore.ga1.asm import to_text
+
+        return to_text(program)
+
+    def timeline(self, program: Program, machine: Machine, zoom: int) -> Timeline:
+        from simcore.ga1.engine import time_program  # numba: loaded by what runs the engine
+        from simcore.ga1.engine.spans import busy_spans, first_instructions
+
+        run = time_program(machine, program, record=True)  # starts and finishes, no trace
+        assert run.starts is not None and run.finishes is not None
+        return Timeline(
+            run.cycles,
+            ("DMA load", "DMA store", "matrix unit"),
+            tuple(busy_spans(program, run.starts, run.finishes)),
+            tuple(first_instructions(program, run.starts, run.finishes, zoom)),
+            zoom,
+            run.mxu_util(machine),
+        )
 
     def report(
         self,
@@ -213,6 +264,8 @@ class GA1Oracle(Oracle):
         width: int = 120,
     ) -> str:
         from simcore.ga1.engine import time_program  # numba: loaded by what runs the engine
+        from simcore.ga1.timelines import draw, engine_rows_of_arrays
+        from simcore.ga1.timing import engines_of
 
         program = self.program(family, point, shape, machine)
         result = time_program(machine, program, record=True)  # starts and finishes, no trace
@@ -233,97 +286,28 @@ class GA1Oracle(Oracle):
         )
         return header + "\n" + draw(rows, width)
 
-    def describe_machine(self, machine: Machine) -> str:
-        """slots and the parameters that differ from the chapter's machine."""
-        default = Machine().as_dict()
-        return ",".join(
-            f"{k}={v}" for k, v in machine.as_dict().items() if k == "slots" or default.get(k) != v
-        )
+    def reference(self, shape: Shape, machine: Machine) -> tuple[int, str] | None:
+        return chapter_best(shape, machine)
+
+    def notes(self, shape: Shape, machine: Machine) -> list[str]:
+        note = padding_note(shape, machine)
+        return [note] if note else []
+
+    # --- machines searched ------------------------------------------------------------------------
+
+    def machine_space(self, base: Machine, settings: MachineSettings) -> MachineSpace:
+        return machines.machine_space(base, settings)
+
+    def machine_limits(self, machine: Machine, settings: MachineSettings) -> dict[str, float]:
+        return machines.machine_limits(machine, settings)
+
+    def machine_columns(self, machine: Machine) -> dict[str, object]:
+        return machines.machine_columns(machine)
 
     def best_schedules(
-        self, families: tuple[Family, ...], shape: Shape, machine: Machine
+        self, families: Sequence[Family], shape: Shape, machine: Machine
     ) -> tuple[tuple[str, Point, Metrics] | None, tuple[str, Point, Metrics] | None]:
-        """The best of the fixed portfolio (search_spaces.portfolio) and its best chapter
-        schedule; ties by the canonical key, so equal runs choose the same schedule."""
-        by_name = {f.name: f for f in families}
-        found: list[tuple[tuple[float, str], tuple[str, Point, Metrics]]] = []
-        for entry in portfolio(families, shape, machine):
-            family = by_name[entry.family]
-            if family.violation(entry.point, shape, machine) > 0:
-                continue  # infeasible: never simulated
-            try:
-                metrics = self.evaluate(family, entry.point, shape, machine)
-            except (
-                ScheduleError,
-                EvaluationRefused,
-            ):  # the slot count was optimistic: does not fit after all
-                continue
-            found.append(
-                (
-                    (float(metrics["cycles"]), entry.key()),  # type: ignore[arg-type]
-                    (entry.family, entry.point, metrics),
-                )
-            )
-        top = min(found, key=lambda f: f[0], default=None)
-        chapter = min(
-            (f for f in found if f[1][0] in CHAPTER_FAMILIES), key=lambda f: f[0], default=None
-        )
-        return (top[1] if top else None), (chapter[1] if chapter else None)
-
-
-def padding_note(shape: Shape, machine: Machine) -> str | None:
-    """One line when the shape is not a multiple of the tile: how it is padded, what it costs."""
-    T = machine.T
-    if shape.m % T == 0 and shape.k % T == 0 and shape.n % T == 0:
-        return None
-    mt, kt, nt = shape.tiles(T)
-    padded = Shape(mt * T, kt * T, nt * T)
-    extra = (padded.m * padded.k * padded.n) / (shape.m * shape.k * shape.n) - 1
-    return (
-        f"note: {shape} is not a multiple of the {T}x{T} tile: it runs zero-padded as "
-        f"{padded} ({mt}x{kt}x{nt} tiles), {extra:.1%} more matrix-unit work than the "
-        f"product needs"
-    )
-
-
-def slowest_row(machine: Machine) -> int:
-    """The most cycles one instruction adds to a program's end: a tile transfer, a product with
-    its fill, or a vector instruction."""
-    vector = max(vector_duration(machine, op) for op in range(len(OPCODE_NAMES)))
-    return max(machine.dma_cycles, machine.mxu_cycles + machine.mxu_fill, vector)
-
-
-def largest_counts(shape: Shape, machine: Machine) -> list[tuple[int, str]]:
-    """Bounds on what a run of `shape` counts. An instruction starts by the time every earlier
-    one has finished (simcore.ga1.timing), so a program ends within the sum of its rows'
-    durations: at most ROWS_PER_PRODUCT rows per tile product, each at most `slowest_row`."""
-    Mt, Kt, Nt = shape.tiles(machine.T)
-    products = Mt * Kt * Nt
-    per_product = COUNT_MARGIN * ROWS_PER_PRODUCT * slowest_row(machine)
-    return [
-        (products * machine.T**3, "its multiply-accumulates (tiles zero-padded)"),
-        (products * ROWS_PER_PRODUCT * machine.tile_words, "the words it moves"),
-        (
-            products * per_product,
-            f"the cycles of a schedule on this machine (allowing {per_product} per tile product)",
-        ),
-    ]
-
-
-@functools.lru_cache(maxsize=256)
-def chapter_best(shape: Shape, machine: Machine) -> tuple[int, str] | None:
-    """The chapter's best hand-written schedule on this machine: (cycles, label), or None when
-    none of its schedules fits."""
-    from simcore.ga1.engine import chapter_generator  # numba: loaded by what runs the engine
-
-    best: tuple[int, str] | None = None
-    for schedule in chapter_sweep():
-        if schedule.slots_needed(shape, machine) > machine.slots:
-            continue
-        cycles = chapter_generator(schedule, shape, machine).timing().cycles
-        if best is None or cycles < best[0]:
-            best = (cycles, schedule.label(shape, machine))
-    return best
+        return machines.best_schedules(self, families, shape, machine)
 
 
 ORACLE = GA1Oracle()

@@ -1,7 +1,8 @@
 """The exact optimum of one GA-1 product, as `autotune optimum` runs it: the instance refused
 before anything is solved, the schedule solved by CP-SAT (simcore.ga1.exact), checked twice
 (simcore's reference simulator inside the solver, then the compiled engine that times every
-trial of the tuner), written as one JSON file, and imported into a study on request.
+trial of the tuner), and its record: one JSON file, which the command writes and may import into
+a study (a trial of the `stored` family, origin ORIGIN).
 
 The file (format FORMAT, version VERSION) is one JSON object: `shape`, `machine` (every
 parameter), `status` (optimal, feasible or start), `proven`, `cycles` (the program's, simulated),
@@ -15,7 +16,6 @@ program in the asm text format, simcore.ga1.asm) and `autotune_version`."""
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -23,13 +23,9 @@ from typing import Any
 
 from autotune import __version__
 from autotune.errors import PlanError
-from autotune.oracles.ga1 import ORACLE as GA1
+from autotune.oracles.ga1.oracle import ORACLE as GA1
 from autotune.record import Provenance
-from autotune.results.files import write_text
-from autotune.run.imports import Destination, Imported, import_schedule
-from autotune.search.problem import Candidate
-from autotune.storage import WORKER
-from search_spaces.stored import STORED, ProgramStore, digest_of
+from search_spaces.stored import digest_of
 from simcore.ga1.asm import to_text
 from simcore.ga1.exact import (
     ExactError,
@@ -188,59 +184,20 @@ class Start:
     label: str
 
 
-def best_start(destination: Destination) -> Start | None:
-    """The best feasible entry of the destination study whose program the exact model takes,
-    as the solver's start; None for a new study or one without such an entry."""
+def takes(program: Program, machine: Machine, shape: Shape) -> bool:
+    """Whether the exact model takes `program` as its start (a program in its scope)."""
     from simcore.ga1.exact import PlanError, plan_of
 
-    if not destination.exists:
-        return None
-    from autotune.results import leaderboard as board
-    from autotune.run import load
-
-    loaded = load.load(destination.name, destination.results, destination.storage)
-    shape, machine = destination.spec.workload.gemms[0].shape, destination.spec.machine
-    for row in board.json_rows(loaded.frame):
-        found = board.family_of(str(row["family"]), study_folder=destination.folder)
-        if not row.get("feasible") or found is None:
-            continue
-        oracle, family = found
-        program = oracle.program(family, board.schedule_point(row), shape, machine)  # type: ignore[arg-type]
-        if not isinstance(program, Program):
-            continue  # an oracle without GA-1 programs
-        try:
-            plan_of(program, machine, shape)
-        except PlanError:
-            continue  # a program outside the model's scope
-        label = f"rank {row['rank']} of study {destination.name!r}, {row['family']}"
-        return Start(program, label)
-    return None
+    try:
+        plan_of(program, machine, shape)
+    except PlanError:
+        return False
+    return True
 
 
-def write(solved: Solved, path: Path) -> Path:
-    """The result file, written atomically."""
-    return write_text(json.dumps(solved.record(), indent=1) + "\n", path)
-
-
-def enqueue(solved: Solved, destination: Destination) -> Imported:
-    """Import the verified schedule into the destination study: its program kept in the study's
-    programs/ folder, then one completed trial of the `stored` family, origin "optimum"."""
-    if not solved.verified:
-        raise PlanError(f"an unverified schedule is not imported: {solved.verification()}")
-    store = ProgramStore.of_study(destination.folder)
-    path = store.path(solved.digest)
-    if not path.is_file() or path.read_text(encoding="utf-8") != solved.text:
-        write_text(solved.text, path)
-    result = solved.result
-    provenance = Provenance(SOLVER, result.options.seed, __version__, WORKER)
-    return import_schedule(
-        destination,
-        Candidate(STORED, {"program": solved.digest}, {}),
-        provenance,
-        ORIGIN,
-        source(solved),
-        cycles=result.cycles,
-    )
+def provenance(solved: Solved, worker: str) -> Provenance:
+    """Who made an imported optimum: the solver (the "sampler" that drew it) and its seed."""
+    return Provenance(SOLVER, solved.result.options.seed, __version__, worker)
 
 
 def source(solved: Solved) -> dict[str, Any]:

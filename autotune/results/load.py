@@ -3,7 +3,10 @@
 Results files are caches of the study's storage: a leaderboard that is missing, damaged, stale
 (fewer trials than the storage holds) or unverified (an interrupted run) is rebuilt from the
 storage with a one-line note; so is a workload's summary, from its GEMM studies. A results file
-is read as it stands only when no storage holds its study."""
+is read as it stands only when no storage holds its study.
+
+Rebuilding runs the run's last stages again (autotune.run.rebuild): the one place results reads
+the run, imported only when a file must be rebuilt."""
 
 from __future__ import annotations
 
@@ -12,17 +15,13 @@ import sys
 from pathlib import Path
 
 import optuna
-import pandas as pd
 
-from autotune import record
-from autotune.errors import AutotuneError, ResultsError, StorageError, StudyError
+from autotune.errors import AutotuneError, ResultsError, StorageError
 from autotune.results import tables
 from autotune.results.owner import LEADERBOARD, WORKLOAD, default_storage_in
 from autotune.results.readback import Loaded
-from autotune.run.pipeline import StudyOutcome, finish, summarise, verify_top_default
-from autotune.run.plan import RunPlan
-from autotune.storage import finished_count, local_storage, local_storages, read_studies, read_study
-from autotune.storage.names import member_prefix, name_problem, shown
+from autotune.storage import finished_count, local_storage, read_study
+from autotune.storage.names import name_problem, shown
 
 
 def load(path_or_study: str, results: Path = Path("results"), storage: str | None = None) -> Loaded:
@@ -86,6 +85,8 @@ def _refresh(study: optuna.Study, path: Path, url: str, explicit: bool) -> None:
     if reason is None:
         return
     try:
+        from autotune.run.rebuild import rebuild
+
         outcome = rebuild(study, path.parent.parent, storage=url)
     except AutotuneError as exc:
         if explicit or metadata is None:
@@ -126,117 +127,12 @@ def stale(metadata: dict[str, object] | None, damage: str | None, trials: int | 
     return None
 
 
-def rebuild(
-    study: optuna.Study,
-    results: Path | None,
-    verify_top: int | None = None,
-    storage: str | None = None,
-) -> StudyOutcome:
-    """A study's results from its storage alone (after a kill, or with newer trials)."""
-    data = record.study_plan(study)
-    if data is None:
-        raise StudyError(
-            f"study {study.study_name!r} predates stored run settings: "
-            f"resume it with `tune` to write its leaderboard"
-        )
-    spec = RunPlan.from_json(data)
-    gemm_name = record.study_gemm(study)
-    for gemm, search in spec.searches():
-        if gemm is None or spec.single or gemm.name == gemm_name:
-            return finish(
-                study,
-                search,
-                spec,
-                gemm,
-                verify_top if verify_top is not None else verify_top_default(spec),
-                results,
-                storage,
-            )
-    raise StudyError(
-        f"study {study.study_name!r}: GEMM {gemm_name!r} is not in its stored workload"
-    )
-
-
 # --- a workload's summary ----------------------------------------------------------------------
 
 
 def _refresh_workload(folder: Path, storage: str | None) -> None:
     """Rebuild results/<run>/workload.parquet from its GEMM studies when it is missing, damaged,
     stale or unverified (nothing happens when no storage holds the run's GEMM studies)."""
-    run, root = folder.name, folder.parent
-    found = _gemm_studies(run, root, storage)
-    if found is None:
-        return
-    spec, studies = found
-    path = folder / WORKLOAD
-    metadata, damage = tables.inspect(path)
-    current = {gemm: finished_count(study) for gemm, (study, _) in studies.items()}
-    reason = stale(metadata, damage, None)
-    if reason is None:
-        rows = {
-            str(r["gemm"]): r.get("trials") for r in tables.read(path)[0].to_dict(orient="records")
-        }
-        reason = None if rows == current else "its GEMM studies hold other trials"
-    if reason is None:
-        return
-    outcomes = []
-    for gemm in spec.workload.gemms:
-        study, url = studies[gemm.name]
-        if current[gemm.name] == 0:  # never reached (an interrupted run): a row without cycles
-            outcomes.append(StudyOutcome(study.study_name, gemm, pd.DataFrame(), 0, 0, []))
-            continue
-        loaded = _load_folder(root / study.study_name, study.study_name, url if storage else None)
-        outcomes.append(
-            StudyOutcome(
-                study.study_name, gemm, loaded.frame, current[gemm.name], len(loaded.frame), []
-            )
-        )
-    summarise(spec, run, outcomes, root, studies[spec.workload.gemms[0].name][1])
-    note(f"rebuilt {path} from the {len(outcomes)} GEMM studies of {run!r}: {reason}")
+    from autotune.run.rebuild import rebuild_workload
 
-
-def _gemm_studies(
-    run: str, root: Path, storage: str | None
-) -> tuple[RunPlan, dict[str, tuple[optuna.Study, str]]] | None:
-    """The plan of workload run `run` and each GEMM's study (with its storage), when every one
-    of them is found."""
-    urls = (
-        [storage]
-        if storage
-        else [u for u in local_storages(root) if _folder_of(u).startswith(member_prefix(run))]
-    )
-    studies: dict[str, tuple[optuna.Study, str]] = {}
-    spec = None
-    for url in urls:
-        try:
-            held = read_studies(url)
-        except AutotuneError:
-            continue
-        for study in held:
-            if (
-                not study.study_name.startswith(member_prefix(run))
-                or record.study_plan(study) is None
-            ):
-                continue
-            plan = RunPlan.from_json(record.study_plan(study))  # type: ignore[arg-type]
-            gemm = record.study_gemm(study)
-            if (
-                plan.single
-                or plan.codesign
-                or plan.study_name(run, _gemm(plan, gemm)) != study.study_name
-            ):
-                continue
-            spec = spec or plan
-            studies[str(gemm)] = (study, url)
-    if spec is None or any(g.name not in studies for g in spec.workload.gemms):
-        return None
-    return spec, studies
-
-
-def _gemm(plan: RunPlan, name: str | None):  # type: ignore[no-untyped-def]
-    return next((g for g in plan.workload.gemms if g.name == name), None)
-
-
-def _folder_of(url: str) -> str:
-    """The study folder's name of a default storage under results/."""
-    return Path(url.removeprefix("sqlite:///")).parent.name
+    rebuild_workload(folder, storage)
