@@ -44,6 +44,7 @@ from autotune.run.study import (  # noqa: F401 - opening a study, also here
 )
 from autotune.run.summary import summarise
 from autotune.run.workers import run_workers
+from autotune.search import sampling
 from autotune.search.problem import Candidate, GridTooLarge, Search
 from autotune.search.sampling import encoding_for
 from autotune.search.transfer import sibling_seeds, transfer_seeds
@@ -191,8 +192,9 @@ def open_jobs(spec: RunPlan, options: RunOptions, name: str) -> list[Job]:
 
 
 def grid_of(search: Search, sampler: str) -> tuple[Candidate, ...]:
-    """With --sampler grid, every feasible point; PlanError when there are too many."""
-    if sampler != "grid":
+    """With a sampler that enumerates (the grid), every feasible point; PlanError when there are
+    too many."""
+    if not sampling.spec(sampler).enumerates:
         return ()
     try:
         return tuple(search.grid())

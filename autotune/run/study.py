@@ -12,6 +12,7 @@ from autotune.errors import StudyError
 from autotune.record import Provenance
 from autotune.run.options import RunOptions, StudySettings
 from autotune.run.plan import RunPlan
+from autotune.search import sampling
 from autotune.search.objectives import directions
 from autotune.search.problem import Search
 from autotune.search.sampling import make_sampler
@@ -131,15 +132,19 @@ def encoding_refusal(
     name: str, recorded: dict[str, object], before: dict[str, object] | None
 ) -> str:
     """Why a study cannot be resumed with this sampler's encoding, and the sampler that made it."""
-    if "encoding" not in recorded:
-        made = before["sampler"] if before and before.get("sampler") != "guided" else "tpe"
+    if "encoding" not in recorded:  # the flat encoding (studies before encodings said none)
+        flat = sampling.using("flat")
+        made = before["sampler"] if before and before.get("sampler") in flat else flat[0]
         return (
-            f"study {name!r} was made with the flat encoding (the samplers tpe, random, grid and "
-            f"nsga2): resume it with sampler={made} (or choose another study name)"
+            f"study {name!r} was made with the flat encoding (the samplers "
+            f"{', '.join(flat[:-1])} and {flat[-1]}): resume it with sampler={made} "
+            f"(or choose another study name)"
         )
+    encoding = str(recorded["encoding"])
     return (
-        f"study {name!r} was made with the {recorded['encoding']} encoding of the guided sampler: "
-        f"resume it with sampler=guided (or choose another study name)"
+        f"study {name!r} was made with the {encoding} encoding of the "
+        f"{' or '.join(sampling.using(encoding))} sampler: resume it with "
+        f"sampler={sampling.using(encoding)[0]} (or choose another study name)"
     )
 
 

@@ -26,8 +26,7 @@ from autotune.cli.limits import add_limits, check_work, limits
 from autotune.cli.workloads import add_input_shape, check_input_shape, load, workload_help
 from autotune.oracles.capabilities import SizeGuard
 from autotune.run.settings import DEFAULT_TRIALS, SHORT_TRIALS, options_of, plan_of
-from autotune.search.sampling import DEFAULT_SAMPLER, SAMPLERS
-from autotune.search.sampling import HELP as SAMPLER_HELP
+from autotune.search import sampling
 
 if TYPE_CHECKING:
     from autotune.run.pipeline import Outcome
@@ -73,7 +72,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         help="stop starting new trials after this many seconds",
     )
-    parser.add_argument("--sampler", choices=SAMPLERS, default=DEFAULT_SAMPLER, help=SAMPLER_HELP)
+    parser.add_argument(
+        "--sampler",
+        choices=sampling.names(),
+        default=sampling.DEFAULT_SAMPLER,
+        help=sampling.described(),
+    )
     parser.add_argument(
         "--seed",
         type=seed_int,
