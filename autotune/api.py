@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 from autotune.record import TrialRecord
-from autotune.run.settings import option_names, options_of, plan_of
+from autotune.run.resolve import option_names, options_of, plan_of
 from simcore.shape import Shape
 
 if TYPE_CHECKING:
@@ -168,11 +168,13 @@ def tune(
         seed=seed,
         storage=storage,
         results=Path(results),
+        **{"worker_setup": None if verbose else _quiet_worker},
         **{k: v for k, v in settings.items() if k in known},
     )
+    checked = pipeline.check(plan, options)  # the size guard's notices, the oracle's notes
     with _optuna_quiet(not verbose):
-        outcome = pipeline.run(plan, options)
-    notes = (*plan.workload.warnings, *plan.notes())
+        outcome = pipeline.run_checked(checked)
+    notes = (*plan.workload.warnings, *checked.notices, *checked.notes)
     return _result(outcome, options, notes, plan.the_oracle())
 
 
@@ -212,6 +214,14 @@ def _optuna_quiet(quiet: bool) -> Iterator[None]:
             yield
     finally:
         optuna.logging.set_verbosity(level)
+
+
+def _quiet_worker() -> None:
+    """A worker process's logging, as `tune(verbose=False)` keeps its own (no per-trial lines)."""
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
 
 
 def _result(

@@ -178,9 +178,9 @@ def main() -> None:
         "--tune-repeats", type=int, default=5, help="runs of each, interleaved (default 5)"
     )
     args = parser.parse_args()
+    from autotune.cli.quiet import quiet_libraries
     from autotune.oracles.ga1 import ORACLE as GA1
     from autotune.oracles.systolic import ORACLE as SYSTOLIC
-    from autotune.run.quiet import quiet_libraries
 
     quiet_libraries()
     lines = []

@@ -116,9 +116,9 @@ def _instrument(clock: PartClock) -> None:
 
 def child(args: argparse.Namespace) -> None:
     started, wall = time.process_time(), time.perf_counter()
+    from autotune.cli.quiet import quiet_libraries as _quiet_libraries
     from autotune.run import objective, pipeline
     from autotune.run.plan import RunPlan
-    from autotune.run.quiet import quiet_libraries as _quiet_libraries
     from simcore.ga1.machine import Machine
     from simcore.shape import Shape
 
@@ -134,18 +134,16 @@ def child(args: argparse.Namespace) -> None:
 
     objective.Objective.__call__ = observed
     trials: list[str] = []
-    from autotune.run import finish as finishing
+    rank = pipeline.rank
 
-    finish = finishing.finish
-
-    def finished(study, *rest, **options):  # type: ignore[no-untyped-def]
+    def finished(plan, study, *rest, **options):  # type: ignore[no-untyped-def]
         trials.extend(
             json.dumps([t.number, t.state.name, t.params, t.values], sort_keys=True)
             for t in study.trials
         )
-        return finish(study, *rest, **options)
+        return rank(plan, study, *rest, **options)
 
-    finishing.finish = finished
+    pipeline.rank = finished
     optimise = pipeline.optimise
     loop: dict[
         str, float

@@ -6,71 +6,22 @@ refuses in one line what would take too long or exhaust the machine's memory."""
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from typing import Any
 
-from autotune.cli.strict import strict_float
+from autotune.cli.args import add_setting
 from autotune.oracles.base import Oracle
 from autotune.oracles.capabilities import SizeGuard, Work, WorkLimits, default_memory
 from simcore.shape import Shape
 
-MAX_PRODUCTS = 1e18  # far past any limit that could finish; keeps the count an exact integer
-MAX_BYTES = float(1 << 50)
-
-
-def _bytes(text: str) -> int:
-    """'8G', '512M', '2000000000'."""
-    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-    raw = text.strip().upper().removesuffix("B")
-    scale = units.get(raw[-1:], 1)
-    try:
-        value = strict_float(raw[:-1] if raw[-1:] in units else raw) * scale
-    except argparse.ArgumentTypeError:
-        raise argparse.ArgumentTypeError(f"expected a size like 8G or 512M, got {text!r}") from None
-    if not math.isfinite(value) or value > MAX_BYTES:
-        raise argparse.ArgumentTypeError(f"the memory limit must be at most 1 PB, got {text!r}")
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"the memory limit must be positive, got {text!r}")
-    return int(value)
-
-
-def _count(text: str) -> int:
-    try:
-        number = strict_float(text)
-    except argparse.ArgumentTypeError:
-        raise argparse.ArgumentTypeError(
-            f"expected a number of units of work, got {text!r}"
-        ) from None
-    if number > MAX_PRODUCTS:
-        raise argparse.ArgumentTypeError(f"at most {MAX_PRODUCTS:.0e}, got {text!r}")
-    value = int(number)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
-    return value
-
 
 def add_limits(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--max-products",
-        type=_count,
-        default=None,
-        metavar="N",
-        help="most units of work (tile products) an evaluation simulates in full (default: the "
-        "oracle's own, about 20 s of simulation): a larger shape is timed periodically, in "
-        "milliseconds, and its schedules that never settle into a period are refused",
-    )
+    add_setting(parser, "max_products")
     add_memory_limit(parser)
 
 
 def add_memory_limit(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--max-memory",
-        type=_bytes,
-        default=None,
-        metavar="SIZE",
-        help="refuse work that needs more memory, e.g. 8G (default: half the machine's, at most 16G)",
-    )
+    add_setting(parser, "max_memory")
 
 
 def limits(args: argparse.Namespace) -> WorkLimits:

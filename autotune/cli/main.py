@@ -8,9 +8,9 @@ from typing import Any, Sequence
 
 from autotune import __version__
 from autotune.cli.errors import UsageError, message
+from autotune.cli.quiet import quiet_libraries
 from autotune.cli.strict import strict
 from autotune.errors import AutotuneError
-from autotune.run.quiet import quiet_libraries
 
 DEFAULT_COMMAND = "tune"
 

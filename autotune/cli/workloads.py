@@ -8,7 +8,7 @@ import re
 import sys
 
 from autotune.cli.errors import UsageError
-from autotune.run.settings import workload_source
+from autotune.run.resolve import workload_source
 from workloads import DynamicShapeError, Workload, WorkloadError, load_workload
 from workloads.formats import described, installed
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, Sequence, TypeVar
 
-from autotune.errors import WorkError
+from autotune.errors import Text, WorkError, ref
 from autotune.oracles.measures import TableColumn
 from search_spaces.base import Family
 from search_spaces.domains import Param, Point
@@ -155,25 +155,37 @@ class SizeGuard(ABC):
         most, most_memory = limits.products(self), limits.memory()
         if simulated > most or memory > most_memory:
             raise WorkError(
-                f"{self.describe_work(shape, machine)} needs {work.products:.3g} {self.work_unit} "
-                f"per evaluation (about {duration(work.evaluation_seconds)} each) and "
-                f"{size(memory)} for {what}; the limits are {most:.3g} {self.work_unit} "
-                f"(max_products) and "
-                f"{size(most_memory)} (max_memory)",
+                Text(
+                    f"{self.describe_work(shape, machine)} needs {work.products:.3g} "
+                    f"{self.work_unit} per evaluation (about {duration(work.evaluation_seconds)} "
+                    f"each) and {size(memory)} for {what}; the limits are {most:.3g} "
+                    f"{self.work_unit} (",
+                    ref("max_products"),
+                    f") and {size(most_memory)} (",
+                    ref("max_memory"),
+                    ")",
+                ),
                 setting="max_products" if simulated > most else "max_memory",
                 work=work,
             )
         return work
 
-    def check_memory(self, shape: Shape, machine: Any, limits: WorkLimits, hint: str = "") -> None:
+    def check_memory(
+        self, shape: Shape, machine: Any, limits: WorkLimits, hint: Text | None = None
+    ) -> None:
         """WorkError (naming `max_memory`, ending with `hint`) for a machine whose verification
         of `shape` needs more than the memory limit."""
         work = self.work(shape, machine)
         most = limits.memory()
         if work is not None and work.verification_bytes > most:
             raise WorkError(
-                f"{self.describe_work(shape, machine)} needs {size(work.verification_bytes)} to "
-                f"run and verify a schedule; the limit is {size(most)} (max_memory){hint}",
+                Text(
+                    f"{self.describe_work(shape, machine)} needs {size(work.verification_bytes)} "
+                    f"to run and verify a schedule; the limit is {size(most)} (",
+                    ref("max_memory"),
+                    ")",
+                    *(hint.parts if hint is not None else ()),
+                ),
                 setting="max_memory",
                 work=work,
             )

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from autotune import oracles
-from autotune.errors import PlanError
+from autotune.errors import PlanError, Text, ref
 from autotune.oracles import Oracle, configured
 from autotune.oracles.capabilities import (
     EnergyAndArea,
@@ -139,8 +139,11 @@ class RunPlan:
             )
         if self.search_machine and oracle.capability(MachineSearch) is None:
             raise PlanError(
-                f"the {oracle.name} oracle searches its machine itself: "
-                f"search_machine is for oracles that do not",
+                Text(
+                    f"the {oracle.name} oracle searches its machine itself: ",
+                    ref("search_machine"),
+                    " is for oracles that do not",
+                ),
                 setting="search_machine",
             )
         self.families()  # the spaces resolve, or a PlanError names them
@@ -149,12 +152,22 @@ class RunPlan:
         )
         if (self.machine_range or self.max_scratchpad_words) and not self.search_machine:
             raise PlanError(
-                "machine_range and max_scratchpad_words need search_machine",
+                Text(
+                    ref("machine_range"),
+                    " and ",
+                    ref("max_scratchpad_words"),
+                    " need ",
+                    ref("search_machine"),
+                ),
                 setting="machine_range",
             )
         if self.max_dma_words_per_cycle is not None and not self.codesign:
             raise PlanError(
-                "max_dma_words_per_cycle is for a workload with search_machine",
+                Text(
+                    ref("max_dma_words_per_cycle"),
+                    " is for a workload with ",
+                    ref("search_machine"),
+                ),
                 setting="max_dma_words_per_cycle",
             )
         self._validate_budgets(oracle)
@@ -178,7 +191,7 @@ class RunPlan:
                 continue
             if not math.isfinite(value) or value <= 0:
                 raise PlanError(
-                    f"{setting} must be a positive number, got {value}", setting=setting
+                    Text(ref(setting), f" must be a positive number, got {value}"), setting=setting
                 )
             if find(oracle.measures, measure.name) is None:
                 raise PlanError(
@@ -186,7 +199,13 @@ class RunPlan:
                 )
             if oracle.capability(MachineSearch) is not None and not self.search_machine:
                 raise PlanError(
-                    f"{setting} needs search_machine (a machine to keep within it)", setting=setting
+                    Text(
+                        ref(setting),
+                        " needs ",
+                        ref("search_machine"),
+                        " (a machine to keep within it)",
+                    ),
+                    setting=setting,
                 )
 
     def notes(self) -> list[str]:

@@ -16,7 +16,8 @@ from autotune.results import tables
 from autotune.results.load import load, note, stale
 from autotune.results.owner import WORKLOAD
 from autotune.run.finish import finish
-from autotune.run.options import StudyOutcome, verify_top_default
+from autotune.run.jobs import StudyOutcome
+from autotune.run.options import verify_top_default
 from autotune.run.plan import RunPlan
 from autotune.run.summary import summarise
 from autotune.storage import finished_count, local_storages, read_studies
@@ -36,16 +37,16 @@ def rebuild(
             f"study {study.study_name!r} predates stored run settings: "
             f"resume it with `tune` to write its leaderboard"
         )
-    spec = RunPlan.from_json(data)
+    plan = RunPlan.from_json(data)
     gemm_name = record.study_gemm(study)
-    for gemm, search in spec.searches():
-        if gemm is None or spec.single or gemm.name == gemm_name:
+    for gemm, search in plan.searches():
+        if gemm is None or plan.single or gemm.name == gemm_name:
             return finish(
                 study,
                 search,
-                spec,
+                plan,
                 gemm,
-                verify_top if verify_top is not None else verify_top_default(spec),
+                verify_top if verify_top is not None else verify_top_default(plan),
                 results,
                 storage,
             )
@@ -64,7 +65,7 @@ def rebuild_workload(folder: Path, storage: str | None) -> None:
     found = _gemm_studies(run, root, storage)
     if found is None:
         return
-    spec, studies = found
+    plan, studies = found
     path = folder / WORKLOAD
     metadata, damage = tables.inspect(path)
     current = {gemm: finished_count(study) for gemm, (study, _) in studies.items()}
@@ -77,7 +78,7 @@ def rebuild_workload(folder: Path, storage: str | None) -> None:
     if reason is None:
         return
     outcomes = []
-    for gemm in spec.workload.gemms:
+    for gemm in plan.workload.gemms:
         study, url = studies[gemm.name]
         if current[gemm.name] == 0:  # never reached (an interrupted run): a row without cycles
             outcomes.append(StudyOutcome(study.study_name, gemm, pd.DataFrame(), 0, 0, []))
@@ -88,7 +89,7 @@ def rebuild_workload(folder: Path, storage: str | None) -> None:
                 study.study_name, gemm, loaded.frame, current[gemm.name], len(loaded.frame), []
             )
         )
-    summarise(spec, run, outcomes, root, studies[spec.workload.gemms[0].name][1])
+    summarise(plan, run, outcomes, root, studies[plan.workload.gemms[0].name][1])
     note(f"rebuilt {path} from the {len(outcomes)} GEMM studies of {run!r}: {reason}")
 
 
@@ -103,7 +104,7 @@ def _gemm_studies(
         else [u for u in local_storages(root) if _folder_of(u).startswith(member_prefix(run))]
     )
     studies: dict[str, tuple[optuna.Study, str]] = {}
-    spec = None
+    plan = None
     for url in urls:
         try:
             held = read_studies(url)
@@ -123,11 +124,11 @@ def _gemm_studies(
                 or plan.study_name(run, _gemm(plan, gemm)) != study.study_name
             ):
                 continue
-            spec = spec or plan
+            plan = plan or plan
             studies[str(gemm)] = (study, url)
-    if spec is None or any(g.name not in studies for g in spec.workload.gemms):
+    if plan is None or any(g.name not in studies for g in plan.workload.gemms):
         return None
-    return spec, studies
+    return plan, studies
 
 
 def _gemm(plan: RunPlan, name: str | None):  # type: ignore[no-untyped-def]

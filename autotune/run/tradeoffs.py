@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from autotune.errors import PlanError
+from autotune.errors import PlanError, Text, ref
 from autotune.oracles import Oracle
 from autotune.oracles.measures import NONE
 from autotune.oracles.measures import objectives as objectives_in
@@ -44,7 +44,12 @@ def _check_traded(objectives: Sequence[str], oracle: Oracle, single: bool) -> No
     if not single:
         if tuple(objectives) != ("cycles",):
             raise PlanError(
-                "objectives other than cycles need search_machine (a machine to trade against)",
+                Text(
+                    ref("objectives"),
+                    " other than cycles need ",
+                    ref("search_machine"),
+                    " (a machine to trade against)",
+                ),
                 setting="objectives",
             )
         return
@@ -53,8 +58,11 @@ def _check_traded(objectives: Sequence[str], oracle: Oracle, single: bool) -> No
     if fixed:
         verb, pronoun = ("is", "it") if len(fixed) == 1 else ("are", "them")
         raise PlanError(
-            f"objectives {','.join(objectives)}: {' and '.join(fixed)} {verb} the same for "
-            f"every schedule on a fixed machine; trading {pronoun} against cycles needs "
-            f"search_machine",
+            Text(
+                ref("objectives"),
+                f" {','.join(objectives)}: {' and '.join(fixed)} {verb} the same for every "
+                f"schedule on a fixed machine; trading {pronoun} against cycles needs ",
+                ref("search_machine"),
+            ),
             setting="objectives",
         )

@@ -351,9 +351,7 @@ class Problem:
                     if self.assess(candidate).feasible:
                         found.append(candidate)
                     if len(found) > GRID_LIMIT:
-                        raise GridTooLarge(
-                            f"the space has more than {GRID_LIMIT} feasible points: use --sampler tpe or random"
-                        )
+                        raise GridTooLarge(f"the space has more than {GRID_LIMIT} feasible points")
         return sorted(found, key=lambda c: (self._estimate(c), c.key()))
 
     def _estimate(self, candidate: Candidate) -> float:
@@ -401,4 +399,4 @@ def limit_key(family: Family) -> str:
 
 
 class GridTooLarge(ValueError):
-    """--sampler grid on a space with too many feasible points."""
+    """A grid of a space with too many feasible points to enumerate."""

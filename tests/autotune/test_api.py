@@ -16,7 +16,7 @@ from autotune.cli.commands.tune import build_plan
 from autotune.cli.main import build_parser
 from autotune.errors import AutotuneError, PlanError
 from autotune.record import TrialRecord
-from autotune.run.settings import DEFAULT_TRIALS, SHORT_TRIALS, machine_of, options_of, plan_of
+from autotune.run.resolve import DEFAULT_TRIALS, SHORT_TRIALS, machine_of, options_of, plan_of
 from autotune.storage import finished_count
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,8 +15,10 @@ from hypothesis import strategies as st
 from optuna.trial import TrialState
 
 from autotune.run.objective import Objective
-from autotune.run.pipeline import RunOptions, provenance, seed_study, settings_for
+from autotune.run.options import RunOptions
 from autotune.run.plan import RunPlan
+from autotune.run.seed import seed_study
+from autotune.run.study import provenance, settings_for
 from autotune.search.bandit import EXPLORE, FLOOR, Arm, allot, gain
 from autotune.search.guided import GuidedSampler
 from autotune.search.history import History
@@ -160,7 +162,7 @@ def guided_study(trials: int, seed: int = 0) -> tuple[optuna.Study, Search]:
     ((_, search),) = spec.searches()
     shared = SharedStudy(MEMORY, "bandit")
     study = shared.open(GuidedSampler(search, seed), directions(spec.objective_measures()))
-    seed_study(shared, study, search, options)
+    seed_study(shared, study, search)
     objective = Objective(search, study, provenance(settings_for(spec, options, "bandit")), shared)
     shared.optimize(study, objective, trials, None, False)
     return study, search

@@ -106,13 +106,13 @@ def test_an_interrupted_workload_totals_the_gemms_it_tuned(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (tmp_path / "two.toml").write_text(TWO_GEMMS)
-    tune_one = pipeline._run_job
+    tune_one = pipeline.tune_study
 
     def then_stop(*args: object, **kwargs: object) -> None:
         tune_one(*args, **kwargs)  # type: ignore[arg-type]
         STOP.request()  # as a Ctrl-C after the first GEMM
 
-    monkeypatch.setattr(pipeline, "_run_job", then_stop)
+    monkeypatch.setattr(pipeline, "tune_study", then_stop)
     assert main(["--workload", "two.toml", "--slots", "16", "--trials", "5", "--study", "w"]) == 130
     out = capsys.readouterr().out
     assert "1 of 2 GEMMs tuned; the totals are over those" in out

@@ -141,7 +141,7 @@ def test_codesign_pareto_verified_within_budgets(
 
 def test_many_padded_layers_give_a_few_notes_and_a_count(tmp_path: Path) -> None:
     from autotune.run.plan import NOTES_SHOWN
-    from autotune.run.settings import plan_of
+    from autotune.run.resolve import plan_of
 
     rows = "".join(
         f'[[gemm]]\nname = "g{n}"\nshape = "{8 * n + 1}x16x16"\nweight = 1\n\n' for n in range(30)

@@ -10,6 +10,7 @@ from pathlib import Path
 from autotune.cli.args import (
     add_machine,
     add_results,
+    add_setting,
     add_shape,
     build_machine,
     default_out,
@@ -31,8 +32,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "and the hazard replay. Writes the table to parquet.",
     )
     add_shape(parser)
-    parser.add_argument(
-        "--slots",
+    add_setting(
+        parser,
+        "slots",
         type=slots_list,
         default=None,
         metavar="S[,S...]",
@@ -45,14 +47,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="LIST",
         help="subset of the sweep, e.g. 1x1:2,2x4:2,4x8:2 (BIxBJ:BUFFERS, BIxrow:BUFFERS, kouter:BUFFERS)",
     )
-    parser.add_argument(
-        "--out",
+    add_setting(
+        parser,
+        "out",
         type=Path,
         default=None,
         help="parquet output (default <results>/baseline/<shape>-s<slots>-<digest of the machines and "
         "schedules>.parquet)",
     )
-    parser.add_argument("--force", action="store_true", help="replace the --out file if it exists")
+    add_setting(parser, "force", action="store_true", help="replace the --out file if it exists")
     add_results(parser)
     parser.add_argument(
         "--json", action="store_true", help="print one JSON object per row instead of the table"

@@ -9,7 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-from autotune.cli.args import add_json, add_results, positive_int
+from autotune.cli.args import add_json, add_results, add_setting, positive_int
 from autotune.cli.errors import UsageError
 from autotune.cli.limits import add_limits, check_work
 from simcore.ga1.machine import Machine
@@ -29,15 +29,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "check", help=HELP, description=HELP + ". Exits non-zero with a message on any regression."
     )
-    parser.add_argument(
-        "--trials",
+    add_setting(
+        parser,
+        "trials",
         type=positive_int,
         default=TRIALS,
         help=f"trials per scratchpad size, baseline included (default {TRIALS})",
     )
     add_results(parser)
-    parser.add_argument(
-        "--reference",
+    add_setting(
+        parser,
+        "reference",
         type=Path,
         default=None,
         help=f"the reference record file (default <results>/{REFERENCE})",

@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from autotune.cli.args import add_source, positive_int
+from autotune.cli.args import add_setting, add_source, positive_int
 from autotune.cli.errors import UsageError
 from autotune.cli.limits import add_limits, check_work
 from simcore.shape import Shape
@@ -30,13 +30,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="json",
         help="json (default; `tune --enqueue` reads it) or asm",
     )
-    parser.add_argument(
-        "--out",
+    add_setting(
+        parser,
+        "out",
         type=Path,
         default=None,
         help="write to FILE (default: standard output); never a study's own file",
     )
-    parser.add_argument("--force", action="store_true", help="replace FILE if it exists")
+    add_setting(parser, "force", action="store_true", help="replace FILE if it exists")
     add_limits(parser)
     parser.set_defaults(run=run)
 

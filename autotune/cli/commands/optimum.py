@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from autotune.cli.args import (
     add_machine,
     add_results,
+    add_setting,
     add_shape,
     build_machine,
     cp_sat_seed,
@@ -45,24 +46,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_shape(parser)
     add_machine(parser)
-    parser.add_argument(
-        "--time-limit",
+    add_setting(
+        parser,
+        "time_limit",
         type=positive_float,
         default=DEFAULT_TIME_LIMIT,
         metavar="SECONDS",
         help="stop after this many wall seconds in all: CP-SAT, then the exhaustive search and "
         f"the questions in the time it leaves (default {DEFAULT_TIME_LIMIT:g})",
     )
-    parser.add_argument(
-        "--work-limit",
+    add_setting(
+        parser,
+        "work_limit",
         type=positive_float,
         default=None,
         metavar="UNITS",
         help="also stop after this much CP-SAT deterministic time: with it a seed gives the same "
         "schedule on every run",
     )
-    parser.add_argument(
-        "--proof-limit",
+    add_setting(
+        parser,
+        "proof_limit",
         type=positive_float,
         default=None,
         metavar="UNITS",
@@ -71,8 +75,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "'no' proves the schedule optimal, 'yes' gives a faster one and the next question. "
         "Default: no such questions",
     )
-    parser.add_argument(
-        "--search-nodes",
+    add_setting(
+        parser,
+        "search_nodes",
         type=non_negative_int,
         default=DEFAULT_SEARCH_NODES,
         metavar="STATES",
@@ -81,34 +86,38 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--time-limit): when the search ends, its schedule is optimal; 0: no such search "
         f"(default {DEFAULT_SEARCH_NODES:,})",
     )
-    parser.add_argument(
-        "--workers",
+    add_setting(
+        parser,
+        "workers",
         type=positive_int,
         default=DEFAULT_WORKERS,
         help=f"CP-SAT strategies, interleaved in one thread (default {DEFAULT_WORKERS})",
     )
-    parser.add_argument(
-        "--seed", type=cp_sat_seed, default=0, help="CP-SAT's random seed (default 0)"
+    add_setting(
+        parser, "seed", type=cp_sat_seed, default=0, help="CP-SAT's random seed (default 0)"
     )
-    parser.add_argument(
-        "--out",
+    add_setting(
+        parser,
+        "out",
         type=Path,
         default=None,
         metavar="FILE",
         help="the result file, JSON with the program (default <results>/optimum/<shape>-s<slots>-"
         "<digest of the machine>.json)",
     )
-    parser.add_argument("--force", action="store_true", help="replace the result file if it exists")
+    add_setting(parser, "force", action="store_true", help="replace the result file if it exists")
     add_results(parser)
-    parser.add_argument(
-        "--enqueue",
+    add_setting(
+        parser,
+        "enqueue",
         default=None,
         metavar="STUDY",
         help="also put the schedule into this study as a completed trial (created if missing; an "
         "existing one must tune the same shape on the same machine); `tune --study STUDY` resumes it",
     )
-    parser.add_argument(
-        "--storage",
+    add_setting(
+        parser,
+        "storage",
         default=None,
         help="--enqueue: the study's storage (default results/<study>/study.journal)",
     )

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from autotune.cli.args import add_source, positive_int
+from autotune.cli.args import add_setting, add_source, positive_int
 from autotune.cli.errors import UsageError, message
 from autotune.cli.limits import add_limits, check_work
 from autotune.oracles.capabilities import Reference
@@ -34,15 +34,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=HELP + " (history.png, pareto.png, timeline_rank<N>.png; report.png).",
     )
     add_source(parser)
-    parser.add_argument(
-        "--out",
+    add_setting(
+        parser,
+        "out",
         type=Path,
         default=None,
         help="output folder (default plots/ beside the leaderboard, results/<study>/plots/: "
         "autotune's own pictures there are redrawn each time)",
     )
-    parser.add_argument(
-        "--force",
+    add_setting(
+        parser,
+        "force",
         action="store_true",
         help="replace pictures that exist in the --out folder, or files autotune did not draw",
     )

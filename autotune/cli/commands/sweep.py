@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from autotune.cli.args import (
     add_machine,
     add_results,
+    add_setting,
     build_machine,
     default_out,
     positive_int,
@@ -22,7 +23,7 @@ from autotune.cli.args import (
 from autotune.cli.errors import UsageError
 from autotune.cli.limits import add_limits, limits, say
 from autotune.cli.strict import strict_int
-from autotune.run.settings import SHORT_TRIALS
+from autotune.run.resolve import SHORT_TRIALS
 from simcore.ga1.machine import MACHINE_KEYS, Machine, MachineError
 from simcore.shape import Shape
 
@@ -48,8 +49,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help=HELP,
         description=HELP + ". Every result is verified; one parquet file holds every row.",
     )
-    parser.add_argument(
-        "--shape",
+    add_setting(
+        parser,
+        "shape",
         default="128x128x128",
         metavar="MxKxN",
         help="product shape (default 128x128x128)",
@@ -68,14 +70,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="LIST",
         help=f"hand-written schedules, BIxBJ:BUFFERS,... (default {CHAPTER_SCHEDULES}, the chapter's)",
     )
-    parser.add_argument(
-        "--out",
+    add_setting(
+        parser,
+        "out",
         type=Path,
         default=None,
         help="parquet output (default <results>/sweep/<shape>-s<slots>-<digest of the grid, machine and "
         "schedules>.parquet)",
     )
-    parser.add_argument("--force", action="store_true", help="replace the --out file if it exists")
+    add_setting(parser, "force", action="store_true", help="replace the --out file if it exists")
     add_results(parser)
     parser.add_argument(
         "--json", action="store_true", help="print one JSON object per row instead of the table"
@@ -83,8 +86,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--tuned", action="store_true", help="also run a short in-memory tuning study per machine"
     )
-    parser.add_argument(
-        "--trials",
+    add_setting(
+        parser,
+        "trials",
         type=positive_int,
         default=None,
         help=f"--tuned: trials per machine, the chapter's sweep included (default {SHORT_TRIALS})",

@@ -15,7 +15,7 @@ import math
 import sys
 from typing import TYPE_CHECKING
 
-from autotune.cli.args import shape_arg
+from autotune.cli.args import add_setting, shape_arg
 from autotune.cli.errors import UsageError
 from autotune.cli.strict import strict_float
 from autotune.cli.systolic_mapping import array_arg, chosen_mapping
@@ -51,9 +51,10 @@ CHECK_HELP = (
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("systolic", help=HELP, description=HELP + ".")
-    parser.add_argument("--shape", default=None, metavar="MxKxN", help="A is M x K, B is K x N")
-    parser.add_argument(
-        "--workload",
+    add_setting(parser, "shape", default=None, metavar="MxKxN", help="A is M x K, B is K x N")
+    add_setting(
+        parser,
+        "workload",
         default=None,
         metavar="FILE",
         help="every GEMM of a workload instead of --shape, one result per GEMM and the weighted "

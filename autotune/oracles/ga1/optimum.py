@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from autotune import __version__
-from autotune.errors import PlanError
+from autotune.errors import PlanError, Text, ref
 from autotune.oracles.ga1.oracle import ORACLE as GA1
 from autotune.record import Provenance
 from search_spaces.stored import digest_of
@@ -117,12 +117,17 @@ def exact_options(
     limits = (("time_limit", time_limit), ("work_limit", work_limit), ("proof_limit", proof_limit))
     for setting, value in limits:
         if value is not None and not (value > 0 and math.isfinite(value)):
-            raise PlanError(f"{setting} must be a positive number, got {value}", setting=setting)
+            raise PlanError(
+                Text(ref(setting), f" must be a positive number, got {value}"), setting=setting
+            )
     if workers < 1:
-        raise PlanError(f"workers must be at least 1, got {workers}", setting="workers")
+        raise PlanError(
+            Text(ref("workers"), f" must be at least 1, got {workers}"), setting="workers"
+        )
     if search_nodes < 0:
         raise PlanError(
-            f"search_nodes must not be negative, got {search_nodes}", setting="search_nodes"
+            Text(ref("search_nodes"), f" must not be negative, got {search_nodes}"),
+            setting="search_nodes",
         )
     return ExactOptions(
         time_limit=time_limit,

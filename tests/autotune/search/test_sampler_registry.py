@@ -45,7 +45,7 @@ def test_a_registered_sampler_is_a_choice_with_its_help(registered: None) -> Non
     assert "shifted (random draws from the seed after this one)" in sampling.described()
     tune = build_parser()._subparsers._group_actions[0].choices["tune"]  # type: ignore[union-attr]
     action = next(a for a in tune._actions if a.dest == "sampler")
-    assert "shifted" in action.choices and "shifted (random draws" in action.help
+    assert "shifted" in action.choices and "shifted (random draws" in str(action.help)
 
 
 def test_a_registered_sampler_runs_a_study(registered: None, tmp_path: Path) -> None:

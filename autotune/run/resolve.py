@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from autotune import oracles
-from autotune.errors import PlanError
+from autotune import settings as declared
+from autotune.errors import PlanError, Text, ref
 from autotune.oracles.capabilities import MachineSearch
 from simcore.shape import Shape, ShapeError, parse_shape
 from workloads import (
@@ -69,6 +70,9 @@ def plan_of(
     if unknown:
         known = sorted(plain | _GIVEN)
         raise TypeError(f"unknown setting(s) {', '.join(unknown)} (known: {', '.join(known)})")
+    for name, value in {**settings, "pe_budget": pe_budget}.items():
+        if name in declared.SETTINGS and not isinstance(value, (str, os.PathLike)):
+            declared.check(name, value)  # as the command line's flag takes it
     found = oracles.get(oracle)
     # An oracle that searches machines takes pe_budget as a co-design's setting (most MACs per
     # cycle); for any other it is a parameter of its machine (`machine pe_budget=N`).
@@ -77,8 +81,12 @@ def plan_of(
     if codesign_budget:
         if shape is not None or not settings.get("search_machine"):
             raise PlanError(
-                f"pe_budget {pe_budget} bounds a co-design (a workload with search_machine): "
-                f"the {found.name} machine has no PE budget",
+                Text(
+                    ref("pe_budget", pe_budget),
+                    " bounds a co-design (a workload with ",
+                    ref("search_machine"),
+                    f"): the {found.name} machine has no PE budget",
+                ),
                 setting="pe_budget",
             )
         settings["pe_budget"] = pe_budget
@@ -98,7 +106,8 @@ def plan_of(
     if shape is not None:
         if input_shapes:
             raise PlanError(
-                "input_shapes apply to an ONNX workload, not to a shape", setting="input_shapes"
+                Text(ref("input_shapes"), " apply to an ONNX workload, not to a shape"),
+                setting="input_shapes",
             )
         return RunPlan.of_shape(_shape(shape), the_machine, **settings)
     return RunPlan(_workload(workload, input_shapes), the_machine, False, **settings)
@@ -118,6 +127,9 @@ def options_of(
         raise TypeError(
             f"unknown option(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})"
         )
+    for name, value in {"trials": trials, **options}.items():
+        if name in declared.SETTINGS:
+            declared.check(name, value)  # as the command line's flag takes it
     count = trials if trials is not None else DEFAULT_TRIALS if plan.single else SHORT_TRIALS
     return RunOptions(trials=count, results=Path(results), **options)
 
@@ -210,7 +222,10 @@ def _spaces(spaces: str | Sequence[str] | None) -> str:
         return ""  # the oracle's
     text = spaces if isinstance(spaces, str) else ",".join(spaces)
     if not text.strip(" ,"):
-        raise PlanError("spaces is empty: name a search space, or leave it out", setting="spaces")
+        raise PlanError(
+            Text(ref("spaces"), " is empty: name a search space, or leave it out"),
+            setting="spaces",
+        )
     return text
 
 
@@ -223,5 +238,7 @@ def _objectives(
     names = objectives.split(",") if isinstance(objectives, str) else list(objectives)
     found = tuple(name.strip() for name in names if name.strip())
     if not found:
-        raise PlanError("objectives is empty: name at least cycles", setting="objectives")
+        raise PlanError(
+            Text(ref("objectives"), " is empty: name at least cycles"), setting="objectives"
+        )
     return found
