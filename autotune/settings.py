@@ -16,10 +16,13 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from autotune.errors import PlanError, Text, ref
+from autotune.search.sampling import DEFAULT_SAMPLER
 
 _INTEGER = re.compile(r"[+-]?[0-9]+", re.ASCII)
 _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?", re.ASCII)
 
+DEFAULT_TRIALS = 1000  # one product
+SHORT_TRIALS = 40  # per GEMM of a workload, per co-design, per machine of `sweep --tuned`
 MAX_SEED = 2**32 - 1  # the samplers' (numpy's) seed range
 MAX_CP_SAT_SEED = 2**31 - 1  # CP-SAT's random_seed is a 32-bit signed integer
 # Worker processes on one machine: beyond a few per core they only contend for it (and a
@@ -215,8 +218,6 @@ def _objectives_help() -> str:
 
 
 def _trials_help() -> str:
-    from autotune.run.resolve import DEFAULT_TRIALS, SHORT_TRIALS
-
     return (
         f"trials to run now, the seeded baseline included (default {DEFAULT_TRIALS}; {{workload}}: "
         "per GEMM shape, each study tuned up to this many and reused once it holds them, or "
@@ -343,7 +344,7 @@ SETTINGS: dict[str, Setting] = _setting(
     Setting(
         "timeout", "--timeout", "stop starting new trials after this many seconds", POSITIVE_NUMBER
     ),
-    Setting("sampler", "--sampler", _sampler_help, default="guided", choices=_samplers),
+    Setting("sampler", "--sampler", _sampler_help, default=DEFAULT_SAMPLER, choices=_samplers),
     Setting(
         "seed",
         "--seed",

@@ -63,7 +63,9 @@ def _quiet_optuna() -> None:
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
 
 
-_interrupted: set[str] = set()  # "Trial N" of the interrupted trials whose first warning was dropped
+_interrupted: set[str] = (
+    set()
+)  # "Trial N" of the interrupted trials whose first warning was dropped
 
 
 def _not_an_interrupted_trial(record: logging.LogRecord) -> bool:

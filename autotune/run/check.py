@@ -37,8 +37,10 @@ def check(plan: RunPlan, options: RunOptions) -> Checked:
         check_name(options.study)
     if options.transfer and plan.codesign:
         raise PlanError(
-            Text(ref("transfer"), " starts from earlier studies' schedules; a co-design "
-                 "searches machines"),
+            Text(
+                ref("transfer"),
+                " starts from earlier studies' schedules; a co-design searches machines",
+            ),
             setting="transfer",
         )
     plan = replace(plan, encoding=encoding_for(options.sampler))

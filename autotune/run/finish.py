@@ -61,7 +61,9 @@ def verify(ranking: Ranking, verify_top: int) -> Ranking:
     """The entries of the top `verify_top` candidates (and, with several objectives, of every
     Pareto candidate) verified by their oracle; their failures named."""
     families = ranking.search.families
-    ranking.failures = board.annotate(ranking.rows, ranking.ranked, ranking.info, families, verify_top)
+    ranking.failures = board.annotate(
+        ranking.rows, ranking.ranked, ranking.info, families, verify_top
+    )
     ranking.verified = True
     return ranking
 

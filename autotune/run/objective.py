@@ -8,6 +8,7 @@ autotune.storage), and a candidate another worker is evaluating is waited for.""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 
 import optuna
@@ -49,7 +50,7 @@ class Objective:
     def __call__(self, trial: optuna.Trial) -> float | tuple[float, ...]:
         try:
             record_provenance(trial, self.provenance)  # who ran it, with what
-            candidate = self.search.sample(lambda param: suggest(trial, param))
+            candidate = self.search.sample(functools.partial(suggest, trial))
             key = candidate.key()
             twin = (
                 self._refresh(key, trial.number)

@@ -124,5 +124,7 @@ def write_all(
         log(unverified_note(outcomes, None if whole else name))
     if whole:
         return Outcome(name, outcomes, None, {}, outcomes[0].paths, elapsed, interrupted)
-    summary, metadata, paths = summarise(plan, name, outcomes, results, jobs[0].settings.storage_url)
+    summary, metadata, paths = summarise(
+        plan, name, outcomes, results, jobs[0].settings.storage_url
+    )
     return Outcome(name, outcomes, summary, metadata, paths, elapsed, interrupted)

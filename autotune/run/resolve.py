@@ -17,6 +17,7 @@ from autotune import oracles
 from autotune import settings as declared
 from autotune.errors import PlanError, Text, ref
 from autotune.oracles.capabilities import MachineSearch
+from autotune.settings import DEFAULT_TRIALS, SHORT_TRIALS  # noqa: F401 - the run's defaults, also here
 from simcore.shape import Shape, ShapeError, parse_shape
 from workloads import (
     DynamicShapeError,
@@ -30,9 +31,6 @@ if TYPE_CHECKING:
     from autotune.oracles import Oracle
     from autotune.run.options import RunOptions
     from autotune.run.plan import RunPlan
-
-DEFAULT_TRIALS = 1000  # one product
-SHORT_TRIALS = 40  # per GEMM of a workload, per co-design, per machine of `sweep --tuned`
 
 # The plan's fields that `plan_of` takes in another form, or that the run sets itself (the
 # sampler's encoding); every other field of RunPlan is a setting given as it is stored.

@@ -15,7 +15,7 @@ from tests.helpers.plugins import install
 ROOT = Path(__file__).resolve().parents[3]
 
 # docs/extending/sampler.md's example: Optuna's quasi-random sampler over the flat encoding.
-SAMPLER = '''
+SAMPLER = """
 import optuna
 
 from autotune.search.sampling import SamplerSpec
@@ -26,7 +26,7 @@ def make(seed, search):
 
 
 PLUGIN = SamplerSpec("shifted", "random draws from the seed after this one", "flat", make)
-'''
+"""
 
 
 @pytest.fixture
