@@ -45,10 +45,9 @@ class Text:
             for p in self.parts
         )
 
-    def starts_with(self, setting: str | None) -> bool:
-        return (
-            bool(self.parts) and isinstance(self.parts[0], Ref) and self.parts[0].setting == setting
-        )
+    def names(self, setting: str | None) -> bool:
+        """Whether the message names `setting` itself."""
+        return any(isinstance(p, Ref) and p.setting == setting for p in self.parts)
 
     def __str__(self) -> str:
         return "".join(p if isinstance(p, str) else p.as_keyword() for p in self.parts)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 from search_spaces.domains import Param, Point
 from simcore.ga1.machine import Machine
@@ -118,6 +118,6 @@ class Space:
     families: tuple[Family, ...]
 
 
-def canonical_json(point: Point) -> str:
+def canonical_json(point: Mapping[str, object]) -> str:
     """One canonical text for a point: caches, leaderboards and the reference file key on it."""
     return json.dumps(point, sort_keys=True, separators=(",", ":"))

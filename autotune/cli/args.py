@@ -261,16 +261,16 @@ def machine_text(overrides_text: str | None, extra: dict[str, int | None]) -> st
         if key.strip() in given:
             raise UsageError(f"--machine gives {key.strip()} twice")
         given[key.strip()] = value.strip()
-    for key, value in extra.items():
-        if value is None:
+    for key, number in extra.items():
+        if number is None:
             continue
-        if key in given and given[key] != str(value):
+        if key in given and given[key] != str(number):
             flag = "--" + key.replace("_", "-")
             raise UsageError(
-                f"{flag} {value} and --machine {key}={given[key]} disagree: give it once"
+                f"{flag} {number} and --machine {key}={given[key]} disagree: give it once"
             )
         if key not in given:
-            items.append(f"{key}={value}")
+            items.append(f"{key}={number}")
     return ",".join(items)
 
 

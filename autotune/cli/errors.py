@@ -14,9 +14,9 @@ class UsageError(Exception):
 
 def message(exc: AutotuneError) -> str:
     """The error as the command line says it: settings named by their flags, and the flag at
-    fault first when the message does not start with it."""
+    fault first when the message does not name it."""
     text = exc.text.render(flag_of)
     flag = flag_of(exc.setting)
-    if flag is None or exc.text.starts_with(exc.setting) or text.startswith(flag):
+    if flag is None or exc.text.names(exc.setting) or text.startswith(flag):
         return text
     return f"{flag}: {text}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence, cast
 
 from autotune import __version__
 from autotune.cli.errors import UsageError, message
@@ -92,7 +92,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         quiet_libraries()
         parser = build_parser()
-        commands = set(parser._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
+        subparsers = parser._subparsers._group_actions[0]  # type: ignore[union-attr]
+        commands = set(cast(Mapping[str, Any], subparsers.choices))
         args = parser.parse_args(_with_default_command(argv, commands))
         if not getattr(args, "run", None):
             parser.print_help()

@@ -21,6 +21,7 @@ from autotune.record import Evaluation, TrialRecord
 from autotune.search.objectives import evaluation_source
 from autotune.search.problem import Entry, Search
 from search_spaces.base import Family, canonical_json
+from search_spaces.domains import Point
 from simcore.shape import Shape
 
 # Keys of a stored evaluation that are no metric column: the search's graded limits, a co-design's
@@ -225,8 +226,8 @@ def machine_of(row: Mapping[str, object], oracle: Oracle) -> Any:
     return oracle.machine_from_record(json.loads(str(row.get("machine_json") or "{}")))
 
 
-def schedule_point(row: Mapping[str, object]) -> dict[str, object]:
-    point = json.loads(str(row["params_json"]))
+def schedule_point(row: Mapping[str, object]) -> Point:
+    point: Point = json.loads(str(row["params_json"]))
     point.pop("family", None)
     return point
 
@@ -297,7 +298,7 @@ def to_frame(rows: list[dict[str, object]], measures: Sequence[Measure] = ()) ->
     if not rows:
         return pd.DataFrame()
     columns = list(rows[0])
-    data = {"rank": list(range(1, len(rows) + 1))}
+    data: dict[str, Any] = {"rank": list(range(1, len(rows) + 1))}
     data.update({name: _column([row.get(name) for row in rows]) for name in columns})
     frame = pd.DataFrame(data)
     floats = [m.key for m in measures if m.dtype == "float"] + list(FLOATS)
@@ -310,7 +311,7 @@ def to_frame(rows: list[dict[str, object]], measures: Sequence[Measure] = ()) ->
     return frame
 
 
-def json_rows(frame: pd.DataFrame) -> list[dict[str, object]]:
+def json_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
     """Rows as plain JSON-ready dicts (missing values become None)."""
     rows = []
     for record in frame.to_dict(orient="records"):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Mapping, Sequence, cast
 
 import pandas as pd
 
@@ -19,6 +19,7 @@ from autotune.results.owner import LEADERBOARD, written
 from autotune.search.problem import Candidate
 from autotune.storage import local_storages, read_studies
 from autotune.storage.names import input_file
+from search_spaces.domains import Point
 from simcore.shape import Shape, parse_shape
 
 EXPORT_FORMAT = "autotune-schedule"
@@ -32,7 +33,7 @@ class Loaded:
     path: Path
 
 
-def entry(loaded: Loaded, rank: int) -> dict[str, object]:
+def entry(loaded: Loaded, rank: int) -> dict[str, Any]:
     if loaded.frame.empty or loaded.metadata.get("kind") not in (
         "leaderboard",
         "pareto",
@@ -160,7 +161,7 @@ def format_studies(rows: list[dict[str, object]]) -> str:
     widths[0] = max([widths[0], *(len(name) for name, _ in damaged)])
     right = {4, 5}  # numbers
 
-    def line(values: list[str]) -> str:
+    def line(values: Sequence[str]) -> str:
         cells = zip(values, widths)
         return "  ".join(
             v.rjust(w) if i in right else v.ljust(w) for i, (v, w) in enumerate(cells)
@@ -294,6 +295,5 @@ def starting_point(
             raise ResultsError(
                 f"{source} was exported for another machine: {differs or 'unknown parameters'}"
             )
-    return Candidate(
-        str(item["family"]), dict(item["params"]), {k: machine[k] for k in searched if k in machine}
-    )  # type: ignore[call-overload]
+    params = cast(Point, dict(cast(Mapping[str, Any], item["params"])))
+    return Candidate(str(item["family"]), params, {k: machine[k] for k in searched if k in machine})

@@ -72,7 +72,7 @@ def read(path: Path) -> tuple[pd.DataFrame, dict[str, object]]:
         kind == "leaderboard" and metadata.get("variant") == "pareto"
     ):  # schema 1 wrote a front as a variant
         kind = metadata["kind"] = "pareto"
-    newest = max((v for v in READABLE.get(kind, ()) if isinstance(v, int)), default=None)  # type: ignore[arg-type]
+    newest = max((v for v in READABLE.get(str(kind), ()) if isinstance(v, int)), default=None)
     if (
         newest is not None
         and isinstance(schema, int)

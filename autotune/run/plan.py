@@ -212,9 +212,10 @@ class RunPlan:
         """The oracle's notes on the shapes (a padded shape, ...), each once; past NOTES_SHOWN
         of them, one line counts the rest (a network of many padded layers)."""
         seen: dict[str, None] = {}
-        notes = self.the_oracle().capability(Notes)
-        for gemm in self.workload.gemms if notes is not None else ():
-            seen.update(dict.fromkeys(notes.notes(gemm.shape, self.machine)))
+        noted = self.the_oracle().capability(Notes)
+        if noted is not None:
+            for gemm in self.workload.gemms:
+                seen.update(dict.fromkeys(noted.notes(gemm.shape, self.machine)))
         notes = list(seen)
         if len(notes) <= NOTES_SHOWN:
             return notes
@@ -224,9 +225,10 @@ class RunPlan:
     def searches(self) -> list[tuple[Gemm | None, Search]]:
         """One search per study: a schedule search per GEMM, or one co-design search."""
         found, space, oracle = self.families(), self.machine_space(), self.the_oracle()
+        searches: list[tuple[Gemm | None, Search]]
         if self.codesign:
             assert space is not None
-            return [
+            searches = [
                 (
                     None,
                     Codesign(
@@ -243,7 +245,8 @@ class RunPlan:
                     ),
                 )
             ]
-        return [
+            return searches
+        searches = [
             (
                 gemm,
                 Problem(
@@ -261,6 +264,7 @@ class RunPlan:
             )
             for gemm in self.workload.gemms
         ]
+        return searches
 
     # --- identity and names ------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, cast
 
 from autotune.oracles.base import Oracle
 from autotune.oracles.capabilities import (
@@ -26,7 +26,7 @@ from autotune.record import Evaluation
 from autotune.search.objectives import measures_of, overshoot
 from autotune.search.problem import Candidate, Entry, Suggest
 from search_spaces.base import Family, canonical_json
-from search_spaces.domains import Param, grid
+from search_spaces.domains import Param, Point, grid
 from simcore.shape import Shape
 from workloads import Workload
 
@@ -81,7 +81,7 @@ class Codesign:
         return measures_of(self.oracle, self.objectives)
 
     def machine(self, point: Mapping[str, object]) -> Any:
-        return self.space.apply(self.base, point)
+        return self.space.apply(self.base, cast(Point, dict(point)))
 
     def sample(self, suggest: Suggest) -> Candidate:
         return Candidate("", {}, {p.name: suggest(p) for p in self.space.params()})

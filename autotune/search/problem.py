@@ -12,13 +12,12 @@ from typing import Any, Callable, Mapping, Protocol
 
 from autotune.errors import Infeasible
 from autotune.oracles.base import Oracle
-from autotune.oracles.capabilities import EnergyAndArea
+from autotune.oracles.capabilities import EnergyAndArea, MachineSpace
 from autotune.oracles.measures import AREA, ENERGY, Measure
 from autotune.record import Evaluation
 from autotune.search.objectives import measures_of, overshoot
 from search_spaces.base import Family, canonical_json
 from search_spaces.domains import Choice, IntRange, Param, Point, Value, conditional_order, grid
-from search_spaces.machine import MachineSpace
 from search_spaces.registry import check_shared_params
 from simcore.shape import Shape
 from workloads import Gemm
@@ -46,6 +45,12 @@ class Candidate:
     def key(self) -> str:
         return canonical_json(self.params())
 
+    def moved(self, part: str, values: Point) -> Candidate:
+        """The candidate with its `part` ("point" or "machine_point") replaced by `values`."""
+        if part == "point":
+            return replace(self, point=values)
+        return replace(self, machine_point=values)
+
 
 @dataclass(frozen=True)
 class Entry:
@@ -62,9 +67,10 @@ class Entry:
 class Search(Protocol):
     """What the pipeline needs from a search (`Problem`, `Codesign`)."""
 
-    objectives: tuple[str, ...]
-    families: tuple[Family, ...]
-
+    @property
+    def objectives(self) -> tuple[str, ...]: ...
+    @property
+    def families(self) -> tuple[Family, ...]: ...
     @property
     def measures(self) -> tuple[Measure, ...]: ...  # the objectives' declarations
 
@@ -206,7 +212,7 @@ class Problem:
                 if not p.used(given):
                     continue
                 for scale, value in p.domain.nearby(given[p.name]):
-                    moved = self.canonical(replace(candidate, **{part: {**given, p.name: value}}))
+                    moved = self.canonical(candidate.moved(part, {**given, p.name: value}))
                     if moved.key() not in seen:
                         seen.add(moved.key())
                         found.append((scale, moved))

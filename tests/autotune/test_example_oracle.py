@@ -105,7 +105,7 @@ def test_an_oracle_with_a_size_guard_refuses_past_the_limits(
         "--max-products", "1000",
     )  # fmt: skip
     assert big.returncode == 2 and big.stderr.count("\n") == 1, big.stderr
-    assert "needs 1.31e+05 tile products" in big.stderr and "--max-products" in big.stderr
+    assert "needs 1.34e+08 tile products" in big.stderr and "--max-products" in big.stderr
     assert not (tmp_path / "results").exists()
     small = autotune(
         installed, tmp_path, "--oracle", "toy_guarded", "--shape", "256x256x256", "--trials", "20",

@@ -8,6 +8,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from autotune.cli.args import add_json, add_results, add_setting, positive_int
 from autotune.cli.errors import UsageError
@@ -91,7 +92,7 @@ def _integer(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
-def best_of(slots: int, trials: int) -> dict[str, object]:
+def best_of(slots: int, trials: int) -> dict[str, Any]:
     """The winner of a short in-memory study at this slot count, verified."""
     from autotune.results.leaderboard import json_rows
     from autotune.run import pipeline

@@ -191,16 +191,18 @@ def history(
     base = oracle.machine_from_record(metadata.get("base_machine") or {}) if oracle else None
     references = []
     hand = oracle.capability(Reference) if oracle else None
-    best = [hand.reference(s, base) for s, _ in shapes] if hand else []
-    if best and all(best):
-        label = "chapter's best, base machine" if codesign else f"chapter's best ({best[0][1]})"  # type: ignore[index]
-        references.append(plots.Reference(label, sum(w * b[0] for (_, w), b in zip(shapes, best))))  # type: ignore[index]
-    bounds = [oracle.bound(s, base) for s, _ in shapes] if oracle else []
-    if bounds and all(b is not None for b in bounds):
+    found_best = [hand.reference(s, base) for s, _ in shapes] if hand else []
+    best = [b for b in found_best if b is not None]
+    if best and len(best) == len(shapes):
+        label = "chapter's best, base machine" if codesign else f"chapter's best ({best[0][1]})"
+        total = sum(w * b[0] for (_, w), b in zip(shapes, best))
+        references.append(plots.Reference(label, total))
+    found_bounds = [oracle.bound(s, base) for s, _ in shapes] if oracle else []
+    bounds = [b for b in found_bounds if b is not None]
+    if bounds and len(bounds) == len(shapes):
         label = "lower bound, base machine" if codesign else "lower bound"
-        references.append(
-            plots.Reference(label, sum(w * b for (_, w), b in zip(shapes, bounds)), ":", "black")
-        )  # type: ignore[misc]
+        total = sum(w * b for (_, w), b in zip(shapes, bounds))
+        references.append(plots.Reference(label, total, ":", "black"))
     return plots.history_png(
         trials,
         values,

@@ -93,13 +93,15 @@ def timed_in_full(
     if methods is None or "full" not in methods.timing_methods:
         raise UsageError(f"--timing full: the {oracle.name} oracle has one timing method")
     guard = oracle.capability(SizeGuard)
-    work = guard.work(shape, machine) if guard is not None else None
-    most = limits(args).products(guard) if guard is not None else None
-    if work is not None and most is not None and work.products > most:
-        raise UsageError(
-            f"--timing full: {shape} needs {work.products:.3g} {guard.work_unit} in full (about "
-            f"{work.evaluation_seconds:.3g} s), over the limit of {most:.3g} (--max-products)"
-        )
+    most = None
+    if guard is not None:
+        work, most = guard.work(shape, machine), limits(args).products(guard)
+        if work is not None and work.products > most:
+            raise UsageError(
+                f"--timing full: {shape} needs {work.products:.3g} {guard.work_unit} in full "
+                f"(about {work.evaluation_seconds:.3g} s), over the limit of {most:.3g} "
+                "(--max-products)"
+            )
     limited = configured(oracle, full_limit=most).capability(TimingMethods)
     assert limited is not None
     try:

@@ -8,7 +8,7 @@ import itertools
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from autotune.cli.args import (
     add_machine,
@@ -132,7 +132,7 @@ def machines(base: Machine, grid: list[tuple[str, tuple[int, ...]]]) -> list[Mac
     return found
 
 
-def tuned_best(shape: Shape, machine: Machine, trials: int) -> dict[str, object]:
+def tuned_best(shape: Shape, machine: Machine, trials: int) -> dict[str, Any]:
     """The best of a short in-memory study (seeded with the chapter's sweep), verified."""
     from autotune.results import leaderboard as board
     from autotune.run import pipeline
@@ -237,12 +237,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _tuned_row(
-    shape: Shape, machine: Machine, rows: list[dict[str, object]], trials: int
-) -> dict[str, object]:
+    shape: Shape, machine: Machine, rows: list[dict[str, Any]], trials: int
+) -> dict[str, Any]:
     """The tuned result as one more row; vs_best is tuned / best hand-written (< 1 is better)."""
     top = tuned_best(shape, machine, trials)
     hand = [int(r["cycles"]) for r in rows if r["fits"]]  # type: ignore[call-overload]
-    row = {key: None for key in rows[0]}
+    row: dict[str, Any] = {key: None for key in rows[0]}
     row.update(
         schedule="tuned",
         family=top["family"],
