@@ -58,7 +58,7 @@ def guard(plan: RunPlan, limits: WorkLimits) -> list[str]:
     if size_guard is None:
         return []
     space = plan.machine_space()
-    hint = Text("; narrow ", ref("machine_range"), " slots or ", ref("max_scratchpad_words"))
+    hint = Text("; narrow ", ref("machine_range"), " or ", ref("max_scratchpad_words"))
     said: dict[str, None] = {}
     for gemm in plan.workload.gemms:
         work = size_guard.check_work(gemm.shape, plan.machine, limits)
