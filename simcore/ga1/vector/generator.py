@@ -1,0 +1,139 @@
+"""One vector operation's program on one machine under one schedule: built, timed, verified.
+
+`vector_program(op, machine, params)` returns a VectorProgram. `timing()` times it from its
+timing tree (memory for the tree, never for the whole program); `program()` materialises the
+flat program the reference simulator runs; `verify()` runs that program functionally on random
+inputs and requires all three of: the outputs equal numpy's within the stated tolerance, the
+independent hazard replay of its trace is clean, and the compiled engine's timing, the tree's
+periodic timing and its full timing all equal the reference simulator's, cycle for cycle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from simcore.ga1.engine.programs import time_program
+from simcore.ga1.hazards import Hazard, replay
+from simcore.ga1.machine import Machine
+from simcore.ga1.program import Program
+from simcore.ga1.simulator import simulate
+from simcore.ga1.timing import Timing
+from simcore.ga1.vector import reference
+from simcore.ga1.vector.build import emit_program
+from simcore.ga1.vector.emit import Emitter, Tree
+from simcore.ga1.vector.kernels import kernel_for
+from simcore.ga1.vector.ops import VectorOp
+from simcore.ga1.vector.params import VectorParams
+from simcore.ga1.vector.plan import Plan
+from simcore.ga1.vector.timing import FULL, PERIODIC, time_tree
+
+ROOMY = 1 << 30  # a slot count no schedule reaches
+
+
+@dataclass(frozen=True)
+class VectorVerification:
+    """A verification's three checks. `worst` is the largest error as a share of the
+    tolerance's allowance (at most 1.0 passes); `timings` are (cycles, loads, stores) of the
+    reference simulator, the compiled engine, the tree timed periodically and in full."""
+
+    result_ok: bool
+    worst: float
+    hazards: tuple[Hazard, ...]
+    timings: tuple[tuple[int, int, int], ...]
+
+    @property
+    def timing_ok(self) -> bool:
+        return len(set(self.timings)) == 1
+
+    @property
+    def ok(self) -> bool:
+        return self.result_ok and not self.hazards and self.timing_ok
+
+    @property
+    def cycles(self) -> int:
+        return self.timings[0][0]
+
+    def describe(self) -> str:
+        if self.ok:
+            return (
+                "verified: outputs equal numpy's within tolerance, hazard replay clean, "
+                "engine and tree timings equal the reference"
+            )
+        problems = []
+        if not self.result_ok:
+            problems.append(f"outputs differ from numpy's ({self.worst:.3g} x the tolerance)")
+        if self.hazards:
+            problems.append(f"{len(self.hazards)} hazard(s), first: {self.hazards[0]}")
+        if not self.timing_ok:
+            problems.append(f"timings differ (reference, engine, periodic, full): {self.timings}")
+        return "; ".join(problems)
+
+
+def _counts(timing: Timing) -> tuple[int, int, int]:
+    return (timing.cycles, timing.loads, timing.stores)
+
+
+class VectorProgram:
+    """A vector operation's program (see the module's note)."""
+
+    def __init__(self, op: VectorOp, machine: Machine, params: VectorParams | None = None) -> None:
+        self.op, self.machine = op, machine
+        self.params = params if params is not None else VectorParams()
+        self.plan = Plan(op, self.params, machine, kernel_for(op))
+
+    @property
+    def slots_needed(self) -> int:
+        return self.plan.slots_needed
+
+    def program(self) -> Program:
+        e = Emitter()
+        emit_program(e, self.plan)
+        return e.program()
+
+    def tree(self) -> Tree:
+        e = Emitter(compress=True)
+        emit_program(e, self.plan)
+        return e.tree()
+
+    def timing(self, method: str = PERIODIC) -> Timing:
+        """Cycles, busy times, loads and stores; "periodic" (exact, jumps repeated periods) or
+        "full" (every instruction)."""
+        return time_tree(self.machine, self.tree(), method)
+
+    def inputs(self, seed: int = 1) -> dict[str, np.ndarray]:
+        return reference.program_inputs(self.plan, seed)
+
+    def verify(self, seed: int = 1) -> VectorVerification:
+        program, dram = self.program(), self.inputs(seed)
+        result = simulate(self.machine, program, inputs=dram, trace=True)
+        assert result.outputs is not None and result.trace is not None
+        expected = reference.expected_outputs(self.plan, dram)
+        verdicts = [reference.within_tolerance(result.outputs[n], w) for n, w in expected.items()]
+        tree = self.tree()
+        timings = (
+            (result.cycles, result.loads, result.stores),
+            _counts(time_program(self.machine, program)),
+            _counts(time_tree(self.machine, tree, PERIODIC)),
+            _counts(time_tree(self.machine, tree, FULL)),
+        )
+        return VectorVerification(
+            result_ok=all(ok for ok, _ in verdicts),
+            worst=max(worst for _, worst in verdicts),
+            hazards=tuple(replay(result.trace)),
+            timings=timings,
+        )
+
+
+def slots_needed(op: VectorOp, machine: Machine, params: VectorParams | None = None) -> int:
+    """The slots the schedule needs on a machine like `machine` (any slot count)."""
+    roomy = machine.replace(slots=ROOMY)
+    return Plan(op, params or VectorParams(), roomy, kernel_for(op)).slots_needed
+
+
+def vector_program(
+    op: VectorOp, machine: Machine, params: VectorParams | None = None
+) -> VectorProgram:
+    """The program of `op` on `machine` under `params` (the defaults when None)."""
+    return VectorProgram(op, machine, params)
