@@ -109,7 +109,8 @@ class Plan:
         self.temp0 = len(consts)
         self.stats0 = self.temp0 + kernel.temps(op, params)
         self.sets = 2 if kernel.band_output and params.buffers > 1 else 1
-        self.params0 = self.stats0 + self.sets * self.g * kernel.stats
+        self.spb = kernel.stats(op, params)
+        self.params0 = self.stats0 + self.sets * self.g * self.spb
         self.param_names = next((s.params for s in self.passes if s.params), ())
         self.kp = len(self.param_names)
         self.S = 1 + -(-(params.buffers - 1) // self.g) if self.kp else 0
@@ -189,7 +190,7 @@ class Plan:
         if spec.params:
             at = self.params0 + (self._params_before(h, k, j * nb) % self.S) * self.kp
             params = tuple(range(at, at + self.kp))
-        st = self.stats0 + (((h * self.G + k) % self.sets) * self.g + b) * self.kernel.stats
+        st = self.stats0 + (((h * self.G + k) % self.sets) * self.g + b) * self.spb
         return Visit(
             h, k, p, i, j, b, band,
             first=j == 0,
@@ -201,7 +202,7 @@ class Plan:
             x=x,
             second=second,
             params=params,
-            stats=tuple(range(st, st + self.kernel.stats)),
+            stats=tuple(range(st, st + self.spb)),
             stats_cols=n,
             x_load=x_load,
             second_load=spec.second,

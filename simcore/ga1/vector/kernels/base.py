@@ -44,8 +44,11 @@ class Const:
 class Kernel:
     """Base of the kernels (one file per family)."""
 
-    stats: int = 0  # statistic slots per band
     band_output: bool = False  # stores a statistic per band (row sums, row maxima)
+
+    def stats(self, op: VectorOp, params: VectorParams) -> int:
+        """Statistic slots per band."""
+        return 0
 
     def passes(self, op: VectorOp, params: VectorParams) -> tuple[PassSpec, ...]:
         raise NotImplementedError

@@ -28,7 +28,8 @@ MEAN, RSTD = 0, 1  # statistic slots (online: RSTD holds M2 until the last tile)
 
 
 class LayerNormKernel(Kernel):
-    stats = 2
+    def stats(self, op: VectorOp, params: VectorParams) -> int:
+        return 2
 
     def passes(self, op: VectorOp, params: VectorParams) -> tuple[PassSpec, ...]:
         out = PassSpec("normalise", params.reduction != "resident", True, ("GAMMA", "BETA"))
@@ -111,7 +112,8 @@ def _merge_moments(e: Emitter, plan: Plan, v: Visit) -> None:
 
 
 class RmsNormKernel(Kernel):
-    stats = 1
+    def stats(self, op: VectorOp, params: VectorParams) -> int:
+        return 1
 
     def passes(self, op: VectorOp, params: VectorParams) -> tuple[PassSpec, ...]:
         streamed = params.reduction != "resident"

@@ -15,8 +15,10 @@ if TYPE_CHECKING:
 
 
 class RowReduceKernel(Kernel):
-    stats = 1
     band_output = True
+
+    def stats(self, op: VectorOp, params: VectorParams) -> int:
+        return 1
 
     def passes(self, op: VectorOp, params: VectorParams) -> tuple[PassSpec, ...]:
         return (PassSpec("reduce", loads=True),)

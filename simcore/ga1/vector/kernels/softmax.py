@@ -28,7 +28,8 @@ M, S, M2 = 0, 1, 2  # statistic slots: the max (online: two, alternating), the s
 
 
 class SoftmaxKernel(Kernel):
-    stats = 3
+    def stats(self, op: VectorOp, params: VectorParams) -> int:
+        return 3 if params.reduction == "online" else 2
 
     def passes(self, op: VectorOp, params: VectorParams) -> tuple[PassSpec, ...]:
         if params.reduction == "online":
