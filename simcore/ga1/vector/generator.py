@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from simcore.energy.cost import Cost
+from simcore.energy.technology import Technology
 from simcore.ga1.engine.programs import time_program
 from simcore.ga1.hazards import Hazard, replay
 from simcore.ga1.machine import Machine
@@ -22,6 +24,7 @@ from simcore.ga1.simulator import simulate
 from simcore.ga1.timing import Timing
 from simcore.ga1.vector import reference
 from simcore.ga1.vector.build import emit_program
+from simcore.ga1.vector.costs import vector_cost
 from simcore.ga1.vector.emit import Emitter, Tree
 from simcore.ga1.vector.kernels import kernel_for
 from simcore.ga1.vector.ops import VectorOp
@@ -101,6 +104,12 @@ class VectorProgram:
         """Cycles, busy times, loads and stores; "periodic" (exact, jumps repeated periods) or
         "full" (every instruction)."""
         return time_tree(self.machine, self.tree(), method)
+
+    def cost(self, tech: Technology | None = None, timing: Timing | None = None) -> Cost:
+        """Energy by category (the vector unit's lane operations and scratchpad accesses, the
+        DMA's traffic) and area, from the technology table (the default when None)."""
+        timing = timing if timing is not None else self.timing()
+        return vector_cost(self.machine, timing, self.tree(), tech)
 
     def inputs(self, seed: int = 1) -> dict[str, np.ndarray]:
         return reference.program_inputs(self.plan, seed)
