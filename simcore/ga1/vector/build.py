@@ -55,6 +55,10 @@ def _matrix(e: Emitter, plan: Plan, h: int) -> None:
 
 
 def _group(e: Emitter, plan: Plan, h: int, k: int) -> None:
+    e.reuse(plan.group_key(h, k) if e.compress else None, lambda: _passes(e, plan, h, k))
+
+
+def _passes(e: Emitter, plan: Plan, h: int, k: int) -> None:
     for p in range(len(plan.passes)):
         n, at = plan.pass_visits(k, p), 0
         for lo, hi, period in plan.runs(k, p):

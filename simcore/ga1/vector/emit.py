@@ -12,7 +12,7 @@ period is emitted once and repeated.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterator, Union
+from typing import Callable, Hashable, Iterator, Union
 
 import numpy as np
 
@@ -64,6 +64,7 @@ class Emitter:
         self._rows: list[tuple[int, ...]] = []
         self._consts: list[float] = []
         self._levels: list[list[Node]] = [[]]
+        self._kept: dict[Hashable, tuple[Node, ...]] = {}
 
     # ---- instructions
     def _add(self, row: tuple[int, ...], const: float = 0.0) -> None:
@@ -143,6 +144,22 @@ class Emitter:
         self._levels[-1].append(Repeat(repeats, unit))
         for i in range(start + repeats * period, stop):
             body(i)
+
+    def reuse(self, key: Hashable, body: Callable[[], None]) -> None:
+        """body(); in a tree, a body already emitted under the same key is not emitted again but
+        shared (the caller guarantees equal keys emit the same opcodes, functions and slots)."""
+        if not self.compress:
+            body()
+            return
+        kept = self._kept.get(key)
+        if kept is None:
+            self._flush()
+            self._levels.append([])
+            body()
+            self._flush()
+            kept = self._kept[key] = tuple(self._levels.pop())
+        self._flush()
+        self._levels[-1].extend(kept)
 
     def program(self) -> Program:
         assert not self.compress, "a timing tree has no program"

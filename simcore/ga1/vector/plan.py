@@ -76,6 +76,7 @@ class Plan:
         self._loading = sum(1 for spec in self.passes if spec.loads)
         self._layout_slots()
         self._matrix_tiles = self._band_tiles_before(self.G)
+        self._pass_bases: dict[tuple[int, int, int], int] = {}  # _x_before's, by pass
 
     # ---- geometry
     def bands(self, k: int) -> int:
@@ -98,7 +99,13 @@ class Plan:
         return sum(self.pass_visits(k, p) for p in range(len(self.passes)))
 
     def matrix_visits(self) -> int:
-        return sum(self.group_visits(k) for k in range(self.G))
+        return self._visits_before(self.G)
+
+    def _visits_before(self, k: int) -> int:
+        """Visits of the band groups before k in a matrix."""
+        outputs = sum(1 for spec in self.passes if spec.output)
+        stats = len(self.passes) - outputs
+        return stats * self._band_tiles_before(k) + outputs * min(k * self.g, self.Rt) * self.Ct
 
     # ---- slots
     def _layout_slots(self) -> None:
@@ -159,10 +166,13 @@ class Plan:
 
     def _x_before(self, h: int, k: int, p: int, i: int) -> int:
         """Tiles loaded into the ring before visit (h, k, p, i)."""
-        done = self._loading * (h * self._matrix_tiles + self._band_tiles_before(k))
-        nb, n = self.bands(k), self.stats_cols(k)
-        done += sum(n * nb for s in self.passes[:p] if s.loads)
-        return done + min(i, n * nb)
+        base = self._pass_bases.get((h, k, p))
+        if base is None:
+            done = self._loading * (h * self._matrix_tiles + self._band_tiles_before(k))
+            tiles = self.bands(k) * self.stats_cols(k)
+            base = done + sum(tiles for s in self.passes[:p] if s.loads)
+            self._pass_bases[(h, k, p)] = base
+        return base + min(i, self.bands(k) * self.stats_cols(k))
 
     def _params_before(self, h: int, k: int, i: int) -> int:
         """Parameter sets loaded before visit (h, k, output pass, i)."""
@@ -246,6 +256,19 @@ class Plan:
                 return None
             i = self.pass_visits(k, p)
         return h, k, p, i - back
+
+    def group_key(self, h: int, k: int) -> tuple[int, ...]:
+        """What a band group's instructions depend on besides k: the rings' and the statistic
+        sets' phases at its start, and how many earlier visits its delayed stores may reach."""
+        before = h * self._visits_before(self.G) + self._visits_before(k)
+        return (
+            k,
+            self._x_before(h, k, 0, 0) % self.R_x,
+            self._params_before(h, k, 0) % self.S if self.S else 0,
+            self._second_before(h, k, 0) % self.R_y if self.R_y else 0,
+            (h * self.G + k) % self.sets,
+            min(before, self.delay),
+        )
 
     # ---- periods (what a timing tree may repeat)
     def runs(self, k: int, p: int) -> list[tuple[int, int, int]]:

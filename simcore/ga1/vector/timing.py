@@ -16,7 +16,7 @@ from simcore.ga1.engine.timing import new_clock, raise_if_bad, timing_of
 from simcore.ga1.machine import Machine
 from simcore.ga1.program import WIDTH
 from simcore.ga1.timing import Timing
-from simcore.ga1.vector.emit import Chunk, Tree
+from simcore.ga1.vector.emit import Chunk, Node, Repeat, Tree
 
 PERIODIC, FULL = "periodic", "full"
 METHODS: tuple[str, ...] = (PERIODIC, FULL)
@@ -33,33 +33,44 @@ class FlatTree:
 
 
 def flatten(tree: Tree) -> FlatTree:
+    """The driver's tables; a node shared by several bodies is laid out once."""
     rows: list[np.ndarray] = []
-    nodes: list[tuple[int, int, int, int]] = [(trees.REPEAT, 1, 0, 0)]
+    nodes: list[tuple[int, int, int, int]] = []
     children: list[int] = []
-    at, depth = 0, 1
-    pending: list[tuple[int, Tree, int]] = [(0, tree, 1)]  # (node, its body, its level)
-    while pending:
-        owner, body, level = pending.pop()
-        depth = max(depth, level)
-        first = len(children)
-        children.extend(range(len(nodes), len(nodes) + len(body)))
-        kind, count, _, _ = nodes[owner]
-        nodes[owner] = (kind, count, first, len(body))
-        for node in body:
-            if isinstance(node, Chunk):
-                nodes.append((trees.CHUNK, at, node.rows.shape[0], 0))
-                rows.append(node.rows)
-                at += node.rows.shape[0]
-            else:
-                nodes.append((trees.REPEAT, node.count, 0, 0))
-                pending.append((len(nodes) - 1, node.body, level + 1))
+    laid_out: dict[int, int] = {}  # id of a node -> its row in nodes
+    at = 0
+
+    def lay_out(node: Node) -> int:
+        nonlocal at
+        known = laid_out.get(id(node))
+        if known is not None:
+            return known
+        index = len(nodes)
+        if isinstance(node, Chunk):
+            nodes.append((trees.CHUNK, at, node.rows.shape[0], 0))
+            rows.append(node.rows)
+            at += node.rows.shape[0]
+        else:
+            nodes.append((trees.REPEAT, node.count, 0, 0))
+            inner = [lay_out(child) for child in node.body]
+            nodes[index] = (trees.REPEAT, node.count, len(children), len(inner))
+            children.extend(inner)
+        laid_out[id(node)] = index
+        return index
+
+    root = Repeat(1, tree)
+    lay_out(root)
     flat = np.concatenate(rows) if rows else np.zeros((0, WIDTH), dtype=np.int64)
     return FlatTree(
         np.ascontiguousarray(flat, dtype=np.int64).reshape(-1),
         np.array(nodes, dtype=np.int64).reshape(-1, 4),
         np.array(children, dtype=np.int64),
-        depth,
+        _depth(tree),
     )
+
+
+def _depth(tree: Tree) -> int:
+    return 1 + max((_depth(n.body) for n in tree if isinstance(n, Repeat)), default=0)
 
 
 def time_tree(machine: Machine, tree: Tree, method: str = PERIODIC) -> Timing:
