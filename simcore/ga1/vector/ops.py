@@ -67,10 +67,15 @@ class VectorOp:
                 )
         if self.causal and self.kind != "softmax":
             raise VectorOpError(f"{self.kind}: only softmax takes a causal mask")
-        if not isinstance(self.causal_offset, int) or self.causal_offset < 0:
+        offset = self.causal_offset
+        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
             raise VectorOpError(
-                f"{self.kind}: causal_offset must be >= 0, got {self.causal_offset!r}"
+                f"{self.kind}: causal_offset must be an integer >= 0, got {offset!r}"
             )
+        if offset and not self.causal:
+            raise VectorOpError(f"{self.kind}: causal_offset needs causal")
+        if self.scale != 1.0 and self.kind not in ("softmax", "scale"):
+            raise VectorOpError(f"{self.kind}: only softmax and scale take a scale")
         if not math.isfinite(self.scale):
             raise VectorOpError(f"{self.kind}: scale must be finite, got {self.scale}")
         if not (math.isfinite(self.eps) and self.eps > 0):

@@ -289,14 +289,10 @@ class Plan:
             period = math.lcm(period, self.R_y)
         if spec.params:
             period = math.lcm(period, self.S * nb)
-        found = [(lo, hi, math.lcm(period, self.kernel_period(nb)))]
+        found = [(lo, hi, math.lcm(period, self.kernel.period(self.params, nb)))]
         if self.op.causal and spec.output:  # zero stores only, once the last output is stored
             found.append((max(hi, self.stats_cols(k) + self.delay), self.Ct, 1))
         return found
-
-    def kernel_period(self, nb: int) -> int:
-        """Visits after which the kernel's own choices repeat (an alternating slot)."""
-        return 2 * nb if self.op.kind == "softmax" and self.params.reduction == "online" else 1
 
     def advance_period(self, loads: int, params: int, seconds: int, stages: int) -> int:
         """Units after which every ring is back at its phase, given one unit's counts."""

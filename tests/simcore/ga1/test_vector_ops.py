@@ -138,6 +138,12 @@ def test_refusals_name_the_problem() -> None:
         VectorOp("relu", 4, 0)
     with pytest.raises(VectorOpError, match="only softmax takes a causal mask"):
         VectorOp("relu", 4, 4, causal=True)
+    with pytest.raises(VectorOpError, match="only softmax and scale take a scale"):
+        VectorOp("relu", 4, 4, scale=2.0)
+    with pytest.raises(VectorOpError, match="causal_offset needs causal"):
+        VectorOp("softmax", 4, 4, causal_offset=3)
+    with pytest.raises(VectorOpError, match="causal_offset must be an integer >= 0"):
+        VectorOp("softmax", 4, 4, causal=True, causal_offset=-1)
     with pytest.raises(VectorParamsError, match="group 2 needs order col"):
         VectorParams(group=2)
     with pytest.raises(VectorParamsError, match="softmax takes order row only"):

@@ -59,6 +59,10 @@ class Kernel:
     def consts(self, op: VectorOp, cols_in_last_tile: int, tile: int) -> tuple[Const, ...]:
         return ()
 
+    def period(self, params: VectorParams, bands: int) -> int:
+        """Visits of a pass after which the kernel's own choices repeat (an alternating slot)."""
+        return 1
+
     def compute(self, e: Emitter, plan: Plan, v: Visit) -> None:
         raise NotImplementedError
 

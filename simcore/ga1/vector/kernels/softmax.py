@@ -44,6 +44,9 @@ class SoftmaxKernel(Kernel):
     def temps(self, op: VectorOp, params: VectorParams) -> int:
         return 1 if params.reduction == "online" else 0
 
+    def period(self, params: VectorParams, bands: int) -> int:
+        return 2 * bands if params.reduction == "online" else 1  # the two running maxima
+
     def consts(self, op: VectorOp, cols_in_last_tile: int, tile: int) -> tuple[Const, ...]:
         found = []
         if op.causal:
