@@ -116,3 +116,20 @@ def test_the_engine_equals_the_reference_on_programs_with_the_extensions(case, s
     got, want = engine.execute(machine, compact, dram), execute(machine, compact, dram)
     for name in want:
         assert np.array_equal(got[name], want[name], equal_nan=True)
+
+
+def test_the_replay_sees_an_extension_that_starts_too_early() -> None:
+    machine = Machine()
+    program = Program.from_tuples(
+        [("load", 0, "A", 0, 0), ("sfu", "erf", 1, 0), ("transpose", 0, 1), ("store", 0, "A", 0, 0)]
+    )
+    trace = list(simulate(machine, program, trace=True).trace or ())
+    assert not replay(trace)
+    early = [list(record) for record in trace]
+    early[1][2] = 10  # the sfu reads slot 0 before the load (finishing at 20) has written it
+    early[2][2] = 30  # the transpose reads slot 1 before the sfu (finishing at 37) has
+    found = replay([tuple(record) for record in early])  # and overwrites the sfu's source
+    assert [(h.index, h.kind, h.slot) for h in found] == [
+        (1, "read too early", 0), (2, "read too early", 1), (2, "write too early", 0),
+    ]  # fmt: skip
+    assert engine.replay([tuple(record) for record in early]) == found
