@@ -51,6 +51,7 @@ class Op:
     end: int = 0  # link: occupancy end; compute: last cycle + 1
     ready: int = 0  # link: data in place (end + latency); compute: end
     slot: int = 0
+    dims: tuple[int, int, int] = (0, 0, 0)  # a step's block, bm x bk x bn
 
 
 @dataclass
@@ -122,7 +123,7 @@ def build_program(
     program = Program(machine)
     slots = {x: Slots(n) for x, n in zip("abc", s.buffering)}
     last_compute, last_k = -1, 0
-    for step_index, (i, k, j) in enumerate(steps(s, shape)):
+    for i, k, j in steps(s, shape):
         bm, bk, bn = _extent(i, s.bm, shape.m), _extent(k, s.bk, shape.k), _extent(j, s.bn, shape.n)
         data: list[int] = []
         slot_wait: list[int] = []
@@ -142,7 +143,9 @@ def build_program(
             else:
                 slot_wait.extend(free)
         duration = block_cycles(machine, design, bm, bk, bn)
-        compute = Op("compute", (step_index, 0), bm * bk * bn, after=data, slot_after=slot_wait, duration=duration)
+        compute = Op(
+            "compute", (i, j), bm * bk * bn, after=data, slot_after=slot_wait, duration=duration, dims=(bm, bk, bn)
+        )
         last_compute, last_k = program.emit(compute), k
         for operand in "ab":
             slots[operand].freed_by[slots[operand].slot] = last_compute
