@@ -66,17 +66,21 @@ def audit(machine: SystolicMachine, design: SystolicDesign, timeline: Timeline) 
 
 
 def _computes(machine: SystolicMachine, design: SystolicDesign, ops: tuple[Op, ...]) -> list[str]:
-    """Each step takes at least the array's time for its block, and every step's blocks came in
-    (a compute follows the loads issued since the previous compute)."""
+    """Each step takes at least the array's time for its block and waits for the loads issued
+    since the previous step; a drain waits for the last step before it (the block's last)."""
     problems = []
     pending: list[int] = []
+    last_compute = None
     for n, op in enumerate(ops):
+        if op.kind in ("c-partial", "c-final") and last_compute is not None:
+            if op.start < ops[last_compute].end:
+                problems.append(f"op {n}: drains C at {op.start} before its last step ends at {ops[last_compute].end}")
         if op.kind in ("load-a", "load-b", "c-back"):
             pending.append(n)
         elif op.kind == "compute":
             if sorted(op.after) != pending:
                 problems.append(f"op {n}: waits for {sorted(op.after)}, the loads before it are {pending}")
-            pending = []
+            pending, last_compute = [], n
             least = array_cycles(design, Shape(*op.dims))
             if op.duration < least:
                 problems.append(f"op {n}: {op.duration} cycles, the array needs {least} for {op.dims}")
