@@ -27,10 +27,15 @@ def _kib(words: int, bits: int) -> float:
 
 def store_sizes(machine: SystolicMachine) -> list[tuple[str, float, int]]:
     """(name, KiB, bits per word) of every on-chip store."""
-    out = [(s.name, _kib(s.capacity, machine.word_bits), machine.word_bits) for s in machine.memory.stores]
+    out = [
+        (s.name, _kib(s.capacity, machine.word_bits), machine.word_bits)
+        for s in machine.memory.stores
+    ]
     acc = machine.memory.accumulator
     if acc is not None:
-        out.append(("accumulator", _kib(acc.capacity, machine.accumulator_bits), machine.accumulator_bits))
+        out.append(
+            ("accumulator", _kib(acc.capacity, machine.accumulator_bits), machine.accumulator_bits)
+        )
     return out
 
 
@@ -72,8 +77,14 @@ def memory_cost(run: MemoryRun, tech: Technology) -> Cost:
     for name, kib, bits in store_sizes(machine):
         counts = run.counts.store(name)
         per = bits / tech.word_bits
-        on_chip.append(Item(f"{name} reads ({kib:g} KiB)", float(counts.reads), tech.sram_read_pj(kib) * per))
-        on_chip.append(Item(f"{name} writes ({kib:g} KiB)", float(counts.writes), tech.sram_write_pj(kib) * per))
+        on_chip.append(
+            Item(f"{name} reads ({kib:g} KiB)", float(counts.reads), tech.sram_read_pj(kib) * per)
+        )
+        on_chip.append(
+            Item(
+                f"{name} writes ({kib:g} KiB)", float(counts.writes), tech.sram_write_pj(kib) * per
+            )
+        )
     read_pj, write_pj, line = _dram_line(machine, tech)
     per_byte = 8 / tech.word_bits
     by_bytes = run.counts.dram.bytes(machine)
@@ -81,8 +92,14 @@ def memory_cost(run: MemoryRun, tech: Technology) -> Cost:
     off_chip = [
         Item(f"{line} reads of A (bytes)", float(by_bytes["a_reads"]), read_pj * per_byte),
         Item(f"{line} reads of B (bytes)", float(by_bytes["b_reads"]), read_pj * per_byte),
-        Item(f"{line} reads of partial sums (bytes)", float(by_bytes["c_reads"]), read_pj * per_byte),
-        Item(f"{line} writes of C and partial sums (bytes)", float(by_bytes["c_writes"]), write_pj * per_byte),
+        Item(
+            f"{line} reads of partial sums (bytes)", float(by_bytes["c_reads"]), read_pj * per_byte
+        ),
+        Item(
+            f"{line} writes of C and partial sums (bytes)",
+            float(by_bytes["c_writes"]),
+            write_pj * per_byte,
+        ),
         Item(f"{line} requests (set-ups)", dram.requests, tech.dma_setup_pj),
     ]
     registers = _register_items(_register_counts(run, tech), tech)
@@ -92,7 +109,14 @@ def memory_cost(run: MemoryRun, tech: Technology) -> Cost:
         Category("on_chip", tuple(on_chip)),
         Category("off_chip", tuple(off_chip)),
     )
-    return Cost("systolic+memory", tech.name, run.shape.macs, run.cycles, categories, memory_area(machine, run.design.assumptions.shadow, tech))
+    return Cost(
+        "systolic+memory",
+        tech.name,
+        run.shape.macs,
+        run.cycles,
+        categories,
+        memory_area(machine, run.design.assumptions.shadow, tech),
+    )
 
 
 def memory_area(machine: SystolicMachine, shadow: bool, tech: Technology) -> tuple[Item, ...]:
@@ -101,7 +125,9 @@ def memory_area(machine: SystolicMachine, shadow: bool, tech: Technology) -> tup
     items = [Item(f"PEs ({machine.array})", pes, tech.pe_um2)]
     if shadow:
         width = machine.accumulator_words if machine.dataflow == "os" else Fraction(1)
-        items.append(Item("shadow registers (one per PE)", pes, tech.shadow_register_um2 * float(width)))
+        items.append(
+            Item("shadow registers (one per PE)", pes, tech.shadow_register_um2 * float(width))
+        )
     for name, kib, _bits in store_sizes(machine):
         items.append(Item(f"{name} SRAM KiB", kib, tech.sram_um2_per_kib))
     lanes = math.ceil(machine.memory.dram.words_per_cycle)

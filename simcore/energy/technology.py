@@ -103,7 +103,9 @@ def _log_log(points: tuple[SramPoint, ...], kib: float, field: str) -> float:
 
 OPTIONAL_ENERGY_KEYS = ("hbm_read_pj", "hbm_write_pj")
 ENERGY_KEYS = tuple(
-    f.name for f in fields(Technology) if f.name.endswith("_pj") and f.name not in OPTIONAL_ENERGY_KEYS
+    f.name
+    for f in fields(Technology)
+    if f.name.endswith("_pj") and f.name not in OPTIONAL_ENERGY_KEYS
 )
 AREA_KEYS = ("pe_um2", "shadow_register_um2", "sram_um2_per_kib", "dma_lane_um2")
 SRAM_KEYS = ("kib", "read_pj", "write_pj")

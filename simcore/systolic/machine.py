@@ -59,15 +59,17 @@ class MemorySystem:
             holders = [s.name for s in self.stores if operand in s.holds]
             if operand == "c" and self.accumulator is not None:
                 if holders:
-                    raise ArchError(
-                        f"buffers.{holders[0]}.holds: c lives in the accumulator store"
-                    )
+                    raise ArchError(f"buffers.{holders[0]}.holds: c lives in the accumulator store")
                 continue
             if len(holders) != 1:
                 where = "no buffer" if not holders else f"buffers {', '.join(holders)}"
-                raise ArchError(f"buffers: operand {operand} must be held by one buffer, not {where}")
+                raise ArchError(
+                    f"buffers: operand {operand} must be held by one buffer, not {where}"
+                )
         if self.dram_kind not in DRAM_KINDS:
-            raise ArchError(f"dram.kind: must be one of {', '.join(DRAM_KINDS)}, got {self.dram_kind!r}")
+            raise ArchError(
+                f"dram.kind: must be one of {', '.join(DRAM_KINDS)}, got {self.dram_kind!r}"
+            )
 
     def store_of(self, operand: str) -> Store | None:
         """The buffer holding `operand`; None for c held by the accumulator store."""
@@ -95,11 +97,15 @@ class SystolicMachine:
 
     def __post_init__(self) -> None:
         if self.dataflow not in DATAFLOWS:
-            raise ArchError(f"array.dataflow: must be one of {', '.join(DATAFLOWS)}, got {self.dataflow!r}")
+            raise ArchError(
+                f"array.dataflow: must be one of {', '.join(DATAFLOWS)}, got {self.dataflow!r}"
+            )
         for key in ("word_bits", "accumulator_bits", "output_bits"):
             value = getattr(self, key)
             if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 64:
-                raise ArchError(f"words.{key}: must be a whole number of bits from 1 to 64, got {value!r}")
+                raise ArchError(
+                    f"words.{key}: must be a whole number of bits from 1 to 64, got {value!r}"
+                )
 
     @property
     def accumulator_words(self) -> Fraction:

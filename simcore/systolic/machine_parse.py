@@ -37,7 +37,9 @@ LIMITS = {
 
 def _keys(where: str, data: object, allowed: set[str], required: set[str]) -> Mapping[str, Any]:
     if not isinstance(data, Mapping):
-        raise ArchError(f"{where.rstrip('.') or 'machine'}: expected a table, got {type(data).__name__}")
+        raise ArchError(
+            f"{where.rstrip('.') or 'machine'}: expected a table, got {type(data).__name__}"
+        )
     for key in data:
         if key not in allowed:
             raise ArchError(f"{where}{key}: unknown key (known: {', '.join(sorted(allowed))})")
@@ -54,9 +56,13 @@ def _unit(where: str, parse: Callable[[], Any]) -> Any:
         raise ArchError(f"{where}: {exc}") from None
 
 
-def _bounded(where: str, value: Fraction | int, high: Fraction | int, low: Fraction | int = 0) -> None:
+def _bounded(
+    where: str, value: Fraction | int, high: Fraction | int, low: Fraction | int = 0
+) -> None:
     if value > high or value < low:
-        raise ArchError(f"{where}: {float(value):g} is outside the physical range {float(low):g} to {float(high):g}")
+        raise ArchError(
+            f"{where}: {float(value):g} is outside the physical range {float(low):g} to {float(high):g}"
+        )
 
 
 def _int(where: str, value: object, low: int, high: int) -> int:
@@ -107,10 +113,14 @@ def _stores(raw: object, bits: int, acc_bits: int, has_accumulator: bool) -> tup
         table = _keys(where, table, BUFFER, BUFFER)
         holds = table["holds"]
         if not isinstance(holds, list) or not holds or any(h not in OPERANDS for h in holds):
-            raise ArchError(f"{where}holds: expected a list of operands from a, b, c, got {holds!r}")
+            raise ArchError(
+                f"{where}holds: expected a list of operands from a, b, c, got {holds!r}"
+            )
         if len(set(holds)) != len(holds):
             raise ArchError(f"{where}holds: an operand is listed twice: {holds!r}")
-        stores.append(Store(name, tuple(h for h in OPERANDS if h in holds), _buffer(where, table, bits, bits)))
+        stores.append(
+            Store(name, tuple(h for h in OPERANDS if h in holds), _buffer(where, table, bits, bits))
+        )
     return tuple(stores)
 
 
@@ -158,7 +168,9 @@ def parse_machine(data: Mapping[str, Any]) -> SystolicMachine:
         acc = _keys("accumulator.", data["accumulator"], BUFFER - {"holds"}, BUFFER - {"holds"})
         accumulator = _buffer("accumulator.", acc, bits, acc_bits)
     link, kind = _dram(data["dram"], clock, bits)
-    memory = MemorySystem(_stores(data["buffers"], bits, acc_bits, accumulator is not None), accumulator, link, kind)
+    memory = MemorySystem(
+        _stores(data["buffers"], bits, acc_bits, accumulator is not None), accumulator, link, kind
+    )
     machine = SystolicMachine(
         _text("name", data["name"]),
         array,

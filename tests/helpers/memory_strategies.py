@@ -12,7 +12,15 @@ from simcore.shape import Shape
 from simcore.systolic.blocked.schedule import LOOP_ORDERS, BlockSchedule, feasibility
 from simcore.systolic.machine import ArchError, SystolicMachine
 from simcore.systolic.machine_parse import parse_machine
-from simcore.systolic.model import DATAFLOWS, EDGES, FOLDS, ORDERS, Assumptions, Mapping, SystolicDesign
+from simcore.systolic.model import (
+    DATAFLOWS,
+    EDGES,
+    FOLDS,
+    ORDERS,
+    Assumptions,
+    Mapping,
+    SystolicDesign,
+)
 
 LAYOUTS = {
     "scratchpad and accumulator": ({"spad": ["a", "b"]}, True),
@@ -79,9 +87,16 @@ def machines(draw: st.DrawFn, max_side: int = 4) -> SystolicMachine:
 @st.composite
 def designs_on(draw: st.DrawFn, machine: SystolicMachine) -> SystolicDesign:
     array = machine.array
-    mapping = Mapping(draw(st.integers(1, array.rows)), draw(st.integers(1, array.cols)), draw(st.sampled_from(ORDERS)))
+    mapping = Mapping(
+        draw(st.integers(1, array.rows)),
+        draw(st.integers(1, array.cols)),
+        draw(st.sampled_from(ORDERS)),
+    )
     assumptions = Assumptions(
-        draw(st.booleans()), draw(st.sampled_from(EDGES)), draw(st.booleans()), draw(st.sampled_from(FOLDS))
+        draw(st.booleans()),
+        draw(st.sampled_from(EDGES)),
+        draw(st.booleans()),
+        draw(st.sampled_from(FOLDS)),
     )
     return SystolicDesign(array, draw(st.sampled_from(DATAFLOWS)), mapping, assumptions)
 
@@ -93,7 +108,11 @@ def schedules_for(draw: st.DrawFn, machine: SystolicMachine, shape: Shape) -> Bl
         draw(st.integers(1, shape.k)),
         draw(st.integers(1, shape.n)),
         draw(st.sampled_from(LOOP_ORDERS)),
-        (draw(st.sampled_from([1, 2])), draw(st.sampled_from([1, 2])), draw(st.sampled_from([1, 2]))),
+        (
+            draw(st.sampled_from([1, 2])),
+            draw(st.sampled_from([1, 2])),
+            draw(st.sampled_from([1, 2])),
+        ),
     )
     assume(feasibility(machine, schedule, shape).ok)
     return schedule

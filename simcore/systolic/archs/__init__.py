@@ -35,7 +35,9 @@ def _read(name_or_path: str | Path) -> tuple[str, str]:
         path = Path(name_or_path)
         if not path.is_file():
             known = ", ".join(bundled_archs())
-            raise ArchError(f"arch {text_name}: no such file and no bundled machine of that name (bundled: {known})")
+            raise ArchError(
+                f"arch {text_name}: no such file and no bundled machine of that name (bundled: {known})"
+            )
         try:
             with path.open("rb") as handle:
                 data = handle.read(MAX_FILE_BYTES + 1)
@@ -67,7 +69,9 @@ def apply_overrides(data: dict[str, Any], overrides: Sequence[str]) -> dict[str,
         key, eq, raw = item.partition("=")
         key, raw = key.strip(), raw.strip()
         if not eq or not key:
-            raise ArchError(f"override {item!r}: expected KEY=VALUE, for example dram.bandwidth=819 GB/s")
+            raise ArchError(
+                f"override {item!r}: expected KEY=VALUE, for example dram.bandwidth=819 GB/s"
+            )
         *path, last = key.split(".")
         table = out
         for part in path:

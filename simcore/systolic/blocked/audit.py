@@ -14,7 +14,13 @@ from simcore.systolic.blocked.reference import Op, Timeline
 from simcore.systolic.machine import SystolicMachine
 from simcore.systolic.model import SystolicDesign
 
-WORDS_PER_ELEMENT = {"load-a": "word", "load-b": "word", "c-back": "acc", "c-partial": "acc", "c-final": "out"}
+WORDS_PER_ELEMENT = {
+    "load-a": "word",
+    "load-b": "word",
+    "c-back": "acc",
+    "c-partial": "acc",
+    "c-final": "out",
+}
 
 
 def _expected_cycles(machine: SystolicMachine, op: Op) -> int:
@@ -26,8 +32,16 @@ def _expected_cycles(machine: SystolicMachine, op: Op) -> int:
     port = machine.memory.accumulator if store is None else store.buffer
     assert port is not None
     width = port.read_width if op.kind in ("c-partial", "c-final") else port.write_width
-    held = Fraction(1) if store is None or operand != "c" else Fraction(machine.accumulator_bits, machine.word_bits)
-    rate = min(dram.words_per_cycle, width * words / op.elements / held) if op.elements else dram.words_per_cycle
+    held = (
+        Fraction(1)
+        if store is None or operand != "c"
+        else Fraction(machine.accumulator_bits, machine.word_bits)
+    )
+    rate = (
+        min(dram.words_per_cycle, width * words / op.elements / held)
+        if op.elements
+        else dram.words_per_cycle
+    )
     return dram.setup + math.ceil(words / rate)
 
 
@@ -40,24 +54,36 @@ def audit(machine: SystolicMachine, design: SystolicDesign, timeline: Timeline) 
     for n, op in enumerate(ops):
         if op.kind == "compute":
             if op.start < array_end:
-                problems.append(f"op {n}: a step starts at {op.start} before the previous ends at {array_end}")
+                problems.append(
+                    f"op {n}: a step starts at {op.start} before the previous ends at {array_end}"
+                )
             array_end = op.end
         else:
             expected = _expected_cycles(machine, op)
             if op.end - op.start != expected:
-                problems.append(f"op {n} {op.kind}: {op.end - op.start} cycles on the link, expected {expected}")
+                problems.append(
+                    f"op {n} {op.kind}: {op.end - op.start} cycles on the link, expected {expected}"
+                )
             if op.start < link_end:
-                problems.append(f"op {n} {op.kind}: starts at {op.start} while the link is busy until {link_end}")
+                problems.append(
+                    f"op {n} {op.kind}: starts at {op.start} while the link is busy until {link_end}"
+                )
             if op.ready != op.end + latency:
-                problems.append(f"op {n} {op.kind}: in place at {op.ready}, expected {op.end + latency}")
+                problems.append(
+                    f"op {n} {op.kind}: in place at {op.ready}, expected {op.end + latency}"
+                )
             link_end = op.end
         for d in op.after:
             needed = ops[d].end + (0 if ops[d].kind == "compute" else latency)
             if op.start < needed:
-                problems.append(f"op {n} {op.kind}: starts at {op.start} before op {d}'s data at {needed}")
+                problems.append(
+                    f"op {n} {op.kind}: starts at {op.start} before op {d}'s data at {needed}"
+                )
         for d in op.slot_after:
             if op.start < ops[d].end:
-                problems.append(f"op {n} {op.kind}: takes a slot at {op.start} before op {d} frees it at {ops[d].end}")
+                problems.append(
+                    f"op {n} {op.kind}: takes a slot at {op.start} before op {d} frees it at {ops[d].end}"
+                )
         end = max(end, op.end if op.kind == "compute" else op.end + latency)
     problems += _computes(machine, design, ops)
     if timeline.cycles != end:
@@ -74,14 +100,20 @@ def _computes(machine: SystolicMachine, design: SystolicDesign, ops: tuple[Op, .
     for n, op in enumerate(ops):
         if op.kind in ("c-partial", "c-final") and last_compute is not None:
             if op.start < ops[last_compute].end:
-                problems.append(f"op {n}: drains C at {op.start} before its last step ends at {ops[last_compute].end}")
+                problems.append(
+                    f"op {n}: drains C at {op.start} before its last step ends at {ops[last_compute].end}"
+                )
         if op.kind in ("load-a", "load-b", "c-back"):
             pending.append(n)
         elif op.kind == "compute":
             if sorted(op.after) != pending:
-                problems.append(f"op {n}: waits for {sorted(op.after)}, the loads before it are {pending}")
+                problems.append(
+                    f"op {n}: waits for {sorted(op.after)}, the loads before it are {pending}"
+                )
             pending, last_compute = [], n
             least = array_cycles(design, Shape(*op.dims))
             if op.duration < least:
-                problems.append(f"op {n}: {op.duration} cycles, the array needs {least} for {op.dims}")
+                problems.append(
+                    f"op {n}: {op.duration} cycles, the array needs {least} for {op.dims}"
+                )
     return problems

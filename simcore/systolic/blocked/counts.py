@@ -184,4 +184,7 @@ def _stores(
         reads[key] = reads.get(key, Fraction(0)) + r
         writes[key] = writes.get(key, Fraction(0)) + w
     names = [s.name for s in memory.stores] + (["accumulator"] if memory.accumulator else [])
-    return tuple(StoreCounts(name, reads.get(name, Fraction(0)), writes.get(name, Fraction(0))) for name in names)
+    return tuple(
+        StoreCounts(name, reads.get(name, Fraction(0)), writes.get(name, Fraction(0)))
+        for name in names
+    )

@@ -93,10 +93,21 @@ def evaluate(
     check_design(machine, design)
     fit = feasibility(machine, schedule, shape)
     if not fit.ok:
-        raise InfeasibleSchedule(f"schedule {schedule.describe()} on {machine.name}: {fit.describe()}")
+        raise InfeasibleSchedule(
+            f"schedule {schedule.describe()} on {machine.name}: {fit.describe()}"
+        )
     if engine == "fast":
         cycles = run_fast(machine, design, schedule, shape).cycles
     else:
         cycles = run_reference(machine, design, schedule, shape).cycles
     counts = block_counts(machine, design, schedule, shape)
-    return MemoryRun(machine, design, schedule.clipped(shape), shape, cycles, counts, bound(machine, shape), engine)
+    return MemoryRun(
+        machine,
+        design,
+        schedule.clipped(shape),
+        shape,
+        cycles,
+        counts,
+        bound(machine, shape),
+        engine,
+    )

@@ -24,7 +24,9 @@ from simcore.systolic.machine import SystolicMachine
 from simcore.systolic.model import SystolicDesign
 
 State = tuple[int, int, int, int, int, int]  # step end, link free, a prev, b prev, c prev, latest
-Kind = tuple[int, int, int, int, bool, int]  # load a, load b, drain, read-back (-1: none), new c, block time
+Kind = tuple[
+    int, int, int, int, bool, int
+]  # load a, load b, drain, read-back (-1: none), new c, block time
 Index = tuple[int, int, int]  # (i, k, j)
 PERIODS = 4  # periods looked for: 1 .. PERIODS units
 
@@ -141,13 +143,17 @@ class _Engine:
         tail = [c - 1 for c in self.counts[len(prefix) :]]
         return self.index(prefix + tail)
 
-    def walk(self, level: int, prefix: list[int], st: State, prev: Index | None) -> tuple[State, Index | None]:
+    def walk(
+        self, level: int, prefix: list[int], st: State, prev: Index | None
+    ) -> tuple[State, Index | None]:
         n = self.counts[level]
         for lo, hi in _segments(n):
             st, prev = self.run(level, prefix, lo, hi, st, prev)
         return st, prev
 
-    def unit(self, level: int, prefix: list[int], x: int, st: State, prev: Index | None) -> tuple[State, Index | None]:
+    def unit(
+        self, level: int, prefix: list[int], x: int, st: State, prev: Index | None
+    ) -> tuple[State, Index | None]:
         if level == 2:
             cur = self.index(prefix + [x])
             self.simulated += 1

@@ -144,7 +144,13 @@ def build_program(
                 slot_wait.extend(free)
         duration = block_cycles(machine, design, bm, bk, bn)
         compute = Op(
-            "compute", (i, j), bm * bk * bn, after=data, slot_after=slot_wait, duration=duration, dims=(bm, bk, bn)
+            "compute",
+            (i, j),
+            bm * bk * bn,
+            after=data,
+            slot_after=slot_wait,
+            duration=duration,
+            dims=(bm, bk, bn),
         )
         last_compute, last_k = program.emit(compute), k
         for operand in "ab":
@@ -200,9 +206,7 @@ def _slot_free(op: Op) -> int:
 
 def reference_dram(timeline: Timeline) -> dict[str, int]:
     """DRAM elements and requests of the timed program, counted op by op."""
-    out = dict.fromkeys(
-        ("a_reads", "b_reads", "c_reads", "c_partial_writes", "c_final_writes"), 0
-    )
+    out = dict.fromkeys(("a_reads", "b_reads", "c_reads", "c_partial_writes", "c_final_writes"), 0)
     requests = dict.fromkeys(("a", "b", "c_read", "c_write"), 0)
     names = {
         "load-a": ("a_reads", "a"),

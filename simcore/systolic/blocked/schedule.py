@@ -48,7 +48,11 @@ class BlockSchedule:
     def clipped(self, shape: Shape) -> "BlockSchedule":
         """The same schedule with blocks no larger than the GEMM."""
         return BlockSchedule(
-            min(self.bm, shape.m), min(self.bk, shape.k), min(self.bn, shape.n), self.order, self.buffering
+            min(self.bm, shape.m),
+            min(self.bk, shape.k),
+            min(self.bn, shape.n),
+            self.order,
+            self.buffering,
         )
 
     def grid(self, shape: Shape) -> tuple[int, int, int]:
@@ -73,12 +77,22 @@ def footprints(
             need["accumulator"] = blocks["c"] * slots
             continue
         words = blocks[operand] * (machine.accumulator_words if operand == "c" else 1)
-        need[f"buffers.{store.name}"] = need.get(f"buffers.{store.name}", Fraction(0)) + words * slots
+        need[f"buffers.{store.name}"] = (
+            need.get(f"buffers.{store.name}", Fraction(0)) + words * slots
+        )
     out = []
     for store in memory.stores:
-        out.append((f"buffers.{store.name}", need.get(f"buffers.{store.name}", Fraction(0)), store.capacity))
+        out.append(
+            (
+                f"buffers.{store.name}",
+                need.get(f"buffers.{store.name}", Fraction(0)),
+                store.capacity,
+            )
+        )
     if memory.accumulator is not None:
-        out.append(("accumulator", need.get("accumulator", Fraction(0)), memory.accumulator.capacity))
+        out.append(
+            ("accumulator", need.get("accumulator", Fraction(0)), memory.accumulator.capacity)
+        )
     return out
 
 
@@ -125,7 +139,9 @@ def check_design(machine: SystolicMachine, design: SystolicDesign) -> None:
     if design.array != machine.array:
         raise ValueError(f"design array {design.array} is not the machine's {machine.array}")
     if not design.hbm.on_chip:
-        raise ValueError("a block's operands are on chip when it computes: give the design no HBM link")
+        raise ValueError(
+            "a block's operands are on chip when it computes: give the design no HBM link"
+        )
 
 
 @lru_cache(maxsize=4096)

@@ -58,14 +58,22 @@ def cases(draw: st.DrawFn) -> tuple:
     return machine, draw(designs_on(machine)), draw(schedules_for(machine, shape)), shape
 
 
-@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow],
+)
 @given(cases())
 def test_fast_equals_reference_on_random_cases(case: tuple) -> None:
     _check(*case)
 
 
 @pytest.mark.slow
-@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
+@settings(
+    max_examples=3000,
+    deadline=None,
+    suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow],
+)
 @given(cases())
 def test_fast_equals_reference_on_many_random_cases(case: tuple) -> None:
     _check(*case)
@@ -76,7 +84,14 @@ def _tiny(bandwidth: str = "1 words/cycle", latency: int = 3, setup: int = 1):  
         {
             "name": "tiny",
             "array": {"rows": 2, "cols": 2, "dataflow": "ws", "clock": "1 GHz"},
-            "buffers": {"spad": {"holds": ["a", "b"], "capacity": "64 words", "read_width": 8, "write_width": 8}},
+            "buffers": {
+                "spad": {
+                    "holds": ["a", "b"],
+                    "capacity": "64 words",
+                    "read_width": 8,
+                    "write_width": 8,
+                }
+            },
             "accumulator": {"capacity": "64 B", "read_width": 8, "write_width": 8},
             "dram": {"bandwidth": bandwidth, "latency": latency, "setup": setup},
         }
@@ -135,7 +150,9 @@ REGRESSION = [
 
 
 @pytest.mark.parametrize("arch, dims, params, cycles, stalls", REGRESSION)
-def test_bundled_machines_at_llm_size(arch: str, dims: tuple, params: tuple, cycles: int, stalls: int) -> None:
+def test_bundled_machines_at_llm_size(
+    arch: str, dims: tuple, params: tuple, cycles: int, stalls: int
+) -> None:
     machine = load_arch(arch)
     design = SystolicDesign(machine.array, machine.dataflow)
     shape, schedule = Shape(*dims), BlockSchedule(*params)

@@ -27,13 +27,17 @@ MUTANTS: dict[str, tuple[Rewrite, ...]] = {
         Rewrite("memory.link", "Link.occupancy", "self.setup + $x", "$x"),
     ),
     "the machine file's latency is dropped": (
-        Rewrite("systolic.machine_parse", "_dram", "Link(rate, latency, setup)", "Link(rate, 0, setup)"),
+        Rewrite(
+            "systolic.machine_parse", "_dram", "Link(rate, latency, setup)", "Link(rate, 0, setup)"
+        ),
     ),
     "the fast engine jumps before the state recurs": (
         Rewrite("systolic.blocked.fast", "_period", "_normal(before) == norm", "True"),
     ),
     "single buffering lends a second slot in the reference engine": (
-        Rewrite("systolic.blocked.reference", "Slots.take", "self.runs % self.count", "self.runs % 2"),
+        Rewrite(
+            "systolic.blocked.reference", "Slots.take", "self.runs % self.count", "self.runs % 2"
+        ),
     ),
     "a drain does not wait for its block's last step": (
         Rewrite(
@@ -53,18 +57,37 @@ MUTANTS: dict[str, tuple[Rewrite, ...]] = {
 
 
 def _machine_dict(rng: random.Random) -> dict[str, Any]:
-    layouts = [({"spad": ["a", "b"]}, True), ({"i": ["a"], "f": ["b"], "o": ["c"]}, False), ({"s": ["a", "b", "c"]}, False)]
+    layouts = [
+        ({"spad": ["a", "b"]}, True),
+        ({"i": ["a"], "f": ["b"], "o": ["c"]}, False),
+        ({"s": ["a", "b", "c"]}, False),
+    ]
     holds, accumulator = rng.choice(layouts)
 
     def port(capacity: int) -> dict[str, Any]:
-        return {"capacity": f"{capacity} words", "read_width": rng.choice([1, 2, 8]), "write_width": rng.choice([1, 2, 8])}
+        return {
+            "capacity": f"{capacity} words",
+            "read_width": rng.choice([1, 2, 8]),
+            "write_width": rng.choice([1, 2, 8]),
+        }
 
     data: dict[str, Any] = {
         "name": "random",
-        "array": {"rows": rng.randint(1, 3), "cols": rng.randint(1, 3), "dataflow": rng.choice(["ws", "os", "is"]), "clock": "1 GHz"},
+        "array": {
+            "rows": rng.randint(1, 3),
+            "cols": rng.randint(1, 3),
+            "dataflow": rng.choice(["ws", "os", "is"]),
+            "clock": "1 GHz",
+        },
         "words": {"accumulator_bits": rng.choice([8, 32])},
-        "buffers": {name: {"holds": ops, **port(rng.randint(200, 600))} for name, ops in holds.items()},
-        "dram": {"bandwidth": rng.choice([1, 2, 1.5]), "latency": rng.randint(1, 12), "setup": rng.randint(1, 3)},
+        "buffers": {
+            name: {"holds": ops, **port(rng.randint(200, 600))} for name, ops in holds.items()
+        },
+        "dram": {
+            "bandwidth": rng.choice([1, 2, 1.5]),
+            "latency": rng.randint(1, 12),
+            "setup": rng.randint(1, 3),
+        },
     }
     if accumulator:
         data["accumulator"] = port(rng.randint(100, 300))
@@ -84,8 +107,11 @@ def battery(copy: ModuleType) -> list[str]:
         machine = parse(_machine_dict(rng))
         shape = Shape(rng.randint(1, 9), rng.randint(1, 9), rng.randint(1, 9))
         schedule = blocked.schedule.BlockSchedule(
-            rng.randint(1, shape.m), rng.randint(1, shape.k), rng.randint(1, shape.n),
-            rng.choice(blocked.schedule.LOOP_ORDERS), (rng.randint(1, 2), rng.randint(1, 2), rng.randint(1, 2)),
+            rng.randint(1, shape.m),
+            rng.randint(1, shape.k),
+            rng.randint(1, shape.n),
+            rng.choice(blocked.schedule.LOOP_ORDERS),
+            (rng.randint(1, 2), rng.randint(1, 2), rng.randint(1, 2)),
         )
         if not blocked.schedule.feasibility(machine, schedule, shape).ok:
             continue
@@ -97,7 +123,11 @@ def battery(copy: ModuleType) -> list[str]:
             failures.append(f"fast {fast.cycles} != reference {timeline.cycles}")
         counts = blocked.counts.block_counts(machine, design, schedule, shape)
         found = blocked.reference.reference_dram(timeline)
-        if (found["c_reads"], found["a_reads"], found["b_reads"]) != (counts.dram.c_reads, counts.dram.a_reads, counts.dram.b_reads):
+        if (found["c_reads"], found["a_reads"], found["b_reads"]) != (
+            counts.dram.c_reads,
+            counts.dram.a_reads,
+            counts.dram.b_reads,
+        ):
             failures.append(f"counts {counts.dram} != reference {found}")
         problems = blocked.audit.audit(machine, design, timeline)
         if problems:
@@ -111,7 +141,14 @@ def _by_hand(copy: ModuleType) -> list[str]:
         {
             "name": "tiny",
             "array": {"rows": 2, "cols": 2, "dataflow": "ws", "clock": "1 GHz"},
-            "buffers": {"spad": {"holds": ["a", "b"], "capacity": "64 words", "read_width": 8, "write_width": 8}},
+            "buffers": {
+                "spad": {
+                    "holds": ["a", "b"],
+                    "capacity": "64 words",
+                    "read_width": 8,
+                    "write_width": 8,
+                }
+            },
             "accumulator": {"capacity": "64 B", "read_width": 8, "write_width": 8},
             "dram": {"bandwidth": "1 words/cycle", "latency": 3, "setup": 1},
         }
