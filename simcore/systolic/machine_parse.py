@@ -7,8 +7,16 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any, Callable, Mapping
 
-from simcore.memory import Buffer, Link, UnitError, parse_bandwidth, parse_bytes, parse_cycles
-from simcore.memory import parse_frequency, parse_rate
+from simcore.memory import (
+    Buffer,
+    Link,
+    UnitError,
+    parse_bandwidth,
+    parse_bytes,
+    parse_cycles,
+    parse_frequency,
+    parse_rate,
+)
 from simcore.systolic.machine import (
     DRAM_KINDS,
     OPERANDS,

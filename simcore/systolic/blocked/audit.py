@@ -9,8 +9,8 @@ import math
 from fractions import Fraction
 
 from simcore.shape import Shape
-from simcore.systolic.closed_form import cycles as array_cycles
 from simcore.systolic.blocked.reference import Op, Timeline
+from simcore.systolic.closed_form import cycles as array_cycles
 from simcore.systolic.machine import SystolicMachine
 from simcore.systolic.model import SystolicDesign
 
