@@ -33,14 +33,12 @@ ARRAY = {"rows", "cols", "dataflow", "clock"}
 WORDS = {"operand_bits", "accumulator_bits", "output_bits"}
 BUFFER = {"holds", "capacity", "read_width", "write_width"}
 DRAM = {"kind", "bandwidth", "latency", "setup"}
-LIMITS = {
-    "side": 1 << 16,
-    "bytes": Fraction(1 << 40),  # 1 TiB
-    "clock": Fraction(10**11),  # 100 GHz
-    "clock_low": Fraction(10**3),  # 1 kHz
-    "rate": Fraction(1 << 20),  # words per cycle
-    "cycles": 1 << 24,
-}
+# Physical ranges a machine file must stay in.
+MAX_SIDE = 1 << 16
+MAX_BYTES = Fraction(1 << 40)  # 1 TiB
+MAX_CLOCK, MIN_CLOCK = Fraction(10**11), Fraction(10**3)  # 100 GHz, 1 kHz
+MAX_RATE = Fraction(1 << 20)  # words per cycle
+MAX_CYCLES = 1 << 24
 
 
 def _keys(where: str, data: object, allowed: set[str], required: set[str]) -> Mapping[str, Any]:
@@ -90,7 +88,7 @@ def _text(where: str, value: object) -> str:
 def _words(where: str, raw: object, word_bits: int, per_word_bits: int) -> int:
     """A capacity in words of `per_word_bits`, whole words only."""
     size = _unit(where, lambda: parse_bytes(raw, per_word_bits))
-    _bounded(where, size, LIMITS["bytes"], 0)
+    _bounded(where, size, MAX_BYTES, 0)
     words = size * 8 / per_word_bits
     if words.denominator != 1:
         raise ArchError(f"{where}: {raw!r} is not a whole number of {per_word_bits}-bit words")
@@ -99,7 +97,7 @@ def _words(where: str, raw: object, word_bits: int, per_word_bits: int) -> int:
 
 def _width(where: str, raw: object, bits: int) -> Fraction:
     rate = _unit(where, lambda: parse_rate(raw, bits))
-    _bounded(where, rate, LIMITS["rate"], 0)
+    _bounded(where, rate, MAX_RATE, 0)
     return rate
 
 
@@ -138,11 +136,11 @@ def _dram(raw: object, clock: Fraction, bits: int) -> tuple[Link, str]:
     if kind not in DRAM_KINDS:
         raise ArchError(f"dram.kind: must be one of {', '.join(DRAM_KINDS)}, got {kind!r}")
     rate = _unit("dram.bandwidth", lambda: parse_bandwidth(table["bandwidth"], clock, bits))
-    _bounded("dram.bandwidth", rate, LIMITS["rate"], 0)
+    _bounded("dram.bandwidth", rate, MAX_RATE, 0)
     latency = _unit("dram.latency", lambda: parse_cycles(table.get("latency", 0), clock))
     setup = _unit("dram.setup", lambda: parse_cycles(table.get("setup", 0), clock))
-    _bounded("dram.latency", latency, LIMITS["cycles"])
-    _bounded("dram.setup", setup, LIMITS["cycles"])
+    _bounded("dram.latency", latency, MAX_CYCLES)
+    _bounded("dram.setup", setup, MAX_CYCLES)
     return Link(rate, latency, setup), kind
 
 
@@ -163,10 +161,10 @@ def parse_machine(data: Mapping[str, Any]) -> SystolicMachine:
     acc_bits = _int("words.accumulator_bits", words.get("accumulator_bits", 32), 1, 64)
     out_bits = _int("words.output_bits", words.get("output_bits", bits), 1, 64)
     clock = _unit("array.clock", lambda: parse_frequency(array_raw["clock"]))
-    _bounded("array.clock", clock, LIMITS["clock"], LIMITS["clock_low"])
+    _bounded("array.clock", clock, MAX_CLOCK, MIN_CLOCK)
     array = SystolicArray(
-        _int("array.rows", array_raw["rows"], 1, LIMITS["side"]),
-        _int("array.cols", array_raw["cols"], 1, LIMITS["side"]),
+        _int("array.rows", array_raw["rows"], 1, MAX_SIDE),
+        _int("array.cols", array_raw["cols"], 1, MAX_SIDE),
     )
     dataflow = array_raw["dataflow"]
     if dataflow not in DATAFLOWS:
