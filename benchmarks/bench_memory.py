@@ -30,6 +30,11 @@ CASES = (
     ("tpu-v1", Shape(4096, 4096, 11008), BlockSchedule(2048, 256, 256, "mnk", (2, 2, 2))),
     ("tpu-v1", Shape(4096, 4096, 11008), BlockSchedule(1024, 256, 256, "nkm", (2, 2, 2))),
     ("tpu-v1", Shape(4096, 4096, 11008), BlockSchedule(2048, 256, 256, "kmn", (2, 2, 2))),
+    (
+        "tpu-v1",
+        Shape(4096, 4096, 11008),
+        BlockSchedule(2048, 512, 256, "nmk", (1, 2, 2), (0, 3, 3)),
+    ),
     ("tpuv4i", Shape(4096, 4096, 11008), BlockSchedule(1024, 1024, 1024, "mnk", (2, 2, 2))),
     ("tpuv4i", Shape(1, 4096, 11008), BlockSchedule(1, 4096, 512, "mnk", (2, 2, 2))),
     ("gemmini", Shape(4096, 4096, 11008), BlockSchedule(128, 256, 64, "mnk", (2, 2, 2))),
@@ -50,7 +55,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     print(
-        f"{'machine':<8} {'shape':<17} {'schedule':<24} {'cycles':>11} {'stall':>6} "
+        f"{'machine':<8} {'shape':<17} {'schedule':<30} {'cycles':>11} {'stall':>6} "
         f"{'first ms':>8} {'eval ms':>8} {'ref ms':>8} {'steps':>7} {'sim':>5} {'jumps':>5}"
     )
     for arch, shape, schedule in CASES:
@@ -64,7 +69,7 @@ def main() -> None:
         assert run.cycles == evaluate(machine, design, schedule, shape, "reference").cycles
         stats = run_fast(machine, design, schedule, shape)
         print(
-            f"{arch:<8} {str(shape):<17} {schedule.describe():<24} {run.cycles:>11,} "
+            f"{arch:<8} {str(shape):<17} {schedule.describe():<30} {run.cycles:>11,} "
             f"{run.stall_share:>6.1%} {first * 1e3:>8.2f} {fast * 1e3:>8.2f} {ref * 1e3:>8.1f} "
             f"{run.counts.blocks:>7,} {stats.steps_simulated:>5} {stats.jumps:>5}"
         )

@@ -202,10 +202,12 @@ def one_tile(machine: SystolicMachine) -> tuple[int, int, int]:
 
 def check_one_tile(machine: SystolicMachine) -> None:
     """Every store holds one array tile's blocks, single buffered."""
-    from simcore.systolic.blocked.schedule import footprints
+    from simcore.shape import Shape
+    from simcore.systolic.blocked.schedule import BlockSchedule, footprints
 
     bm, bk, bn = one_tile(machine)
-    for where, need, capacity in footprints(machine, bm, bk, bn, (1, 1, 1)):
+    single = BlockSchedule(bm, bk, bn, "mnk", (1, 1, 1))
+    for where, need, capacity in footprints(machine, single, Shape(bm, bk, bn)):
         if need > capacity:
             raise ArchError(
                 f"{where}.capacity: {capacity} words is too small for one {machine.array} tile "

@@ -1,13 +1,10 @@
 """What a block schedule moves, from the loop structure alone (no timing).
 
-An operand's block is loaded again whenever its block index changes from one step to the next.
-Going from one step to the next, the innermost loop that advances and every loop inside it
-change their index; so operand X (indexed by two of m, k, n) is loaded once per distinct
-prefix of the loops down to p_X, the innermost loop that indexes X and has more than one block.
-Each of its blocks comes in as many times as the loops down to p_X that do not index X have
-blocks. For C the same count is the number of visits V of each output block: V = Kb when k runs
-outside p_C, else 1. Each visit but the first reads the partial sums back, each but the last
-spills them, and the last writes the outputs.
+An operand's tile is replaced whenever a loop outside its span that indexes it moves (`loads`);
+its blocks come in one request each, as they are first used. For C the count is the number of
+visits V of each output block: V = Kb when k runs outside the innermost loop that moves C's
+tile, else 1. Each visit but the first reads the partial sums back, each but the last spills
+them, and the last writes the outputs.
 
 Buffers: each load writes its block into its store, the array reads A and B and writes and
 reads back partial sums inside a block as the array model counts them (`model.traffic` of the
@@ -101,16 +98,22 @@ def _parts(size: int, block: int) -> list[tuple[int, int]]:
 
 
 def loads(schedule: BlockSchedule, grid: dict[str, int], operand: str) -> tuple[int, int]:
-    """(times each block of `operand` is loaded or visited, runs in all) for the loop order."""
+    """(times each block of `operand` comes in (C: is visited), blocks of it) for the schedule.
+
+    A tile is replaced whenever a loop outside its span that indexes the operand moves, so each
+    block comes in once per distinct prefix of the loops down to p, the innermost loop outside
+    the span that indexes the operand and has more than one block: as many times as the loops
+    down to p that do not index it have blocks."""
     dims = INDEXED_BY[operand]
-    levels = [d for d in schedule.order]
-    inner = max((n for n, d in enumerate(levels) if d in dims and grid[d] > 1), default=-1)
-    repeat = runs = 1
+    span = schedule.span["abc".index(operand)]
+    levels = list(schedule.order)
+    outside = [n for n, d in enumerate(levels) if n < span and d in dims and grid[d] > 1]
+    inner = max(outside, default=-1)
+    repeat = 1
     for d in levels[: inner + 1]:
-        runs *= grid[d]
         if d not in dims:
             repeat *= grid[d]
-    return repeat, runs
+    return repeat, grid[dims[0]] * grid[dims[1]]
 
 
 def block_counts(
@@ -119,19 +122,19 @@ def block_counts(
     s = schedule.clipped(shape)
     m, k, n = shape.m, shape.k, shape.n
     grid = dict(zip("mkn", s.grid(shape)))
-    a_times, a_runs = loads(s, grid, "a")
-    b_times, b_runs = loads(s, grid, "b")
-    visits, c_runs = loads(s, grid, "c")
+    a_times, a_blocks = loads(s, grid, "a")
+    b_times, b_blocks = loads(s, grid, "b")
+    visits, c_blocks = loads(s, grid, "c")
     dram = DramCounts(
         m * k * a_times,
         k * n * b_times,
         m * n * (visits - 1),
         m * n * (visits - 1),
         m * n,
-        a_runs,
-        b_runs,
-        c_runs - grid["m"] * grid["n"],
-        c_runs,
+        a_blocks * a_times,
+        b_blocks * b_times,
+        c_blocks * (visits - 1),
+        c_blocks * visits,
     )
     shapes = []
     total = Traffic(design.dataflow, 0, 0, 0, 0, 0, 0)

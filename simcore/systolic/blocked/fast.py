@@ -1,10 +1,11 @@
 """The fast engine: the reference engine's timing rule (see `reference`) as a state recurrence
 over the steps, with runs of identical steps, and of identical loop passes, jumped.
 
-After each step the state is (end of the step, link free, last use of the previous A block, of
-the previous B block, drain end of the previous C block, latest event). A step's kind fixes
-everything else about it (which blocks come in, what is drained, the block's time), and a kind
-follows from where the step and its predecessor lie in each loop (first, inside, last). The
+After each step the state is the end of the step, the time the link is free, for each operand
+the time its tile's slot is free and the end of its previous tile, and the latest event. A
+step's kind fixes everything else about it (which tiles change, which blocks come in, what is
+drained, the block's time), and a kind follows from where the step and its predecessor lie in
+each loop (first, inside, last). The
 recurrence uses only max and + on the state, so it commutes with a shift of time: if a pass of
 identical units leaves the state equal to the state p units before, shifted by d, every further
 p units shift it by d again. Each loop level is cut into runs of units of one kind (the first,
@@ -16,17 +17,24 @@ stepped through: the result is exact either way.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
 
 from simcore.shape import Shape
-from simcore.systolic.blocked.schedule import BlockSchedule, block_cycles, check_design, transfer
+from simcore.systolic.blocked.schedule import (
+    INDEXED_BY,
+    BlockSchedule,
+    block_cycles,
+    check_design,
+    transfer,
+)
 from simcore.systolic.machine import SystolicMachine
 from simcore.systolic.model import SystolicDesign
 
-State = tuple[int, int, int, int, int, int]  # step end, link free, a prev, b prev, c prev, latest
-Kind = tuple[
-    int, int, int, int, bool, int
-]  # load a, load b, drain, read-back (-1: none), new c, block time
+# step end, link free, (slot free for the tile in use, end of the previous tile) of a, b and c,
+# the latest event
+State = tuple[int, int, int, int, int, int, int, int, int]
+# new tile of a, its load (-1: none), the same of b, new tile of c, its drain, the read-back,
+# a fresh C block that waits only for its slot, the block's time
+Kind = tuple[bool, int, bool, int, bool, int, int, bool, int]
 Index = tuple[int, int, int]  # (i, k, j)
 PERIODS = 4  # periods looked for: 1 .. PERIODS units
 
@@ -58,14 +66,15 @@ class _Engine:
         return min(block, size - index * block)
 
     def kind(self, prev: Index | None, cur: Index) -> Kind:
-        g = self.grid
-        last = (cur[0] == g["m"] - 1, cur[1] == g["k"] - 1, cur[2] == g["n"] - 1)
+        g = (self.grid["m"], self.grid["k"], self.grid["n"])
+        last = tuple(cur[d] == g[d] - 1 for d in range(3))
+        first = tuple(cur[d] == 0 for d in range(3))
         if prev is None:
-            key: tuple = (None, last, cur[1] == 0)
+            key: tuple = (None, last, first)
         else:
-            p_last = (prev[0] == g["m"] - 1, prev[1] == g["k"] - 1, prev[2] == g["n"] - 1)
-            diff = (prev[0] != cur[0], prev[1] != cur[1], prev[2] != cur[2])
-            key = (diff, last, cur[1] == 0, p_last)
+            p_last = tuple(prev[d] == g[d] - 1 for d in range(3))
+            diff = tuple(prev[d] != cur[d] for d in range(3))
+            key = (diff, last, first, p_last)
         found = self.kinds.get(key)
         if found is None:
             found = self.kinds[key] = self._make_kind(prev, cur)
@@ -75,64 +84,98 @@ class _Engine:
         words, rate = transfer(self.machine, what, elements)
         return self.machine.memory.dram.occupancy(words, rate)
 
+    def _changes(self, operand: str, prev: Index | None, cur: Index) -> tuple[bool, bool]:
+        """(the operand's tile changes, its block comes in) between prev and cur."""
+        dims = INDEXED_BY[operand]
+        where = {"m": 0, "k": 1, "n": 2}
+        if prev is None:
+            return True, True
+        moved = {d for d in "mkn" if prev[where[d]] != cur[where[d]]}
+        span = self.s.span["abc".index(operand)]
+        new_tile = any(d in moved and self.s.level(d) < span for d in dims)
+        if not (moved & set(dims)):
+            return new_tile, False
+        # a block already came in unless this is the tile's first sweep: every loop between the
+        # innermost one that moves the tile and the innermost one over the operand that does not
+        # index the operand is at its first block
+        varying = [self.s.level(d) for d in dims if self.grid[d] > 1]
+        outer = max((lv for lv in varying if lv < span), default=-1)
+        inner = max(varying, default=-1)
+        sweep = all(
+            cur[where[d]] == 0 for d in "mkn" if d not in dims and outer < self.s.level(d) < inner
+        )
+        return new_tile, sweep
+
+    def drain_occupancy(self, prev: Index) -> int:
+        """Cycles on the link to drain every block of C's tile in use at step `prev`."""
+        final = prev[1] == self.grid["k"] - 1
+        span = self.s.span[2]
+        sides = []
+        for d, index in (("m", prev[0]), ("n", prev[2])):
+            if self.s.level(d) < span:
+                sides.append([self.extent(d, index)])
+            else:
+                sides.append([self.extent(d, x) for x in range(self.grid[d])])
+        what = "c-final" if final else "c-partial"
+        return sum(self._occupancy(what, em * en) for em in sides[0] for en in sides[1])
+
     def _make_kind(self, prev: Index | None, cur: Index) -> Kind:
         i, k, j = cur
         bm, bk, bn = self.extent("m", i), self.extent("k", k), self.extent("n", j)
-        new_a = prev is None or (prev[0], prev[1]) != (i, k)
-        new_b = prev is None or (prev[1], prev[2]) != (k, j)
-        new_c = prev is None or (prev[0], prev[2]) != (i, j)
-        drain = back = -1
-        if new_c and prev is not None:
-            final = prev[1] == self.grid["k"] - 1
-            elements = self.extent("m", prev[0]) * self.extent("n", prev[2])
-            drain = self._occupancy("c-final" if final else "c-partial", elements)
-        if new_c and k > 0:
-            back = self._occupancy("c-back", bm * bn)
+        tile_a, load_a = self._changes("a", prev, cur)
+        tile_b, load_b = self._changes("b", prev, cur)
+        tile_c, enter_c = self._changes("c", prev, cur)
+        drain = -1
+        if tile_c and prev is not None:
+            drain = self.drain_occupancy(prev)
+        back = self._occupancy("c-back", bm * bn) if enter_c and k > 0 else -1
         return (
-            self._occupancy("a", bm * bk) if new_a else -1,
-            self._occupancy("b", bk * bn) if new_b else -1,
+            tile_a,
+            self._occupancy("a", bm * bk) if load_a else -1,
+            tile_b,
+            self._occupancy("b", bk * bn) if load_b else -1,
+            tile_c,
             drain,
             back,
-            new_c,
+            enter_c and k == 0,
             block_cycles(self.machine, self.design, bm, bk, bn),
         )
 
     # --- the recurrence -----------------------------------------------------------------
     def step(self, st: State, kind: Kind) -> State:
-        ce, lf, ap, bp, cp, fin = st
-        occ_a, occ_b, occ_d, occ_back, new_c, time = kind
+        ce, lf, af, ap, bf, bp, cf, cp, fin = st
+        tile_a, occ_a, tile_b, occ_b, tile_c, occ_d, occ_back, fresh_c, time = kind
         single_a, single_b, single_c = self.single
         lat = self.latency
         ready = ce
+        if tile_a:
+            af, ap = (ce, ce) if single_a else (ap, ce)
         if occ_a >= 0:
-            lf = max(lf, ce if single_a else ap) + occ_a
+            lf = max(lf, af) + occ_a
             ready = max(ready, lf + lat)
-            ap = ce
+        if tile_b:
+            bf, bp = (ce, ce) if single_b else (bp, ce)
         if occ_b >= 0:
-            lf = max(lf, ce if single_b else bp) + occ_b
+            lf = max(lf, bf) + occ_b
             ready = max(ready, lf + lat)
-            bp = ce
-        if new_c:
-            free = cp
-            if occ_d >= 0:
-                lf = max(lf, ce) + occ_d
-                fin = max(fin, lf + lat)
-                free, cp = (lf, lf) if single_c else (cp, lf)
-            if occ_back >= 0:
-                lf = max(lf, free) + occ_back
-                ready = max(ready, lf + lat)
-            else:
-                ready = max(ready, free)
+        if tile_c and occ_d >= 0:
+            lf = max(lf, ce) + occ_d
+            fin = max(fin, lf + lat)
+            cf, cp = (lf, lf) if single_c else (cp, lf)
+        if occ_back >= 0:
+            lf = max(lf, cf) + occ_back
+            ready = max(ready, lf + lat)
+        elif fresh_c:
+            ready = max(ready, cf)
         ce = ready + time
-        # values the rule never reads again are pinned, so that a repeating state is seen
-        if single_a:
-            ap = ce
-        if single_b:
-            bp = ce
-        if single_c:
-            cp = ce
-        lf = max(lf, min(ce, ap, bp, cp))
-        return (ce, lf, ap, bp, cp, max(fin, ce))
+        # values are raised to what every later use sees anyway (exact), or pinned where never
+        # read again, so that a repeating state is seen
+        floor = min(lf, ce)
+        af, bf, cf = max(af, lf), max(bf, lf), max(cf, floor)
+        ap = ce if single_a else max(ap, lf)
+        bp = ce if single_b else max(bp, lf)
+        cp = ce if single_c else max(cp, floor)
+        return (ce, lf, af, ap, bf, bp, cf, cp, max(fin, ce))
 
     # --- the loop levels ----------------------------------------------------------------
     def index(self, levels: list[int]) -> Index:
@@ -185,12 +228,10 @@ class _Engine:
         return st, prev
 
     def total(self) -> int:
-        st, prev = self.walk(0, [], (0, 0, 0, 0, 0, 0), None)
+        st, prev = self.walk(0, [], (0, 0, 0, 0, 0, 0, 0, 0, 0), None)
         assert prev is not None
-        ce, lf, _ap, _bp, _cp, fin = st
-        elements = self.extent("m", prev[0]) * self.extent("n", prev[2])
-        final = prev[1] == self.grid["k"] - 1
-        end = max(lf, ce) + self._occupancy("c-final" if final else "c-partial", elements)
+        ce, lf, fin = st[0], st[1], st[8]
+        end = max(lf, ce) + self.drain_occupancy(prev)
         return max(fin, end + self.latency)
 
 
@@ -229,5 +270,3 @@ def run_fast(
     cycles = engine.total()
     return FastRun(cycles, engine.simulated, engine.jumps)
 
-
-StepFunction = Callable[[State, Kind], State]

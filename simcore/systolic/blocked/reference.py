@@ -1,21 +1,23 @@
 """The reference engine: the block schedule as a program of operations, timed one by one.
 
 The program walks the blocks in the loop order. Every step computes one block C[i,j] += A[i,k]
-B[k,j] on the array. Before a step, in this order, the link is asked to:
-  1. load the A block, if it differs from the previous step's;
+B[k,j] on the array. An operand's tile (one block, or the blocks its span reaches: see
+`schedule`) is replaced when a loop outside its span moves it on. Before a step, in this order,
+the link is asked to:
+  1. load the A block, if it is not in A's tile yet (a new tile starts empty);
   2. load the B block, likewise;
-  3. when the C block differs from the previous step's: drain the previous C block (partial
-     sums, at accumulator width, if its last k block is not the GEMM's last; else the outputs,
-     at output width), then read back the new C block's partial sums if an earlier k block has
-     already been added into it (its first k block is not 0);
-and after the last step it drains the last C block. A block occupies a slot of its operand:
-with single buffering the new block takes the one slot, with double buffering the slots
-alternate. The timing rule:
+  3. when C's tile is replaced: drain every block of the previous tile (partial sums, at
+     accumulator width, if their last k block is not the GEMM's last; else the outputs, at
+     output width), then, for a C block not in its tile yet, read its partial sums back if an
+     earlier k block has already been added into it (its k block is not 0);
+and after the last step it drains the last C tile. A tile occupies a slot of its operand: with
+single buffering the new tile takes the one slot, with double buffering the slots alternate.
+The timing rule:
   * the link serves requests one at a time in the order above; a request starts when the link
     is free and its slot is free, and its data is in place `latency` cycles after the link has
     moved it (`Link.occupancy`);
-  * an A or B slot is free once the last step reading its previous block has finished; a C slot
-    is free once the drain of its previous block has left it;
+  * an A or B slot is free once the last step reading its previous tile has finished; a C slot
+    is free once the last drain of its previous tile has left it;
   * a step starts when the previous step has finished and its three blocks are in place (a new
     C block without partial sums to read back needs only its slot) and takes the array's time
     for the block (`block_cycles`);
@@ -31,7 +33,13 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from simcore.shape import Shape
-from simcore.systolic.blocked.schedule import BlockSchedule, block_cycles, check_design, transfer
+from simcore.systolic.blocked.schedule import (
+    INDEXED_BY,
+    BlockSchedule,
+    block_cycles,
+    check_design,
+    transfer,
+)
 from simcore.systolic.machine import SystolicMachine
 from simcore.systolic.model import SystolicDesign
 
@@ -55,23 +63,25 @@ class Op:
 
 
 @dataclass
-class Slots:
-    """An operand's slots: the block in use, how many blocks have come in, and for each slot
-    the op that frees it (the last step reading its block, or the drain moving it out)."""
+class Tiles:
+    """An operand's on-chip tiles: the one in use (named by the indices of its loops outside the
+    span), the blocks of it already in, how many tiles have come in, and for each slot the op
+    that frees it (the last step reading its tile, or the last drain moving it out)."""
 
     count: int
-    current: tuple[int, int] | None = None
-    elements: int = 0
+    instance: tuple[int, ...] | None = None
+    loaded: dict[tuple[int, int], int] = field(default_factory=dict)  # block -> elements
     runs: int = 0
     freed_by: dict[int, int] = field(default_factory=dict)
+    wait: list[int] = field(default_factory=list)
 
-    def take(self, block: tuple[int, int], elements: int) -> tuple[int, list[int]]:
-        """The slot the next block goes to, and the op it must wait for."""
+    def enter(self, instance: tuple[int, ...]) -> None:
+        """A new tile takes the next slot; its blocks wait for that slot to be free."""
         slot = self.runs % self.count
         self.runs += 1
-        self.current, self.elements = block, elements
+        self.instance, self.loaded = instance, {}
         freed = self.freed_by.get(slot)
-        return slot, ([] if freed is None else [freed])
+        self.wait = [] if freed is None else [freed]
 
     @property
     def slot(self) -> int:
@@ -107,12 +117,18 @@ class Program:
         self.ops.append(op)
         return len(self.ops) - 1
 
-    def drain(self, c: Slots, last_compute: int, final: bool) -> None:
-        """Drain the C block in use once the last step adding into it has finished."""
+    def drain(self, c: Tiles, last_compute: int, final: bool) -> None:
+        """Drain every block of the C tile in use once its last step has finished."""
         what = "c-final" if final else "c-partial"
-        assert c.current is not None
-        op = Op(what, c.current, c.elements, after=[last_compute], slot=c.slot)
-        c.freed_by[c.slot] = self.emit(op, what)
+        for block, elements in c.loaded.items():
+            op = Op(what, block, elements, after=[last_compute], slot=c.slot)
+            c.freed_by[c.slot] = self.emit(op, what)
+
+
+def _instance(schedule: BlockSchedule, operand: str, index: dict[str, int]) -> tuple[int, ...]:
+    """The indices of the operand's loops outside its span: they name its tile."""
+    span = schedule.span["abc".index(operand)]
+    return tuple(index[d] for d in INDEXED_BY[operand] if schedule.level(d) < span)
 
 
 def build_program(
@@ -121,27 +137,35 @@ def build_program(
     s = schedule.clipped(shape)
     kb = s.grid(shape)[1]
     program = Program(machine)
-    slots = {x: Slots(n) for x, n in zip("abc", s.buffering)}
+    tiles = {x: Tiles(n) for x, n in zip("abc", s.buffering)}
     last_compute, last_k = -1, 0
     for i, k, j in steps(s, shape):
+        index = {"m": i, "k": k, "n": j}
         bm, bk, bn = _extent(i, s.bm, shape.m), _extent(k, s.bk, shape.k), _extent(j, s.bn, shape.n)
         data: list[int] = []
         slot_wait: list[int] = []
         for operand, block, elements in (("a", (i, k), bm * bk), ("b", (k, j), bk * bn)):
-            if slots[operand].current != block:
-                slot, free = slots[operand].take(block, elements)
-                op = Op(f"load-{operand}", block, elements, slot_after=free, slot=slot)
+            t = tiles[operand]
+            instance = _instance(s, operand, index)
+            if t.instance != instance:
+                t.enter(instance)
+            if block not in t.loaded:
+                t.loaded[block] = elements
+                op = Op(f"load-{operand}", block, elements, slot_after=t.wait, slot=t.slot)
                 data.append(program.emit(op, operand))
-        c = slots["c"]
-        if c.current != (i, j):
-            if c.current is not None:
+        c = tiles["c"]
+        instance = _instance(s, "c", index)
+        if c.instance != instance:
+            if c.instance is not None:
                 program.drain(c, last_compute, last_k == kb - 1)
-            slot, free = c.take((i, j), bm * bn)
+            c.enter(instance)
+        if (i, j) not in c.loaded:
+            c.loaded[(i, j)] = bm * bn
             if k > 0:  # partial sums of earlier k blocks come back
-                op = Op("c-back", (i, j), bm * bn, slot_after=free, slot=slot)
+                op = Op("c-back", (i, j), bm * bn, slot_after=c.wait, slot=c.slot)
                 data.append(program.emit(op, "c-back"))
             else:
-                slot_wait.extend(free)
+                slot_wait.extend(c.wait)
         duration = block_cycles(machine, design, bm, bk, bn)
         compute = Op(
             "compute",
@@ -154,8 +178,8 @@ def build_program(
         )
         last_compute, last_k = program.emit(compute), k
         for operand in "ab":
-            slots[operand].freed_by[slots[operand].slot] = last_compute
-    program.drain(slots["c"], last_compute, last_k == kb - 1)
+            tiles[operand].freed_by[tiles[operand].slot] = last_compute
+    program.drain(tiles["c"], last_compute, last_k == kb - 1)
     return program.ops
 
 

@@ -1,11 +1,18 @@
 """A block schedule: block sizes bm, bk, bn of the GEMM's M, K and N, the loop order over the
 blocks (outermost first: 'mnk' runs k innermost, so each C block stays in the accumulators until
-it is complete), and single or double buffering of each operand's block.
+it is complete), how much of each operand stays on chip, and single or double buffering of it.
 
-Feasibility is arithmetic on the block sizes, checked before any timing: every store must hold
-the blocks of the operands it holds, times their buffering. A and B blocks are operand words; a
-C block is bm x bn accumulator words in the accumulator store or, without one, in the buffer
-that holds c (accumulator_bits / word_bits words each).
+What stays on chip is an operand's tile: with span 3 (the default) one block, which is loaded
+again whenever the operand's block changes from one step to the next; with span s < 3 every
+block of the operand that the loops at levels s .. 2 reach (level 0 is the outermost loop), so
+span 0 keeps the whole operand. A tile's blocks come in as they are first used and stay until a
+loop outside the span moves the operand on. Double buffering holds a second tile, so that the
+next one can come in while the current one is in use.
+
+Feasibility is arithmetic on the tiles, checked before any timing: every store must hold the
+tiles of the operands it holds, times their buffering. A and B tiles are operand words; a C tile
+is accumulator words in the accumulator store or, without one, in the buffer that holds c
+(accumulator_bits / word_bits words each).
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ class BlockSchedule:
     bn: int
     order: str = "mnk"
     buffering: tuple[int, int, int] = (2, 2, 2)
+    span: tuple[int, int, int] = (3, 3, 3)
 
     def __post_init__(self) -> None:
         for name in ("bm", "bk", "bn"):
@@ -44,6 +52,12 @@ class BlockSchedule:
             isinstance(b, bool) or b not in (1, 2) for b in self.buffering
         ):
             raise ValueError(f"buffering must be three of 1 or 2 (a, b, c), got {self.buffering!r}")
+        if len(self.span) != 3 or any(
+            isinstance(x, bool) or not isinstance(x, int) or not 0 <= x <= 3 for x in self.span
+        ):
+            raise ValueError(
+                f"span must be three loop levels from 0 to 3 (a, b, c), got {self.span!r}"
+            )
 
     def clipped(self, shape: Shape) -> "BlockSchedule":
         """The same schedule with blocks no larger than the GEMM."""
@@ -53,6 +67,7 @@ class BlockSchedule:
             min(self.bn, shape.n),
             self.order,
             self.buffering,
+            self.span,
         )
 
     def grid(self, shape: Shape) -> tuple[int, int, int]:
@@ -61,34 +76,41 @@ class BlockSchedule:
 
     def describe(self) -> str:
         names = "".join("sd"[b - 1] for b in self.buffering)
-        return f"{self.bm}x{self.bk}x{self.bn} {self.order} {names}"
+        spans = "" if self.span == (3, 3, 3) else " span " + "".join(map(str, self.span))
+        return f"{self.bm}x{self.bk}x{self.bn} {self.order} {names}{spans}"
+
+    def level(self, dim: str) -> int:
+        """The loop level of `dim` (0: outermost)."""
+        return self.order.index(dim)
+
+    def tile(self, operand: str, shape: Shape) -> tuple[int, int]:
+        """Extents of the operand's on-chip tile along its two dimensions (its span's reach)."""
+        span = self.span["abc".index(operand)]
+        size = {"m": (self.bm, shape.m), "k": (self.bk, shape.k), "n": (self.bn, shape.n)}
+        ext = [size[d][1] if self.level(d) >= span else min(*size[d]) for d in INDEXED_BY[operand]]
+        return ext[0], ext[1]
 
 
 def footprints(
-    machine: SystolicMachine, bm: int, bk: int, bn: int, buffering: tuple[int, int, int]
+    machine: SystolicMachine, schedule: BlockSchedule, shape: Shape
 ) -> list[tuple[str, Fraction, int]]:
-    """(store key, words needed, capacity in words) of every store for blocks bm x bk x bn."""
+    """(store key, words needed, capacity in words) of every store under the schedule."""
     need: dict[str, Fraction] = {}
     memory = machine.memory
-    blocks = {"a": Fraction(bm * bk), "b": Fraction(bk * bn), "c": Fraction(bm * bn)}
-    for operand, slots in zip("abc", buffering):
+    for operand, slots in zip("abc", schedule.buffering):
+        rows, cols = schedule.tile(operand, shape)
+        elements = Fraction(rows * cols)
         store = memory.store_of(operand)
         if store is None:  # c in the accumulator store, in accumulator words
-            need["accumulator"] = blocks["c"] * slots
+            need["accumulator"] = elements * slots
             continue
-        words = blocks[operand] * (machine.accumulator_words if operand == "c" else 1)
-        need[f"buffers.{store.name}"] = (
-            need.get(f"buffers.{store.name}", Fraction(0)) + words * slots
-        )
+        words = elements * (machine.accumulator_words if operand == "c" else 1)
+        key = f"buffers.{store.name}"
+        need[key] = need.get(key, Fraction(0)) + words * slots
     out = []
     for store in memory.stores:
-        out.append(
-            (
-                f"buffers.{store.name}",
-                need.get(f"buffers.{store.name}", Fraction(0)),
-                store.capacity,
-            )
-        )
+        key = f"buffers.{store.name}"
+        out.append((key, need.get(key, Fraction(0)), store.capacity))
     if memory.accumulator is not None:
         out.append(
             ("accumulator", need.get("accumulator", Fraction(0)), memory.accumulator.capacity)
@@ -128,9 +150,7 @@ def feasibility(machine: SystolicMachine, schedule: BlockSchedule, shape: Shape)
     """The arithmetic check, before any timing (blocks clipped to the GEMM)."""
     s = schedule.clipped(shape)
     over = tuple(
-        (store, need - cap, cap)
-        for store, need, cap in footprints(machine, s.bm, s.bk, s.bn, s.buffering)
-        if need > cap
+        (store, need - cap, cap) for store, need, cap in footprints(machine, s, shape) if need > cap
     )
     return Feasibility(over)
 

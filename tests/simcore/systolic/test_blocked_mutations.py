@@ -36,15 +36,23 @@ MUTANTS: dict[str, tuple[Rewrite, ...]] = {
     ),
     "single buffering lends a second slot in the reference engine": (
         Rewrite(
-            "systolic.blocked.reference", "Slots.take", "self.runs % self.count", "self.runs % 2"
+            "systolic.blocked.reference", "Tiles.enter", "self.runs % self.count", "self.runs % 2"
         ),
     ),
     "a drain does not wait for its block's last step": (
         Rewrite(
             "systolic.blocked.reference",
             "Program.drain",
-            "Op(what, c.current, c.elements, after=[last_compute], slot=c.slot)",
-            "Op(what, c.current, c.elements, after=[], slot=c.slot)",
+            "Op(what, block, elements, after=[last_compute], slot=c.slot)",
+            "Op(what, block, elements, after=[], slot=c.slot)",
+        ),
+    ),
+    "the fast engine loads a resident tile's blocks again on every pass": (
+        Rewrite(
+            "systolic.blocked.fast",
+            "_Engine._changes",
+            "return (new_tile, sweep)",
+            "return (new_tile, True)",
         ),
     ),
     "counts forget that C revisits read partial sums back": (
@@ -112,6 +120,7 @@ def battery(copy: ModuleType) -> list[str]:
             rng.randint(1, shape.n),
             rng.choice(blocked.schedule.LOOP_ORDERS),
             (rng.randint(1, 2), rng.randint(1, 2), rng.randint(1, 2)),
+            (rng.randint(0, 3), rng.randint(0, 3), rng.randint(0, 3)),
         )
         if not blocked.schedule.feasibility(machine, schedule, shape).ok:
             continue
@@ -133,6 +142,38 @@ def battery(copy: ModuleType) -> list[str]:
         if problems:
             failures.append(problems[0])
     failures += _by_hand(copy)
+    failures += _long_runs(copy)
+    return failures
+
+
+def _long_runs(copy: ModuleType) -> list[str]:
+    """Grids of 10 blocks a side, where the fast engine jumps: it must still equal the reference."""
+    blocked, failures = copy.systolic.blocked, []
+    rng = random.Random(5)
+    for order, span in (
+        ("mnk", (3, 3, 3)),
+        ("kmn", (3, 3, 3)),
+        ("nmk", (0, 3, 3)),
+        ("knm", (3, 3, 1)),
+    ):
+        data = _machine_dict(rng)
+        data.pop("accumulator", None)
+        data["buffers"] = {
+            "s": {
+                "holds": ["a", "b", "c"],
+                "capacity": "4096 words",
+                "read_width": 4,
+                "write_width": 4,
+            }
+        }
+        machine = copy.systolic.machine_parse.parse_machine(data)
+        design = copy.systolic.model.SystolicDesign(machine.array, "ws")
+        shape = copy.shape.Shape(40, 40, 40)
+        schedule = blocked.schedule.BlockSchedule(4, 4, 4, order, (2, 2, 2), span)
+        fast = blocked.fast.run_fast(machine, design, schedule, shape).cycles
+        slow = blocked.reference.run_reference(machine, design, schedule, shape).cycles
+        if fast != slow:
+            failures.append(f"{order} {span}: fast {fast} != reference {slow}")
     return failures
 
 
