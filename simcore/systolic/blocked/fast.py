@@ -269,4 +269,3 @@ def run_fast(
     engine = _Engine(machine, design, schedule.clipped(shape), shape)
     cycles = engine.total()
     return FastRun(cycles, engine.simulated, engine.jumps)
-

@@ -60,6 +60,8 @@ class Op:
     ready: int = 0  # link: data in place (end + latency); compute: end
     slot: int = 0
     dims: tuple[int, int, int] = (0, 0, 0)  # a step's block, bm x bk x bn
+    tile: int = 0  # a transfer's tile of its operand (a step's: of C), numbered as they come in
+    k: int = 0  # a step's k block
 
 
 @dataclass
@@ -121,7 +123,7 @@ class Program:
         """Drain every block of the C tile in use once its last step has finished."""
         what = "c-final" if final else "c-partial"
         for block, elements in c.loaded.items():
-            op = Op(what, block, elements, after=[last_compute], slot=c.slot)
+            op = Op(what, block, elements, after=[last_compute], slot=c.slot, tile=c.runs - 1)
             c.freed_by[c.slot] = self.emit(op, what)
 
 
@@ -151,7 +153,14 @@ def build_program(
                 t.enter(instance)
             if block not in t.loaded:
                 t.loaded[block] = elements
-                op = Op(f"load-{operand}", block, elements, slot_after=t.wait, slot=t.slot)
+                op = Op(
+                    f"load-{operand}",
+                    block,
+                    elements,
+                    slot_after=t.wait,
+                    slot=t.slot,
+                    tile=t.runs - 1,
+                )
                 data.append(program.emit(op, operand))
         c = tiles["c"]
         instance = _instance(s, "c", index)
@@ -162,7 +171,7 @@ def build_program(
         if (i, j) not in c.loaded:
             c.loaded[(i, j)] = bm * bn
             if k > 0:  # partial sums of earlier k blocks come back
-                op = Op("c-back", (i, j), bm * bn, slot_after=c.wait, slot=c.slot)
+                op = Op("c-back", (i, j), bm * bn, slot_after=c.wait, slot=c.slot, tile=c.runs - 1)
                 data.append(program.emit(op, "c-back"))
             else:
                 slot_wait.extend(c.wait)
@@ -175,6 +184,9 @@ def build_program(
             slot_after=slot_wait,
             duration=duration,
             dims=(bm, bk, bn),
+            slot=c.slot,
+            tile=c.runs - 1,
+            k=k,
         )
         last_compute, last_k = program.emit(compute), k
         for operand in "ab":
