@@ -22,7 +22,7 @@ from simcore.systolic.machine_parse import parse_machine
 from simcore.systolic.model import SystolicDesign
 from tests.helpers.memory_strategies import designs_on, machines, schedules_for, shapes
 
-EXAMPLES = 300
+EXAMPLES = 150
 
 
 def _check(machine, design, schedule, shape) -> None:  # type: ignore[no-untyped-def]

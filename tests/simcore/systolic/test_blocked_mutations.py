@@ -43,8 +43,8 @@ MUTANTS: dict[str, tuple[Rewrite, ...]] = {
         Rewrite(
             "systolic.blocked.reference",
             "Program.drain",
-            "Op(what, block, elements, after=[last_compute], slot=c.slot)",
-            "Op(what, block, elements, after=[], slot=c.slot)",
+            "Op(what, block, elements, after=[last_compute], slot=c.slot, tile=$t)",
+            "Op(what, block, elements, after=[], slot=c.slot, tile=$t)",
         ),
     ),
     "the fast engine loads a resident tile's blocks again on every pass": (
