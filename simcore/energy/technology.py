@@ -61,6 +61,8 @@ class Technology:
     sram_um2_per_kib: float
     dma_lane_um2: float
     sources: tuple[tuple[str, str], ...] = ()
+    hbm_read_pj: float | None = None  # optional: a table without them cannot cost an HBM link
+    hbm_write_pj: float | None = None
     # The vector unit's arithmetic per word (optional: a table without them leaves it uncosted).
     vector_add_pj: float | None = None  # add, subtract, max, relu, negate, a reduction's step
     vector_mul_pj: float | None = None  # multiply, scale
@@ -104,7 +106,14 @@ def _log_log(points: tuple[SramPoint, ...], kib: float, field: str) -> float:
 
 # ---- the schema: section, key, unit kind ------------------------------------------------------
 
-OPTIONAL_ENERGY_KEYS = ("vector_add_pj", "vector_mul_pj", "vector_div_pj", "sfu_pj")
+OPTIONAL_ENERGY_KEYS = (
+    "hbm_read_pj",
+    "hbm_write_pj",
+    "vector_add_pj",
+    "vector_mul_pj",
+    "vector_div_pj",
+    "sfu_pj",
+)
 ENERGY_KEYS = tuple(
     f.name
     for f in fields(Technology)
@@ -299,9 +308,9 @@ def technology_to_dict(tech: Technology) -> dict[str, Any]:
         if getattr(tech, key) is not None:
             data[key] = getattr(tech, key)
     data["energy"] = {key: getattr(tech, key) for key in ENERGY_KEYS}
-    for key in OPTIONAL_ENERGY_KEYS:
-        if getattr(tech, key) is not None:
-            data["energy"][key] = getattr(tech, key)
+    data["energy"].update(
+        {key: getattr(tech, key) for key in OPTIONAL_ENERGY_KEYS if getattr(tech, key) is not None}
+    )
     data["sram"] = [{"kib": p.kib, "read_pj": p.read_pj, "write_pj": p.write_pj} for p in tech.sram]
     data["area"] = {key: getattr(tech, key) for key in AREA_KEYS}
     if tech.sources:
