@@ -63,6 +63,11 @@ class Technology:
     sources: tuple[tuple[str, str], ...] = ()
     hbm_read_pj: float | None = None  # optional: a table without them cannot cost an HBM link
     hbm_write_pj: float | None = None
+    # The vector unit's arithmetic per word (optional: a table without them leaves it uncosted).
+    vector_add_pj: float | None = None  # add, subtract, max, relu, negate, a reduction's step
+    vector_mul_pj: float | None = None  # multiply, scale
+    vector_div_pj: float | None = None
+    sfu_pj: float | None = None  # exp and the sfu's functions
 
     @property
     def accumulator_words(self) -> float:
@@ -101,7 +106,14 @@ def _log_log(points: tuple[SramPoint, ...], kib: float, field: str) -> float:
 
 # ---- the schema: section, key, unit kind ------------------------------------------------------
 
-OPTIONAL_ENERGY_KEYS = ("hbm_read_pj", "hbm_write_pj")
+OPTIONAL_ENERGY_KEYS = (
+    "hbm_read_pj",
+    "hbm_write_pj",
+    "vector_add_pj",
+    "vector_mul_pj",
+    "vector_div_pj",
+    "sfu_pj",
+)
 ENERGY_KEYS = tuple(
     f.name
     for f in fields(Technology)
