@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from autotune.interrupt import children_ignore_ctrl_c, graceful_stop
+from tests.helpers.waiting import PATIENCE
 
 ROOT = Path(__file__).resolve().parents[2]
 needs_masks = pytest.mark.skipif(
@@ -54,5 +55,5 @@ def test_a_child_started_in_the_block_survives_a_ctrl_c_before_it_ignores_it() -
             stderr=subprocess.PIPE,
             text=True,
         )
-    out, err = child.communicate(timeout=300)
+    out, err = child.communicate(timeout=PATIENCE)
     assert child.returncode == 0 and out.strip() == "still here", err

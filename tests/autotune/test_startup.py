@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.waiting import PATIENCE
+
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("optuna", "pandas", "numba", "matplotlib", "sqlalchemy", "pyarrow", "numpy")
 
@@ -26,7 +28,7 @@ def loaded_after(code: str) -> list[str]:
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=PATIENCE,
     )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])

@@ -27,6 +27,7 @@ from simcore.ga1.exact import (  # noqa: E402
 from simcore.ga1.exact.model import makespan_of_plan  # noqa: E402
 from simcore.ga1.generator import general, slots_needed, strip_slots_needed, strips  # noqa: E402
 from simcore.ga1.lower_bounds import compute_pipeline_bound, lower_bound  # noqa: E402
+from tests.helpers.examples import examples
 from tests.helpers.generator_strategies import general_params, strip_params  # noqa: E402
 
 # CP-SAT alone: the exhaustive search has its own tests (test_exact_timed.py).
@@ -139,7 +140,7 @@ def test_chapter_programs_are_model_solutions(shape, machine, program):
 small = st.integers(1, 32)
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(
     m=small,
     k=small,
@@ -164,7 +165,7 @@ def test_generated_programs_are_model_solutions(m, k, n, slots, params, setup, f
     )
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=examples(10), deadline=None)
 @given(
     m=small,
     k=small,
@@ -183,7 +184,7 @@ def test_strip_programs_are_model_solutions(m, k, n, slots, params):
     )
 
 
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=examples(8), deadline=None)
 @given(
     m=st.integers(1, 24),
     k=st.integers(1, 24),

@@ -26,6 +26,7 @@ from simcore.ga1.generator.strips import (
     strip_widths,
     strips,
 )
+from tests.helpers.examples import examples
 from tests.helpers.generator_strategies import strip_params
 from tests.helpers.schedule_checks import run_exact
 
@@ -70,7 +71,7 @@ machines = st.builds(
 )
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(m=dims, k=dims, n=dims, machine=machines, params=strip_params(), seed=st.integers(0, 99))
 def test_every_strip_program_is_exact_and_hazard_free(m, k, n, machine, params, seed):
     shape = Shape(m, k, n)
@@ -87,7 +88,7 @@ def test_every_strip_program_is_exact_and_hazard_free(m, k, n, machine, params, 
     assert counts["store"] == counts["zero"] == Mt * Nt
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(m=dims, k=dims, n=dims, machine=machines, params=strip_params())
 def test_blocks_tile_c_and_obey_the_slot_rule(m, k, n, machine, params):
     shape = Shape(m, k, n)
@@ -104,7 +105,7 @@ def test_blocks_tile_c_and_obey_the_slot_rule(m, k, n, machine, params):
     check_products(shape, machine, strip_order(shape, machine, params))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(m=dims, k=dims, n=dims, slots=st.integers(3, 40), params=strip_params())
 def test_slots_needed_is_the_minimum_that_compiles(m, k, n, slots, params):
     shape, machine = Shape(m, k, n), Machine(slots=slots)
@@ -211,7 +212,7 @@ def test_protect_zero_keeps_every_general_program():
         assert hashlib.sha256(code.tobytes()).hexdigest() == entry["sha256"], entry["params"]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     m=dims,
     k=dims,
