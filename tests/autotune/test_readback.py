@@ -45,6 +45,7 @@ def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
+@pytest.mark.slow  # a tuning process, killed
 def test_a_killed_study_is_read_back_from_its_storage(
     capsys: pytest.CaptureFixture[str], in_tmp: Path, stored
 ) -> None:  # type: ignore[no-untyped-def]

@@ -139,6 +139,7 @@ def _python(*argv: str, cwd: Path, **kwargs: object) -> subprocess.Popen[str]:
     )
 
 
+@pytest.mark.slow  # a tuning process
 def test_sigterm_stops_like_ctrl_c(tmp_path: Path) -> None:
     process = _python("--shape", "64x64x64", "--trials", "100000", "--study", "t", cwd=tmp_path)
     journal = tmp_path / "results" / "t" / "study.journal"
@@ -164,6 +165,7 @@ def test_check_against_an_empty_reference_fails(
     assert "holds no records" in line and "nothing to compare" in line
 
 
+@pytest.mark.slow  # CP-SAT in a process
 @pytest.mark.skipif(importlib.util.find_spec("ortools") is None, reason="needs OR-Tools")
 def test_ctrl_c_during_optimum_writes_the_best_so_far(tmp_path: Path) -> None:
     argv = ["optimum", "--shape", "32x32x32", "--slots", "16", "--time-limit", "30"]

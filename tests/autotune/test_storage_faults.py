@@ -142,6 +142,7 @@ def test_processes_creating_one_study_together_never_fail_and_share_its_budget(
     assert states(tmp_path, "together", kind) == [TrialState.COMPLETE] * 40
 
 
+@pytest.mark.slow  # twelve processes racing
 def test_tables_created_by_several_processes_at_once(tmp_path: Path) -> None:
     """Optuna's RDB storage creates its tables and version rows on first use; our processes doing
     it at once, with a plain Optuna process (optuna-dashboard, say: no lock of ours) among them,
@@ -269,6 +270,7 @@ def _read_only_runner(results: Path) -> list[str] | None:
     ]
 
 
+@pytest.mark.slow  # five command-line processes
 def test_a_read_only_results_folder_is_one_line(in_tmp: Path) -> None:
     assert main([*SMALL, "--trials", "10", "--study", "kept"]) == 0
     assert main(["baseline", "--shape", "64x64x64"]) == 0
@@ -356,7 +358,14 @@ def test_refused_writes_are_one_line_in_process(
         assert len(err) == 1 and err[0].startswith("autotune: error: cannot"), (argv, err)
 
 
-@pytest.mark.parametrize("extra", [[], ["--workers", "2"], ["--storage", "sqlite:///results/s.db"]])
+@pytest.mark.parametrize(
+    "extra",
+    [
+        [],
+        pytest.param(["--workers", "2"], marks=pytest.mark.slow),  # two worker processes, twice
+        ["--storage", "sqlite:///results/s.db"],
+    ],
+)
 def test_a_clean_exit_leaves_no_lock_or_lease_file(
     capsys: pytest.CaptureFixture[str], in_tmp: Path, extra: list[str]
 ) -> None:

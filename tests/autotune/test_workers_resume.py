@@ -104,6 +104,7 @@ def wait_for_complete(
     )
 
 
+@pytest.mark.slow  # two worker processes
 def test_two_workers_share_one_global_budget(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -153,6 +154,7 @@ def test_a_resumed_study_draws_new_points_not_its_first_runs_again(
     assert len(trials) == 24 and not first & set(again)
 
 
+@pytest.mark.slow  # a tuning process, interrupted
 def test_interrupted_run_keeps_its_trials_and_resumes(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -179,6 +181,7 @@ def test_interrupted_run_keeps_its_trials_and_resumes(
     assert {snapshot(t) for t in kept} <= {snapshot(t) for t in after}
 
 
+@pytest.mark.slow  # a tuning process, killed
 @pytest.mark.parametrize("kind", STORAGES)
 def test_killed_run_does_not_block_the_resume(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
@@ -204,6 +207,7 @@ def test_killed_run_does_not_block_the_resume(
     assert not leftovers(tmp_path)  # the killed worker's lease is gone with the resume's clean exit
 
 
+@pytest.mark.slow  # waits out the heartbeat's grace period
 @pytest.mark.parametrize("kind", STORAGES)
 def test_a_trial_killed_right_after_the_ask_does_not_block(
     capsys: pytest.CaptureFixture[str],

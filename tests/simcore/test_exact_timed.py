@@ -17,6 +17,7 @@ from tests.helpers.examples import examples
 from tests.helpers.generator_strategies import general_params
 
 
+@pytest.mark.slow  # CP-SAT proves each optimum
 @pytest.mark.parametrize(
     ("shape", "machine", "optimum"),
     [  # proven by CP-SAT (docs/benchmarks/optimum.md, tests/simcore/test_exact_proof.py)
@@ -121,6 +122,7 @@ def test_the_search_and_the_questions_get_what_cp_sat_leaves_of_the_time_limit(m
     assert solve._search(shape, machine, options, 200, None) is not None
 
 
+@pytest.mark.slow  # CP-SAT on every example
 @settings(max_examples=examples(10), deadline=None)
 @given(
     m=st.integers(1, 16),
