@@ -1,7 +1,7 @@
 """The systolic energy model against ZigZag on the same GEMMs, array and dataflows.
 
 ZigZag (zigzag-dse 3.9.1, the `bench` extra) runs in its own virtualenv through
-benchmarks/zigzag_runner.py, which documents the accelerator and the mapping it is given: ZigZag's
+benchmarks/peers/zigzag_runner.py, which documents the accelerator and the mapping it is given: ZigZag's
 example systolic accelerator (tpu_like.yaml) with its per-access costs. Our side uses the same
 costs, from simcore/energy/data/zigzag_tpu_like.toml. For every case this prints:
   * the access counts per memory level and direction that the two models share, ZigZag's
@@ -13,23 +13,20 @@ costs, from simcore/energy/data/zigzag_tpu_like.toml. For every case this prints
 
 Usage:
   python -m venv /work/zigzag-venv && /work/zigzag-venv/bin/pip install '.[bench]'   # once
-  python benchmarks/bench_energy.py --zigzag-python /work/zigzag-venv/bin/python \\
+  python -m benchmarks.energy.bench_energy --zigzag-python /work/zigzag-venv/bin/python \\
       [--write-golden tests/simcore/golden/zigzag_energy.json]
-  python benchmarks/bench_energy.py --golden tests/simcore/golden/zigzag_energy.json   # no ZigZag
+  python -m benchmarks.energy.bench_energy --golden tests/simcore/golden/zigzag_energy.json   # no ZigZag
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from simcore.energy import (  # noqa: E402
+from benchmarks import harness
+from benchmarks.harness import ROOT
+from simcore.energy import (
     PHYSICAL,
     ZIGZAG,
     load_technology,
@@ -37,10 +34,10 @@ from simcore.energy import (  # noqa: E402
     systolic_cost,
     systolic_counts,
 )
-from simcore.energy.peer import CONVENTIONS, zigzag_gap_terms, zigzag_pairs  # noqa: E402
-from simcore.energy.technology import Technology  # noqa: E402
-from simcore.shape import Shape  # noqa: E402
-from simcore.systolic.model import Assumptions, HbmLink, Mapping, SystolicArray, SystolicDesign  # noqa: E402
+from simcore.energy.peer import CONVENTIONS, zigzag_gap_terms, zigzag_pairs
+from simcore.energy.technology import Technology
+from simcore.shape import Shape
+from simcore.systolic.model import Assumptions, HbmLink, Mapping, SystolicArray, SystolicDesign
 
 TECH_FILE = "zigzag_tpu_like.toml"
 # ZigZag's example GEMM (inputs/workload/gemm_layer.yaml, 128 x 128 x 128) and three layer-like
@@ -129,7 +126,7 @@ def compare(case: dict, peer: dict, tech: Technology) -> dict:
 
 
 def run_zigzag(python: str, chosen: list[dict]) -> dict:
-    runner = ROOT / "benchmarks" / "zigzag_runner.py"
+    runner = ROOT / "benchmarks" / "peers" / "zigzag_runner.py"
     done = subprocess.run(
         [python, str(runner)], input=json.dumps(chosen), capture_output=True, text=True, check=False
     )
@@ -144,8 +141,8 @@ def golden_record(peer: dict, chosen: list[dict]) -> dict:
         "provenance": {
             "peer": "ZigZag",
             "zigzag_version": peer["zigzag_version"],
-            "produced_by": "python benchmarks/bench_energy.py --zigzag-python PYTHON --write-golden FILE",
-            "each_case": "benchmarks/zigzag_runner.py: zigzag.api.get_hardware_performance_zigzag on tpu_like.yaml's "
+            "produced_by": "python -m benchmarks.energy.bench_energy --zigzag-python PYTHON --write-golden FILE",
+            "each_case": "benchmarks/peers/zigzag_runner.py: zigzag.api.get_hardware_performance_zigzag on tpu_like.yaml's "
             "costs, cut to the case's array, with the case's spatial and full temporal mapping",
             "zigzag_python": peer["python"],
             "technology_file": f"simcore/energy/data/{TECH_FILE}",
@@ -188,11 +185,13 @@ def report(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    source = parser.add_mutually_exclusive_group(required=True)
+GOLDEN = ROOT / "tests" / "simcore" / "golden" / "zigzag_energy.json"
+
+
+def main(argv: list[str] | None = None) -> int:
+    # --quick compares against the golden file: ZigZag's own run takes its virtualenv and minutes.
+    parser = harness.parser(__doc__, quick={"golden": GOLDEN, "zigzag_python": None})
+    source = parser.add_mutually_exclusive_group()
     source.add_argument("--zigzag-python", help="the Python of a virtualenv with zigzag-dse 3.9.1")
     source.add_argument(
         "--golden", type=Path, help="compare against a golden file instead of running ZigZag"
@@ -201,7 +200,10 @@ def main() -> None:
         "--write-golden", type=Path, help="write ZigZag's results with their provenance here"
     )
     parser.add_argument("--counts", action="store_true", help="print every compared count")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    if args.golden is None and harness.peer_python("zigzag", args.zigzag_python) is None:
+        where = args.zigzag_python or harness.PEERS / "zigzag-venv"
+        return harness.skip(f"no ZigZag environment at {where}; --golden FILE compares without it")
     tech = load_technology(shipped_table(TECH_FILE))
     if args.golden:
         golden = json.loads(args.golden.read_text())
@@ -220,7 +222,8 @@ def main() -> None:
             print(row["case"])
             for key, mine, other in row["counts"]:
                 print(f"  {' '.join(key):<36} ours {mine:>10} ZigZag {other}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    harness.run(main)

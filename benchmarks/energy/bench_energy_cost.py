@@ -16,30 +16,26 @@ with their energy step (`_energy`) replaced by nothing, --tune-repeats runs of e
 cycles alone. Per trial: the CPU time of a run over N, the least and the median of the runs.
 Goal: energy costs <= 5% of a trial.
 
-Usage: python benchmarks/bench_energy_cost.py [--repeats N] [--tune N] [--tune-repeats R]
+Usage: python -m benchmarks.energy.bench_energy_cost [--repeats N] [--tune N] [--tune-repeats R]
 """
 
 from __future__ import annotations
 
-import argparse
 import statistics
-import sys
 import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from autotune.oracles.systolic import SystolicOracle  # noqa: E402
-from search_spaces.systolic import design_of  # noqa: E402
-from simcore.ga1.engine import Blocked  # noqa: E402
-from simcore.ga1.machine import Machine  # noqa: E402
-from simcore.shape import Shape  # noqa: E402
-from simcore.systolic.closed_form import cycles  # noqa: E402
-from simcore.systolic.model import design_traffic  # noqa: E402
+from autotune.oracles.systolic import SystolicOracle
+from benchmarks import harness
+from search_spaces.systolic import design_of
+from simcore.ga1.engine import Blocked
+from simcore.ga1.machine import Machine
+from simcore.shape import Shape
+from simcore.systolic.closed_form import cycles
+from simcore.systolic.model import design_traffic
 
 SYSTOLIC_POINT = {
     "rows": 128,
@@ -163,10 +159,8 @@ def tune_lines(trials: int, repeats: int) -> list[str]:
     return lines
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+def main(argv: list[str] | None = None) -> int:
+    parser = harness.parser(__doc__, quick={"repeats": 1, "tune": 0})
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument(
         "--tune",
@@ -177,7 +171,7 @@ def main() -> None:
     parser.add_argument(
         "--tune-repeats", type=int, default=5, help="runs of each, interleaved (default 5)"
     )
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     from autotune.oracles.ga1 import ORACLE as GA1
     from autotune.oracles.systolic import ORACLE as SYSTOLIC
     from autotune.run.quiet import quiet_libraries
@@ -219,7 +213,8 @@ def main() -> None:
     if args.tune:
         lines += tune_lines(args.tune, args.tune_repeats)
     print("\n".join(lines))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    harness.run(main)

@@ -8,10 +8,10 @@ CP-SAT) then starts from the tuner's best schedule and either proves an optimum 
 limit with the best schedule it found and its bound. Every schedule in the table ran through the
 ordinary simulator and was verified (numpy's product, hazard replay clean).
 
-    PYTHONPATH=$PWD python benchmarks/bench_optimum.py --out docs/benchmarks/optimum.md \
+    python -m benchmarks.optimum.bench_optimum --out docs/benchmarks/optimum.md \
         --json tests/simcore/data/optima.json --programs docs/benchmarks/optimum_programs.json
-    PYTHONPATH=$PWD python benchmarks/bench_optimum.py --only 32x32x32 --work-limit 2 --trials 300
-    PYTHONPATH=$PWD python benchmarks/bench_optimum.py --from-json tests/simcore/data/optima.json
+    python -m benchmarks.optimum.bench_optimum --only 32x32x32 --work-limit 2 --trials 300
+    python -m benchmarks.optimum.bench_optimum --from-json tests/simcore/data/optima.json
 
 Columns: `tuner` the tuner's best after --trials trials; `exact` the solver's schedule; `bound` the
 best proven lower bound (the solver's, never below lower_bound); `proven` whether exact = bound;
@@ -28,17 +28,16 @@ import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import optuna
 
-import optuna  # noqa: E402
-from optimum_common import previous_bound, tuner_best  # noqa: E402
-
-from simcore.ga1.asm import from_text, to_text  # noqa: E402
-from simcore.ga1.exact import ExactOptions, solve_optimum  # noqa: E402
-from simcore.ga1.lower_bounds import lower_bound  # noqa: E402
-from simcore.ga1.machine import Machine, machine_from, parse_overrides  # noqa: E402
-from simcore.ga1.program import Program  # noqa: E402
-from simcore.shape import Shape, parse_shape  # noqa: E402
+from benchmarks import harness
+from benchmarks.optimum.optimum_common import previous_bound, tuner_best
+from simcore.ga1.asm import from_text, to_text
+from simcore.ga1.exact import ExactOptions, solve_optimum
+from simcore.ga1.lower_bounds import lower_bound
+from simcore.ga1.machine import Machine, machine_from, parse_overrides
+from simcore.ga1.program import Program
+from simcore.shape import Shape, parse_shape
 
 # (shape, machine overrides): 2-8 tiles of 8 x 8 per side, 4-24 slots, five machines; the first
 # six are small instances within reach of a proof.
@@ -252,10 +251,11 @@ def summary(rows: list[Row]) -> str:
     )
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    quick = {"only": "16x16x16 slots=8", "trials": 20, "work_limit": 1.0, "proof_limit": 1.0}
+    parser = harness.parser(__doc__, quick={**quick, "workers": 1, "out": None, "json": None})
     parser.add_argument(
         "--trials", type=int, default=1000, help="tuner trials per instance (default 1000)"
     )
@@ -328,7 +328,7 @@ def main() -> int:
         help="re-render the rows of an earlier --json with the bounds as they are now "
         "(no tuning, no solving)",
     )
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     args.proof_limit = args.proof_limit or None
     rows = [] if args.from_json is None else rebound(args.from_json)
     done = {(r.shape, r.machine): r for r in read_rows(args.partial)} if args.partial else {}
@@ -356,7 +356,7 @@ def main() -> int:
     if args.check_proofs:
         print(check_proofs(rows, args))
         return 0
-    command = "PYTHONPATH=$PWD python benchmarks/bench_optimum.py " + " ".join(sys.argv[1:])
+    command = "python -m benchmarks.optimum.bench_optimum " + " ".join(sys.argv[1:])
     text = f"{table(rows)}\n\n{summary(rows)}\n\nReproduce: `{command}`\n"
     print(text)
     if args.out:
@@ -376,4 +376,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    harness.run(main)

@@ -8,25 +8,26 @@ raised, the faster schedules found and the proofs made, go to --json; a row is w
 as it is done, and a rerun skips the rows already there (when CP-SAT crashes, which its interleaved
 portfolio does on rare runs, the run stops with an error: run it again to go on).
 
-    PYTHONPATH=$PWD python benchmarks/bench_proofs.py --table tests/simcore/data/optima.json \\
+    python -m benchmarks.optimum.bench_proofs --table tests/simcore/data/optima.json \\
         --proof-limit 20 --pebble-products 12 --json proofs.json
-    PYTHONPATH=$PWD python benchmarks/bench_proofs.py --table tests/simcore/data/optima.json \\
+    python -m benchmarks.optimum.bench_proofs --table tests/simcore/data/optima.json \\
         --max-products 12 --search-nodes 200000000 --json proofs.json   # the searched rows only
-    PYTHONPATH=$PWD python benchmarks/bench_proofs.py --table tests/simcore/data/optima.json \\
+    python -m benchmarks.optimum.bench_proofs --table tests/simcore/data/optima.json \\
         --json proofs.json --report   # what changed
-    PYTHONPATH=$PWD python benchmarks/bench_optimum.py --from-json proofs.json   # the table
+    python -m benchmarks.optimum.bench_optimum --from-json proofs.json   # the table
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
+from benchmarks import harness
 from simcore import simulate
 from simcore.ga1.asm import to_text
 from simcore.ga1.exact import ExactOptions, decide_below
@@ -72,10 +73,17 @@ def write_atomically(path: Path, rows: list[dict]) -> None:
     os.replace(partial, path)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--table", type=Path, required=True, help="rows of bench_optimum.py")
-    parser.add_argument("--json", type=Path, required=True, help="the rows after the questions")
+def main(argv: list[str] | None = None) -> int:
+    quick = {
+        "table": harness.DATA / "optima.json",
+        "json": Path(tempfile.mkdtemp()) / "proofs.json",
+        "max_products": 8,
+        "proof_limit": 1.0,
+        "workers": 1,
+    }
+    parser = harness.parser(__doc__, quick=quick)
+    parser.add_argument("--table", type=Path, help="rows of bench_optimum (required)")
+    parser.add_argument("--json", type=Path, help="the rows after the questions (required)")
     parser.add_argument("--proof-limit", type=float, default=20.0, help="units per question")
     parser.add_argument(
         "--pebble-products", type=int, default=12, help="largest instance for fewest transfers"
@@ -98,7 +106,9 @@ def main() -> int:
     parser.add_argument(
         "--report", action="store_true", help="print what --json changed in --table, and stop"
     )
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    if args.table is None or args.json is None:
+        parser.error("--table and --json are required")
     rows = json.loads(args.table.read_text())
     done = json.loads(args.json.read_text()) if args.json.is_file() else []
     if args.report:
@@ -135,4 +145,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    harness.run(main)

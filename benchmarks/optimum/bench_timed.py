@@ -1,11 +1,11 @@
 """The exhaustive search of simcore/ga1/exact/timed.py on the smallest instances: states visited,
 CPU seconds and what it proves, from the best schedule known (the table's exact column).
 
-    PYTHONPATH=$PWD python benchmarks/bench_timed.py            # the 2 x 2 x 2 rows, seconds
-    PYTHONPATH=$PWD python benchmarks/bench_timed.py --all      # also 2 x 2 x 3 (about 20 min)
-    PYTHONPATH=$PWD python benchmarks/bench_timed.py --case 24x24x24:slots=12:584 \
+    python -m benchmarks.optimum.bench_timed            # the 2 x 2 x 2 rows, seconds
+    python -m benchmarks.optimum.bench_timed --all      # also 2 x 2 x 3 (about 20 min)
+    python -m benchmarks.optimum.bench_timed --case 24x24x24:slots=12:584 \
         --max-nodes 30000000                                    # any instance, below any cycles
-    PYTHONPATH=$PWD python benchmarks/bench_timed.py --tuner 300 --case 16x16x16:slots=4:0 \
+    python -m benchmarks.optimum.bench_timed --tuner 300 --case 16x16x16:slots=4:0 \
         --json tests/simcore/data/searched_optima.json          # the tuner's best, then below it
 
 Each line: the instance, the cycles searched below, the answer (a faster schedule, or none:
@@ -16,13 +16,13 @@ file as it is measured, and a run given the same file skips the instances it hol
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 from pathlib import Path
 from typing import Any
 
 from autotune.results.files import write_text
+from benchmarks import harness
 from simcore.ga1.asm import to_text
 from simcore.ga1.exact.timed import MAX_PRODUCTS, search_below
 from simcore.ga1.exact.transfers import fewest_transfers
@@ -57,7 +57,7 @@ def searched(
     tuned: int | None = None
     program: Program | None = None
     if trials:
-        from optimum_common import tuner_best
+        from benchmarks.optimum.optimum_common import tuner_best
 
         tuned, _, program = tuner_best(shape, machine, trials, 0)
     below = known or (tuned or 0)
@@ -102,7 +102,7 @@ def line(row: dict[str, Any]) -> str:
 def report(rows: list[dict[str, Any]], families: dict[tuple[str, str], int]) -> str:
     """The rows as the docs' table, bounds computed now, and how often the tuner was optimal;
     `families`: the fastest program of the families on each instance (grid_families.py)."""
-    from optimum_common import previous_bound
+    from benchmarks.optimum.optimum_common import previous_bound
 
     head = (
         "| shape | tiles | machine | tuner | families | optimum | tuner / optimum | old bound "
@@ -153,8 +153,9 @@ def report(rows: list[dict[str, Any]], families: dict[tuple[str, str], int]) -> 
     return "\n".join(lines)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> int:
+    quick = {"case": ["16x16x16:slots=8:240"], "json": None, "tuner": 0}
+    parser = harness.parser(__doc__, quick=quick)
     parser.add_argument("--all", action="store_true", help="also the 2 x 2 x 3 instances")
     parser.add_argument("--max-nodes", type=int, default=100_000_000, help="states, at most")
     parser.add_argument(
@@ -175,7 +176,7 @@ def main() -> int:
     parser.add_argument(
         "--families", type=Path, help="with --report: grid_families.py's rows, as a column"
     )
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.report:
         if not args.json or not args.json.exists():
             parser.error("--report reads the rows of an existing --json file")
@@ -205,4 +206,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    harness.run(main)

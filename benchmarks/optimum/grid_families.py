@@ -1,8 +1,8 @@
 """Every distinct program of the general and strip families on a tiny instance, timed: the best
 each family holds, to set beside the tuner's best and the proven optimum (search or families?).
 
-    PYTHONPATH=$PWD python benchmarks/grid_families.py --case 16x16x16:slots=4
-    PYTHONPATH=$PWD python benchmarks/grid_families.py --rows tests/simcore/data/searched_optima.json \
+    python -m benchmarks.optimum.grid_families --case 16x16x16:slots=4
+    python -m benchmarks.optimum.grid_families --rows tests/simcore/data/searched_optima.json \
         --json families.json                      # every instance of the file, kept as measured
 
 The grid is exhaustive for the instance: a lookahead of P - 1 products or more (P: the tile
@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from autotune.results.files import write_text
+from benchmarks import harness
 from search_spaces.base import GA1Family
 from search_spaces.general import GeneralFamily
 from search_spaces.strips import StripsFamily
@@ -82,9 +83,9 @@ def measure(shape_text: str, overrides: str) -> dict[str, Any]:
     return {"shape": shape_text, "machine": overrides, **found}
 
 
-def instance_parser(doc: str) -> argparse.ArgumentParser:
+def instance_parser(doc: str | None) -> argparse.ArgumentParser:
     """The options of a benchmark over tiny instances: --case, --rows and --json."""
-    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser = harness.parser(doc, quick={"case": ["16x16x8:slots=4"], "rows": None, "json": None})
     parser.add_argument("--case", action="append", default=[], help="SHAPE:MACHINE")
     parser.add_argument("--rows", type=Path, help="the instances of a bench_timed.py --json file")
     parser.add_argument("--json", type=Path, help="keep each row here, skipping those it holds")
@@ -116,9 +117,9 @@ def run_instances(
             write_text(json.dumps(rows, indent=1) + "\n", args.json)
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     run_instances(
-        instance_parser(__doc__).parse_args(),
+        instance_parser(__doc__).parse_args(argv),
         measure,
         lambda row: ", ".join(
             f"{name} {row[name]['cycles']} ({row[name]['programs']} programs)"
@@ -129,4 +130,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    harness.run(main)

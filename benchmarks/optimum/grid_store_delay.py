@@ -2,8 +2,8 @@
 reference compiler with each store delay (`CompileOptions.store_delay`) and timed: the families'
 best with and without a finished accumulator's store waiting behind the next products' loads.
 
-    PYTHONPATH=$PWD python benchmarks/grid_store_delay.py --case 16x16x24:slots=5,dma_setup=4
-    PYTHONPATH=$PWD python benchmarks/grid_store_delay.py --rows tests/simcore/data/searched_optima.json \
+    python -m benchmarks.optimum.grid_store_delay --case 16x16x24:slots=5,dma_setup=4
+    python -m benchmarks.optimum.grid_store_delay --rows tests/simcore/data/searched_optima.json \
         --json delays.json                        # every instance of the file, kept as measured
 
 The orders are those of every point of the two families (grid_families.py's domains, the compile
@@ -17,8 +17,8 @@ import dataclasses
 import itertools
 from typing import Any, Sequence
 
-from grid_families import domains, instance_parser, run_instances
-
+from benchmarks import harness
+from benchmarks.optimum.grid_families import domains, instance_parser, run_instances
 from search_spaces.base import GA1Family
 from search_spaces.general import GeneralFamily
 from search_spaces.strips import StripsFamily
@@ -108,10 +108,10 @@ def measure(shape_text: str, overrides: str, delays: Sequence[int]) -> dict[str,
     return {"shape": shape_text, "machine": overrides, "best": best}
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = instance_parser(__doc__)
     parser.add_argument("--delays", default="0,1,2,3", help="store delays, comma-separated")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     delays = [int(d) for d in args.delays.split(",")]
     run_instances(
         args,
@@ -124,4 +124,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    harness.run(main)

@@ -12,7 +12,7 @@ from autotune.results import leaderboard as board
 from autotune.run import pipeline
 from autotune.run.plan import RunPlan
 from autotune.storage import MEMORY
-from simcore.ga1.lower_bounds import _window_products, compute_pipeline_bound
+from simcore.ga1.lower_bounds import compute_pipeline_bound, window_products
 from simcore.ga1.machine import Machine
 from simcore.ga1.program import Program
 from simcore.shape import Shape
@@ -26,7 +26,7 @@ def previous_bound(shape: Shape, machine: Machine) -> int:
     x_max = min(3 * S + 8, compulsory - S)
     tiles = compulsory
     if x_max >= 1:
-        F = _window_products(S + x_max, Mt, Nt, Mt * Nt)
+        F = window_products(S + x_max, Mt, Nt, Mt * Nt)
         tiles = max(
             [compulsory]
             + [X * (math.ceil(P / F[S + X]) - 1) + 1 for X in range(1, x_max + 1) if F[S + X] > 0]

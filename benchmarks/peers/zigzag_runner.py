@@ -1,6 +1,6 @@
 """Run ZigZag on GEMM cases: reads a JSON list of cases on stdin, prints a JSON list of results.
 
-Run by benchmarks/bench_energy.py with the Python of a separate virtualenv that has the `bench`
+Run by benchmarks/energy/bench_energy.py with the Python of a separate virtualenv that has the `bench`
 extra (zigzag-dse 3.9.1); it imports nothing of this project. For each case it writes ZigZag's
 three inputs (accelerator, mapping, workload) and evaluates the one mapping they fix:
 

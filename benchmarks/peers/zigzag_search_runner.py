@@ -1,7 +1,7 @@
 """Time ZigZag's per-layer mapping search on GEMM layers: reads a JSON list of layers on stdin,
 prints a JSON object with one result per layer.
 
-Run by benchmarks/bench_scale.py with the Python of a separate virtualenv that has the `bench`
+Run by benchmarks/scale/bench_scale.py with the Python of a separate virtualenv that has the `bench`
 extra (zigzag-dse 3.9.1); it imports nothing of this project. Each layer is the GEMM
 O[d0][d1] += I[d0][d2] * W[d2][d1] (d0 = M, d1 = N, d2 = K; precision I = W = 8, O = 16,
 O_final = 8) on ZigZag's own example accelerator, inputs/hardware/tpu_like.yaml as shipped (a

@@ -2,7 +2,7 @@
 (tests/simcore/data/optima.json's proven rows and tests/simcore/data/searched_optima.json), how
 often the tuner's best is the optimum and how often it is within 1% of it, for each set of spaces.
 
-    PYTHONPATH=$PWD python benchmarks/bench_proven_gap.py --space chapter,general,strips \\
+    python -m benchmarks.quality.bench_proven_gap --space chapter,general,strips \\
         --space chapter,general,strips,delayed
 
 Each instance runs the tuner's own pipeline (the default sampler, seed 0, --trials trials, an
@@ -11,18 +11,14 @@ that misses the optimum by more than 1%, then a summary line per set of spaces."
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from optimum_common import tuner_best  # noqa: E402
-
-from simcore.ga1.machine import machine_from, parse_overrides  # noqa: E402
-from simcore.shape import parse_shape  # noqa: E402
+from benchmarks import harness
+from benchmarks.optimum.optimum_common import tuner_best
+from simcore.ga1.machine import machine_from, parse_overrides
+from simcore.shape import parse_shape
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "simcore" / "data"
 
@@ -39,8 +35,8 @@ def proven_instances() -> dict[tuple[str, str], int]:
     return optima
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> int:
+    parser = harness.parser(__doc__, quick={"trials": 10, "space": []})
     parser.add_argument(
         "--space",
         action="append",
@@ -49,8 +45,10 @@ def main() -> int:
     )
     parser.add_argument("--trials", type=int, default=1000, help="trials per instance")
     parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     optima = proven_instances()
+    if args.quick:  # the smoke test: two instances
+        optima = dict(sorted(optima.items())[:2])
     for spaces in args.space or [""]:
         optimal = near = 0
         started = time.process_time()
@@ -72,4 +70,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    harness.run(main)

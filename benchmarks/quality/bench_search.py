@@ -9,10 +9,10 @@ trial (Optuna's ask and the sampler's own work, simulation excluded). Runs are i
 (seed by seed, scratchpad by scratchpad, one configuration after the other) so that a slow
 moment of the shared machine falls on every configuration alike.
 
-    PYTHONPATH=$PWD python benchmarks/bench_search.py                      # the full table (128^3; 64, 32, 16 slots; seeds 0-4; 1,000 trials)
-    PYTHONPATH=$PWD python benchmarks/bench_search.py --slots 64 --seeds 0,1 --trials 300 --configs guided,tpe
-    PYTHONPATH=$PWD python benchmarks/bench_search.py --cases              # other shapes and machines: today's 1,000 trials against the default's 300
-    PYTHONPATH=$PWD python benchmarks/bench_search.py --cases --all-cases --seeds 0   # and 22 more (MORE_CASES)
+    python -m benchmarks.quality.bench_search                      # the full table (128^3; 64, 32, 16 slots; seeds 0-4; 1,000 trials)
+    python -m benchmarks.quality.bench_search --slots 64 --seeds 0,1 --trials 300 --configs guided,tpe
+    python -m benchmarks.quality.bench_search --cases              # other shapes and machines: today's 1,000 trials against the default's 300
+    python -m benchmarks.quality.bench_search --cases --all-cases --seeds 0   # and 22 more (MORE_CASES)
 
 Configurations: `guided` is the default (`--sampler guided`, the default spaces, conditional
 encoding); `tpe` is the flat TPE (`--sampler tpe --space chapter,general`, flat
@@ -34,25 +34,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import optuna
+import pandas as pd
 
-import optuna  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from autotune.results.leaderboard import json_rows  # noqa: E402
-from autotune.run import pipeline  # noqa: E402
-from autotune.run import study as run_study  # noqa: E402
-from autotune.run.plan import RunPlan  # noqa: E402
-from autotune.search.guided import GuidedSampler  # noqa: E402
-from autotune.storage import MEMORY, local_storage, read_study  # noqa: E402
-from search_spaces.general import GeneralFamily  # noqa: E402
-from search_spaces.registry import DEFAULT_SPACES, LEGACY_SPACES  # noqa: E402
-from simcore.ga1.lower_bounds import lower_bound  # noqa: E402
-from simcore.ga1.machine import machine_from, parse_overrides  # noqa: E402
-from simcore.shape import Shape, parse_shape  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from search_cases import CASES, MORE_CASES  # noqa: E402
+from autotune.results.leaderboard import json_rows
+from autotune.run import pipeline
+from autotune.run import study as run_study
+from autotune.run.plan import RunPlan
+from autotune.search.guided import GuidedSampler
+from autotune.storage import MEMORY, local_storage, read_study
+from benchmarks import harness
+from benchmarks.quality.search_cases import CASES, MORE_CASES
+from search_spaces.general import GeneralFamily
+from search_spaces.registry import DEFAULT_SPACES, LEGACY_SPACES
+from simcore.ga1.lower_bounds import lower_bound
+from simcore.ga1.machine import machine_from, parse_overrides
+from simcore.shape import Shape, parse_shape
 
 RATIOS = (1.05, 1.02, 1.01)
 BUDGETS = (100, 300, 1000)
@@ -439,10 +436,11 @@ def transfer_table(args: argparse.Namespace) -> None:
                     )
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    quick = {"slots": "64", "seeds": "0", "trials": 20, "configs": "guided,random"}
+    parser = harness.parser(__doc__, quick=quick)
     parser.add_argument("--shape", default="128x128x128")
     parser.add_argument("--slots", default="64,32,16", help="scratchpad sizes (default 64,32,16)")
     parser.add_argument("--machine", default="", help="other machine parameters, e.g. dma_setup=4")
@@ -475,7 +473,7 @@ def main() -> int:
     parser.add_argument(
         "--new-trials", type=int, default=300, help="--cases: trials of the default"
     )
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     args.slots = [int(s) for s in args.slots.split(",") if s]
     args.seeds = [int(s) for s in args.seeds.split(",") if s]
     args.configs = [c for c in args.configs.split(",") if c]
@@ -492,4 +490,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    harness.run(main)

@@ -6,8 +6,8 @@ random feasible points, then coordinate descent over every parameter until no si
 helps), with a fixed seed, so the figures are reproducible. The best point of each family is then
 verified exactly (functional result equals numpy's product, hazard replay clean).
 
-    PYTHONPATH=$PWD python benchmarks/bench_structures.py            # every case (about 4 CPU minutes)
-    PYTHONPATH=$PWD python benchmarks/bench_structures.py --cases 0,1 --random 60
+    python -m benchmarks.quality.bench_structures            # every case (about 4 CPU minutes)
+    python -m benchmarks.quality.bench_structures --cases 0,1 --random 60
 
 The columns: cycles, tiles moved, DMA and matrix-unit busy fractions, the ratio to the lower bound,
 and the evaluations the search used. The bounds: `compute` (the matrix unit's pipeline), `io` (the
@@ -16,30 +16,26 @@ I/O bound in cycles) and `bound` (their maximum, what the tuner reports).
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
-import sys
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from autotune.oracles.ga1 import ORACLE as GA1  # noqa: E402
-from search_spaces.base import GA1Family, canonical_json  # noqa: E402
-from search_spaces.domains import Choice, IntRange, Point  # noqa: E402
-from search_spaces.general import GeneralFamily  # noqa: E402
-from search_spaces.strips import StripsFamily  # noqa: E402
+from autotune.oracles.ga1 import ORACLE as GA1
+from benchmarks import harness
+from search_spaces.base import GA1Family, canonical_json
+from search_spaces.domains import Choice, IntRange, Point
+from search_spaces.general import GeneralFamily
+from search_spaces.strips import StripsFamily
 from simcore.ga1.lower_bounds import (
     compute_pipeline_bound,
     io_bound_cycles,
     io_bound_tiles,
     lower_bound,
-)  # noqa: E402
-from simcore.ga1.machine import Machine  # noqa: E402
-from simcore.ga1.schedules import ScheduleError  # noqa: E402
-from simcore.shape import Shape, parse_shape  # noqa: E402
+)
+from simcore.ga1.machine import Machine
+from simcore.ga1.schedules import ScheduleError
+from simcore.shape import Shape, parse_shape
 
 # (shape, machine parameters): 128^3 at the three scratchpads, then cases of our choosing.
 CASES: tuple[tuple[str, dict[str, int]], ...] = (
@@ -157,8 +153,9 @@ def row(name: str, found: Found, bound: int, verdict: str, seconds: float) -> st
     )  # type: ignore[call-overload]
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> int:
+    quick = {"shape": "32x32x32", "slots": 8, "random": 10, "starts": 1}
+    parser = harness.parser(__doc__, quick=quick)
     parser.add_argument("--cases", default="", help="comma-separated case numbers (default: all)")
     parser.add_argument(
         "--shape", default="", help="one extra case: MxKxN (with --slots and --machine)"
@@ -171,7 +168,7 @@ def main() -> int:
         "--starts", type=int, default=3, help="coordinate-descent starts per family (default 3)"
     )
     parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     cases = list(CASES)
     if args.cases:
         cases = [CASES[int(i)] for i in args.cases.split(",")]
@@ -220,4 +217,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    harness.run(main)

@@ -19,11 +19,11 @@ skips the rows it holds, so an interrupted run resumes. `--configs` names the ru
 (a tpe row does not depend on the guided sampler: keep its rows and measure guided anew with
 `--configs guided` after `--drop guided`).
 
-    PYTHONPATH=$PWD python benchmarks/bench_unnamed.py --count 40 --draw-seed 20261202 \
+    python -m benchmarks.quality.bench_unnamed --count 40 --draw-seed 20261202 \
         --rows unnamed.jsonl --configs tpe,guided,turns,long --seeds 0,1,2
-    PYTHONPATH=$PWD python benchmarks/bench_unnamed.py --count 40 --draw-seed 20261202 \
+    python -m benchmarks.quality.bench_unnamed --count 40 --draw-seed 20261202 \
         --rows unnamed.jsonl --report-only --seeds 0,1,2   # the tables again, from the rows
-    PYTHONPATH=$PWD python benchmarks/bench_unnamed.py --named --rows named.jsonl   # named cases"""
+    python -m benchmarks.quality.bench_unnamed --named --rows named.jsonl   # named cases"""
 
 from __future__ import annotations
 
@@ -38,16 +38,13 @@ import time
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from search_cases import CASES, MORE_CASES  # noqa: E402
-
-import autotune  # noqa: E402
-from autotune.search import guided  # noqa: E402
-from simcore.ga1.lower_bounds import lower_bound  # noqa: E402
-from simcore.ga1.machine import machine_from, parse_overrides  # noqa: E402
-from simcore.shape import parse_shape  # noqa: E402
+import autotune
+from autotune.search import guided
+from benchmarks import harness
+from benchmarks.quality.search_cases import CASES, MORE_CASES
+from simcore.ga1.lower_bounds import lower_bound
+from simcore.ga1.machine import machine_from, parse_overrides
+from simcore.shape import parse_shape
 
 Case = tuple[str, str]  # (shape, machine overrides)
 Row = dict[str, Any]
@@ -250,14 +247,16 @@ def markdown(cases: Sequence[Case], rows: Sequence[Row], args: argparse.Namespac
     return "\n".join(lines) + "\n"
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> int:
+    quick = {"count": 1, "rows": str(Path(tempfile.mkdtemp()) / "rows.jsonl")}
+    trials = {"tpe_trials": 20, "guided_trials": 20, "long_trials": 20, "named": False}
+    parser = harness.parser(__doc__, quick={**quick, **trials, "report_only": False})
     parser.add_argument("--count", type=int, default=40, help="cases to draw")
     parser.add_argument("--draw-seed", type=int, default=20261202)
     parser.add_argument(
         "--named", action="store_true", help="the named cases (search_cases.py) instead of a draw"
     )
-    parser.add_argument("--rows", required=True, help="JSON lines: read, resumed, appended to")
+    parser.add_argument("--rows", help="JSON lines: read, resumed, appended to (required)")
     parser.add_argument("--configs", default="tpe,guided", help=f"runs of {', '.join(CONFIGS)}")
     parser.add_argument("--drop", default="", help="configs whose rows are dropped first")
     parser.add_argument("--tpe-trials", type=int, default=1000)
@@ -266,7 +265,9 @@ def main() -> int:
     parser.add_argument("--seeds", default="0", help="the seeds of the guided runs (tpe: 0)")
     parser.add_argument("--write", help="also write the markdown here")
     parser.add_argument("--report-only", action="store_true", help="measure nothing")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    if args.rows is None:
+        parser.error("--rows is required")
     args.configs = [c for c in args.configs.split(",") if c]
     args.drop = [c for c in args.drop.split(",") if c]
     args.seeds = [int(s) for s in args.seeds.split(",") if s]
@@ -282,4 +283,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    harness.run(main)

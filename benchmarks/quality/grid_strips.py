@@ -7,26 +7,22 @@ partitions, both strip orders, flip on and off: 31,104 points, about 10 s of CPU
 engine) shows whether the family holds anything better that the search misses. It prints the best
 points, and the best for each reserve with the blocks it builds.
 
-    PYTHONPATH=$PWD python benchmarks/grid_strips.py                      # 128x128x128, slots=16
-    PYTHONPATH=$PWD python benchmarks/grid_strips.py --shape 160x160x240 --machine slots=20
+    python -m benchmarks.quality.grid_strips                      # 128x128x128, slots=16
+    python -m benchmarks.quality.grid_strips --shape 160x160x240 --machine slots=20
 """
 
 from __future__ import annotations
 
-import argparse
 import itertools
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from autotune.oracles.ga1 import ORACLE as GA1  # noqa: E402
-from search_spaces.strips import StripsFamily  # noqa: E402
-from simcore.ga1.generator.strips import strip_blocks  # noqa: E402
-from simcore.ga1.machine import machine_from, parse_overrides  # noqa: E402
-from simcore.shape import parse_shape  # noqa: E402
+from autotune.oracles.ga1 import ORACLE as GA1
+from benchmarks import harness
+from search_spaces.strips import StripsFamily
+from simcore.ga1.generator.strips import strip_blocks
+from simcore.ga1.machine import machine_from, parse_overrides
+from simcore.shape import parse_shape
 
 AXES = ("col", "row")
 RESERVES = (1, 2, 3)
@@ -67,18 +63,18 @@ def grid() -> list[dict[str, Any]]:
     return points
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> int:
+    parser = harness.parser(__doc__)
     parser.add_argument("--shape", default="128x128x128")
     parser.add_argument(
         "--machine", default="slots=16", help="machine overrides (default slots=16)"
     )
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     shape, machine = parse_shape(args.shape), machine_from(parse_overrides(args.machine), None)
     family = StripsFamily()
     started = time.process_time()
     found = []
-    for point in grid():
+    for point in itertools.islice(grid(), 200 if args.quick else None):  # quick: the first 200
         if family.violation(point, shape, machine) == 0:
             metrics = GA1.evaluate(family, point, shape, machine)
             found.append((int(metrics["cycles"]), int(metrics["tiles_moved"]), len(found), point))
@@ -105,4 +101,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    harness.run(main)

@@ -26,14 +26,14 @@
     from the study's journal (a table and bench_scale_convergence.png).
 (d) ZigZag side by side, right after each default run, where --zigzag-python names a Python
     with zigzag-dse (the `bench` extra): its per-layer mapping search and one mapping of the
-    same layer (benchmarks/zigzag_search_runner.py says how), and our run's time over its
+    same layer (benchmarks/peers/zigzag_search_runner.py says how), and our run's time over its
     search's, in wall and CPU time. Without ZigZag the rows say so and the rest runs.
 (e) Lower bounds at scale: at 16 and 32 slots, 2048^3 and 1024x2048x4096, lower_bound's CPU
     time from cold caches, and the default schedule timed in full and periodically: both
     equal, and not below the bound.
 Then every goal measured, beside its goal.
 
-Usage: python benchmarks/bench_scale.py [--repeats N] [--cases N] [--seed S] [--out DIR]
+Usage: python -m benchmarks.scale.bench_scale [--repeats N] [--cases N] [--seed S] [--out DIR]
            [--full-up-to PRODUCTS] [--zigzag-python PYTHON] [--quick]
            [--skip-scale] [--skip-differential] [--skip-runs] [--skip-bounds]
 --quick: every part, small (3 shapes to 512^3, 20 cases, one 40-trial run, 2 bound checks).
@@ -47,17 +47,13 @@ import argparse
 import json
 import random
 import statistics
-import sys
 import time
 import warnings
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-import scale_report  # benchmarks/, the script's own folder
-import scale_runs
-
+from benchmarks import harness
+from benchmarks.harness import ROOT
+from benchmarks.scale import scale_report, scale_runs
 from simcore import Machine, Shape
 from simcore.ga1 import engine
 from simcore.ga1.engine import methods
@@ -325,14 +321,13 @@ def runs_and_zigzag(
     return runs
 
 
-def arguments() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def arguments(argv: list[str] | None) -> argparse.Namespace:
+    parser = harness.parser(__doc__)  # its own --quick: every part, small
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--cases", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--full-up-to", type=int, default=1 << 21, metavar="PRODUCTS")
     parser.add_argument("--zigzag-python", metavar="PYTHON", help="a Python with zigzag-dse")
-    parser.add_argument("--quick", action="store_true", help="a smoke run of every part, small")
     parser.add_argument(
         "--run-timeout",
         type=int,
@@ -343,11 +338,11 @@ def arguments() -> argparse.Namespace:
     for part in ("scale", "differential", "runs", "bounds"):
         parser.add_argument(f"--skip-{part}", action="store_true")
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "bench_scale")
-    return parser.parse_args()
+    return parser.parse_args(argv)
 
 
-def main() -> None:
-    args = arguments()
+def main(argv: list[str] | None = None) -> int:
+    args = arguments(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     quick = args.quick
     report: dict[str, object] = {"machine": MACHINE.as_dict(), "quick": quick}
@@ -378,7 +373,8 @@ def main() -> None:
     scale_report.print_goals(goals)
     (args.out / "bench_scale.json").write_text(json.dumps(report, indent=1, default=str))
     print(f"wrote {args.out}/bench_scale.json and its plots")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    harness.run(main)

@@ -1,4 +1,4 @@
-"""The tables benchmarks/bench_scale.py prints, and its goal table: each goal's measured value
+"""The tables benchmarks/scale/bench_scale.py prints, and its goal table: each goal's measured value
 beside the goal, met or missed, from one run's figures."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The parts of benchmarks/bench_scale.py that run whole studies and peers: default runs of the
+"""The parts of benchmarks/scale/bench_scale.py that run whole studies and peers: default runs of the
 command line at LLM scale, their convergence, ZigZag's per-layer search on the same layers, and
 the lower bounds at 16 and 32 slots against the default schedule's cycles."""
 
@@ -14,7 +14,8 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from benchmarks.harness import ROOT
+
 CHECKPOINTS = (10, 50, 100, 200, 300, 500, 1000)
 COUNTS = ("cycles", "busy", "loads", "stores", "products")
 
@@ -122,11 +123,11 @@ def plot_convergence(runs: list[dict[str, object]], path: Path) -> None:
 
 
 def zigzag_layer(python: str | None, layer: dict[str, object], out: Path) -> dict[str, object]:
-    """ZigZag's search and one mapping on one layer (benchmarks/zigzag_search_runner.py under
+    """ZigZag's search and one mapping on one layer (benchmarks/peers/zigzag_search_runner.py under
     ZigZag's own Python); a row that says so when ZigZag is not installed there."""
     if python is None or shutil.which(python) is None:
         return {"installed": False, "reason": f"no ZigZag Python ({python or 'none given'})"}
-    runner = Path(__file__).with_name("zigzag_search_runner.py")
+    runner = ROOT / "benchmarks" / "peers" / "zigzag_search_runner.py"
     done = subprocess.run(
         [python, str(runner)], input=json.dumps([layer]), capture_output=True, text=True
     )
@@ -150,8 +151,7 @@ def lower_bound_rows(cases: tuple[tuple[int, int, int, int], ...], repeats: int)
         shape, machine = Shape(m, k, n), Machine(slots=slots)
         bound_s = []
         for _ in range(repeats):
-            lower_bounds.compute_pipeline_bound.cache_clear()
-            lower_bounds._io_bound.cache_clear()  # a cold bound, as a new shape computes it
+            lower_bounds.forget_bounds()  # a cold bound, as a new shape computes it
             started = time.process_time()
             bound = lower_bounds.lower_bound(shape, machine)
             bound_s.append(time.process_time() - started)

@@ -15,35 +15,31 @@ For the general generator's default schedule on GA-1 with 64 slots it measures, 
     benchmark), and the peak of the same process before the evaluation.
 Every pair is checked to agree (cycles, busy times, loads, stores, products) before it is timed.
 
-Usage: python benchmarks/bench_engine.py [--repeats N] [--skip-1024-reference]
+Usage: python -m benchmarks.speed.bench_engine [--repeats N] [--skip-1024-reference]
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import subprocess
 import sys
 import time
-from pathlib import Path
 from typing import Callable
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from simcore import Machine, Shape, blocked, kouter  # noqa: E402
-from simcore.ga1 import engine  # noqa: E402
-from simcore.ga1.generator import default_params, general  # noqa: E402
-from simcore.ga1.generator.strips import StripParams, strips  # noqa: E402
-from simcore.ga1.timing import run_timing  # noqa: E402
+from benchmarks import harness
+from benchmarks.harness import ROOT
+from simcore import Machine, Shape, blocked, kouter
+from simcore.ga1 import engine
+from simcore.ga1.generator import default_params, general
+from simcore.ga1.generator.strips import StripParams, strips
+from simcore.ga1.timing import run_timing
 
 MACHINE = Machine(slots=64)
 # Each measured call repeats until it has run this long, so short calls time well.
 MIN_BATCH_SECONDS = 0.2
 PEAK_SCRIPT = """
-import json, sys, time
-sys.path.insert(0, {root!r})
+import json, time
 from simcore import Machine, Shape
 from simcore.ga1 import engine
 from simcore.ga1.generator import default_params
@@ -138,14 +134,16 @@ def chapter_rows(repeats: int) -> list[tuple[str, float, float]]:
     return rows
 
 
-def strips_rows(repeats: int) -> list[tuple[str, float, float]]:
+def strips_rows(
+    repeats: int, sizes: tuple[int, ...] = (128, 512)
+) -> list[tuple[str, float, float]]:
     """The first strip seed (search_spaces/strips.py), and the same with each finished
     accumulator's store delayed by two products (the default's best at 128^3 on 16 slots)."""
     machine = Machine(slots=16)
     rows = []
     for delay in (0, 2):
         params = StripParams(split=2, tail=2, protect=8, store_delay=delay)
-        for n in (128, 512):
+        for n in sizes:
             shape = Shape(n, n, n)
             same(
                 engine.Strips(shape, machine, params).timing("full"),
@@ -164,7 +162,8 @@ def strips_rows(repeats: int) -> list[tuple[str, float, float]]:
 
 def peak_row(n: int) -> dict[str, float]:
     done = subprocess.run(
-        [sys.executable, "-c", PEAK_SCRIPT.format(root=str(ROOT), n=n)],
+        [sys.executable, "-c", PEAK_SCRIPT.format(n=n)],
+        cwd=ROOT,
         capture_output=True,
         text=True,
         check=True,
@@ -176,8 +175,8 @@ def seconds(value: float) -> str:
     return f"{value * 1e3:.3g} ms" if value < 1 else f"{value:.3g} s"
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> int:
+    parser = harness.parser(__doc__, quick={"repeats": 1, "skip_1024_reference": True})
     parser.add_argument(
         "--repeats",
         type=int,
@@ -189,26 +188,29 @@ def main() -> int:
         action="store_true",
         help="leave out 1024^3 (the reference takes seconds per call)",
     )
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     engine.General(Shape(64, 64, 64), MACHINE, default_params(Shape(64, 64, 64), MACHINE)).timing(
         "full"
     )  # load the kernels
-    peak = peak_row(2048)  # first, while this process is small
-    rows = [generation_row(128, args.repeats), generation_row(512, args.repeats)]
+    peak = peak_row(256 if args.quick else 2048)  # first, while this process is small
+    rows = [generation_row(128, args.repeats)]
+    if not args.quick:
+        rows.append(generation_row(512, args.repeats))
     if not args.skip_1024_reference:
         rows.append(generation_row(1024, max(1, min(args.repeats, 2))))
-    rows += [timing_row(args.repeats), *chapter_rows(args.repeats), *strips_rows(args.repeats)]
+    rows += [timing_row(args.repeats), *([] if args.quick else chapter_rows(args.repeats))]
+    rows += strips_rows(args.repeats, (128,) if args.quick else (128, 512))
     print(f"{'measure':<66} {'reference':>11} {'compiled':>11} {'ratio':>8}")
     for label, reference, compiled in rows:
         print(
             f"{label:<66} {seconds(reference):>11} {seconds(compiled):>11} {reference / compiled:>7.0f}x"
         )
     print(
-        f"timing-only evaluation at 2048^3: {seconds(peak['seconds'])} CPU, peak memory {peak['peak_kb'] / 1024:.0f} MB "
+        f"timing-only evaluation at {256 if args.quick else 2048}^3: {seconds(peak['seconds'])} CPU, peak memory {peak['peak_kb'] / 1024:.0f} MB "
         f"(the process held {peak['before_kb'] / 1024:.0f} MB before it), {peak['cycles']} cycles"
     )
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    harness.run(main)

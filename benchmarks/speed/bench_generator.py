@@ -6,24 +6,18 @@ default schedule:
   * the reference listing's `Sim` on the same program (it always computes values), and the
     ratio of its time to ours for the same program.
 
-Usage: python benchmarks/bench_generator.py [--reference-repeats N] [--skip-512-reference]
+Usage: python -m benchmarks.speed.bench_generator [--reference-repeats N] [--skip-512-reference]
 """
 
 from __future__ import annotations
 
-import argparse
 import random
-import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from simcore import Machine, Shape, simulate  # noqa: E402
-from simcore.ga1.generator import default_params, general  # noqa: E402
-
-REFERENCE = ROOT.parent / "shared" / "reference" / "ga1"
+from benchmarks import harness
+from benchmarks.harness import reference_listings
+from simcore import Machine, Shape, simulate
+from simcore.ga1.generator import default_params, general
 
 
 def best_time(function, repeats: int) -> float:
@@ -36,10 +30,10 @@ def best_time(function, repeats: int) -> float:
 
 
 def reference_seconds(machine: Machine, shape: Shape, program_tuples: list) -> float | None:
-    if not REFERENCE.is_dir():
+    listings = reference_listings()  # the chapter's listing, loaded only here, as the baseline
+    if listings is None:
         return None
-    sys.path.insert(0, str(REFERENCE))
-    import ga  # the chapter's listing, loaded only here, as the speed baseline
+    ga = listings[0]
 
     rng = random.Random(1)
     a = [[rng.randint(-3, 3) for _ in range(shape.k)] for _ in range(shape.m)]
@@ -53,20 +47,20 @@ def reference_seconds(machine: Machine, shape: Shape, program_tuples: list) -> f
     return best_time(run, 1)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> int:
+    parser = harness.parser(__doc__, quick={"repeats": 1, "skip_512_reference": True})
     parser.add_argument(
         "--repeats", type=int, default=3, help="repeats of our measurements (best is kept)"
     )
     parser.add_argument(
         "--skip-512-reference", action="store_true", help="skip the slow reference run at 512^3"
     )
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     machine = Machine(slots=64)
     print(
         f"{'shape':>12} {'instructions':>12} {'gen s':>8} {'sim s':>8} {'evals/s':>8} {'reference s':>12} {'ratio (sim)':>12} {'ratio (gen+sim)':>16}"
     )
-    for size in (128, 512):
+    for size in (128,) if args.quick else (128, 512):
         shape = Shape(size, size, size)
         params = default_params(shape, machine)
         program = general(shape, machine, params)
@@ -91,4 +85,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    harness.run(main)

@@ -18,7 +18,7 @@ bookkeeping, the budget). It prints CPU ms per trial by part, over the whole run
 900-999, the whole run's CPU (imports, seeding, leaderboard and verification included) and wall
 time, the best cycles, whether the TPE configurations ran the same trials, and the ratio of CPU.
 
-Usage: python benchmarks/bench_loop.py [--trials 1000] [--rounds 1] [--only sqlite,journal-tpe,journal]
+Usage: python -m benchmarks.speed.bench_loop [--trials 1000] [--rounds 1] [--only sqlite,journal-tpe,journal]
 """
 
 from __future__ import annotations
@@ -35,7 +35,9 @@ import threading
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from benchmarks import harness
+from benchmarks.harness import ROOT
+
 CONFIGS = ("sqlite", "journal-tpe", "journal")
 TPE_CONFIGS = ("sqlite", "journal-tpe")  # the same sampler, so the same trials
 PARTS = ("sampler", "storage", "generation", "other")
@@ -209,7 +211,8 @@ def run_one(config: str, code: Path, trials: int) -> dict:
         env = {**os.environ, "PYTHONPATH": str(code)}
         command = [
             sys.executable,
-            str(Path(__file__).resolve()),
+            "-m",
+            "benchmarks.speed.bench_loop",
             "--child",
             "--trials",
             str(trials),
@@ -312,8 +315,8 @@ def table(found: dict[str, list[dict]], trials: int) -> str:
     return "\n".join(lines)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> int:
+    parser = harness.parser(__doc__, quick={"trials": 10, "only": "journal"})
     parser.add_argument(
         "--trials",
         type=int,
@@ -333,7 +336,7 @@ def main() -> int:
     parser.add_argument("--storage", help=argparse.SUPPRESS)
     parser.add_argument("--sampler", help=argparse.SUPPRESS)
     parser.add_argument("--spaces", help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.child:
         child(args)
         return 0
@@ -358,4 +361,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    harness.run(main)

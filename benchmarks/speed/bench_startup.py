@@ -7,12 +7,11 @@ CPU time of the child. With `--before DIR_OR_REVISION` the same cases also run o
 version of autotune (a checkout folder, or a git revision exported to a temporary folder),
 interleaved run by run with this tree, so both see the same load on the machine.
 
-Usage: python benchmarks/bench_startup.py [--repeats 5] [--before DIR_OR_REVISION]
+Usage: python -m benchmarks.speed.bench_startup [--repeats 5] [--before DIR_OR_REVISION]
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import resource
 import statistics
@@ -22,7 +21,9 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from benchmarks import harness
+from benchmarks.harness import ROOT
+
 CASES: dict[str, list[str]] = {
     "python -c pass": ["-c", "pass"],
     "python -m autotune --help": ["-m", "autotune", "--help"],
@@ -96,8 +97,8 @@ def report(found: Runs, names: list[str], repeats: int) -> str:
     return "\n".join(lines)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> int:
+    parser = harness.parser(__doc__, quick={"repeats": 1})
     parser.add_argument(
         "--repeats", type=int, default=5, help="runs per case and version (default 5)"
     )
@@ -107,7 +108,7 @@ def main() -> int:
         metavar="DIR_OR_REVISION",
         help="an earlier autotune to compare with: a checkout folder or a git revision",
     )
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as scratch:
         trees: dict[str, Path] = {}
         if args.before is not None:
@@ -126,4 +127,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    harness.run(main)

@@ -7,33 +7,28 @@
    run, side by side and interleaved (reference, events, reference, events, ...), best of
    --repeats each, with the ratio.
 
-Usage: python benchmarks/bench_systolic.py [--repeats N]
+Usage: python -m benchmarks.speed.bench_systolic [--repeats N]
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import io
-import sys
 import time
-from pathlib import Path
 from typing import Callable
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from autotune.cli.main import main  # noqa: E402
-from autotune.oracles.systolic import verify_design  # noqa: E402
-from simcore.shape import Shape  # noqa: E402
+from autotune.cli.main import main as autotune_main
+from autotune.oracles.systolic import verify_design
+from benchmarks import harness
+from simcore.shape import Shape
 from simcore.systolic import (
     SystolicArray,
     SystolicDesign,
     simulate_systolic,
     simulate_systolic_reference,
-)  # noqa: E402
+)
 
 CHECK = ["systolic", "--shape", "512x1024x1024", "--array", "128x128", "--check"]
 SIDE_BY_SIDE = (
@@ -50,10 +45,12 @@ def cpu(function: Callable[[], object]) -> float:
 
 def quiet_main() -> None:
     with contextlib.redirect_stdout(io.StringIO()):
-        assert main(CHECK) == 0
+        assert autotune_main(CHECK) == 0
 
 
-def main_bench(repeats: int) -> None:
+def main_bench(repeats: int, quick: bool = False) -> None:
+    if quick:  # the smoke test: the models side by side on the smallest problem
+        return side_by_side(repeats, SIDE_BY_SIDE[:1])
     quiet_main()  # warm-up
     best = min(cpu(quiet_main) for _ in range(repeats))
     print(
@@ -67,8 +64,12 @@ def main_bench(repeats: int) -> None:
             f"  {dataflow} check alone: {seconds:.3f} s CPU  ({verify_design(design, shape).detail})"
         )
     print()
+    side_by_side(repeats, SIDE_BY_SIDE)
+
+
+def side_by_side(repeats: int, problems: tuple[tuple[Shape, SystolicArray], ...]) -> None:
     print(f"{'problem':28}{'dataflow':>9}{'reference s':>13}{'events s':>11}{'ratio':>9}")
-    for shape, array in SIDE_BY_SIDE:
+    for shape, array in problems:
         rng = np.random.default_rng(0)
         a = rng.integers(-9, 10, (shape.m, shape.k)).astype(np.float64)
         b = rng.integers(-9, 10, (shape.k, shape.n)).astype(np.float64)
@@ -83,7 +84,13 @@ def main_bench(repeats: int) -> None:
             )
 
 
-if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> int:
+    parser = harness.parser(__doc__, quick={"repeats": 1})
     parser.add_argument("--repeats", type=int, default=3)
-    main_bench(parser.parse_args().repeats)
+    args = parser.parse_args(argv)
+    main_bench(args.repeats, args.quick)
+    return 0
+
+
+if __name__ == "__main__":
+    harness.run(main)

@@ -11,26 +11,20 @@ own, which must be at least 30x (exit status 1 otherwise).
 Each measurement repeats and keeps the best (least disturbed) time. The reference takes about a
 second per run, so it gets fewer repetitions (--reference-repeats).
 
-Usage: python benchmarks/bench_timing.py [--repeats N] [--reference-repeats N]
+Usage: python -m benchmarks.speed.bench_timing [--repeats N] [--reference-repeats N]
 """
 
 from __future__ import annotations
 
-import argparse
-import importlib
-import sys
 import time
-from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from benchmarks import harness
+from benchmarks.harness import REFERENCE, reference_listings
+from simcore import Machine, Shape, chapter_sweep, simulate
+from simcore.ga1.schedules import ChapterSchedule
 
-from simcore import Machine, Shape, chapter_sweep, simulate  # noqa: E402
-from simcore.ga1.schedules import ChapterSchedule  # noqa: E402
-
-REFERENCE = ROOT.parent / "shared" / "reference" / "ga1"
 SHAPE = Shape(128, 128, 128)
 REQUIRED_RATIO = 30.0
 # Ours runs in a few milliseconds: time batches of at least this long, so timer resolution and
@@ -56,13 +50,7 @@ def best_rate(
 
 
 def load_reference() -> tuple[ModuleType, ModuleType] | None:
-    if not (REFERENCE / "ga.py").is_file():
-        return None
-    sys.path.insert(0, str(REFERENCE))
-    try:
-        return importlib.import_module("ga"), importlib.import_module("schedules")
-    finally:
-        sys.path.remove(str(REFERENCE))
+    return reference_listings()
 
 
 def reference_program(
@@ -76,7 +64,7 @@ def reference_program(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = harness.parser(__doc__, quick={"repeats": 1, "reference_repeats": 1})
     parser.add_argument(
         "--repeats", type=int, default=5, help="repetitions of each measurement of ours (best kept)"
     )
@@ -154,4 +142,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    harness.run(main)

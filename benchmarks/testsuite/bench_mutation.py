@@ -19,7 +19,7 @@ Needs mutmut (`pip install -e '.[mutation]'`). Prints the score per module (kill
 plus survived), the CPU time of the run (this process's children) and the surviving mutants
 (`mutmut show NAME` in the copy kept by --keep shows one).
 
-Measured with mutmut 3.8.1 (`python benchmarks/bench_mutation.py`, 200 s of CPU, 5 minutes on
+Measured with mutmut 3.8.1 (`python -m benchmarks.testsuite.bench_mutation`, 200 s of CPU, 5 minutes on
 two shared cores): timing.py 243 mutants, 182 killed, 51 survived, 10 reached by no test
 (`Timing.mxu_util`), 78.1%; hazards.py 77 mutants, 66 killed, 11 survived, 85.7%. Most survivors
 are equivalent (`>` for `>=` where equal times change nothing, initial values always
@@ -27,12 +27,11 @@ overwritten, a dtype); the others show what these tests leave unchecked: the eng
 totals, a program whose last instruction is a product, and the slot, start and earliest of a
 "write too early" hazard.
 
-Usage: python benchmarks/bench_mutation.py [--module simcore/ga1/timing.py ...] [--keep]
+Usage: python -m benchmarks.testsuite.bench_mutation [--module simcore/ga1/timing.py ...] [--keep]
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import resource
@@ -44,7 +43,9 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from benchmarks import harness
+from benchmarks.harness import ROOT
+
 SHARED = ROOT.parent / "shared"  # the chapter's listings, for the differential tests
 MODULES = ("simcore/ga1/timing.py", "simcore/ga1/hazards.py")
 # Tests that reach the reference timing rule and replay in seconds (test_engine.py, the engine
@@ -123,19 +124,22 @@ def report(
         print(f"  {name}")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> int:
+    parser = harness.parser(__doc__)  # --quick: prepares the mutated copy, runs no mutant
     parser.add_argument("--module", action="append", help="a module to mutate (default: both)")
     parser.add_argument("--keep", action="store_true", help="keep the copy (to `mutmut show`)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     modules = tuple(args.module or MODULES)
     try:
         import mutmut as _  # noqa: F401 - only to say how to get it
     except ImportError:
-        raise SystemExit("bench_mutation needs mutmut: pip install mutmut") from None
+        return harness.skip("mutmut is not installed: pip install -e '.[mutation]'")
     workdir = Path(tempfile.mkdtemp(prefix="bench_mutation_"))
     try:
         project = prepare(workdir, modules)
+        if args.quick:
+            print(f"--quick: the copy to mutate is ready ({', '.join(modules)}); no mutant run")
+            return 0
         started = time.perf_counter()
         mutmut(project, "run")
         wall = time.perf_counter() - started
@@ -150,7 +154,8 @@ def main() -> None:
     finally:
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    harness.run(main)

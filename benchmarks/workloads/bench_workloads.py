@@ -15,12 +15,11 @@
    `--tuning-only` runs only this part, `--no-tuning` skips it. The LLaMA-2-7B prefill layer on
    GA-1 with default trials, and the layer furthest from its bound.
 
-Usage: python benchmarks/bench_workloads.py [--repeats N] [--tuning-only | --no-tuning]
+Usage: python -m benchmarks.workloads.bench_workloads [--repeats N] [--tuning-only | --no-tuning]
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import io
 import json
@@ -32,17 +31,15 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tools"))
+import onnx
+from onnx import helper
 
-import make_workloads  # noqa: E402
-import onnx  # noqa: E402
-from onnx import helper  # noqa: E402
-
-from autotune.cli import main  # noqa: E402
-from search_spaces.gemm_list import totals  # noqa: E402
-from search_spaces.workload import load_workload  # noqa: E402
+from autotune.cli import main
+from benchmarks import harness
+from benchmarks.harness import ROOT
+from search_spaces.gemm_list import totals
+from search_spaces.workload import load_workload
+from tools import make_workloads
 
 GOLDEN = ROOT / "tests" / "search_spaces" / "golden" / "scalesim_topologies.json"
 HEADER = (
@@ -220,7 +217,7 @@ def tuning(tmp: Path) -> None:
 
 
 def main_bench(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = harness.parser(__doc__, quick={"repeats": 1, "no_tuning": True})
     parser.add_argument("--repeats", type=int, default=3)
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--tuning-only", action="store_true", help="only the tuning runs (part 4)")
@@ -237,4 +234,4 @@ def main_bench(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main_bench())
+    harness.run(main_bench)

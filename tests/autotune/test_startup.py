@@ -1,6 +1,6 @@
 """Start-up: the parser of every command is built, and argument errors reported, without loading
 the libraries a run needs (their import is most of a second). How fast that is is measured in
-benchmarks/bench_startup.py; here, which modules load."""
+benchmarks/speed/bench_startup.py; here, which modules load."""
 
 from __future__ import annotations
 

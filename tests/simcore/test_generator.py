@@ -280,7 +280,7 @@ def test_best_params_regression(slots, params, target):
 
 
 def test_a_512_schedule_is_near_the_bound():
-    # Its speed is measured in benchmarks/bench_engine.py, not here (no wall-clock limits in tests).
+    # Its speed is measured in benchmarks/speed/bench_engine.py, not here (no wall-clock limits in tests).
     shape, machine = Shape(512, 512, 512), Machine(slots=64)
     program = general(shape, machine, GeneralParams(bi=6, bj=8, tail=0, lookahead=28))
     assert simulate(machine, program).cycles <= 1.1 * compute_pipeline_bound(shape, machine)

@@ -1,6 +1,6 @@
 """The compiler's store delay (CompileOptions.store_delay): every program is exact and
 hazard-free, needs no more slots than without the delay, and on the instances where the families
-miss the proven optimum it reaches it (benchmarks/grid_store_delay.py)."""
+miss the proven optimum it reaches it (benchmarks/optimum/grid_store_delay.py)."""
 
 from __future__ import annotations
 

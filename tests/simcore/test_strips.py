@@ -33,7 +33,7 @@ from tests.helpers.schedule_checks import run_exact
 SHAPE = Shape(128, 128, 128)
 GOLDEN_PROGRAMS = Path(__file__).parent / "data" / "general_programs_sha256.json"
 
-# The best strip points found by direct search (benchmarks/bench_structures.py); regression targets.
+# The best strip points found by direct search (benchmarks/quality/bench_structures.py); regression targets.
 BEST_32 = StripParams(
     axis="col",
     reserve=2,
