@@ -246,3 +246,22 @@ def test_never_above_the_exact_solvers_verified_schedules():
         bound = lower_bound(shape, machine)
         assert bound == row["new_bound"], row
         assert bound <= row["bound"] <= row["exact"] <= row["tuner"], row
+
+
+def test_forgotten_bounds_are_computed_again_the_same():
+    from simcore.ga1 import lower_bounds
+
+    machine = Machine(slots=16)
+    first = lower_bound(SHAPE, machine)
+    lower_bounds.forget_bounds()
+    assert lower_bounds.compute_pipeline_bound.cache_info().currsize == 0
+    assert lower_bound(SHAPE, machine) == first
+
+
+def test_window_products_grow_with_the_tiles_a_window_holds():
+    from simcore.ga1.lower_bounds import window_products
+
+    found = window_products(12, 4, 4, 16)
+    assert len(found) == 13 and found[0] == 0
+    assert all(a <= b for a, b in zip(found, found[1:]))
+    assert found[3] == 1  # one A tile, one B tile and one C tile make one product
