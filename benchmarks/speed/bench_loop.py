@@ -83,15 +83,20 @@ class PartClock:
                 setattr(cls, name, self.wrap(part, vars(cls)[name]))
 
 
+def _subclasses(cls: type) -> list[type]:
+    found = []
+    for sub in cls.__subclasses__():
+        found += [sub, *_subclasses(sub)]
+    return found
+
+
 def _instrument(clock: PartClock) -> None:
     import optuna
-    from optuna.storages import JournalStorage, RDBStorage
-    from optuna.storages._cached_storage import _CachedStorage
 
     storage_methods = tuple(
         name for name in vars(optuna.storages.BaseStorage) if not name.startswith("__")
     ) + ("record_heartbeat", "_get_stale_trial_ids", "get_heartbeat_interval")
-    for cls in (RDBStorage, _CachedStorage, JournalStorage, optuna.storages.InMemoryStorage):
+    for cls in _subclasses(optuna.storages.BaseStorage):  # Optuna's storages and its RDB cache
         clock.patch("storage", cls, storage_methods)
     from autotune.oracles.ga1 import GA1Oracle
     from autotune.search import guided  # noqa: F401  (its sampler is timed as `sampler` too)
