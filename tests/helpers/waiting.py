@@ -41,13 +41,9 @@ def _status_masks(pid: int) -> dict[str, int] | None:
     masks = {}
     for line in text.splitlines():
         key, _, value = line.partition(":")
-        if key in ("SigPnd", "ShdPnd", "SigBlk"):
+        if key in ("SigPnd", "ShdPnd"):
             masks[key] = int(value.strip(), 16)
     return masks
-
-
-def proc_available() -> bool:
-    return _status_masks(1) is not None or Path("/proc/self/status").is_file()
 
 
 def signal_taken(pid: int, signum: signal.Signals = signal.SIGINT) -> bool:
