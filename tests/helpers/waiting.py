@@ -25,7 +25,7 @@ def wait_until(
     """Return once `condition()` holds; fail if `process` exits first or the patience runs out."""
     deadline = time.monotonic() + patience
     while not condition():
-        if process is not None and process.poll() is not None:
+        if process is not None and process.poll() is not None and not condition():
             out, err = process.communicate()
             raise AssertionError(f"the process exited ({process.returncode}) before {what}: {err}")
         if time.monotonic() > deadline:
