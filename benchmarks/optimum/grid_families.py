@@ -85,7 +85,7 @@ def measure(shape_text: str, overrides: str) -> dict[str, Any]:
 
 def instance_parser(doc: str | None) -> argparse.ArgumentParser:
     """The options of a benchmark over tiny instances: --case, --rows and --json."""
-    parser = harness.parser(doc, quick={"case": ["16x16x8:slots=4"], "rows": None, "json": None})
+    parser = harness.parser(doc, quick={"case": ["16x8x8:slots=4"], "rows": None, "json": None})
     parser.add_argument("--case", action="append", default=[], help="SHAPE:MACHINE")
     parser.add_argument("--rows", type=Path, help="the instances of a bench_timed.py --json file")
     parser.add_argument("--json", type=Path, help="keep each row here, skipping those it holds")
