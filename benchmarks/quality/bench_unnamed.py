@@ -248,7 +248,7 @@ def markdown(cases: Sequence[Case], rows: Sequence[Row], args: argparse.Namespac
 
 
 def main(argv: list[str] | None = None) -> int:
-    quick = {"count": 1, "rows": str(Path(tempfile.mkdtemp()) / "rows.jsonl")}
+    quick = {"count": 2, "rows": str(Path(tempfile.mkdtemp()) / "rows.jsonl")}
     trials = {"tpe_trials": 20, "guided_trials": 20, "long_trials": 20, "named": False}
     parser = harness.parser(__doc__, quick={**quick, **trials, "report_only": False})
     parser.add_argument("--count", type=int, default=40, help="cases to draw")
