@@ -107,9 +107,10 @@ def test_three_workers_exact_budget(postgres_url: str, tmp_path: Path) -> None:
 
 def test_killed_worker_is_retried(postgres_url: str, tmp_path: Path) -> None:
     total, name = 24, "pg-kill"  # more than the 16 seeds: the retry is run, not left queued
-    # At 256^3 a simulation takes about a second: a trial is often seen RUNNING.
+    # At 256^3 a simulation takes about a second: a trial is often seen RUNNING. A heartbeat of
+    # 5 s (10 s of grace) keeps a live worker, slowed by a loaded machine, from being taken for dead.
     command = _tune(
-        postgres_url, name, "256x256x256", total, tmp_path, "--heartbeat", "1", "--space", "chapter"
+        postgres_url, name, "256x256x256", total, tmp_path, "--heartbeat", "5", "--space", "chapter"
     )
     workers = [
         subprocess.Popen(
@@ -136,11 +137,11 @@ def test_killed_worker_is_retried(postgres_url: str, tmp_path: Path) -> None:
             if worker is None:
                 continue
             os.kill(pid, signal.SIGSTOP)  # frozen: its trial is still RUNNING, or it just ended
-            if trial.number in {t.number for t in _running(storage, name)}:
+            if storage.get_trial(trial._trial_id).state == TrialState.RUNNING:
                 worker.send_signal(signal.SIGKILL)
                 victim = worker
                 return True
-            os.kill(pid, signal.SIGCONT)
+            os.kill(pid, signal.SIGCONT)  # at once: a worker stopped past the grace period fails
         return False
 
     wait_until(caught, "a worker in the middle of a trial")
