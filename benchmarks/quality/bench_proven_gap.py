@@ -13,23 +13,20 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 
 from benchmarks import harness
 from benchmarks.optimum.optimum_common import tuner_best
 from simcore.ga1.machine import machine_from, parse_overrides
 from simcore.shape import parse_shape
 
-DATA = Path(__file__).resolve().parent.parent / "tests" / "simcore" / "data"
-
 
 def proven_instances() -> dict[tuple[str, str], int]:
     """(shape, machine overrides) -> the proven optimum, from both tables."""
     optima: dict[tuple[str, str], int] = {}
-    for row in json.loads((DATA / "optima.json").read_text()):
+    for row in json.loads((harness.DATA / "optima.json").read_text()):
         if row["exact"] == row["bound"]:
             optima[(row["shape"], row["machine"])] = int(row["exact"])
-    for row in json.loads((DATA / "searched_optima.json").read_text()):
+    for row in json.loads((harness.DATA / "searched_optima.json").read_text()):
         if row["complete"]:
             optima[(row["shape"], row["machine"])] = int(row["optimum"])
     return optima

@@ -204,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
             witnesses.append((family, search.fewest_tiles()))
         # No bound on tiles moved alone can exceed what a verified program moves.
         family, point = min(
-            witnesses, key=lambda w: w[0].evaluate(w[1], shape, machine)["tiles_moved"]
+            witnesses, key=lambda w: GA1.evaluate(w[0], w[1], shape, machine)["tiles_moved"]
         )  # type: ignore[arg-type, return-value]
         metrics = GA1.evaluate(family, point, shape, machine)
         print(
