@@ -52,8 +52,8 @@ def _elements(peer: dict) -> dict[tuple[str, str, str], int]:
 def test_the_golden_data_says_where_it_came_from() -> None:
     provenance = GOLDEN["provenance"]
     assert provenance["peer"] == "ZigZag" and provenance["zigzag_version"] == "3.9.1"
-    assert "benchmarks/energy/bench_energy.py" in provenance["produced_by"]
-    assert "benchmarks/peers/zigzag_runner.py" in provenance["each_case"]
+    assert "bench_energy" in provenance["produced_by"]  # the command recorded with the file
+    assert "zigzag_runner.py" in provenance["each_case"]
     assert len(CASES) >= 16 and {c["input"]["dataflow"] for c in CASES} == {"ws", "is", "os"}
     assert {c["input"]["hbm"] for c in CASES} == {True, False}
 
