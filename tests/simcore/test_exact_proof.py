@@ -44,6 +44,7 @@ def test_a_decision_proves_what_the_optimisation_leaves_open():
     assert proved.verification.ok and lower_bound(shape, machine) <= proved.bound
 
 
+@pytest.mark.slow  # CP-SAT proves on every example
 @settings(max_examples=examples(10), deadline=None)
 @given(
     m=st.integers(1, 16),
@@ -91,6 +92,7 @@ def test_the_decisions_alone_reach_the_optimum_from_a_slower_schedule():
     assert proved and verification.cycles == bound == 176
 
 
+@pytest.mark.slow  # CP-SAT
 def test_a_schedule_at_the_proven_bound_needs_no_question():
     shape, machine = Shape(16, 16, 16), Machine(slots=5)
     cycles, transfers = proven_bounds(shape, machine)
