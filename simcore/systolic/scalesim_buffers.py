@@ -121,4 +121,16 @@ class ScalesimMemoryReport:
     ifmap_dram_cycles: tuple[int, int]
     filter_dram_cycles: tuple[int, int]
     ofmap_dram_cycles: tuple[int, int]
+    ifmap_sram_cycles: tuple[int, int]
+    filter_sram_cycles: tuple[int, int]
+    ofmap_sram_cycles: tuple[int, int]
     demand_rows: int
+
+    @property
+    def dram(self) -> dict[str, int]:
+        """DRAM words per operand, named for C = A B: A = IFMAP, B = filter, C = OFMAP."""
+        return {
+            "a_reads": self.ifmap_dram_reads,
+            "b_reads": self.filter_dram_reads,
+            "c_writes": self.ofmap_dram_writes,
+        }

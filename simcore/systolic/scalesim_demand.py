@@ -130,24 +130,44 @@ def demand_matrix(f: Folding, operand: str, matrix: np.ndarray) -> np.ndarray:
     return np.concatenate(parts)
 
 
+# The operands each read buffer stacks by row folds (the others by column folds), and those it
+# reads row by row (the others by anti-diagonals).
+_STACKED_BY_ROW_FOLDS = {("ws", "ifmap"), ("os", "ifmap"), ("is", "filter")}
+_READ_BY_ROWS = {("ws", "filter"), ("is", "ifmap")}
+
+
+def _prefetch_blocks(f: Folding, operand: str, matrix: np.ndarray) -> list[np.ndarray]:
+    if (f.dataflow, operand) in _STACKED_BY_ROW_FOLDS:
+        return [fold_block(f, operand, matrix, 0, fr) for fr in range(f.row_folds)]
+    # every fold's full height: ws keeps the whole window, is the whole window of its pixels
+    whole = matrix if (f.dataflow, operand) != ("is", "ifmap") else matrix.T
+    return [whole[:, _span(fc, f.cols, f.sc)] for fc in range(f.col_folds)]
+
+
+def prefetch_length(f: Folding, operand: str, matrix_shape: tuple[int, int]) -> int:
+    """len(prefetch_order(f, operand, matrix)), without building it."""
+    by_rows = (f.dataflow, operand) in _STACKED_BY_ROW_FOLDS
+    width = f.rows if by_rows else f.cols
+    height = {
+        ("ws", "ifmap"): matrix_shape[0],
+        ("os", "ifmap"): matrix_shape[1],
+        ("is", "filter"): matrix_shape[1],
+        ("ws", "filter"): matrix_shape[0],
+        ("os", "filter"): matrix_shape[0],
+        ("is", "ifmap"): matrix_shape[1],
+    }[(f.dataflow, operand)]
+    return (f.row_folds if by_rows else f.col_folds) * height * width
+
+
 def prefetch_order(f: Folding, operand: str, matrix: np.ndarray) -> np.ndarray:
     """The read buffer's fetch order of an input operand, -1 entries included."""
-    spec = specs(f)[operand]
-    by_rows = (f.dataflow, operand) in {("ws", "ifmap"), ("os", "ifmap"), ("is", "filter")}
-    count = f.row_folds if by_rows else f.col_folds
-    if (f.dataflow, operand) == ("ws", "filter"):
-        blocks = [matrix[:, _span(fc, f.cols, f.sc)] for fc in range(count)]
-    elif by_rows:
-        blocks = [fold_block(f, operand, matrix, 0, fr) for fr in range(count)]
-    else:
-        blocks = [fold_block(f, operand, matrix, fc, 0) for fc in range(count)]
-        if (f.dataflow, operand) == ("is", "ifmap"):
-            blocks = [matrix.T[:, _span(fc, f.cols, f.sc)] for fc in range(count)]
-    stack = np.concatenate([pad(b, 0, spec.pad_cols) for b in blocks])
-    if (f.dataflow, operand) in {("ws", "filter"), ("is", "ifmap")}:
+    width = specs(f)[operand].pad_cols
+    stack = np.concatenate([pad(b, 0, width) for b in _prefetch_blocks(f, operand, matrix)])
+    if (f.dataflow, operand) in _READ_BY_ROWS:
         return stack.reshape(-1)
-    # read by anti-diagonals, each from its bottom-left entry up: the skewed stack, row by row
+    # by anti-diagonals, each from its bottom-left entry up: the skewed stack, row by row
     h, w = stack.shape
-    d = np.arange(h + w - 1)[:, None]
-    inside = (d - np.arange(w)[None, :] >= 0) & (d - np.arange(w)[None, :] < h)
-    return skewed(stack)[inside]
+    out = np.full((h + w - 1) * w, -2, dtype=np.int64)
+    r, c = np.arange(h)[:, None], np.arange(w)[None, :]
+    out[(r + c) * w + c] = stack
+    return out[out != -2]

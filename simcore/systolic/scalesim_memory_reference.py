@@ -145,12 +145,20 @@ def reference_memory_report(config: ScalesimConfig, layer: ScalesimLayer) -> Sca
     ofmap = ReferenceWriteBuffer(config.ofmap_kb * 1024, config.ofmap_bandwidth)
     stalls = 0
     accepted = 0
+    served: dict[str, list[int]] = {name: [] for name in demand}  # rows with a request
     for i in range(f.demand_rows):
         cycle = i + stalls
         ifmap_stall = ifmap.serve(demand["ifmap"][i], cycle)
         filter_stall = filt.serve(demand["filter"][i], cycle)
         accepted = ofmap.serve(demand["ofmap"][i], cycle)
         stalls += max(ifmap_stall, filter_stall, accepted - cycle)
+        for name, finish in (
+            ("ifmap", cycle + 1 + ifmap_stall),
+            ("filter", cycle + 1 + filter_stall),
+            ("ofmap", accepted),
+        ):
+            if (demand[name][i] != NULL).any():
+                served[name].append(finish)
     ofmap.finish(accepted)
     ifmap_cycles, filter_cycles = ifmap.dram_cycles(), filt.dram_cycles()
     ofmap_cycles = (min(s for s, _ in ofmap.drains), max(e for _, e in ofmap.drains))
@@ -164,5 +172,8 @@ def reference_memory_report(config: ScalesimConfig, layer: ScalesimLayer) -> Sca
         ifmap_dram_cycles=ifmap_cycles,
         filter_dram_cycles=filter_cycles,
         ofmap_dram_cycles=ofmap_cycles,
+        ifmap_sram_cycles=(served["ifmap"][0], served["ifmap"][-1]),
+        filter_sram_cycles=(served["filter"][0], served["filter"][-1]),
+        ofmap_sram_cycles=(served["ofmap"][0], served["ofmap"][-1]),
         demand_rows=f.demand_rows,
     )
