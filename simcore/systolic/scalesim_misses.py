@@ -11,7 +11,8 @@ sets, A the active sets). A miss prefetches until it hits: with d = (s - k P) mo
 that takes ceil((d - A + 1) / P) prefetches (P <= A, so the window cannot step over s).
 
 The scan tests a run of requests against the current window at once and gallops: the run
-doubles while it hits, and restarts behind each miss.
+doubles while it hits, and restarts behind each miss. It tests each request's own entry's set
+first; only a shared address that fails that test is looked up in all its sets.
 """
 
 from __future__ import annotations
