@@ -96,7 +96,7 @@ class ScalesimConfig:
     def memory_unsupported(self) -> str | None:
         """Why the memory model does not reproduce this configuration, or None."""
         if not self.user_bandwidth:
-            return "InterfaceBandwidth CALC (only USER is reproduced)"
+            return "InterfaceBandwidth CALC is not reproduced (only USER)"
         for what, on in (
             ("IfmapCustomLayout", self.ifmap_custom_layout),
             ("FilterCustomLayout", self.filter_custom_layout),
@@ -104,7 +104,7 @@ class ScalesimConfig:
             ("UseRamulatorTrace", self.ramulator),
         ):
             if on:
-                return f"{what} on (not reproduced)"
+                return f"{what} on is not reproduced"
         for key, bandwidth, banks in (
             ("IfmapSRAMBankBandwidth", self.ifmap_bank_bandwidth, self.ifmap_banks),
             ("FilterSRAMBankBandwidth", self.filter_bank_bandwidth, self.filter_banks),

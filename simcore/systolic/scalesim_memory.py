@@ -162,7 +162,7 @@ def scalesim_memory_report(config: ScalesimConfig, layer: ScalesimLayer) -> Scal
     """SCALE-Sim 3.0's figures for one layer on one configuration (USER bandwidth mode)."""
     why = config.memory_unsupported()
     if why is not None:
-        raise ScalesimConfigError(f"SCALE-Sim's memory model is reproduced without {why}")
+        raise ScalesimConfigError(f"SCALE-Sim's memory model: {why}")
     f = folding(layer, config.dataflow, config.array_rows, config.array_cols)
     o = config.offsets
     operands = {
