@@ -139,7 +139,7 @@ _READ_BY_ROWS = {("ws", "filter"), ("is", "ifmap")}
 def _prefetch_blocks(f: Folding, operand: str, matrix: np.ndarray) -> list[np.ndarray]:
     if (f.dataflow, operand) in _STACKED_BY_ROW_FOLDS:
         return [fold_block(f, operand, matrix, 0, fr) for fr in range(f.row_folds)]
-    # every fold's full height: ws keeps the whole window, is the whole window of its pixels
+    # column folds span the whole window: K rows of filters (ws, os) or of pixels (is)
     whole = matrix if (f.dataflow, operand) != ("is", "ifmap") else matrix.T
     return [whole[:, _span(fc, f.cols, f.sc)] for fc in range(f.col_folds)]
 
