@@ -10,8 +10,9 @@ and the OFMAP write buffer serve it, each from c; the row's stall is the largest
 After the last row the write buffer drains what it holds, one drain after another.
 
 A read buffer's miss (scalesim/memory/read_buffer.py, `service_reads`) starts prefetches until
-the address is in the active window. Each prefetch ends at its fixed cycle (ReadGeometry.prefetch_end), however late the miss; the finish x (from c + 1) becomes that end if the end is
-not later than x, and else x + 2 (end - x): SCALE-Sim adds a positive wait twice.
+the address is in the active window. Each prefetch ends at its fixed cycle
+(ReadGeometry.prefetch_end), however late the miss; the finish x (from c + 1) becomes that end
+if the end is not later than x, and else x + 2 (end - x): SCALE-Sim adds a positive wait twice.
 """
 
 from __future__ import annotations
