@@ -1,7 +1,20 @@
 """Lower bounds that no schedule on the machine beats, per GEMM C = A B (A is M x K, B K x N).
 
-* Compute: a PE does at most one multiply-accumulate a cycle, so any run takes at least
-  ceil(MKN / (R C)) cycles.
+Every operand starts in DRAM and every output ends there, so the array cannot start before a
+first request has come in (head = setup + ceil(1 / bandwidth) + latency) and the run cannot end
+before the last step's outputs have gone out (tail = setup + ceil(output words / bandwidth) +
+latency).
+
+* Compute: a PE does at most one multiply-accumulate a cycle: head + ceil(MKN / (R C)) + tail.
+* Array (for a design: its dataflow and its r x c mapping). ws: every tile streams its Ls items
+  one a cycle after the previous tile's (S_j+1 >= S_j + Ls_j), each item doing at most
+  min(r, K) min(c, N) products, so the streams take at least MKN / (min(r, K) min(c, N))
+  cycles; every weight is loaded at least once and a tile's load takes kt >= k cycles after the
+  previous one's (L_j+1 >= S_j >= L_j + kt_j), so the loads take at least KN / min(c, N), and
+  the last tile still streams and drains (+1). is: the same with M for N; os: its streams, K
+  items a tile, MKN / (min(r, M) min(c, N)). Without a design, the least over the dataflows on
+  the whole array. Blocking never shortens the streams, but the unblocked GEMM's own time is no
+  bound: blocks may end the run on a smaller tile than the unblocked order does.
 * Compulsory traffic: every element of A and B comes in at least once and every output leaves
   once: MK + KN + MN elements.
 * Traffic for an on-chip capacity of S elements (red-blue pebbling): Smith, Lowery, Langou and
@@ -15,9 +28,10 @@
   PE (stationary, shadow, forwarding and partial sum).
 * The link moves one request at a time at most its bandwidth, each element at least
   min(1, accumulator_bits, output_bits / word_bits) words (A and B and the outputs exactly at
-  their widths for the compulsory part), and the run ends after its last write's latency:
-  cycles >= ceil(words / bandwidth) + latency.
-The bound is the larger of the compute and link bounds.
+  their widths for the compulsory part), each request pays its set-up (at least one each of
+  A, B and C), and the run ends after its last write's latency:
+  cycles >= 3 setup + ceil(words / bandwidth) + latency.
+The bound is the largest of the compute, array and link bounds.
 """
 
 from __future__ import annotations
@@ -28,6 +42,7 @@ from fractions import Fraction
 
 from simcore.shape import Shape
 from simcore.systolic.machine import SystolicMachine
+from simcore.systolic.model import DATAFLOWS, Mapping, SystolicDesign
 
 REGISTERS_PER_PE = 4
 
@@ -35,6 +50,7 @@ REGISTERS_PER_PE = 4
 @dataclass(frozen=True)
 class Bound:
     compute_cycles: int
+    array_cycles: int  # the design's streams and loads (compute's when no design is given)
     capacity_elements: int  # S
     compulsory_elements: int
     pebbling_elements: int  # the red-blue pebbling bound for S (may be below compulsory)
@@ -47,11 +63,14 @@ class Bound:
 
     @property
     def cycles(self) -> int:
-        return max(self.compute_cycles, self.link_cycles)
+        return max(self.compute_cycles, self.array_cycles, self.link_cycles)
 
     @property
     def bound_by(self) -> str:
-        return "compute" if self.compute_cycles >= self.link_cycles else "memory"
+        """The term that sets the bound: compute, array or memory."""
+        if self.link_cycles > max(self.compute_cycles, self.array_cycles):
+            return "memory"
+        return "array" if self.array_cycles > self.compute_cycles else "compute"
 
 
 def on_chip_elements(machine: SystolicMachine) -> int:
@@ -62,9 +81,35 @@ def on_chip_elements(machine: SystolicMachine) -> int:
     return total + REGISTERS_PER_PE * machine.array.pes
 
 
-def bound(machine: SystolicMachine, shape: Shape) -> Bound:
+def ends(machine: SystolicMachine) -> int:
+    """head + tail: the first request in before any product, the last outputs out after."""
+    link = machine.memory.dram
+    head = link.setup + math.ceil(1 / link.words_per_cycle) + link.latency
+    tail = link.setup + math.ceil(machine.output_words / link.words_per_cycle) + link.latency
+    return head + tail
+
+
+def array_streams(dataflow: str, mapping: Mapping, shape: Shape) -> int:
+    """The least cycles of the design's tile streams and loads (see the module docstring)."""
     m, k, n = shape.m, shape.k, shape.n
-    compute = -(-shape.macs // machine.array.pes)
+    r, c = mapping.rows, mapping.cols
+    if dataflow == "os":
+        return -(-shape.macs // (min(r, m) * min(c, n)))
+    cols = n if dataflow == "ws" else m
+    streams = -(-shape.macs // (min(r, k) * min(c, cols)))
+    loads = -(-(k * cols) // min(c, cols)) + 1
+    return max(streams, loads)
+
+
+def bound(machine: SystolicMachine, shape: Shape, design: SystolicDesign | None = None) -> Bound:
+    m, k, n = shape.m, shape.k, shape.n
+    edges = ends(machine)
+    compute = edges + -(-shape.macs // machine.array.pes)
+    if design is None:
+        whole = Mapping(machine.array.rows, machine.array.cols)
+        array = edges + min(array_streams(d, whole, shape) for d in DATAFLOWS)
+    else:
+        array = edges + array_streams(design.dataflow, design.used, shape)
     s = on_chip_elements(machine)
     compulsory = m * k + k * n + m * n
     pebbling = max(0, math.floor(2 * shape.macs / math.sqrt(s) - 2 * s - m * n))
@@ -72,5 +117,5 @@ def bound(machine: SystolicMachine, shape: Shape) -> Bound:
     least = min(Fraction(1), machine.accumulator_words, out_words)
     words = max(m * k + k * n + m * n * out_words, pebbling * least)
     link = machine.memory.dram
-    link_cycles = math.ceil(words / link.words_per_cycle) + link.latency
-    return Bound(compute, s, compulsory, pebbling, words, link_cycles)
+    link_cycles = 3 * link.setup + math.ceil(words / link.words_per_cycle) + link.latency
+    return Bound(compute, array, s, compulsory, pebbling, words, link_cycles)

@@ -109,6 +109,6 @@ def evaluate(
         cycles,
         compute,
         counts,
-        bound(machine, shape),
+        bound(machine, shape, design),
         engine,
     )

@@ -1,0 +1,144 @@
+"""An enumerative search over block schedules, for benchmarks and the bound study (the tuner's
+own search replaces it in the product).
+
+Candidates: block sides from powers of two (from a quarter of the array's side, at least 8, or
+the dimension when smaller) up to each dimension, and the dimension itself; the six loop orders; for each operand the three spans that
+differ (its whole operand, the blocks of its inner loop, one block: other spans name the same
+tile); and for each, every buffering whose tiles fit and that no other fitting buffering beats
+by doubling a slot. `least_traffic` finds the fewest DRAM words by the counts alone (no timing),
+over every candidate. `fastest` evaluates candidates in the order of a lower bound of their
+own (the machine's bound, their link time from their counts, their array loads), stops when the
+next one's bound is no better than the best run found, and at `budget` evaluations.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Iterator
+
+from simcore.shape import Shape
+from simcore.systolic.blocked.bounds import bound, ends
+from simcore.systolic.blocked.counts import block_counts
+from simcore.systolic.blocked.evaluate import MemoryRun, evaluate
+from simcore.systolic.blocked.schedule import INDEXED_BY, LOOP_ORDERS, BlockSchedule, feasibility
+from simcore.systolic.machine import SystolicMachine
+from simcore.systolic.model import SystolicDesign
+
+BUFFERINGS = tuple(itertools.product((2, 1), repeat=3))
+
+
+def sides(dim: int, least: int = 8) -> list[int]:
+    """Block sides along one dimension: powers of two from min(least, dim), and dim itself."""
+    out = {dim}
+    side = 1
+    while side < dim:
+        if side >= min(least, dim):
+            out.add(side)
+        side *= 2
+    return sorted(out)
+
+
+def _spans(order: str) -> list[tuple[int, int, int]]:
+    """The span triples that name distinct tiles: per operand, 0, its inner loop's level, 3."""
+    per = []
+    for operand in "abc":
+        inner = max(order.index(d) for d in INDEXED_BY[operand])
+        per.append(sorted({0, inner, 3}))
+    return [(a, b, c) for a in per[0] for b in per[1] for c in per[2]]
+
+
+def candidates(machine: SystolicMachine, shape: Shape) -> Iterator[BlockSchedule]:
+    """Every candidate that fits, with its maximal bufferings."""
+    least = max(8, min(machine.array.rows, machine.array.cols) // 4)
+    dims = (sides(shape.m, least), sides(shape.k, least), sides(shape.n, least))
+    for bm, bk, bn in itertools.product(*dims):
+        for order in LOOP_ORDERS:
+            for span in _spans(order):
+
+                def fit(b: tuple[int, int, int]) -> bool:
+                    schedule = BlockSchedule(bm, bk, bn, order, b, span)
+                    return feasibility(machine, schedule, shape).ok
+
+                if fit((2, 2, 2)):
+                    yield BlockSchedule(bm, bk, bn, order, (2, 2, 2), span)
+                    continue
+                if not fit((1, 1, 1)):
+                    continue
+                fits = [b for b in BUFFERINGS if fit(b)]
+                for b in fits:
+                    raised = (tuple(2 if x == n else v for x, v in enumerate(b)) for n in range(3))
+                    if not any(r != b and r in fits for r in raised):
+                        yield BlockSchedule(bm, bk, bn, order, b, span)
+
+
+@dataclass(frozen=True)
+class Found:
+    schedule: BlockSchedule
+    value: float
+    examined: int  # candidates counted or evaluated
+
+
+def least_traffic(machine: SystolicMachine, design: SystolicDesign, shape: Shape) -> Found:
+    """The candidate with the fewest DRAM words (link words; ties: fewer requests)."""
+    best: tuple[Fraction, int] | None = None
+    choice = None
+    seen = 0
+    for schedule in candidates(machine, shape):
+        seen += 1
+        dram = block_counts(machine, design, schedule, shape).dram
+        key = (dram.link_words(machine), dram.requests)
+        if best is None or key < best:
+            best, choice = key, schedule
+    assert best is not None and choice is not None
+    return Found(choice, float(best[0]), seen)
+
+
+def own_bound(
+    machine: SystolicMachine, design: SystolicDesign, schedule: BlockSchedule, shape: Shape
+) -> int:
+    """A lower bound on the schedule's cycles: its own link time, and its tiles' loads."""
+    counts = block_counts(machine, design, schedule, shape)
+    link = machine.memory.dram
+    words = counts.dram.link_words(machine)
+    link_cycles = counts.dram.requests * link.setup + math.ceil(words / link.words_per_cycle)
+    s = schedule.clipped(shape)
+    grid_m, _grid_k, grid_n = s.grid(shape)
+    loads = 0
+    if design.dataflow != "os":  # every block loads its stationary tiles, kt >= k cycles each
+        c = design.used.cols
+        if design.dataflow == "ws":
+            loads = grid_m * shape.k * _column_tiles(shape.n, s.bn, c) + 1
+        else:
+            loads = grid_n * shape.k * _column_tiles(shape.m, s.bm, c) + 1
+    return max(link_cycles + link.latency, ends(machine) + loads)
+
+
+def _column_tiles(total: int, block: int, cols: int) -> int:
+    """Array column folds over all blocks of one dimension."""
+    full, edge = divmod(total, block)
+    return full * math.ceil(block / cols) + (math.ceil(edge / cols) if edge else 0)
+
+
+def fastest(
+    machine: SystolicMachine, design: SystolicDesign, shape: Shape, budget: int = 400
+) -> tuple[MemoryRun, int]:
+    """The fastest candidate found, and how many were evaluated."""
+    floor = bound(machine, shape, design).cycles
+    ranked = sorted(
+        ((max(floor, own_bound(machine, design, s, shape)), n, s))
+        for n, s in enumerate(candidates(machine, shape))
+    )
+    best: MemoryRun | None = None
+    evaluated = 0
+    for least, _n, schedule in ranked:
+        if best is not None and (least >= best.cycles or evaluated >= budget):
+            break
+        run = evaluate(machine, design, schedule, shape)
+        evaluated += 1
+        if best is None or run.cycles < best.cycles:
+            best = run
+    assert best is not None
+    return best, evaluated
