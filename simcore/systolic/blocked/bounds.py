@@ -15,6 +15,12 @@ latency).
   items a tile, MKN / (min(r, M) min(c, N)). Without a design, the least over the dataflows on
   the whole array. Blocking never shortens the streams, but the unblocked GEMM's own time is no
   bound: blocks may end the run on a smaller tile than the unblocked order does.
+* Ports (for a design): a tile's stream window is at least the cycles each store port needs for
+  the tile's words, and windows follow one another, so every port needs at least its words over
+  its width: ws streams each A element once per column tile it meets (MKN / min(c, N) reads),
+  reads every weight once (KN) and writes MKN / min(r, K) sums (at their width in a buffer);
+  is the same with A and B exchanged (M for N); os reads MKN / min(c, N) of A, MKN / min(r, M)
+  of B and writes MN sums.
 * Compulsory traffic: every element of A and B comes in at least once and every output leaves
   once: MK + KN + MN elements.
 * Traffic for an on-chip capacity of S elements (red-blue pebbling): Smith, Lowery, Langou and
@@ -51,6 +57,7 @@ REGISTERS_PER_PE = 4
 class Bound:
     compute_cycles: int
     array_cycles: int  # the design's streams and loads (compute's when no design is given)
+    port_cycles: int  # the design's store ports (head and tail only when no design is given)
     capacity_elements: int  # S
     compulsory_elements: int
     pebbling_elements: int  # the red-blue pebbling bound for S (may be below compulsory)
@@ -63,14 +70,18 @@ class Bound:
 
     @property
     def cycles(self) -> int:
-        return max(self.compute_cycles, self.array_cycles, self.link_cycles)
+        return max(self.compute_cycles, self.array_cycles, self.port_cycles, self.link_cycles)
 
     @property
     def bound_by(self) -> str:
-        """The term that sets the bound: compute, array or memory."""
-        if self.link_cycles > max(self.compute_cycles, self.array_cycles):
-            return "memory"
-        return "array" if self.array_cycles > self.compute_cycles else "compute"
+        """The term that sets the bound: compute, array, ports or memory."""
+        terms = (
+            (self.link_cycles, "memory"),
+            (self.port_cycles, "ports"),
+            (self.array_cycles, "array"),
+            (self.compute_cycles, "compute"),
+        )
+        return max(terms, key=lambda t: t[0])[1]
 
 
 def on_chip_elements(machine: SystolicMachine) -> int:
@@ -101,6 +112,40 @@ def array_streams(dataflow: str, mapping: Mapping, shape: Shape) -> int:
     return max(streams, loads)
 
 
+def port_words(dataflow: str, mapping: Mapping, shape: Shape) -> dict[str, tuple[int, int]]:
+    """Per operand, the fewest (reads, writes) of its store by the array, in elements."""
+    m, k, n, macs = shape.m, shape.k, shape.n, shape.macs
+    r, c = mapping.rows, mapping.cols
+    if dataflow == "os":
+        a, b = -(-macs // min(c, n)), -(-macs // min(r, m))
+        return {"a": (a, 0), "b": (b, 0), "c": (0, m * n)}
+    sums = -(-macs // min(r, k))
+    if dataflow == "ws":
+        return {"a": (-(-macs // min(c, n)), 0), "b": (k * n, 0), "c": (0, sums)}
+    return {"b": (-(-macs // min(c, m)), 0), "a": (k * m, 0), "c": (0, sums)}
+
+
+def ports(machine: SystolicMachine, dataflow: str, mapping: Mapping, shape: Shape) -> int:
+    """The busiest store port's cycles for the fewest words the array moves through it."""
+    memory = machine.memory
+    wide = Fraction(1) if memory.store_of("c") is None else machine.accumulator_words
+    reads: dict[str, Fraction] = {}
+    writes: dict[str, Fraction] = {}
+    widths = {}
+    for operand, (r, w) in port_words(dataflow, mapping, shape).items():
+        store = memory.store_of(operand)
+        buffer = memory.accumulator if store is None else store.buffer
+        assert buffer is not None
+        key = "accumulator" if store is None else store.name
+        widths[key] = buffer
+        scale = wide if operand == "c" else Fraction(1)
+        reads[key] = reads.get(key, Fraction(0)) + r * scale
+        writes[key] = writes.get(key, Fraction(0)) + w * scale
+    return max(
+        max(widths[x].read_cycles(reads[x]), widths[x].write_cycles(writes[x])) for x in widths
+    )
+
+
 def bound(machine: SystolicMachine, shape: Shape, design: SystolicDesign | None = None) -> Bound:
     m, k, n = shape.m, shape.k, shape.n
     edges = ends(machine)
@@ -108,8 +153,10 @@ def bound(machine: SystolicMachine, shape: Shape, design: SystolicDesign | None 
     if design is None:
         whole = Mapping(machine.array.rows, machine.array.cols)
         array = edges + min(array_streams(d, whole, shape) for d in DATAFLOWS)
+        port = edges + min(ports(machine, d, whole, shape) for d in DATAFLOWS)
     else:
         array = edges + array_streams(design.dataflow, design.used, shape)
+        port = edges + ports(machine, design.dataflow, design.used, shape)
     s = on_chip_elements(machine)
     compulsory = m * k + k * n + m * n
     pebbling = max(0, math.floor(2 * shape.macs / math.sqrt(s) - 2 * s - m * n))
@@ -118,4 +165,4 @@ def bound(machine: SystolicMachine, shape: Shape, design: SystolicDesign | None 
     words = max(m * k + k * n + m * n * out_words, pebbling * least)
     link = machine.memory.dram
     link_cycles = 3 * link.setup + math.ceil(words / link.words_per_cycle) + link.latency
-    return Bound(compute, array, s, compulsory, pebbling, words, link_cycles)
+    return Bound(compute, array, port, s, compulsory, pebbling, words, link_cycles)

@@ -1,8 +1,8 @@
 """An enumerative search over block schedules, for benchmarks and the bound study (the tuner's
 own search replaces it in the product).
 
-Candidates: block sides from powers of two (from a quarter of the array's side, at least 8, or
-the dimension when smaller) up to each dimension, and the dimension itself; the six loop orders; for each operand the three spans that
+Candidates: block sides from powers of two (from the array's side, at least 8, or the dimension
+when smaller) up to each dimension, and the dimension itself; the six loop orders; for each operand the three spans that
 differ (its whole operand, the blocks of its inner loop, one block: other spans name the same
 tile); and for each, every buffering whose tiles fit and that no other fitting buffering beats
 by doubling a slot. `least_traffic` finds the fewest DRAM words by the counts alone (no timing),
@@ -24,6 +24,7 @@ from simcore.systolic.blocked.bounds import bound, ends
 from simcore.systolic.blocked.counts import block_counts
 from simcore.systolic.blocked.evaluate import MemoryRun, evaluate
 from simcore.systolic.blocked.schedule import INDEXED_BY, LOOP_ORDERS, BlockSchedule, feasibility
+from simcore.systolic.blocked.stream import block_tiles
 from simcore.systolic.machine import SystolicMachine
 from simcore.systolic.model import SystolicDesign
 
@@ -52,7 +53,7 @@ def _spans(order: str) -> list[tuple[int, int, int]]:
 
 def candidates(machine: SystolicMachine, shape: Shape) -> Iterator[BlockSchedule]:
     """Every candidate that fits, with its maximal bufferings."""
-    least = max(8, min(machine.array.rows, machine.array.cols) // 4)
+    least = max(8, min(machine.array.rows, machine.array.cols))
     dims = (sides(shape.m, least), sides(shape.k, least), sides(shape.n, least))
     for bm, bk, bn in itertools.product(*dims):
         for order in LOOP_ORDERS:
@@ -99,7 +100,8 @@ def least_traffic(machine: SystolicMachine, design: SystolicDesign, shape: Shape
 def own_bound(
     machine: SystolicMachine, design: SystolicDesign, schedule: BlockSchedule, shape: Shape
 ) -> int:
-    """A lower bound on the schedule's cycles: its own link time, and its tiles' loads."""
+    """A lower bound on the schedule's cycles: its own link time, its tiles' loads and their
+    stream windows."""
     counts = block_counts(machine, design, schedule, shape)
     link = machine.memory.dram
     words = counts.dram.link_words(machine)
@@ -113,7 +115,16 @@ def own_bound(
             loads = grid_m * shape.k * _column_tiles(shape.n, s.bn, c) + 1
         else:
             loads = grid_n * shape.k * _column_tiles(shape.m, s.bm, c) + 1
-    return max(link_cycles + link.latency, ends(machine) + loads)
+    streams = sum(count * _windows(machine, design, *dims) for dims, count in counts.block_shapes)
+    return max(link_cycles + link.latency, ends(machine) + max(loads, streams))
+
+
+def _windows(machine: SystolicMachine, design: SystolicDesign, m: int, k: int, n: int) -> int:
+    """The stream windows of a block's tiles, one after another."""
+    return sum(
+        outer * sum(kind[5] * repeats for kind, repeats in group)
+        for outer, group in block_tiles(machine, design, m, k, n)
+    )
 
 
 def _column_tiles(total: int, block: int, cols: int) -> int:
