@@ -82,15 +82,19 @@ class Found:
     examined: int  # candidates counted or evaluated
 
 
-def least_traffic(machine: SystolicMachine, design: SystolicDesign, shape: Shape) -> Found:
-    """The candidate with the fewest DRAM words (link words; ties: fewer requests)."""
+def least_traffic(
+    machine: SystolicMachine, design: SystolicDesign, shape: Shape, by: str = "words"
+) -> Found:
+    """The candidate with the fewest DRAM words (link words; by="elements": elements whatever
+    their width; ties: fewer requests)."""
     best: tuple[Fraction, int] | None = None
     choice = None
     seen = 0
     for schedule in candidates(machine, shape):
         seen += 1
         dram = block_counts(machine, design, schedule, shape).dram
-        key = (dram.link_words(machine), dram.requests)
+        amount = dram.link_words(machine) if by == "words" else Fraction(dram.elements)
+        key = (amount, dram.requests)
         if best is None or key < best:
             best, choice = key, schedule
     assert best is not None and choice is not None
