@@ -91,7 +91,8 @@ class BlockCounts:
         raise KeyError(name)
 
 
-def _parts(size: int, block: int) -> list[tuple[int, int]]:
+def block_parts(size: int, block: int) -> list[tuple[int, int]]:
+    """(extent, count) runs of a dimension cut into blocks: the full ones, then the edge."""
     full, edge = divmod(size, block)
     return [(e, c) for e, c in ((block, full), (edge, 1 if edge else 0)) if c]
 
@@ -137,9 +138,9 @@ def block_counts(
     )
     shapes = []
     total = Traffic(design.dataflow, 0, 0, 0, 0, 0, 0)
-    for bm, cm in _parts(m, s.bm):
-        for bk, ck in _parts(k, s.bk):
-            for bn, cn in _parts(n, s.bn):
+    for bm, cm in block_parts(m, s.bm):
+        for bk, ck in block_parts(k, s.bk):
+            for bn, cn in block_parts(n, s.bn):
                 count = cm * ck * cn
                 shapes.append(((bm, bk, bn), count))
                 t = traffic(design.used, bm, bk, bn, design.dataflow)

@@ -21,7 +21,7 @@ from typing import Iterator
 
 from simcore.shape import Shape
 from simcore.systolic.blocked.bounds import bound, ends
-from simcore.systolic.blocked.counts import block_counts
+from simcore.systolic.blocked.counts import block_counts, block_parts, loads
 from simcore.systolic.blocked.evaluate import MemoryRun, evaluate
 from simcore.systolic.blocked.schedule import INDEXED_BY, LOOP_ORDERS, BlockSchedule, feasibility
 from simcore.systolic.blocked.stream import block_tiles
@@ -106,21 +106,36 @@ def own_bound(
 ) -> int:
     """A lower bound on the schedule's cycles: its own link time, its tiles' loads and their
     stream windows."""
-    counts = block_counts(machine, design, schedule, shape)
-    link = machine.memory.dram
-    words = counts.dram.link_words(machine)
-    link_cycles = counts.dram.requests * link.setup + math.ceil(words / link.words_per_cycle)
     s = schedule.clipped(shape)
-    grid_m, _grid_k, grid_n = s.grid(shape)
-    loads = 0
+    grid = dict(zip("mkn", s.grid(shape)))
+    (a_times, a_blocks), (b_times, b_blocks), (visits, c_blocks) = (
+        loads(s, grid, x) for x in "abc"
+    )
+    m, k, n = shape.m, shape.k, shape.n
+    words = (
+        m * k * a_times
+        + k * n * b_times
+        + 2 * m * n * (visits - 1) * machine.accumulator_words
+        + m * n * machine.output_words
+    )
+    requests = a_blocks * a_times + b_blocks * b_times + c_blocks * (2 * visits - 1)
+    link = machine.memory.dram
+    link_cycles = requests * link.setup + math.ceil(words / link.words_per_cycle)
+    grid_m, grid_n = grid["m"], grid["n"]
+    weight_loads = 0
     if design.dataflow != "os":  # every block loads its stationary tiles, kt >= k cycles each
         c = design.used.cols
         if design.dataflow == "ws":
-            loads = grid_m * shape.k * _column_tiles(shape.n, s.bn, c) + 1
+            weight_loads = grid_m * shape.k * _column_tiles(shape.n, s.bn, c) + 1
         else:
-            loads = grid_n * shape.k * _column_tiles(shape.m, s.bm, c) + 1
-    streams = sum(count * _windows(machine, design, *dims) for dims, count in counts.block_shapes)
-    return max(link_cycles + link.latency, ends(machine) + max(loads, streams))
+            weight_loads = grid_n * shape.k * _column_tiles(shape.m, s.bm, c) + 1
+    streams = sum(
+        cm * ck * cn * _windows(machine, design, bm, bk, bn)
+        for bm, cm in block_parts(m, s.bm)
+        for bk, ck in block_parts(k, s.bk)
+        for bn, cn in block_parts(n, s.bn)
+    )
+    return max(link_cycles + link.latency, ends(machine) + max(weight_loads, streams))
 
 
 def _windows(machine: SystolicMachine, design: SystolicDesign, m: int, k: int, n: int) -> int:
