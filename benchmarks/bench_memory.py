@@ -37,7 +37,7 @@ CASES = (
     ),
     ("tpuv4i", Shape(4096, 4096, 11008), BlockSchedule(1024, 1024, 1024, "mnk", (2, 2, 2))),
     ("tpuv4i", Shape(1, 4096, 11008), BlockSchedule(1, 4096, 512, "mnk", (2, 2, 2))),
-    ("gemmini", Shape(4096, 4096, 11008), BlockSchedule(128, 256, 64, "mnk", (2, 2, 2))),
+    ("gemmini", Shape(512, 4096, 4096), BlockSchedule(128, 256, 64, "mnk", (2, 2, 2))),
 )
 
 
