@@ -28,7 +28,9 @@ from simcore.systolic.blocked.stream import block_tiles
 from simcore.systolic.machine import SystolicMachine
 from simcore.systolic.model import SystolicDesign
 
-BUFFERINGS = tuple(itertools.product((2, 1), repeat=3))
+BUFFERINGS: tuple[tuple[int, int, int], ...] = tuple(
+    (a, b, c) for a in (2, 1) for b in (2, 1) for c in (2, 1)
+)
 
 
 def sides(dim: int, least: int = 8) -> list[int]:
