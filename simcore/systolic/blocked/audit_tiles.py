@@ -6,7 +6,7 @@ Rules (t_j = S_j + W_j, W_j the tile's stream window: its stream length, or the 
 busiest store port needs for its words when that is longer):
   * stream: S_j >= t_{j-1}; the streamed blocks and the C block of its step are in place;
   * ws/is: the stationary tile is read from its store in ceil(k n / read width) cycles, after
-    the previous read and after its block is in place; the load starts no earlier than the
+    the previous read, the previous tile's stream start and its block's arrival; the load starts no earlier than the
     read, nor than kt cycles before the read's end, the previous stream (shadow registers), the previous
     window's last item (none, overlapped) or every earlier tile's end (none, in sequence);
     S_j >= L_j + kt;
@@ -102,8 +102,10 @@ class _Checker:
         p = self.prev
         if fe - fs != math.ceil(Fraction(k * n) / width):
             self.fail(where, f"fetch of {fe - fs} cycles for {k * n} words at {width} a cycle")
-        if fs < max(p.get("fe", 0), gates[0]):
-            self.fail(where, f"fetch starts at {fs}, before its data or the previous read's end")
+        if fs < max(p.get("fe", 0), p.get("s", NEVER), gates[0]):
+            self.fail(
+                where, f"fetch starts at {fs}, before its data, the previous read's end or stream"
+            )
         if load < max(fs, fe - kt, 0):
             self.fail(where, f"loads at {load}, before its fetch ends at {fe}")
         if p:

@@ -2,7 +2,7 @@
 own search replaces it in the product).
 
 Candidates: block sides from powers of two (from the array's side, at least 8, or the dimension
-when smaller) up to each dimension, and the dimension itself; the six loop orders; for each operand the three spans that
+when smaller) up to each dimension, the dimension itself and its half, third and quarter; the six loop orders; for each operand the three spans that
 differ (its whole operand, the blocks of its inner loop, one block: other spans name the same
 tile); and for each, every buffering whose tiles fit and that no other fitting buffering beats
 by doubling a slot. `least_traffic` finds the fewest DRAM words by the counts alone (no timing),
@@ -34,8 +34,9 @@ BUFFERINGS: tuple[tuple[int, int, int], ...] = tuple(
 
 
 def sides(dim: int, least: int = 8) -> list[int]:
-    """Block sides along one dimension: powers of two from min(least, dim), and dim itself."""
-    out = {dim}
+    """Block sides along one dimension: powers of two from min(least, dim), dim itself and its
+    half, third and quarter (rounded up)."""
+    out = {dim} | {-(-dim // q) for q in (2, 3, 4) if -(-dim // q) >= min(least, dim)}
     side = 1
     while side < dim:
         if side >= min(least, dim):

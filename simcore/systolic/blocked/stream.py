@@ -8,7 +8,9 @@ with the design's dataflow, mapping and assumptions). Tile j of the whole run, w
 block, is timed by the closed form's recurrence with three changes:
 
   * ws/is: the store's port reads the stationary tile's k n words at its read width, tile after
-    tile, once the tile's block is in place: F_j = max(F_{j-1}, D_stationary) + ceil(k n / W),
+    tile, once the tile's block is in place and the previous tile has started to stream (its
+    weights have left the path the next ones take): F_j = max(F_{j-1}, S_{j-1}, D_stationary)
+    + ceil(k n / W),
     and the tile's load starts once its read has started and takes no more than its first kt
     cycles to wait for the read: L_j >= max(F_j - ceil(k n / W), F_j - kt). A port of at least n words a cycle never holds a load back (the read of
     the previous tiles ended within their loads), so one block with its data in place runs
@@ -85,14 +87,15 @@ def stationary_tile(state: ArrayState, kind: TileKind, p: StreamParams) -> tuple
     """One ws/is tile: (fetch start, fetch end, load, stream, end) and the new state."""
     s, t, g, f, e = state
     kt, nt, _k, _n, _ls, ls, fetch = kind
-    fe = f + fetch
+    fs = max(f, s)
+    fe = fs + fetch
     bound = s if p.shadow else e if p.sequence else t - 1
-    load = max(bound, f, fe - kt, 0)
+    load = max(bound, fs, fe - kt, 0)
     stream = max(t, load + kt, g)
     if p.shadow and p.sequence:
         stream = max(stream, e)
     end = stream + ls + kt + nt - 2
-    return (stream, stream + ls, stream, fe, max(e, end)), (f, fe, load, stream, end)
+    return (stream, stream + ls, stream, fe, max(e, end)), (fs, fe, load, stream, end)
 
 
 def output_tile(state: ArrayState, kind: TileKind, p: StreamParams) -> tuple[ArrayState, tuple]:
