@@ -223,3 +223,15 @@ def test_blocks_that_cut_the_array_tile_order_run_as_the_unblocked_gemm(dataflow
     slow = evaluate(machine, design, schedule, shape, engine="reference")
     assert fast.compute_cycles == slow.compute_cycles == array_cycles(design, shape)
     assert fast.cycles == slow.cycles > fast.compute_cycles  # the link is late
+
+
+def test_the_unblocked_array_time_is_no_bound() -> None:
+    # M = N = 1, K = 7 on 4 rows without shadow registers: unblocked, row folds of 4 and 3 and
+    # the last drains through 3 rows (10 cycles); blocks of k = 1 load one row each in the same
+    # 7 cycles and the last drains through one row (8 cycles)
+    machine = _wide(4, 3, "ws")
+    design = SystolicDesign(machine.array, "ws", None, Assumptions(shadow=False, drain=False))
+    shape = Shape(1, 7, 1)
+    run = evaluate(machine, design, BlockSchedule(1, 1, 1, "mkn"), shape)
+    assert (run.compute_cycles, array_cycles(design, shape)) == (8, 10)
+    assert run.cycles >= run.bound.cycles
