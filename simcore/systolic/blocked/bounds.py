@@ -6,21 +6,23 @@ before the last step's outputs have gone out (tail = setup + ceil(output words /
 latency).
 
 * Compute: a PE does at most one multiply-accumulate a cycle: head + ceil(MKN / (R C)) + tail.
-* Array (for a design: its dataflow and its r x c mapping). ws: every tile streams its Ls items
-  one a cycle after the previous tile's (S_j+1 >= S_j + Ls_j), each item doing at most
-  min(r, K) min(c, N) products, so the streams take at least MKN / (min(r, K) min(c, N))
-  cycles; every weight is loaded at least once and a tile's load takes kt >= k cycles after the
-  previous one's (L_j+1 >= S_j >= L_j + kt_j), so the loads take at least KN / min(c, N), and
-  the last tile still streams and drains (+1). is: the same with M for N; os: its streams, K
-  items a tile, MKN / (min(r, M) min(c, N)). Without a design, the least over the dataflows on
-  the whole array. Blocking never shortens the streams, but the unblocked GEMM's own time is no
-  bound: blocks may end the run on a smaller tile than the unblocked order does.
+* Array (for a design: its dataflow and its r x c mapping; r' = min(r, K), c' = min(c, N)).
+  A tile holds at most r x c of the stationary matrix, and no two points of a grid of points r
+  rows and c columns apart fall in one tile, so every stream item (ws: each of the M rows of A)
+  passes through at least ceil(K / r') ceil(N / c') tiles, and tiles stream one after the
+  other (S_j+1 >= S_j + Ls_j): M ceil(K / r') ceil(N / c') cycles of streams. The tiles that
+  meet one of ceil(N / c') columns c apart hold all K of its rows, and a tile's load starts
+  kt >= k cycles after the previous one's (L_j+1 >= S_j >= L_j + kt_j): K ceil(N / c') cycles
+  of loads, and the last tile still streams (+1). is exchanges M and N; os streams K items
+  through each of the ceil(M / r) ceil(N / c) tiles over a grid point. Without a design, the
+  least over the dataflows on the whole array. The unblocked GEMM's own time is no bound:
+  smaller tiles fill and drain faster.
 * Ports (for a design): a tile's stream window is at least the cycles each store port needs for
   the tile's words, and windows follow one another, so every port needs at least its words over
-  its width: ws streams each A element once per column tile it meets (MKN / min(c, N) reads),
-  reads every weight once (KN) and writes MKN / min(r, K) sums (at their width in a buffer);
-  is the same with A and B exchanged (M for N); os reads MKN / min(c, N) of A, MKN / min(r, M)
-  of B and writes MN sums.
+  its width; by the same grid points, ws streams M K ceil(N / c') elements of A, reads every
+  weight once (KN) and writes M N ceil(K / r') sums (at their width in a buffer); is the same
+  with A and B exchanged (M for N); os reads M K ceil(N / c) of A, K N ceil(M / r) of B and
+  writes MN sums.
 * Compulsory traffic: every element of A and B comes in at least once and every output leaves
   once: MK + KN + MN elements.
 * Traffic for an on-chip capacity of S elements (red-blue pebbling): Smith, Lowery, Langou and
@@ -37,7 +39,7 @@ latency).
   their widths for the compulsory part), each request pays its set-up (at least one each of
   A, B and C), and the run ends after its last write's latency:
   cycles >= 3 setup + ceil(words / bandwidth) + latency.
-The bound is the largest of the compute, array and link bounds.
+The bound is the largest of the compute, array, ports and link bounds.
 """
 
 from __future__ import annotations
@@ -100,29 +102,33 @@ def ends(machine: SystolicMachine) -> int:
     return head + tail
 
 
+def _folds(dim: int, side: int) -> int:
+    """ceil(dim / min(side, dim)): the fewest tiles of at most `side` that cover `dim`."""
+    return -(-dim // min(side, dim))
+
+
 def array_streams(dataflow: str, mapping: Mapping, shape: Shape) -> int:
     """The least cycles of the design's tile streams and loads (see the module docstring)."""
     m, k, n = shape.m, shape.k, shape.n
     r, c = mapping.rows, mapping.cols
     if dataflow == "os":
-        return -(-shape.macs // (min(r, m) * min(c, n)))
+        return k * _folds(m, r) * _folds(n, c)
     cols = n if dataflow == "ws" else m
-    streams = -(-shape.macs // (min(r, k) * min(c, cols)))
-    loads = -(-(k * cols) // min(c, cols)) + 1
+    streams = (m if dataflow == "ws" else n) * _folds(k, r) * _folds(cols, c)
+    loads = k * _folds(cols, c) + 1
     return max(streams, loads)
 
 
 def port_words(dataflow: str, mapping: Mapping, shape: Shape) -> dict[str, tuple[int, int]]:
     """Per operand, the fewest (reads, writes) of its store by the array, in elements."""
-    m, k, n, macs = shape.m, shape.k, shape.n, shape.macs
+    m, k, n = shape.m, shape.k, shape.n
     r, c = mapping.rows, mapping.cols
     if dataflow == "os":
-        a, b = -(-macs // min(c, n)), -(-macs // min(r, m))
-        return {"a": (a, 0), "b": (b, 0), "c": (0, m * n)}
-    sums = -(-macs // min(r, k))
+        return {"a": (m * k * _folds(n, c), 0), "b": (k * n * _folds(m, r), 0), "c": (0, m * n)}
+    sums = m * n * _folds(k, r)
     if dataflow == "ws":
-        return {"a": (-(-macs // min(c, n)), 0), "b": (k * n, 0), "c": (0, sums)}
-    return {"b": (-(-macs // min(c, m)), 0), "a": (k * m, 0), "c": (0, sums)}
+        return {"a": (m * k * _folds(n, c), 0), "b": (k * n, 0), "c": (0, sums)}
+    return {"b": (k * n * _folds(m, c), 0), "a": (k * m, 0), "c": (0, sums)}
 
 
 def ports(machine: SystolicMachine, dataflow: str, mapping: Mapping, shape: Shape) -> int:
