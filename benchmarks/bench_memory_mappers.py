@@ -234,8 +234,8 @@ def _provenance(tool: str, found: dict, mapper: str, runner: str) -> dict:
         "runner": f"benchmarks/{runner}",
         "date": datetime.date.today().isoformat(),
         "architectures": "each case's memories: the bundled machine's stores and DRAM "
-        "(simcore/systolic/archs/NAME.toml), energies per 8-bit access from the default "
-        "technology table",
+        "(simcore/systolic/archs/NAME.toml), energies per byte from the default "
+        "technology table (ZigZag: per access of a port's full width)",
     }
 
 
