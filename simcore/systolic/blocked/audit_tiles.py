@@ -69,14 +69,13 @@ def _window(machine: SystolicMachine, design: SystolicDesign, ls: int, tile: Til
 
 def _in_place(ops: tuple[Op, ...], op: Op, held: str | None) -> tuple[int, int]:
     """(the stationary block in place, the streamed and C blocks in place) for a step."""
-    latency_of = {n: ops[n].ready for n in op.after}
     fetch = stream = NEVER
-    for n, ready in latency_of.items():
+    for n in op.after:
         operand = "c" if ops[n].kind.startswith("c-") else ops[n].kind[-1]
         if operand == held:
-            fetch = max(fetch, ready)
+            fetch = max(fetch, ops[n].ready)
         else:
-            stream = max(stream, ready)
+            stream = max(stream, ops[n].ready)
     for n in op.slot_after:
         stream = max(stream, ops[n].end)
     return fetch, stream
