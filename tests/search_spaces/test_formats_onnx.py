@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from onnx import helper
 
 from simcore.shape import Shape
+from tests.helpers.examples import examples
 from workloads import DynamicShapeError, WorkloadError, load_workload, onnx_ops
 
 
@@ -121,7 +122,7 @@ def test_conv_im2col(tmp_path: Path, x: tuple, w: tuple, attrs: dict, expected: 
     assert _one(tmp_path, node, {"x": x}, {"w": w}) == expected
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     size=st.integers(1, 40),
     kernel=st.integers(1, 7),
