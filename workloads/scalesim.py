@@ -32,14 +32,16 @@ import csv
 import io
 import re
 from pathlib import Path
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
-from simcore.systolic.scalesim_layer import ScalesimLayer
 from workloads.formats import WorkloadFormat
 from workloads.layers import LayerGemm, merge
 from workloads.model import Workload, WorkloadError
 from workloads.text import read_text
 from workloads.validation import MAX_DIM, validate_workload
+
+if TYPE_CHECKING:  # numpy stays out of the command line's start-up
+    from simcore.systolic.scalesim_layer import ScalesimLayer
 
 CONV_COLUMNS: tuple[str, ...] = (
     "Layer name",
@@ -186,6 +188,8 @@ def scalesim_layers(text: str, path: Path) -> list[tuple[ScalesimLayer, int]]:
     """Every row as SCALE-Sim runs it, in order, with how many times it runs: a depthwise
     ('DP') row runs once per channel, each run of one channel. For SCALE-Sim's memory model
     (simcore.systolic.scalesim_memory), which needs a convolution's geometry, not its GEMM."""
+    from simcore.systolic.scalesim_layer import ScalesimLayer
+
     kind = _kind(text, path)
     out = []
     for name, values, where in _cells(_rows(text), kind, path):
