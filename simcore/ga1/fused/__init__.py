@@ -9,7 +9,7 @@ exactly from a compact tree, `.program()` is the flat program the reference simu
 
 from __future__ import annotations
 
-from simcore.ga1.fused.check import RTOL, FusedVerification
+from simcore.ga1.fused.check import ATOL, RTOL, FusedVerification
 from simcore.ga1.fused.groups import (
     EPILOGUE_STEPS,
     EpilogueGemm,
@@ -34,6 +34,7 @@ from simcore.ga1.fused.program import FusedProgram, fused_program, slots_needed
 
 __all__ = [
     "EPILOGUE_STEPS",
+    "ATOL",
     "RTOL",
     "AttentionParams",
     "EpilogueGemm",

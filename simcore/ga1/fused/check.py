@@ -8,11 +8,13 @@ composed (x / (1 + exp(-2u)) for 0.5 x (1 + tanh u)) and, in attention, in the o
 Each costs a few units in the last place per operation, growing with the length of a sum.
 A result passes when, everywhere,
 
-    |got - want| <= RTOL * (|want| + max |want|)
+    |got - want| <= RTOL * (|want| + max |want|) + ATOL
 
-with RTOL = 1e-9: relative to the entry, and, for entries that are zero up to rounding (GELU's
-far negative tail, an output that cancels), relative to the largest entry of the tensor. A
-mistake in a program (a missing rescale, a wrong mask, a tile left out) errs by far more.
+with RTOL = 1e-9 and ATOL = 1e-12: relative to the entry, and, for entries that are zero up to
+rounding (an output that cancels), relative to the largest entry of the tensor; the absolute
+part covers a tensor whose entries are all that small (GELU's far negative tail, where numpy's
+own 1 + tanh(u) has cancelled). A mistake in a program (a missing rescale, a wrong mask, a tile
+left out) errs by far more.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import numpy as np
 from simcore.ga1.hazards import Hazard
 
 RTOL = 1e-9
+ATOL = 1e-12
 
 
 def within_tolerance(got: np.ndarray, want: np.ndarray) -> tuple[bool, float]:
@@ -38,7 +41,7 @@ def within_tolerance(got: np.ndarray, want: np.ndarray) -> tuple[bool, float]:
     with np.errstate(invalid="ignore"):
         error = np.abs(got - want)
     error = np.where(got == want, 0.0, error)
-    allowance = RTOL * (np.abs(want) + scale)
+    allowance = RTOL * (np.abs(want) + scale) + ATOL
     with np.errstate(divide="ignore", invalid="ignore"):
         share = np.where(error == 0.0, 0.0, error / allowance)
     worst = float(np.max(np.where(np.isnan(share), np.inf, share)))

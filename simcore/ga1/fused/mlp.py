@@ -128,7 +128,8 @@ class MlpBuilder:
                 activation(e, g.activation, h, self.temp, self.ones, g.gelu)
 
     def _down(self, e: FusedEmitter, r: int, u: int) -> None:
-        e.cycle(0, self.Ot, lambda n: self._down_step(e, r, u, n))
+        for n in range(self.Ot):  # each output column accumulates in slots of its own
+            self._down_step(e, r, u, n)
 
     def _down_step(self, e: FusedEmitter, r: int, u: int, n: int) -> None:
         mo, ho = self.extent(r, u)
@@ -140,7 +141,8 @@ class MlpBuilder:
                 e.mxu(self.y_slot(x, n), self.h_slot(u, x, y), w[y])
 
     def _store(self, e: FusedEmitter, r: int) -> None:
-        e.cycle(0, self.Ot, lambda n: self._store_column(e, r, n))
+        for n in range(self.Ot):
+            self._store_column(e, r, n)
 
     def _store_column(self, e: FusedEmitter, r: int, n: int) -> None:
         mo, _ = self.extent(r, 0)
