@@ -9,8 +9,7 @@ exactly from a compact tree, `.program()` is the flat program the reference simu
 
 from __future__ import annotations
 
-from simcore.ga1.fused.check import ATOL, RTOL, FusedVerification
-from simcore.ga1.fused.groups import (
+from simcore.fusion.groups import (
     EPILOGUE_STEPS,
     EpilogueGemm,
     FusedAttention,
@@ -20,6 +19,7 @@ from simcore.ga1.fused.groups import (
     decode,
     prefill,
 )
+from simcore.ga1.fused.check import ATOL, RTOL, FusedVerification
 from simcore.ga1.fused.params import (
     AttentionParams,
     FusedParams,

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from simcore.fusion.groups import FusedAttention
 from simcore.ga1.fused.emit import FusedEmitter, Layout, tiles
-from simcore.ga1.fused.groups import FusedAttention
 from simcore.ga1.fused.params import AttentionParams
 from simcore.ga1.machine import Machine
 from simcore.ga1.vector.reference import mask_tile

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from simcore.fusion.groups import EpilogueGemm, FusedAttention, FusedGroup, FusedMlp
 from simcore.fusion.traffic import consumed_product_traffic, stored_product_traffic
 from simcore.ga1.fused.emit import tiles
-from simcore.ga1.fused.groups import EpilogueGemm, FusedAttention, FusedGroup, FusedMlp
 from simcore.ga1.machine import Machine
 
 

@@ -17,8 +17,8 @@ import math
 
 import numpy as np
 
+from simcore.fusion.groups import EpilogueGemm
 from simcore.ga1.fused.emit import FusedEmitter, Layout, activation, make_ones, needs_ones, tiles
-from simcore.ga1.fused.groups import EpilogueGemm
 from simcore.ga1.fused.params import GemmParams
 from simcore.ga1.machine import Machine
 from simcore.ga1.vector.reference import gelu_erf, gelu_tanh

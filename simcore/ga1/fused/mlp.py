@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from simcore.fusion.groups import FusedMlp
 from simcore.ga1.fused.emit import FusedEmitter, Layout, activation, make_ones, needs_ones, tiles
 from simcore.ga1.fused.gemm import apply_step
-from simcore.ga1.fused.groups import FusedMlp
 from simcore.ga1.fused.params import MlpParams
 from simcore.ga1.machine import Machine
 

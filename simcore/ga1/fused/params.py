@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from simcore.ga1.fused.groups import EpilogueGemm, FusedAttention, FusedGroup, FusedMlp
+from simcore.fusion.groups import EpilogueGemm, FusedAttention, FusedGroup, FusedMlp
 from simcore.ga1.vector.params import Domain
 
 BLOCKS: tuple[int, ...] = (1, 2, 3, 4, 6, 8)

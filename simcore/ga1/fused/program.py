@@ -19,12 +19,12 @@ import numpy as np
 
 from simcore.energy.cost import Cost
 from simcore.energy.technology import Technology
+from simcore.fusion.groups import EpilogueGemm, FusedAttention, FusedGroup, FusedMlp
 from simcore.ga1.engine.programs import time_program
 from simcore.ga1.fused.attention import AttentionBuilder
 from simcore.ga1.fused.check import FusedVerification, within_tolerance
 from simcore.ga1.fused.emit import FusedEmitter, Layout
 from simcore.ga1.fused.gemm import GemmBuilder
-from simcore.ga1.fused.groups import EpilogueGemm, FusedAttention, FusedGroup, FusedMlp
 from simcore.ga1.fused.mlp import MlpBuilder
 from simcore.ga1.fused.params import FusedParams, check_params, default_params
 from simcore.ga1.fused.reduced import reduced_group

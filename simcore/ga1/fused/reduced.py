@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import dataclasses
 
+from simcore.fusion.groups import EpilogueGemm, FusedAttention, FusedGroup, FusedMlp
 from simcore.ga1.fused.emit import tiles
-from simcore.ga1.fused.groups import EpilogueGemm, FusedAttention, FusedGroup, FusedMlp
 from simcore.ga1.fused.params import AttentionParams, FusedParams, GemmParams, MlpParams
 from simcore.ga1.vector.reduced import _keep
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from simcore.ga1.fused.groups import FusedGroup
+from simcore.fusion.groups import FusedGroup
 from simcore.ga1.fused.params import FusedParams, param_domains, params_from
 from simcore.ga1.fused.program import FusedProgram, slots_needed
 from simcore.ga1.machine import Machine

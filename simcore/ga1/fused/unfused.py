@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from simcore.energy.technology import Technology
-from simcore.ga1.fused.groups import EpilogueGemm, FusedAttention, FusedGroup, FusedMlp
+from simcore.fusion.groups import EpilogueGemm, FusedAttention, FusedGroup, FusedMlp
 from simcore.ga1.fused.search import best_schedule
 from simcore.ga1.machine import Machine
 from simcore.ga1.vector import VectorOp, all_params, slots_needed, vector_program

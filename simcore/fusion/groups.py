@@ -1,10 +1,10 @@
-"""Fused groups: several operations computed as one GA-1 program, their intermediates kept in
-the scratchpad (one declaration per kind; docs/fusion.md).
+"""Fused groups: several operations computed as one program or one event schedule, their
+intermediates kept on chip (one declaration per kind, read by every oracle; docs/fusion.md).
 
 * `EpilogueGemm`: C = A B with elementwise work on each output tile before it is stored (bias,
   an activation, a residual add, a scale), `batch` independent products;
-* `FusedMlp`: Y = act(X W1 + b1) W2 + b2, over row blocks of X, the hidden row block kept in
-  the scratchpad between the two products;
+* `FusedMlp`: Y = act(X W1 + b1) W2 + b2, over row blocks of X, the hidden block kept on chip
+  between the two products;
 * `FusedAttention`: softmax(Q K^T / sqrt(d)) V per head, over blocks of keys with a running
   maximum and sum (the flash-attention scheme); `prefill` and `decode` build the two LLM phases.
 """
