@@ -130,28 +130,55 @@ class AttentionBuilder:
         self._query_block(e, h, self.Qb - 1)
 
     def _query_block(self, e: FusedEmitter, h: int, qb: int) -> None:
+        """Its start (Q, key block 0), the run of whole key blocks, then its end. In a tree the
+        start, the run's unit and the end are shared with every query block that makes the
+        same instructions (the kinds of key blocks it visits, relative to its diagonal)."""
+        self.ring.align()  # every query block starts at the ring's first slot
+        nkb = self.key_blocks(qb)
+        f = next((jb for jb in range(nkb) if not self.full(qb, jb)), nkb)
+        lo, hi = 1, (f if not self.pipelined else f - 1)  # units that visit whole blocks only
+        rows = len(self.rows(qb))
+        start = ("start", rows, self.kind(qb, 0), self.kind(qb, 1) if nkb > 1 else None)
+        e.share(start, lambda: self._start(e, h, qb, nkb))
+        unit = self._plain if not self.pipelined else self._pipelined
+        e.cycle(lo, hi, lambda jb: unit(e, h, qb, jb), 2, ("whole", rows))
+        end = max(lo, hi)
+        kinds = tuple(self.kind(qb, jb) for jb in range(end - 1, nkb))
+        e.share(("end", rows, end % 2, kinds), lambda: self._end(e, h, qb, end, nkb))
+        self.ring.align()
+
+    def kind(self, qb: int, jb: int) -> tuple[object, ...]:
+        """What a key block's instructions depend on, relative to the query block."""
+        tiles_ = self.block_tiles(qb, jb)
+        rows = self.rows(qb)
+        return (
+            len(tiles_),
+            tuple(len(self.seen(i, jb)) for i in rows),
+            tuple(self.diag(i, j) for i in rows for j in tiles_),
+            self.cv < self.T and self.Kt - 1 in tiles_,
+        )
+
+    def _start(self, e: FusedEmitter, h: int, qb: int, nkb: int) -> None:
         for x, i in enumerate(self.rows(qb)):
             for dd in range(self.Dt):
                 q = self.q_slot(x, dd)
                 e.load(q, self.name("Q", h), i, dd)
                 e.vscale(q, q, self.group.scale)
                 e.zero(self.o_slot(x, dd))
-        nkb = self.key_blocks(qb)
-        f = next((jb for jb in range(nkb) if not self.full(qb, jb)), nkb)
         if not self.pipelined:
             self._plain(e, h, qb, 0)
-            e.cycle(1, f, lambda jb: self._plain(e, h, qb, jb), 2)
-            for jb in range(max(1, f), nkb):
-                self._plain(e, h, qb, jb)
-        else:
-            self._zero_scores(e, qb, 0)
-            self._qk(e, h, qb, 0)
-            if nkb > 1:
-                self._zero_scores(e, qb, 1)
-            self._soft(e, qb, 0)
-            e.cycle(1, f - 1, lambda jb: self._pipelined(e, h, qb, jb), 2)
-            for jb in range(max(1, f - 1), nkb):
-                self._pipelined(e, h, qb, jb)
+            return
+        self._zero_scores(e, qb, 0)
+        self._qk(e, h, qb, 0)
+        if nkb > 1:
+            self._zero_scores(e, qb, 1)
+        self._soft(e, qb, 0)
+
+    def _end(self, e: FusedEmitter, h: int, qb: int, first: int, nkb: int) -> None:
+        unit = self._plain if not self.pipelined else self._pipelined
+        for jb in range(first, nkb):
+            unit(e, h, qb, jb)
+        if self.pipelined:
             self._pv(e, h, qb, nkb - 1)
         self._finish(e, h, qb)
 
@@ -173,9 +200,15 @@ class AttentionBuilder:
             for j in self.seen(i, jb):
                 e.zero(self.s_slot(jb, x, j))
 
+    def _seeing(self, qb: int, jb: int, j: int) -> list[int]:
+        """The rows (within the query block) that see key tile j."""
+        return [x for x, i in enumerate(self.rows(qb)) if j <= self.last(i)]
+
     def _qk(self, e: FusedEmitter, h: int, qb: int, jb: int) -> None:
         by_rows = self.group.k_layout == "rows"
         for j in self.block_tiles(qb, jb):
+            seeing = self._seeing(qb, jb, j)
+            scores = [self.s_slot(jb, x, j) for x in seeing]
             for dd in range(self.Dt):
                 k = self.ring.take()
                 if by_rows:
@@ -183,9 +216,8 @@ class AttentionBuilder:
                     e.transpose(k, k)
                 else:
                     e.load(k, self.name("KT", h), dd, j)
-                for x, i in enumerate(self.rows(qb)):
-                    if j in self.seen(i, jb):
-                        e.mxu(self.s_slot(jb, x, j), self.q_slot(x, dd), k)
+                for x, s in zip(seeing, scores):
+                    e.mxu(s, self.q_slot(x, dd), k)
 
     def _soft(self, e: FusedEmitter, qb: int, jb: int) -> None:
         for x, i in enumerate(self.rows(qb)):
@@ -221,12 +253,13 @@ class AttentionBuilder:
 
     def _pv(self, e: FusedEmitter, h: int, qb: int, jb: int) -> None:
         for j in self.block_tiles(qb, jb):
+            seeing = self._seeing(qb, jb, j)
+            probabilities = [self.s_slot(jb, x, j) for x in seeing]
             for dd in range(self.Dt):
                 v = self.ring.take()
                 e.load(v, self.name("V", h), j, dd)
-                for x, i in enumerate(self.rows(qb)):
-                    if j in self.seen(i, jb):
-                        e.mxu(self.o_slot(x, dd), self.s_slot(jb, x, j), v)
+                for x, p in zip(seeing, probabilities):
+                    e.mxu(self.o_slot(x, dd), p, v)
 
     def _finish(self, e: FusedEmitter, h: int, qb: int) -> None:
         for x, i in enumerate(self.rows(qb)):

@@ -11,11 +11,11 @@ repetitions it did not emit, and refuses a period after which a ring is not back
 from __future__ import annotations
 
 import math
-from typing import Callable
+from typing import Callable, Hashable
 
 from simcore.ga1.machine import Machine
 from simcore.ga1.schedules import ScheduleError
-from simcore.ga1.vector.emit import MIN_REPEATS, Emitter, Repeat
+from simcore.ga1.vector.emit import MIN_REPEATS, Emitter, Node, Repeat
 from simcore.ga1.vector.kernels.maps import GELU_CUBIC, GELU_TANH_SCALE
 
 
@@ -30,8 +30,9 @@ class Ring:
         self.value += 1
         return slot
 
-    def reset(self) -> None:
-        self.value = 0
+    def align(self) -> None:
+        """Start again at the ring's first slot (a multiple of its size: its phase is 0)."""
+        self.value = -(-self.value // self.size) * self.size
 
 
 class Layout:
@@ -62,6 +63,35 @@ class FusedEmitter(Emitter):
     def __init__(self, compress: bool = False) -> None:
         super().__init__(compress)
         self.rings: list[Ring] = []
+        # bodies kept by key and ring phases: (nodes, rings' moves) and (unit, period, moves)
+        self._bodies: dict[Hashable, tuple[tuple[Node, ...], tuple[int, ...]]] = {}
+        self._units: dict[Hashable, tuple[tuple[Node, ...], int, tuple[int, ...]]] = {}
+
+    def _phases(self) -> tuple[int, ...]:
+        return tuple(ring.value % ring.size for ring in self.rings)
+
+    def share(self, key: Hashable, body: Callable[[], None]) -> None:
+        """body(); in a tree, a body already emitted under the same key at the same ring phases
+        is shared, not emitted again (the caller guarantees that equal keys emit the same
+        instructions but for their rings' phases)."""
+        if not self.compress:
+            body()
+            return
+        full = (key, self._phases())
+        kept = self._bodies.get(full)
+        if kept is None:
+            before = [ring.value for ring in self.rings]
+            self._flush()
+            self._levels.append([])
+            body()
+            self._flush()
+            moves = tuple(ring.value - value for ring, value in zip(self.rings, before))
+            kept = self._bodies[full] = (tuple(self._levels.pop()), moves)
+        else:
+            for ring, moved in zip(self.rings, kept[1]):
+                ring.value += moved
+        self._flush()
+        self._levels[-1].extend(kept[0])
 
     def ring(self, start: int, size: int) -> Ring:
         ring = Ring(start, size)
@@ -87,14 +117,34 @@ class FusedEmitter(Emitter):
         for i in range(start + repeats * period, stop):
             body(i)
 
-    def cycle(self, start: int, stop: int, body: Callable[[int], None], parity: int = 1) -> None:
+    def cycle(
+        self,
+        start: int,
+        stop: int,
+        body: Callable[[int], None],
+        parity: int = 1,
+        key: Hashable = None,
+    ) -> None:
         """body(i) for i in start..stop-1, whose iterations are the same instructions but for
         their rings' phases and a state of period `parity` (the caller's guarantee). In a tree,
-        the period is found from the rings' loads in the first iteration."""
+        the period is found from the rings' loads in the first iteration; with a `key`, a unit
+        already made under the same key at the same phases is shared."""
         if stop <= start:
             return
         if not self.compress:
             for i in range(start, stop):
+                body(i)
+            return
+        full = None if key is None else (key, parity, self._phases())
+        kept = self._units.get(full) if full is not None else None
+        if kept is not None and (stop - start) // kept[1] >= MIN_REPEATS:
+            unit, period, moves = kept
+            repeats = (stop - start) // period
+            self._flush()
+            self._levels[-1].append(Repeat(repeats, unit))
+            for ring, moved in zip(self.rings, moves):
+                ring.value += repeats * moved
+            for i in range(start + repeats * period, stop):
                 body(i)
             return
         before = [ring.value for ring in self.rings]
@@ -117,17 +167,23 @@ class FusedEmitter(Emitter):
         self._flush()
         unit = tuple(self._levels.pop())
         self._levels[-1].append(Repeat(repeats, unit))
-        self._advance(before, period, repeats)
+        moves = self._advance(before, period, repeats)
+        if full is not None:
+            self._units[full] = (unit, period, moves)
         for i in range(start + repeats * period, stop):
             body(i)
 
-    def _advance(self, before: list[int], period: int, repeats: int) -> None:
-        """Move the rings on by the repetitions a Repeat stands for beyond the one emitted."""
+    def _advance(self, before: list[int], period: int, repeats: int) -> tuple[int, ...]:
+        """Move the rings on by the repetitions a Repeat stands for beyond the one emitted;
+        the moves of one period."""
+        moves = []
         for ring, value in zip(self.rings, before):
             moved = ring.value - value
             if moved % ring.size:
                 raise AssertionError(f"a period of {period} leaves a ring off its phase")
             ring.value += (repeats - 1) * moved
+            moves.append(moved)
+        return tuple(moves)
 
 
 def ring_period(loads: int, size: int) -> int:
