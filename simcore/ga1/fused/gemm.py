@@ -104,6 +104,7 @@ class GemmBuilder:
             self._block(e, self.block(h, o, last))
 
     def _block(self, e: FusedEmitter, block: Block) -> None:
+        self.ring.align()  # every block starts at the ring's first slot
         mo, no = self.extent(block)
         for x in range(mo):
             for y in range(no):
@@ -115,6 +116,7 @@ class GemmBuilder:
         e.cycle(1, self.Kt, lambda k: self._step(e, block, k))
         if not self.deferred:
             self._epilogue(e, block)
+        self.ring.align()
 
     def _step(self, e: FusedEmitter, block: Block, k: int) -> None:
         h, I, J = block

@@ -59,6 +59,7 @@ class MlpBuilder:
         self._row_block(e, self.Rb - 1)
 
     def _row_block(self, e: FusedEmitter, r: int) -> None:
+        self.ring.align()  # every row block starts at the ring's first slot
         mo, _ = self.extent(r, 0)
         for x in range(mo):
             for n in range(self.Ot):
@@ -79,6 +80,7 @@ class MlpBuilder:
                 self._pipelined(e, r, u)
             self._down(e, r, last)
         self._store(e, r)
+        self.ring.align()
 
     def _unit(self, e: FusedEmitter, r: int, u: int) -> None:
         self._zero_hidden(e, r, u)
