@@ -72,7 +72,7 @@ def test_the_timing_tree_is_the_program_and_times_as_it_does(case) -> None:
 @pytest.mark.parametrize(
     "group",
     [
-        EpilogueGemm(37, 21, 45, ("bias", "silu"), batch=2),
+        EpilogueGemm(19, 9, 23, ("bias", "silu"), batch=2),
         FusedMlp(19, 13, 61, 11),
         FusedAttention(2, 9, 53, 6),
         prefill(2, 41, 6),
@@ -80,9 +80,11 @@ def test_the_timing_tree_is_the_program_and_times_as_it_does(case) -> None:
     ],
     ids=lambda g: g.describe(),
 )
-def test_every_schedule_of_a_group_times_as_its_program(group) -> None:
+def test_schedules_across_a_groups_domains_time_as_their_program(group) -> None:
+    """Up to 60 feasible schedules, spread evenly over the domains' points."""
     machine = Machine(T=2, slots=48)
-    for params in feasible_points(group, machine):
+    points = feasible_points(group, machine)
+    for params in points[:: max(1, len(points) // 60)]:
         _same_as_flat(group, params, machine)
 
 
