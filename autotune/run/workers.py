@@ -1,9 +1,10 @@
 """Worker processes sharing one study (`--workers N`), and how Ctrl-C reaches them.
 
-Workers start with Ctrl-C ignored, so that one pressed while they are still importing does not
-kill them with a traceback. The parent holds the request: the first Ctrl-C sets an Event every
-worker watches (each finishes its trial in flight), a second one terminates them, and each
-leaves cleanly: Optuna marks its trial in flight failed, its lease and run record are let go."""
+Workers ignore Ctrl-C, so that one pressed while they are still importing does not kill them
+with a traceback (they start with it blocked, and the parent receives it). The parent holds the
+request: the first Ctrl-C sets an Event every worker watches (each finishes its trial in
+flight), a second one terminates them, and each leaves cleanly: Optuna marks its trial in
+flight failed, its lease and run record are let go."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import multiprocessing
 import sys
 from typing import TYPE_CHECKING, Any
 
-from autotune.interrupt import STOP, children_ignore_ctrl_c, leave_on_terminate
+from autotune.interrupt import STOP, children_ignore_ctrl_c, ignore_ctrl_c, leave_on_terminate
 
 if TYPE_CHECKING:
     from autotune.run.options import StudySettings
@@ -78,6 +79,7 @@ def _worker(
     progress: bool,
     stop: Any,
 ) -> None:
+    ignore_ctrl_c()
     leave_on_terminate()
     STOP.follow(stop)
     try:

@@ -36,6 +36,7 @@ from pathlib import Path
 from search_spaces.formats.layers import LayerGemm, merge
 from search_spaces.gemm import Workload, WorkloadError
 from search_spaces.validation import MAX_DIM, validate_workload
+from simcore.systolic.scalesim_layer import ScalesimLayer
 
 CONV_COLUMNS: tuple[str, ...] = (
     "Layer name",
@@ -136,7 +137,10 @@ def conv_layer(name: str, values: list[int], where: str) -> LayerGemm:
     return LayerGemm(name, pixels, filt_h * filt_w * channels, filters, 1, "Conv")
 
 
-def _layers(rows: list[tuple[int, list[str]]], kind: str, path: Path) -> list[LayerGemm]:
+def _cells(
+    rows: list[tuple[int, list[str]]], kind: str, path: Path
+) -> list[tuple[str, list[int], str]]:
+    """(layer name, sizes, where) of every row."""
     columns = CONV_COLUMNS if kind == "conv" else GEMM_COLUMNS
     width = kind == "conv" and _stride_width(_header(rows))
     found = []
@@ -150,6 +154,13 @@ def _layers(rows: list[tuple[int, list[str]]], kind: str, path: Path) -> list[La
         name, values = cells[0], _ints(cells[1 : len(columns)], columns[1:], where)
         if width and len(cells) > len(columns) and cells[len(columns)]:
             values += _ints([cells[len(columns)]], ("Stride width",), where)
+        found.append((name, values, where))
+    return found
+
+
+def _layers(rows: list[tuple[int, list[str]]], kind: str, path: Path) -> list[LayerGemm]:
+    found = []
+    for name, values, where in _cells(rows, kind, path):
         if kind == "conv":
             found.append(conv_layer(name, values, where))
         else:
@@ -158,14 +169,50 @@ def _layers(rows: list[tuple[int, list[str]]], kind: str, path: Path) -> list[La
     return found
 
 
-def read_topology(text: str, path: Path) -> Workload:
-    """A SCALE-Sim topology (either format) as a workload; WorkloadError with a one-line reason."""
+def _kind(text: str, path: Path) -> str:
     kind = topology_kind(text)
     if kind is None:
         raise WorkloadError(
             f"topology {path}: the header is neither SCALE-Sim's convolution format "
             f"({', '.join(CONV_COLUMNS)}) nor its GEMM format ({', '.join(GEMM_COLUMNS)})"
         )
+    return kind
+
+
+def scalesim_layers(text: str, path: Path) -> list[tuple[ScalesimLayer, int]]:
+    """Every row as SCALE-Sim runs it, in order, with how many times it runs: a depthwise
+    ('DP') row runs once per channel, each run of one channel. For SCALE-Sim's memory model
+    (simcore.systolic.scalesim_memory), which needs a convolution's geometry, not its GEMM."""
+    kind = _kind(text, path)
+    out = []
+    for name, values, where in _cells(_rows(text), kind, path):
+        if kind == "gemm":
+            m, n, k = values
+            out.append((ScalesimLayer.gemm(name, m, n, k), 1))
+            continue
+        conv_layer(name, values, where)  # the same checks as the workload's
+        height, width, filt_h, filt_w, channels, filters, stride, *across = values
+        runs = channels if "DP" in name else 1
+        layer = ScalesimLayer(
+            name,
+            height,
+            width,
+            filt_h,
+            filt_w,
+            1 if "DP" in name else channels,
+            filters,
+            stride,
+            across[0] if across else stride,
+        )
+        out.append((layer, runs))
+    if not out:
+        raise WorkloadError(f"topology {path} is empty: it needs at least one layer")
+    return out
+
+
+def read_topology(text: str, path: Path) -> Workload:
+    """A SCALE-Sim topology (either format) as a workload; WorkloadError with a one-line reason."""
+    kind = _kind(text, path)
     rows = _rows(text)
     found = _layers(rows, kind, path)
     if not found:

@@ -25,6 +25,7 @@ from autotune.search.problem import Search
 from autotune.storage import MEMORY, SharedStudy
 from simcore.ga1.machine import Machine
 from simcore.shape import Shape
+from tests.helpers.examples import examples
 
 Pull = Callable[[int], float]  # an arm's value at its n-th pull
 
@@ -93,7 +94,7 @@ def test_an_arm_far_behind_that_stands_still_gets_only_the_floor() -> None:
     assert longest_wait(chosen, "behind") <= FLOOR * 2 + 1
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(st.lists(st.floats(1.0, 10.0), min_size=2, max_size=7), st.integers(0, 2**16))
 def test_no_arm_starves(levels: list[float], seed: int) -> None:
     """Whatever the arms' values, none waits more than FLOOR x (number of arms) trials (and the
@@ -120,7 +121,7 @@ ARMS = st.lists(
 )
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(ARMS, st.integers(0, 300))
 def test_the_order_puts_due_arms_first_and_leaves_none_out(
     specs: list[tuple[float, list[float], int]], number: int

@@ -16,6 +16,7 @@ from onnx import helper
 from search_spaces.formats import onnx_ops
 from search_spaces.workload import DynamicShapeError, WorkloadError, load_workload
 from simcore.shape import Shape
+from tests.helpers.examples import examples
 
 
 def _load(tmp_path: Path, proto: onnx.ModelProto, **shapes: tuple[int, ...]):
@@ -122,7 +123,7 @@ def test_conv_im2col(tmp_path: Path, x: tuple, w: tuple, attrs: dict, expected: 
     assert _one(tmp_path, node, {"x": x}, {"w": w}) == expected
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     size=st.integers(1, 40),
     kernel=st.integers(1, 7),
