@@ -15,7 +15,8 @@ import math
 import sys
 from typing import TYPE_CHECKING
 
-from autotune.cli.args import add_setting, shape_arg
+from autotune.cli.args import add_setting, positive_int, shape_arg
+from autotune.cli.commands.systolic_memory import DEFAULT_EVALUATIONS
 from autotune.cli.errors import UsageError
 from autotune.cli.strict import strict_float
 from autotune.cli.systolic_mapping import array_arg, chosen_mapping
@@ -62,8 +63,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_input_shape(parser)
     parser.add_argument(
-        "--array", required=True, metavar="RxC", help="array rows x columns, e.g. 8x8"
+        "--array",
+        default=None,
+        metavar="RxC",
+        help="array rows x columns, e.g. 8x8 (or --arch: a machine with its memory)",
     )
+    add_setting(parser, "arch")
     parser.add_argument(
         "--dataflow",
         default="all",
@@ -86,11 +91,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--assume",
-        default="default",
+        default=None,
         choices=tuple(PRESETS),
         help="modelling assumptions: default (shadow registers, edge tiles bypassed, os drain "
         "charged, folds overlapped) or scalesim (SCALE-Sim 3.0: none of these, edge tiles "
-        "padded, folds in sequence, the whole array); the options below override them",
+        "padded, folds in sequence, the whole array; with a SCALE-Sim .cfg as --arch, its "
+        "memory system too); the options below override them",
     )
     parser.add_argument(
         "--shadow",
@@ -131,6 +137,36 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="2",
         metavar="1|2",
         help="on-chip buffers of the HBM link (default 2)",
+    )
+    add_setting(
+        parser,
+        "technology",
+        help="with --arch: a technology table (TOML) to cost energy and area with, instead of "
+        "the shipped 45 nm one (see docs/energy.md)",
+    )
+    parser.add_argument(
+        "--evaluations",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="with --arch: block schedules timed per GEMM, fastest first by their own lower "
+        f"bound (default {DEFAULT_EVALUATIONS})",
+    )
+    parser.add_argument(
+        "--tokens",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="with --arch and --workload: tokens one run of the workload produces, for tokens "
+        "per second and joules per token (default 1; a prefill of 2048 tokens: 2048)",
+    )
+    parser.add_argument(
+        "--layers",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="with --arch and --workload: runs of the workload per token, when it is one of N "
+        "identical layers (default 1; LLaMA-2-7B: 32)",
     )
     parser.add_argument(
         "--json",
@@ -314,6 +350,21 @@ def check_design_size(shape: Shape, array: SystolicArray, hbm: HbmLink) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.arch is not None:
+        return run_arch(args)
+    if args.array is None:
+        raise UsageError(
+            "give --array RxC (an array) or --arch NAME|FILE (a machine with its memory)"
+        )
+    for flag, value in (
+        ("--tech", args.tech),
+        ("--evaluations", args.evaluations),
+        ("--tokens", args.tokens),
+        ("--layers", args.layers),
+    ):
+        if value is not None:
+            raise UsageError(f"{flag} applies with --arch (a machine with its memory)")
+    args.assume = args.assume or "default"
     rows, cols = array_arg(args.array, "--array")
     array = SystolicArray(rows, cols)
     hbm = _hbm(args.hbm_words, args.buffers)
@@ -334,3 +385,41 @@ def run(args: argparse.Namespace) -> int:
         print("autotune: error: a cycle model disagrees with the closed form", file=sys.stderr)
         return 1
     return 0
+
+
+def run_arch(args: argparse.Namespace) -> int:
+    """--arch: a machine with its memory system, or SCALE-Sim's configuration."""
+    from autotune.cli.systolic_machine import (
+        ARRAY_FLAGS,
+        SCALESIM_FLAGS,
+        is_scalesim_config,
+        load_machine,
+        load_scalesim_config,
+        refuse_flags,
+    )
+
+    refuse_flags(args, ARRAY_FLAGS, "the machine gives the array and its memory")
+    if args.shape is None and args.workload is None:
+        raise UsageError("give --shape MxKxN (one GEMM) or --workload FILE (its GEMMs)")
+    if args.shape is not None and args.workload is not None:
+        raise UsageError("give --shape MxKxN (one GEMM) or --workload FILE, not both")
+    check_input_shape(args.input_shape, args.workload)
+    if is_scalesim_config(args.arch):
+        if args.assume != "scalesim":
+            raise UsageError(
+                f"--arch {args.arch} is a SCALE-Sim configuration: give --assume scalesim"
+            )
+        refuse_flags(args, SCALESIM_FLAGS, "SCALE-Sim's configuration fixes the run")
+        config = load_scalesim_config(args.arch)
+        if args.dataflow not in ("all", config.dataflow):
+            raise UsageError(f"--dataflow {args.dataflow}: {args.arch} runs {config.dataflow}")
+        from autotune.cli.commands.systolic_scalesim import run_scalesim
+
+        return run_scalesim(args, config)
+    from autotune.cli.commands.systolic_memory import run_shape, run_workload
+
+    args.assume = args.assume or "default"
+    machine = load_machine(args.arch)
+    if args.workload is not None:
+        return run_workload(args, machine, _assumptions(args))
+    return run_shape(args, machine, _assumptions(args))

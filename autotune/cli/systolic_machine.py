@@ -1,0 +1,83 @@
+"""The systolic command's `--arch`: a bundled machine, a machine file (TOML) or a SCALE-Sim .cfg
+file, read with one-line errors; and the array flags that a machine with its memory replaces."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from autotune.cli.errors import UsageError
+
+if TYPE_CHECKING:
+    from simcore.energy import Technology
+    from simcore.systolic.machine import SystolicMachine
+    from simcore.systolic.scalesim_config import ScalesimConfig
+
+# Flags that set the array on its own, with their defaults: an arch gives them.
+ARRAY_FLAGS: tuple[tuple[str, str, Any], ...] = (
+    ("array", "--array", None),
+    ("hbm_words", "--hbm-words", None),
+    ("buffers", "--buffers", "2"),
+    ("mapping", "--mapping", None),
+    ("order", "--order", None),
+    ("check", "--check", False),
+)
+# What a SCALE-Sim configuration fixes besides: its assumptions are SCALE-Sim's own.
+SCALESIM_FLAGS: tuple[tuple[str, str, Any], ...] = (
+    ("shadow", "--shadow", None),
+    ("edges", "--edges", None),
+    ("drain", "--drain", None),
+    ("folds", "--folds", None),
+    ("tech", "--tech", None),
+    ("tokens", "--tokens", None),
+    ("layers", "--layers", None),
+    ("evaluations", "--evaluations", None),
+)
+
+
+def is_scalesim_config(arch: str) -> bool:
+    return Path(arch).suffix.lower() == ".cfg"
+
+
+def refuse_flags(
+    args: argparse.Namespace, flags: tuple[tuple[str, str, Any], ...], why: str
+) -> None:
+    for attr, flag, default in flags:
+        if getattr(args, attr) != default:
+            raise UsageError(f"{flag} does not apply with --arch {args.arch}: {why}")
+
+
+def load_machine(arch: str) -> SystolicMachine:
+    """A bundled machine or a machine file; ArchError as one line."""
+    from simcore.systolic.archs import load_arch
+    from simcore.systolic.machine import ArchError
+
+    try:
+        return load_arch(arch)
+    except ArchError as exc:
+        raise UsageError(f"--arch {arch}: {str(exc).splitlines()[0]}") from None
+
+
+def load_scalesim_config(arch: str) -> ScalesimConfig:
+    """A SCALE-Sim 3.0 .cfg file that its memory model reproduces; one line otherwise."""
+    from simcore.systolic.scalesim_config import ScalesimConfigError, read_scalesim_config
+
+    try:
+        config = read_scalesim_config(arch)
+    except ScalesimConfigError as exc:
+        raise UsageError(f"--arch {arch}: {str(exc).splitlines()[0]}") from None
+    why = config.memory_unsupported()
+    if why is not None:
+        raise UsageError(f"--arch {arch}: SCALE-Sim's memory model: {why}")
+    return config
+
+
+def technology(path: Path | None) -> Technology:
+    """--tech FILE, or the shipped table; a bad table is one line naming the key."""
+    from simcore.energy import TechnologyError, load_technology
+
+    try:
+        return load_technology(path)
+    except TechnologyError as exc:
+        raise UsageError(f"--tech {path}: {str(exc).splitlines()[0]}") from None
