@@ -56,7 +56,8 @@ def load_machine(arch: str) -> SystolicMachine:
     try:
         return load_arch(arch)
     except ArchError as exc:
-        raise UsageError(f"--arch {arch}: {str(exc).splitlines()[0]}") from None
+        text = str(exc).splitlines()[0].removeprefix(f"arch {arch}: ")
+        raise UsageError(f"--arch {arch}: {text}") from None
 
 
 def load_scalesim_config(arch: str) -> ScalesimConfig:

@@ -37,6 +37,7 @@ from simcore.systolic.reports import report as systolic_report
 
 if TYPE_CHECKING:
     from search_spaces.base import Verdict
+    from simcore.energy import Technology
 
 HELP = "cycles, MAC utilization and buffer traffic of one GEMM on a systolic array (ws, os, is)"
 # Problems up to this many MACs are checked against the cycle models without asking.
@@ -141,8 +142,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_setting(
         parser,
         "technology",
-        help="with --arch: a technology table (TOML) to cost energy and area with, instead of "
-        "the shipped 45 nm one (see docs/energy.md)",
+        help="a technology table (TOML) to cost energy and area with, instead of the shipped "
+        "45 nm one (see docs/energy.md)",
     )
     parser.add_argument(
         "--evaluations",
@@ -215,16 +216,18 @@ def _traffic_dict(t: Traffic) -> dict[str, int]:
 
 
 def _run_one(
-    args: argparse.Namespace, base: SystolicDesign, shape: Shape, check: bool
+    args: argparse.Namespace, base: SystolicDesign, shape: Shape, check: bool, tech: Technology
 ) -> dict[str, object]:
     from autotune.oracles.systolic import (
         verify_design,  # the cycle models: loaded when the command runs
     )
+    from simcore.energy.systolic import systolic_cost_of
 
     mapping, chosen = chosen_mapping(args, base, shape)
     design = base.with_mapping(mapping)
     found = systolic_report(design, shape)
     verdict: Verdict | None = verify_design(design, shape) if check else None
+    cost = systolic_cost_of(design, shape, tech, found.cycles)
     return {
         "mapping": {
             "rows": mapping.rows,
@@ -237,6 +240,10 @@ def _run_one(
         "tiles": found.tiles,
         "words_per_mac": found.words_per_mac,
         "traffic": _traffic_dict(found.traffic),
+        "energy_pj": cost.energy_pj,
+        "energy_per_mac_pj": cost.energy_per_mac_pj,
+        "energy_breakdown": cost.breakdown(),
+        "area_mm2": cost.area_mm2,
         "verification": None
         if verdict is None
         else {
@@ -255,11 +262,13 @@ def report(
     assume: Assumptions,
     hbm: HbmLink,
     check: bool,
+    tech: Technology,
 ) -> dict[str, object]:
     """The JSON object: every dataflow under `dataflows`, the first one's figures at the top."""
     flows = DATAFLOWS if args.dataflow == "all" else (args.dataflow,)
     runs = {
-        d: _run_one(args, SystolicDesign(array, d, None, assume, hbm), shape, check) for d in flows
+        d: _run_one(args, SystolicDesign(array, d, None, assume, hbm), shape, check, tech)
+        for d in flows
     }
     first = runs[flows[0]]
     checks = [r["verification"] for r in runs.values() if r["verification"] is not None]
@@ -281,6 +290,9 @@ def report(
         "cycles": first["cycles"],
         "mac_utilization": first["mac_utilization"],
         "tiles": first["tiles"],
+        "energy_pj": first["energy_pj"],
+        "area_mm2": first["area_mm2"],
+        "technology": tech.name,
         "words_per_mac": {d: r["words_per_mac"] for d, r in runs.items()},
         "dataflows": runs,
         "verified": all(c["verified"] for c in checks) if checks else None,  # type: ignore[index]
@@ -326,7 +338,11 @@ def format_text(out: dict[str, object]) -> str:
         ("total", "total words"),
     ):
         row("  " + label, [str(r["traffic"][key]) for r in order])
+    row("energy (nJ)", [f"{r['energy_pj'] / 1e3:,.1f}" for r in order])
+    row("  pJ per MAC", [f"{r['energy_per_mac_pj']:.4g}" for r in order])
+    row("area (mm2)", [f"{r['area_mm2']:.4g}" for r in order])
     lines.append(f"compulsory traffic MK + KN + MN = {out['compulsory_words']} words")
+    lines.append(f"energy and area: {out['technology']}")
     for d, r in runs.items():
         v = r["verification"]
         if v is not None:
@@ -357,7 +373,6 @@ def run(args: argparse.Namespace) -> int:
             "give --array RxC (an array) or --arch NAME|FILE (a machine with its memory)"
         )
     for flag, value in (
-        ("--tech", args.tech),
         ("--evaluations", args.evaluations),
         ("--tokens", args.tokens),
         ("--layers", args.layers),
@@ -371,6 +386,8 @@ def run(args: argparse.Namespace) -> int:
     if args.workload is not None:
         from autotune.cli.commands.systolic_workload import run_workload
 
+        if args.tech is not None:
+            raise UsageError("--tech costs one --shape, or a workload on --arch (a machine)")
         return run_workload(args, SystolicDesign(array, "ws", None, _assumptions(args), hbm))
     if args.shape is None:
         raise UsageError("give --shape MxKxN (one GEMM) or --workload FILE (its GEMMs)")
@@ -378,7 +395,10 @@ def run(args: argparse.Namespace) -> int:
     shape = shape_arg(args.shape)
     check_design_size(shape, array, hbm)
     check = args.check or shape.m * shape.k * shape.n <= AUTO_CHECK_MACS
-    out = report(args, shape, array, _assumptions(args), hbm, check)
+    from autotune.cli.systolic_machine import technology
+
+    tech = technology(args.tech)
+    out = report(args, shape, array, _assumptions(args), hbm, check, tech)
     print(json.dumps(out) if args.json else format_text(out))
     runs: dict[str, dict] = out["dataflows"]  # type: ignore[assignment]
     if any(r["verification"] is not None and not r["verification"]["ok"] for r in runs.values()):
