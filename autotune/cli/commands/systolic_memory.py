@@ -207,6 +207,14 @@ def workload_total(
     }
 
 
+def _short(name: str, width: int) -> str:
+    """A GEMM's name in `width` characters: its last dotted parts that fit."""
+    parts = name.split(".")
+    while len(parts) > 1 and len(".".join(parts)) > width:
+        parts.pop(0)
+    return ".".join(parts)[:width]
+
+
 def format_workload(name: str, headline: str, objects: list[dict[str, Any]]) -> str:
     lines = [
         f"{name} on {headline}",
@@ -216,7 +224,7 @@ def format_workload(name: str, headline: str, objects: list[dict[str, Any]]) -> 
     for row in objects[:-1]:
         shape = f"{row['m']}x{row['k']}x{row['n']}"
         lines.append(
-            f"{row['name'][-28:]:28} {shape:>18} {weight_text(row['weight']):>6} "
+            f"{_short(row['name'], 28):28} {shape:>18} {weight_text(row['weight']):>6} "
             f"{row['schedule']['describe']:>30} {row['cycles']:>12,} {row['stall_share']:>6.1%} "
             f"{row['dram']['bytes'] / 1e6:>9,.2f} {row['energy_pj'] / 1e6:>11,.1f} "
             f"{row['bound_ratio']:>7.3f}"
