@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from autotune.cli.errors import UsageError
+from autotune.cli.systolic_mapping import assumptions_of
+from autotune.cli.workloads import check_input_shape
 
 if TYPE_CHECKING:
     from simcore.energy import Technology
@@ -82,3 +84,32 @@ def technology(path: Path | None) -> Technology:
         return load_technology(path)
     except TechnologyError as exc:
         raise UsageError(f"--tech {path}: {str(exc).splitlines()[0]}") from None
+
+
+def run_arch(args: argparse.Namespace) -> int:
+    """--arch: a machine with its memory system, or SCALE-Sim's configuration."""
+    refuse_flags(args, ARRAY_FLAGS, "the machine gives the array and its memory")
+    if args.shape is None and args.workload is None:
+        raise UsageError("give --shape MxKxN (one GEMM) or --workload FILE (its GEMMs)")
+    if args.shape is not None and args.workload is not None:
+        raise UsageError("give --shape MxKxN (one GEMM) or --workload FILE, not both")
+    check_input_shape(args.input_shape, args.workload)
+    if is_scalesim_config(args.arch):
+        if args.assume != "scalesim":
+            raise UsageError(
+                f"--arch {args.arch} is a SCALE-Sim configuration: give --assume scalesim"
+            )
+        refuse_flags(args, SCALESIM_FLAGS, "SCALE-Sim's configuration fixes the run")
+        config = load_scalesim_config(args.arch)
+        if args.dataflow not in ("all", config.dataflow):
+            raise UsageError(f"--dataflow {args.dataflow}: {args.arch} runs {config.dataflow}")
+        from autotune.cli.commands.systolic_scalesim import run_scalesim
+
+        return run_scalesim(args, config)
+    from autotune.cli.commands.systolic_memory import run_shape, run_workload
+
+    args.assume = args.assume or "default"
+    machine = load_machine(args.arch)
+    if args.workload is not None:
+        return run_workload(args, machine, assumptions_of(args))
+    return run_shape(args, machine, assumptions_of(args))

@@ -5,6 +5,9 @@ modelling assumptions; `--assume scalesim` takes SCALE-Sim 3.0's. Small problems
 
 The top-level `cycles`, `mac_utilization` and `tiles` are the first dataflow's; `words_per_mac`
 and `dataflows` give every dataflow run.
+
+`--arch NAME|FILE` runs on a machine with its memory system instead (systolic_memory.py), or,
+for a SCALE-Sim .cfg, SCALE-Sim's own memory model (systolic_scalesim.py).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from autotune.cli.args import add_setting, positive_int, shape_arg
 from autotune.cli.commands.systolic_memory import DEFAULT_EVALUATIONS
 from autotune.cli.errors import UsageError
 from autotune.cli.strict import strict_float
-from autotune.cli.systolic_mapping import array_arg, chosen_mapping
+from autotune.cli.systolic_mapping import array_arg, assumptions_of, chosen_mapping
 from autotune.cli.workloads import add_input_shape, check_input_shape, workload_help
 from simcore.shape import Shape
 from simcore.systolic.model import (
@@ -39,7 +42,10 @@ if TYPE_CHECKING:
     from search_spaces.base import Verdict
     from simcore.energy import Technology
 
-HELP = "cycles, MAC utilization and buffer traffic of one GEMM on a systolic array (ws, os, is)"
+HELP = (
+    "cycles, MAC utilization, buffer traffic, energy and area of one GEMM on a systolic array "
+    "(ws, os, is), or with --arch on a machine with its buffers and DRAM"
+)
 # Problems up to this many MACs are checked against the cycle models without asking.
 AUTO_CHECK_MACS = 2**22
 CHECK_HELP = (
@@ -192,16 +198,6 @@ def _hbm(words: str | None, buffers: str) -> HbmLink:
     return HbmLink(
         int(rate) if rate.is_integer() else rate, int(buffers)
     )  # whole rates print as ints
-
-
-def _assumptions(args: argparse.Namespace) -> Assumptions:
-    base = PRESETS[args.assume]
-    return Assumptions(
-        shadow=base.shadow if args.shadow is None else args.shadow == "on",
-        edges=base.edges if args.edges is None else args.edges,
-        drain=base.drain if args.drain is None else args.drain == "charged",
-        folds=base.folds if args.folds is None else args.folds,
-    )
 
 
 def _traffic_dict(t: Traffic) -> dict[str, int]:
@@ -367,6 +363,8 @@ def check_design_size(shape: Shape, array: SystolicArray, hbm: HbmLink) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.arch is not None:
+        from autotune.cli.systolic_machine import run_arch
+
         return run_arch(args)
     if args.array is None:
         raise UsageError(
@@ -388,7 +386,7 @@ def run(args: argparse.Namespace) -> int:
 
         if args.tech is not None:
             raise UsageError("--tech costs one --shape, or a workload on --arch (a machine)")
-        return run_workload(args, SystolicDesign(array, "ws", None, _assumptions(args), hbm))
+        return run_workload(args, SystolicDesign(array, "ws", None, assumptions_of(args), hbm))
     if args.shape is None:
         raise UsageError("give --shape MxKxN (one GEMM) or --workload FILE (its GEMMs)")
     check_input_shape(args.input_shape, args.workload)
@@ -398,48 +396,10 @@ def run(args: argparse.Namespace) -> int:
     from autotune.cli.systolic_machine import technology
 
     tech = technology(args.tech)
-    out = report(args, shape, array, _assumptions(args), hbm, check, tech)
+    out = report(args, shape, array, assumptions_of(args), hbm, check, tech)
     print(json.dumps(out) if args.json else format_text(out))
     runs: dict[str, dict] = out["dataflows"]  # type: ignore[assignment]
     if any(r["verification"] is not None and not r["verification"]["ok"] for r in runs.values()):
         print("autotune: error: a cycle model disagrees with the closed form", file=sys.stderr)
         return 1
     return 0
-
-
-def run_arch(args: argparse.Namespace) -> int:
-    """--arch: a machine with its memory system, or SCALE-Sim's configuration."""
-    from autotune.cli.systolic_machine import (
-        ARRAY_FLAGS,
-        SCALESIM_FLAGS,
-        is_scalesim_config,
-        load_machine,
-        load_scalesim_config,
-        refuse_flags,
-    )
-
-    refuse_flags(args, ARRAY_FLAGS, "the machine gives the array and its memory")
-    if args.shape is None and args.workload is None:
-        raise UsageError("give --shape MxKxN (one GEMM) or --workload FILE (its GEMMs)")
-    if args.shape is not None and args.workload is not None:
-        raise UsageError("give --shape MxKxN (one GEMM) or --workload FILE, not both")
-    check_input_shape(args.input_shape, args.workload)
-    if is_scalesim_config(args.arch):
-        if args.assume != "scalesim":
-            raise UsageError(
-                f"--arch {args.arch} is a SCALE-Sim configuration: give --assume scalesim"
-            )
-        refuse_flags(args, SCALESIM_FLAGS, "SCALE-Sim's configuration fixes the run")
-        config = load_scalesim_config(args.arch)
-        if args.dataflow not in ("all", config.dataflow):
-            raise UsageError(f"--dataflow {args.dataflow}: {args.arch} runs {config.dataflow}")
-        from autotune.cli.commands.systolic_scalesim import run_scalesim
-
-        return run_scalesim(args, config)
-    from autotune.cli.commands.systolic_memory import run_shape, run_workload
-
-    args.assume = args.assume or "default"
-    machine = load_machine(args.arch)
-    if args.workload is not None:
-        return run_workload(args, machine, _assumptions(args))
-    return run_shape(args, machine, _assumptions(args))
