@@ -1,5 +1,5 @@
-"""The systolic command's array, mapping and assumption flags, read for one design and shape (shared by its
-one-GEMM and workload forms)."""
+"""The systolic command's array, mapping and assumption flags, read for one design and shape
+(shared by its one-GEMM and workload forms)."""
 
 from __future__ import annotations
 
