@@ -108,6 +108,9 @@ def run_arch(args: argparse.Namespace) -> int:
         return run_scalesim(args, config)
     from autotune.cli.commands.systolic_memory import run_shape, run_workload
 
+    for flag, value in (("--tokens", args.tokens), ("--layers", args.layers)):
+        if value is not None and args.workload is None:
+            raise UsageError(f"{flag} counts the runs of a --workload, not one --shape")
     args.assume = args.assume or "default"
     machine = load_machine(args.arch)
     if args.workload is not None:

@@ -40,6 +40,19 @@ def design_of(
     return SystolicDesign(machine.array, machine.dataflow, None, assumptions)
 
 
+def check_size(machine: SystolicMachine, shape: Shape, what: str) -> None:
+    """A one-line error for a GEMM whose counts could pass 64 bits on this machine."""
+    from autotune.errors import SizeError
+    from autotune.oracles.base import check_counts
+    from autotune.oracles.systolic import largest_counts
+
+    rate = float(machine.memory.dram.words_per_cycle)
+    try:
+        check_counts(shape, largest_counts(shape, machine.array.pes, min(rate, 1.0)))
+    except SizeError as exc:
+        raise UsageError(f"{what}: {exc}") from None
+
+
 def weights_over_link(machine: SystolicMachine, shape: Shape) -> int:
     """Cycles to move B (the weights) once over the link, plus its latency."""
     link = machine.memory.dram
@@ -161,6 +174,7 @@ def format_gemm(out: dict[str, Any]) -> str:
 
 def run_shape(args: argparse.Namespace, machine: SystolicMachine, assumptions: Assumptions) -> int:
     shape = shape_arg(args.shape)
+    check_size(machine, shape, "--shape")
     tech = technology(args.tech)
     design = design_of(args, machine, assumptions)
     out = {
@@ -249,6 +263,8 @@ def run_workload(
     tech = technology(args.tech)
     design = design_of(args, machine, assumptions)
     workload = load(args.workload, args.input_shape)
+    for gemm in workload.gemms:
+        check_size(machine, gemm.shape, f"--workload: GEMM {gemm.name!r}")
     evaluations = args.evaluations or DEFAULT_EVALUATIONS
     rows = []
     for gemm in workload.gemms:

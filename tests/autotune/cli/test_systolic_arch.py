@@ -250,6 +250,8 @@ def test_a_bad_scalesim_config_is_one_line(
         ["--shape", "8x8x8", "--arch", "gemmini", "--tech", "/no/such/table.toml"],
         ["--shape", "8x8x8x8", "--arch", "gemmini"],
         ["--arch", "gemmini"],
+        ["--shape", "10000000x10000000x10000000", "--arch", "tpu-v1"],
+        ["--shape", "8x8x8", "--arch", "gemmini", "--tokens", "2"],
         ["--shape", "8x8x8", "--array", "4x4", "--tech", "/no/such/table.toml"],
         ["--workload", "resnet50", "--array", "4x4", "--tech", "TECH"],
         ["--shape", "8x8x8", "--array", "4x4", "--layers", "32"],
