@@ -20,9 +20,12 @@ from dataclasses import dataclass
 from importlib import import_module
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 
 from workloads.model import Workload, WorkloadError
+
+if TYPE_CHECKING:
+    from workloads.graph import Graph
 
 GROUP = "autotune.workloads"
 BUILT_IN = {
@@ -48,6 +51,8 @@ class WorkloadFormat:
     # Claims a file among the formats of its suffix by its content; None: the suffix's default.
     sniff: Callable[[Path], bool] | None = None
     takes_input_shapes: bool = False  # a model with inputs whose shapes can be given
+    # (path, input shapes) -> the network graph; None: the GEMMs read as a graph of GEMMs
+    read_graph: Callable[[Path, Mapping[str, tuple[int, ...]] | None], Graph] | None = None
 
 
 @functools.lru_cache(maxsize=1)
