@@ -57,6 +57,7 @@ def _command_modules() -> list:
         "plot",
         "gemms",
         "optimum",
+        "ops",
     ]
     modules = []
     for name in names:

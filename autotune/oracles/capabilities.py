@@ -18,6 +18,7 @@ needs it asks with one call, `oracle.capability(Kind)`, which gives the capabili
 | Notes | what a user should know about a shape before tuning it | the plan stage |
 | MachineSearch | machine parameters searched (with schedules, or a co-design) | the plan, co-design |
 | ImportedSchedules | families of schedules imported whole into a study | rebuilding, optimum --enqueue |
+| Operations (autotune.oracles.operations) | a network's operations besides GEMMs, timed | ops --oracle, the network report |
 """
 
 from __future__ import annotations

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 onnx = pytest.importorskip("onnx")
+from helpers.onnx_models import model, save  # noqa: E402
 from onnx import TensorProto, helper  # noqa: E402
 
-from tests.helpers.onnx_models import model, save  # noqa: E402
 from workloads.network import gemm_workload, load_graph  # noqa: E402
 from workloads.onnx_graph import read_onnx  # noqa: E402
 from workloads.onnx_network import block_of, read_onnx_graph  # noqa: E402
@@ -188,7 +188,7 @@ def test_block_names() -> None:
 
 
 def test_load_graph_reads_onnx(tmp_path: Path) -> None:
-    from tests.helpers.onnx_models import small_cnn
+    from helpers.onnx_models import small_cnn
 
     path = save(small_cnn(), tmp_path / "cnn.onnx")
     graph = load_graph(str(path), {"x": (2, 3, 32, 32)})

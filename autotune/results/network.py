@@ -1,0 +1,202 @@
+"""A network's end-to-end report on one oracle: every operation of its graph timed (or named
+as untimed), per operation and per block (layer), with cycles, share of the total, energy and
+DRAM traffic; the non-GEMM share; a stacked bar chart per block by kind of operation.
+
+An operation's total is its count (runs per network step) times one run. Views and shape
+arithmetic are free. An operation the oracle cannot time is listed by name with its tensor
+sizes and left out of the totals, which say so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from autotune.oracles.operations import Operations, OperationTime, is_free, timed_by
+from workloads.graph import Graph, Operation
+
+CHART_BLOCKS = 40  # blocks drawn; repeated blocks are drawn once (their count applied)
+
+
+@dataclass(frozen=True)
+class Timed:
+    """One operation and one run's timing (None: untimed)."""
+
+    operation: Operation
+    time: OperationTime | None
+
+    @property
+    def cycles(self) -> float:
+        return self.operation.count * self.time.cycles if self.time else 0.0
+
+    @property
+    def energy_pj(self) -> float:
+        if self.time is None or self.time.energy_pj is None:
+            return 0.0
+        return self.operation.count * self.time.energy_pj
+
+    @property
+    def dram_words(self) -> float:
+        return self.operation.count * self.time.dram_words if self.time else 0.0
+
+
+def time_graph(graph: Graph, oracle: Any, machine: Any) -> list[Timed]:
+    """Every operation timed by `oracle` (its Operations capability) or untimed."""
+    capable = oracle.capability(Operations)
+    found = []
+    for op in graph.operations:
+        if capable is not None and (is_free(op) or timed_by(oracle, op)):
+            found.append(Timed(op, capable.time_operation(op, machine)))
+        else:
+            found.append(Timed(op, None))
+    return found
+
+
+def _share(part: float, total: float) -> float:
+    return part / total if total > 0 else 0.0
+
+
+def operation_rows(rows: list[Timed]) -> list[dict[str, object]]:
+    total = sum(r.cycles for r in rows)
+    found = []
+    for r in rows:
+        op, t = r.operation, r.time
+        found.append(
+            {
+                "name": op.name,
+                "kind": op.kind,
+                "block": op.block,
+                "dims": list(op.dims),
+                "count": op.count,
+                "macs": op.macs,
+                "elements": op.elements,
+                "layers": list(op.layers),
+                "timed": t is not None,
+                "cycles": t.cycles if t else None,
+                "total_cycles": r.cycles if t else None,
+                "share": _share(r.cycles, total) if t else None,
+                "energy_pj": r.energy_pj if t else None,
+                "dram_words": r.dram_words if t else None,
+                "schedule": t.schedule if t else None,
+                "method": t.method if t else "untimed",
+            }
+        )
+    return found
+
+
+def block_rows(rows: list[Timed]) -> list[dict[str, object]]:
+    """Per block, in order of first appearance: cycles, share, energy, cycles by kind."""
+    total = sum(r.cycles for r in rows)
+    blocks: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        entry = blocks.setdefault(
+            r.operation.block or "(network)",
+            {"count": r.operation.count, "cycles": 0.0, "energy_pj": 0.0, "by_kind": {}},
+        )
+        entry["cycles"] += r.cycles
+        entry["energy_pj"] += r.energy_pj
+        if r.cycles:
+            kinds = entry["by_kind"]
+            kinds[r.operation.kind] = kinds.get(r.operation.kind, 0.0) + r.cycles
+    return [
+        {"block": name, **entry, "share": _share(entry["cycles"], total)}
+        for name, entry in blocks.items()
+    ]
+
+
+def summary(graph: Graph, rows: list[Timed]) -> dict[str, object]:
+    total = sum(r.cycles for r in rows)
+    products = sum(r.cycles for r in rows if r.operation.family == "product")
+    untimed = [r.operation for r in rows if r.time is None]
+    return {
+        "network": graph.name,
+        "provenance": graph.provenance,
+        "total_cycles": total,
+        "gemm_cycles": products,
+        "non_gemm_share": _share(total - products, total),
+        "energy_pj": sum(r.energy_pj for r in rows),
+        "dram_words": sum(r.dram_words for r in rows),
+        "untimed": [
+            {
+                "name": op.name,
+                "kind": op.kind,
+                "source": op.source,
+                "count": op.count,
+                "tensors": {t: list(graph.tensors[t].shape) for t in (*op.inputs, *op.outputs)},
+            }
+            for op in untimed
+        ],
+    }
+
+
+def format_report(graph: Graph, rows: list[Timed], oracle: str, machine: str) -> str:
+    head = summary(graph, rows)
+    lines = [f"{graph.name} on {oracle} ({machine})", f"  {graph.provenance}", ""]
+    lines.append(
+        f"{'operation':<34} {'kind':<10} {'dims':<18} {'count':>5} {'cycles/run':>12} "
+        f"{'share':>7} {'uJ, all':>10}  schedule"
+    )
+    for row in operation_rows(rows):
+        if row["timed"] and not row["total_cycles"] and str(row["method"]).startswith("free"):
+            continue
+        dims = "x".join(map(str, row["dims"]))  # type: ignore[call-overload]
+        if not row["timed"]:
+            cycles, share, energy, how = "untimed", "", "", ""
+        else:
+            cycles = f"{row['cycles']:,}"
+            share = f"{row['share']:.1%}"
+            energy = f"{row['energy_pj'] / 1e6:,.2f}"  # type: ignore[operator]
+            how = str(row["schedule"])
+            if row["method"] != "exact":
+                how += f" [{row['method']}]"
+        lines.append(
+            f"{str(row['name'])[:34]:<34} {row['kind']:<10} {dims[:18]:<18} "
+            f"{row['count']:>5} {cycles:>12} {share:>7} {energy:>10}  {how}"
+        )
+    lines += ["", f"{'block':<24} {'count':>5} {'cycles':>16} {'share':>7}  by kind"]
+    for block in block_rows(rows):
+        kinds = ", ".join(
+            f"{k} {_share(v, block['cycles']):.0%}"  # type: ignore[arg-type]
+            for k, v in sorted(block["by_kind"].items(), key=lambda kv: -kv[1])  # type: ignore[attr-defined]
+        )
+        lines.append(
+            f"{str(block['block'])[:24]:<24} {block['count']:>5} {block['cycles']:>16,.0f} "
+            f"{block['share']:>7.1%}  {kinds}"
+        )
+    lines += [
+        "",
+        f"total: {head['total_cycles']:,.0f} cycles, {head['energy_pj'] / 1e6:,.1f} uJ, "  # type: ignore[operator]
+        f"{head['dram_words']:,.0f} DRAM words; non-GEMM share of cycles "
+        f"{head['non_gemm_share']:.1%}",
+    ]
+    untimed = head["untimed"]
+    if untimed:
+        names = ", ".join(f"{u['name']} ({u['source'] or u['kind']})" for u in untimed)  # type: ignore[attr-defined]
+        lines.append(f"untimed ({len(untimed)}, not in the total): {names}")  # type: ignore[arg-type]
+    else:
+        lines.append("untimed: none (every operation timed)")
+    return "\n".join(lines)
+
+
+def chart_png(rows: list[Timed], title: str, path: Path) -> Path:
+    """One stacked bar per block (its count applied): cycles by kind of operation."""
+    from autotune.results.plots import _pyplot, _save
+
+    plt = _pyplot()
+    blocks = block_rows(rows)[:CHART_BLOCKS]
+    kinds = sorted({k for b in blocks for k in b["by_kind"]})  # type: ignore[attr-defined]
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.5 * len(blocks) + 3), 5))
+    bottom = [0.0] * len(blocks)
+    colors = plt.get_cmap("tab20")
+    for index, kind in enumerate(kinds):
+        heights = [b["by_kind"].get(kind, 0.0) for b in blocks]  # type: ignore[attr-defined]
+        ax.bar(range(len(blocks)), heights, bottom=bottom, label=kind, color=colors(index % 20))
+        bottom = [b + h for b, h in zip(bottom, heights)]
+    labels = [f"{b['block']} x{b['count']}" if b["count"] != 1 else str(b["block"]) for b in blocks]
+    ax.set_xticks(range(len(blocks)), labels, rotation=60, ha="right")
+    ax.set_ylabel("cycles (count applied)")
+    ax.legend(fontsize=8, ncol=2)
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.set_title(title)
+    return _save(fig, plt, path)
