@@ -80,6 +80,8 @@ def test_llama2_7b_counts(phase: str) -> None:
     assert elements["softmax"] == layers * heads * t * n
     assert elements["rmsnorm"] == 2 * layers * t * d + d
     assert elements["silu"] == layers * t * ff
+    assert elements["mul"] == layers * (2 * 2 * t * d + t * ff)  # RoPE's cos and sin; SwiGLU
+    assert elements["copy"] == layers * 2 * t * d  # RoPE's rotate_half of q and k
     # one layer's GEMMs equal the ONNX-derived single-layer lists, scaled by the layers
     one = load_workload(f"llama2_7b_{phase}" if phase == "prefill" else "llama2_7b_decode_b1")
     assert layers * sum(g.macs * g.weight for g in one.gemms) + d * vocab == graph.macs

@@ -5,7 +5,8 @@ activations); a decoder or encoder layer is one block run once per layer; a line
 GEMM over every token (M = batch x tokens) and, where the model has one, a separate bias add;
 attention per head is a batched product of batch x heads matrices; softmax takes the
 1/sqrt(head_dim) scale; splitting and merging heads are views (the products load a head's
-columns by their coordinates); the attention mask of a full batch is all zeros and omitted.
+columns by their coordinates); the attention mask of a full batch is all zeros and omitted;
+rotary embeddings are x cos + rotate_half(x) sin (a copy, two products and an add).
 """
 
 from __future__ import annotations
@@ -72,6 +73,27 @@ def _attention(
         (ctx,),
         (batch * queries, heads * d_head),
     )
+
+
+def _rope(b: Builder, name: str, x: str, tokens: int, d: int) -> str:
+    """Rotary embedding: x cos + rotate_half(x) sin, rotate_half a copy with its halves swapped
+    (one negated); cos and sin are tables along the last axis."""
+    rotated = b.op(f"rope_{name}.rotate_half", "copy", (tokens * d,), (x,), (tokens, d))
+    cos = b.op(
+        f"rope_{name}.cos",
+        "mul",
+        (1, tokens, d),
+        (x, b.tensor(f"rope_{name}.cos_t", tokens, d)),
+        (tokens, d),
+    )
+    sin = b.op(
+        f"rope_{name}.sin",
+        "mul",
+        (1, tokens, d),
+        (rotated, b.tensor(f"rope_{name}.sin_t", tokens, d)),
+        (tokens, d),
+    )
+    return b.op(f"rope_{name}", "add", (1, tokens, d), (cos, sin), (tokens, d))
 
 
 def _split_heads(b: Builder, name: str, x: str, tokens: int, d: int) -> str:
@@ -178,10 +200,7 @@ def llama2_7b(phase: str = "prefill", seq: int = 2048, batch: int = 1) -> Graph:
     b.block("layers", LLAMA["layers"])
     h = b.op("input_layernorm", "rmsnorm", (1, t, d), (x, b.tensor("ln1.g", d)), (t, d))
     q, k, v = (_linear(b, f"self_attn.{n}_proj", h, t, d, d, bias=False) for n in "qkv")
-    q, k = (
-        b.op(f"rope_{n}", "elementwise", (1, t, d), (x_,), (t, d), fn="RoPE")
-        for n, x_ in (("q", q), ("k", k))
-    )
+    q, k = (_rope(b, n, x_, t, d) for n, x_ in (("q", q), ("k", k)))
     q = _split_heads(b, "heads_q", q, t, d)
     cache = {}
     for n, x_ in (("k", k), ("v", v)):
