@@ -81,6 +81,8 @@ def supports(op: Operation) -> bool:
 
 def time_operation(op: Operation, machine: Machine, technology: object = None) -> OperationTime:
     """One run of `op` on `machine` (module doc)."""
+    if op.kind == "kv_read":
+        return OperationTime(0, 0.0, 0, "view", "free: the attention products load the cache")
     if is_free(op):
         return OperationTime(0, 0.0, 0, "view", "free: no word moves")
     if op.family == "product":
