@@ -101,6 +101,12 @@ def bundled_workloads() -> dict[str, Path]:
     return {p.stem: p for p in sorted(BUNDLED.iterdir()) if p.suffix in readable}
 
 
+def _graph_names() -> list[str]:
+    from workloads import networks
+
+    return list(networks.NETWORKS)
+
+
 def resolve_workload(path: str | Path) -> Path:
     """A file path, or the bundled workload of that name (`resnet50`)."""
     path = Path(path)
@@ -110,7 +116,7 @@ def resolve_workload(path: str | Path) -> Path:
             return bundled[path.name]
         raise WorkloadError(
             f"workload {path}: no such file, and no bundled workload of that name "
-            f"(bundled: {', '.join(bundled)})"
+            f"(bundled: {', '.join(bundled)}; built as graphs: {', '.join(_graph_names())})"
         )
     return path
 
@@ -120,7 +126,15 @@ def load_workload(
 ) -> Workload:
     """Read and validate a workload file of any installed format, or a bundled network by name;
     WorkloadError with a one-line reason. `input_shapes` fixes a model's input shapes by input
-    name (for the formats that take them)."""
+    name (for the formats that take them). A network built as a graph (workloads.networks) and
+    not bundled as a GEMM list gives its graph's GEMMs, its settings at their defaults."""
+    if isinstance(path, str) and path not in bundled_workloads() and not Path(path).exists():
+        from workloads import networks
+
+        if path in networks.NETWORKS:
+            from workloads.network import gemm_workload
+
+            return gemm_workload(networks.build(path))
     path = resolve_workload(path)
     if path.suffix.lower() not in suffixes():
         format_of(path)  # the unknown format, named

@@ -99,3 +99,25 @@ def test_graph_products_merge_as_a_tune_run_takes_them() -> None:
     workload = gemm_workload(graph)
     assert sum(g.macs * g.weight for g in workload.gemms) == graph.macs
     assert len(workload.gemms) == len({g.shape for g in workload.gemms})
+
+
+def test_a_graph_network_loads_as_its_gemms() -> None:
+    from workloads import load_workload
+    from workloads.networks import build
+
+    loaded = load_workload("gpt2")
+    assert loaded.gemms == gemm_workload(build("gpt2")).gemms
+    with pytest.raises(WorkloadError, match="built as graphs: gpt2, bert_base"):
+        load_workload("no_such_network")
+
+
+def test_a_scalesim_topology_reads_as_a_graph_of_gemms(tmp_path: object) -> None:
+    from pathlib import Path
+
+    path = Path(str(tmp_path)) / "net.csv"
+    path.write_text(
+        "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, "
+        "Num Filter, Strides,\nConv1,224,224,11,11,3,96,4,\n"
+    )
+    graph = load_graph(str(path))
+    assert [op.kind for op in graph.operations] == ["gemm"] and graph.macs > 0
