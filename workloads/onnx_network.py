@@ -9,8 +9,9 @@ fixed). Then each node becomes an operation of workloads.graph's kinds:
 * Softmax, LayerNormalization, RMSNormalization, Relu, Gelu map to their kinds; Add and Sub
   are a `bias` when the other operand runs along the last axis, else an `add`; Mul and Div by a
   scalar are a `scale`; ReduceSum/Mean/Max/Min a `reduce`; pools a `pool`; Gather a `gather`;
-* patterns of several nodes become one operation: Sigmoid then Mul (SiLU), Div, Erf, Add, Mul,
-  Mul (GELU, erf form), x*x or x^2, ReduceMean, Add, Sqrt, Reciprocal, Mul, Mul (RMS norm);
+* patterns of several nodes become one operation: Sigmoid then Mul (SiLU); Div, Erf, Add, Mul,
+  Mul (GELU, erf form); Pow(x, 3), Mul, Add, Mul, Tanh, Add, Mul with 0.5 x (GELU, tanh form);
+  x*x or x^2, ReduceMean, Add, Sqrt, Reciprocal, Mul, Mul (RMS norm);
 * Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout are `reshape` views; Split and Slice
   `split` views; a Transpose that keeps the last axis a `permute` view, one that swaps the last
   two a `transpose`, any other a `copy`; Concat a `concat` (a `kv_append` when it extends a
@@ -101,14 +102,28 @@ UNARY = frozenset(
         "Sign",
     }
 )
-PATTERNS: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...] = (
-    ("silu", (("Sigmoid",), ("Mul",))),
-    ("gelu", (("Div", "Mul"), ("Erf",), ("Add",), ("Mul",), ("Mul",))),
-    (
-        "rmsnorm",
-        (("Mul", "Pow"), ("ReduceMean",), ("Add",), ("Sqrt",), ("Reciprocal",), ("Mul",), ("Mul",)),
+# name -> (kind, options, op types node by node, the node that takes x again)
+PATTERNS: dict[str, tuple[str, tuple[tuple[str, str], ...], tuple[tuple[str, ...], ...], int]] = {
+    "silu": ("silu", (), (("Sigmoid",), ("Mul",)), 1),
+    "gelu_erf": (
+        "gelu",
+        (("form", "erf"),),
+        (("Div", "Mul"), ("Erf",), ("Add",), ("Mul",), ("Mul",)),
+        3,
     ),
-)
+    "gelu_tanh": (
+        "gelu",
+        (("form", "tanh"),),
+        (("Pow",), ("Mul",), ("Add",), ("Mul",), ("Tanh",), ("Add",), ("Mul",)),
+        2,
+    ),
+    "rmsnorm": (
+        "rmsnorm",
+        (),
+        (("Mul", "Pow"), ("ReduceMean",), ("Add",), ("Sqrt",), ("Reciprocal",), ("Mul",), ("Mul",)),
+        5,
+    ),
+}
 _INDEXED = re.compile(r"^(.*?\.\d+)(?=\.|$)")
 
 
@@ -141,9 +156,12 @@ class _Reader:
         self.derived: set[str] = set()  # results of shape arithmetic
         self.block: dict[str, str] = {}  # tensor -> block of its producer
         self.consumers: dict[str, list[Any]] = {}
+        self.producer: dict[str, Any] = {}
         for node in graph.node:
             for tensor in node.input:
                 self.consumers.setdefault(tensor, []).append(node)
+            for tensor in node.output:
+                self.producer[tensor] = node
         self.ops: list[Operation] = []
         self.shape_nodes: list[Any] = []
 
@@ -154,24 +172,37 @@ class _Reader:
         return node.name or f"{node.op_type}_{index}"
 
     def run(self) -> list[Operation]:
-        taken: set[int] = set()
+        fused, taken = self._patterns()
         for index, node in enumerate(self.graph.node):
+            if id(node) in fused:
+                self._fused(*fused[id(node)])
+                continue
             if id(node) in taken:
                 continue
             if self._is_shape(node):
                 self.shape_nodes.append(node)
                 self.derived.update(node.output)
                 continue
-            chain = self._pattern(node)
-            if chain is not None:
-                kind, nodes = chain
-                taken.update(id(n) for n in nodes)
-                self._fused(kind, nodes, index)
-                continue
             self._add(node, index, *self._classify(node, self.name(node, index)))
         if self.shape_nodes:
             self._shape_op()
         return self.ops
+
+    def _patterns(self) -> tuple[dict[int, tuple[str, tuple, list[Any]]], set[int]]:
+        """Every pattern found, by its first node in the graph's order; the nodes taken."""
+        position = {id(n): i for i, n in enumerate(self.graph.node)}
+        fused: dict[int, tuple[str, tuple, list[Any]]] = {}
+        taken: set[int] = set()
+        for node in self.graph.node:
+            if id(node) in taken:
+                continue
+            found = self._pattern(node)
+            if found is None or any(id(n) in taken for n in found[2]):
+                continue
+            nodes = sorted(found[2], key=lambda n: position[id(n)])
+            fused[id(nodes[0])] = (found[0], found[1], nodes)
+            taken.update(id(n) for n in nodes)
+        return fused, taken
 
     def _is_shape(self, node: Any) -> bool:
         if node.domain not in DEFAULT_DOMAINS:
@@ -185,9 +216,12 @@ class _Reader:
             and any(t in self.derived for t in used)
         )
 
-    def _pattern(self, node: Any) -> tuple[str, list[Any]] | None:
-        for kind, steps in PATTERNS:
-            if node.op_type not in steps[0] or node.domain not in DEFAULT_DOMAINS:
+    def _pattern(self, node: Any) -> tuple[str, tuple, list[Any]] | None:
+        if node.domain not in DEFAULT_DOMAINS or not node.input:
+            return None
+        x = node.input[0]
+        for kind, options, steps, again in PATTERNS.values():
+            if node.op_type not in steps[0]:
                 continue
             nodes = [node]
             for step in steps[1:]:
@@ -196,35 +230,52 @@ class _Reader:
                     break
                 nodes.append(after[0])
             else:
-                x = node.input[0]
                 if kind == "rmsnorm" and node.op_type == "Mul" and list(node.input) != [x, x]:
                     continue
-                if kind in ("silu", "gelu", "rmsnorm") and not self._reads(nodes, x, kind):
+                if x not in nodes[again].input:
+                    continue  # the product with x again (x sigmoid(x), x (1 + erf), x rstd)
+                if options == (("form", "tanh"),) and not self._halved(nodes, x):
                     continue
-                return kind, nodes
+                return kind, options, nodes
         return None
 
-    @staticmethod
-    def _reads(nodes: list[Any], x: str, kind: str) -> bool:
-        """The pattern's product takes x again (x * sigmoid(x), x * (1 + erf), x * rstd)."""
-        again = {"silu": 1, "gelu": 3, "rmsnorm": 5}[kind]
-        return x in nodes[again].input
+    def _halved(self, nodes: list[Any], x: str) -> bool:
+        """GELU's tanh form ends with 0.5 x: a Mul of x by a constant feeding the last Mul (it
+        joins the pattern), or the last Mul taking x and a Mul by a constant after it."""
+        last = nodes[-1]
+        for tensor in last.input:
+            side = self.producer.get(tensor)
+            if (
+                side is not None
+                and side.op_type == "Mul"
+                and x in side.input
+                and len(self.consumers.get(tensor, [])) == 1
+            ):
+                nodes.append(side)
+                return True
+        after = self.consumers.get(last.output[0], [])
+        if x in last.input and len(after) == 1 and after[0].op_type == "Mul":
+            nodes.append(after[0])
+            return True
+        return False
 
-    def _fused(self, kind: str, nodes: list[Any], index: int) -> None:
+    def _fused(self, kind: str, options: tuple, nodes: list[Any]) -> None:
         x = nodes[0].input[0]
         dims = self.dims(x)
         inside = {t for n in nodes for t in n.output}
         inputs = tuple(dict.fromkeys(t for n in nodes for t in n.input if t and t not in inside))
-        options = (("form", "erf"),) if kind == "gelu" else ()
-        name = self.name(nodes[0], index)
+        ending = next(
+            n for n in nodes if not any(c in nodes for c in self.consumers.get(n.output[0], []))
+        )
+        layers = tuple(self.name(n, i) for i, n in self._indexed(nodes))
         op_kind, op_dims = (kind, _rows(dims)) if dims else ("other", (1,))
         self._emit(
-            name,
+            layers[0],
             op_kind,
             op_dims,
             inputs,
-            tuple(nodes[-1].output),
-            tuple(self.name(n, index) for n in nodes),
+            tuple(ending.output),
+            layers,
             "+".join(n.op_type for n in nodes),
             options,
         )

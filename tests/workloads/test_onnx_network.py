@@ -200,3 +200,37 @@ def test_load_graph_reads_onnx(tmp_path: Path) -> None:
         "reshape",
         "gemm",
     ]
+
+
+@pytest.mark.parametrize("half_first", [True, False])
+def test_gelu_tanh_form_as_exporters_write_it(tmp_path: Path, half_first: bool) -> None:
+    """0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))): the 0.5 x on a side branch (PyTorch's
+    export of Hugging Face's GELU) or a last Mul by 0.5."""
+    consts = [_const(n, v) for n, v in (("three", 3.0), ("c", 0.044715), ("k", 0.7978845))]
+    consts += [_const("one", 1.0), _const("half", 0.5)]
+    chain = [
+        _node("Pow", ["x", "three"], ["p"], "g/pow"),
+        _node("Mul", ["p", "c"], ["pc"], "g/mul_c"),
+        _node("Add", ["x", "pc"], ["u"], "g/add_x"),
+        _node("Mul", ["u", "k"], ["uk"], "g/mul_k"),
+        _node("Tanh", ["uk"], ["t"], "g/tanh"),
+        _node("Add", ["t", "one"], ["t1"], "g/add_one"),
+    ]
+    if half_first:
+        ending = [
+            _node("Mul", ["x", "half"], ["hx"], "g/half"),
+            *chain,
+            _node("Mul", ["hx", "t1"], ["y"], "g/out"),
+        ]
+    else:
+        ending = [*chain, _node("Mul", ["x", "t1"], ["xt"], "g/mul_x")]
+        ending.append(_node("Mul", ["xt", "half"], ["y"], "g/out"))
+    proto = model([*consts, *ending], {"x": [2, 8, 16]}, ["y"])
+    graph = read_onnx_graph(save(proto, tmp_path / "gelu.onnx"))
+    _every_node_once(proto, graph)
+    gelu = next(op for op in graph.operations if op.kind == "gelu")
+    assert gelu.option("form") == "tanh" and gelu.outputs == ("y",)
+    assert len(gelu.layers) == 8 and gelu.dims == (2, 8, 16)
+    assert [op.kind for op in graph.operations] == ["shape", "gelu"] or [
+        op.kind for op in graph.operations
+    ] == ["gelu", "shape"]
