@@ -34,10 +34,7 @@ def gemm_workload(graph: Graph) -> Workload:
         raise WorkloadError(f"network {graph.name}: no matrix products to tune")
     where = f"network {graph.name}"
     untimed = [op for op in graph.operations if op.family != "product"]
-    summary = (
-        f"{len(found)} product operations and {len(untimed)} other operations in the graph "
-        "(`autotune ops` lists them)",
-    )
+    summary = (f"{len(found)} product operations and {len(untimed)} other operations in the graph",)
     workload = Workload(graph.name, merge(found, where), summary, graph.warnings)
     return validate_workload(workload, where)
 

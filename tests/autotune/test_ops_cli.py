@@ -86,10 +86,12 @@ def test_ga1_report_names_untimed(capsys: pytest.CaptureFixture[str]) -> None:
         (["ops", "gpt2", "--seq", "0"], "--seq must be a positive integer"),
         (["ops", "gpt2", "--phase", "decode"], "--phase: network gpt2 takes --seq, --batch only"),
         (["ops", "nothing_here"], "no bundled workload of that name"),
+        (["ops", "CNN"], "--input-shape x=1x3x32x32"),
         (["ops", "gpt2", "--oracle", "ga1", "--machine", "bogus=1"], "--machine bogus=1"),
     ],
 )
 def test_bad_input_one_line(
-    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str], message: str
 ) -> None:
-    assert message in run_error(capsys, argv)
+    cnn = str(save(small_cnn(), tmp_path / "cnn.onnx"))  # its batch is dynamic
+    assert message in run_error(capsys, [cnn if a == "CNN" else a for a in argv])

@@ -39,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _graph(args: argparse.Namespace) -> Graph:
-    from workloads import WorkloadError
+    from workloads import DynamicShapeError, WorkloadError
     from workloads.network import load_graph
     from workloads.networks import NETWORKS, settings
 
@@ -59,6 +59,9 @@ def _graph(args: argparse.Namespace) -> Graph:
                 raise UsageError(f"--{key}: network {args.workload} takes {flags} only")
     try:
         return load_graph(args.workload, parse_input_shapes(args.input_shape) or None, **options)
+    except DynamicShapeError as exc:
+        example = "x".join(str(d or 1) for d in exc.dims) or "1x3x224x224"
+        raise UsageError(f"{exc} (--input-shape {exc.input_name}={example})") from None
     except WorkloadError as exc:
         raise UsageError(str(exc)) from None
 
