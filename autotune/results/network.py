@@ -1,6 +1,6 @@
 """A network's end-to-end report on one oracle: every operation of its graph timed (or named
-as untimed), per operation and per block (layer), with cycles, share of the total, energy and
-DRAM traffic; the non-GEMM share; a stacked bar chart per block by kind of operation.
+as untimed), per operation and per block (layer), with cycles, share of the total, energy, DRAM
+traffic and, where the oracle proves one (its products), the ratio to a lower bound; the non-GEMM share; a stacked bar chart per block by kind of operation.
 
 An operation's total is its count (runs per network step) times one run. Views and shape
 arithmetic are free. An operation the oracle cannot time is listed by name with its tensor
@@ -78,6 +78,8 @@ def operation_rows(rows: list[Timed]) -> list[dict[str, object]]:
                 "share": _share(r.cycles, total) if t else None,
                 "energy_pj": r.energy_pj if t else None,
                 "dram_words": r.dram_words if t else None,
+                "bound_cycles": t.bound_cycles if t else None,
+                "ratio_to_bound": t.cycles / t.bound_cycles if t and t.bound_cycles else None,
                 "schedule": t.schedule if t else None,
                 "method": t.method if t else "untimed",
             }
@@ -150,6 +152,8 @@ def format_report(graph: Graph, rows: list[Timed], oracle: str, machine: str) ->
             energy = f"{row['energy_pj'] / 1e6:,.2f}"  # type: ignore[operator]
             words = f"{row['dram_words']:,.0f}"
             how = str(row["schedule"])
+            if row["ratio_to_bound"] is not None:
+                how += f" ({row['ratio_to_bound']:.2f}x bound)"
             if row["method"] != "exact":
                 how += f" [{row['method']}]"
         lines.append(

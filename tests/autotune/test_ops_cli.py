@@ -70,6 +70,8 @@ def test_ga1_report_json_and_chart(capsys: pytest.CaptureFixture[str], tmp_path:
     assert report["non_gemm_share"] == pytest.approx(non_gemm / report["total_cycles"])
     assert 0 < report["non_gemm_share"] < 1
     assert sum(b["share"] for b in report["blocks"]) == pytest.approx(1.0)
+    products = [op for op in ops if op["kind"] in ("gemm", "matmul")]
+    assert all(op["ratio_to_bound"] >= 1 for op in products)  # a bound holds
 
 
 def test_ga1_report_names_untimed(capsys: pytest.CaptureFixture[str]) -> None:

@@ -90,7 +90,10 @@ def time_operation(op: Operation, machine: Machine, technology: object = None) -
         one = _product(Shape(m, k, n), machine, technology)
         runs = 1 if op.kind == "gemm" else op.dims[0]  # heads or groups, one after another
         energy = None if one.energy_pj is None else runs * one.energy_pj
-        return OperationTime(runs * one.cycles, energy, runs * one.dram_words, one.schedule)
+        bound = None if one.bound_cycles is None else runs * one.bound_cycles
+        return OperationTime(
+            runs * one.cycles, energy, runs * one.dram_words, one.schedule, "exact", bound
+        )
     found = vector_op(op)
     if found is None:
         raise OracleError(f"GA-1 cannot time {op.kind} operation {op.name!r} ({op.source})")
@@ -103,6 +106,7 @@ def time_operation(op: Operation, machine: Machine, technology: object = None) -
 def _product(shape: Shape, machine: Machine, technology: object) -> OperationTime:
     from simcore.energy import default_technology, ga1_cost_of_timing
     from simcore.ga1.engine import chapter_generator
+    from simcore.ga1.lower_bounds import lower_bound
     from simcore.ga1.schedules import chapter_sweep
 
     best: tuple[int, Any, str] | None = None
@@ -118,7 +122,8 @@ def _product(shape: Shape, machine: Machine, technology: object) -> OperationTim
     tech = technology if technology is not None else default_technology()
     cost = ga1_cost_of_timing(machine, timing, tech)  # type: ignore[arg-type]
     words = timing.tiles_moved * machine.T**2  # type: ignore[attr-defined]
-    return OperationTime(cycles, cost.energy_pj, words, f"chapter: {label}")
+    bound = lower_bound(shape, machine)
+    return OperationTime(cycles, cost.energy_pj, words, f"chapter: {label}", "exact", bound)
 
 
 @functools.lru_cache(maxsize=4096)
