@@ -138,3 +138,5 @@ def test_bad_settings_are_one_line_errors() -> None:
         build("llama2_7b", phase="train")
     with pytest.raises(WorkloadError, match="longer than its 1024 positions"):
         build("gpt2", seq=2048)
+    with pytest.raises(WorkloadError, match="longer than its 4096 positions"):
+        build("llama2_7b", seq=4097)

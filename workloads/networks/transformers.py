@@ -19,7 +19,7 @@ from workloads.network import Builder
 
 GPT2 = {"d": 768, "layers": 12, "heads": 12, "vocab": 50257, "positions": 1024}
 BERT = {"d": 768, "layers": 12, "heads": 12, "ff": 3072, "vocab": 30522, "positions": 512}
-LLAMA = {"d": 4096, "layers": 32, "heads": 32, "ff": 11008, "vocab": 32000}
+LLAMA = {"d": 4096, "layers": 32, "heads": 32, "ff": 11008, "vocab": 32000, "positions": 4096}
 PHASES = ("prefill", "decode")
 
 
@@ -188,6 +188,10 @@ def llama2_7b(phase: str = "prefill", seq: int = 2048, batch: int = 1) -> Graph:
     tokens (its own K and V appended, the cache read from DRAM by attention)."""
     if phase not in PHASES:
         raise WorkloadError(f"llama2_7b: phase must be prefill or decode, got {phase!r}")
+    if seq > LLAMA["positions"]:
+        raise WorkloadError(
+            f"llama2_7b: seq {seq} is longer than its {LLAMA['positions']} positions"
+        )
     d, heads, ff, dh = LLAMA["d"], LLAMA["heads"], LLAMA["ff"], LLAMA["d"] // LLAMA["heads"]
     new = seq if phase == "prefill" else 1
     t, bh = batch * new, batch * LLAMA["heads"]
@@ -257,7 +261,8 @@ def llama2_7b(phase: str = "prefill", seq: int = 2048, batch: int = 1) -> Graph:
     )
     return b.graph(
         "LLaMA-2-7B (Touvron et al. 2023; Hugging Face meta-llama/Llama-2-7b-hf config.json: "
-        "hidden 4096, intermediate 11008, 32 heads, 32 key-value heads, 32 layers, vocab 32000), "
+        "hidden 4096, intermediate 11008, 32 heads, 32 key-value heads, 32 layers, vocab 32000, "
+        "4096 positions), "
         f"{phase}, batch {batch}, "
         + (
             f"prompt of {seq} tokens"
