@@ -10,7 +10,7 @@ from typing import Mapping
 
 from workloads.graph import Dims, Graph, Operation, Option, connect
 from workloads.layers import LayerGemm, merge
-from workloads.model import Workload, WorkloadError
+from workloads.model import Workload, WorkloadError, whole
 from workloads.validation import validate_workload
 
 
@@ -54,7 +54,7 @@ def gemm_graph(workload: Workload) -> Graph:
                 (s.m, s.k, s.n),
                 (a, b),
                 (c,),
-                gemm.weight,
+                whole(gemm.weight),
                 gemm.layers or (gemm.name,),
                 source=gemm.source,
             )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from autotune.oracles.operations import Operations, OperationTime, is_free, timed_by
 from workloads.graph import Graph, Operation
@@ -41,15 +41,58 @@ class Timed:
         return self.operation.count * self.time.dram_words if self.time else 0.0
 
 
-def time_graph(graph: Graph, oracle: Any, machine: Any) -> list[Timed]:
-    """Every operation timed by `oracle` (its Operations capability) or untimed."""
+Tuned = Mapping[tuple[int, int, int], OperationTime]
+
+
+def time_graph(graph: Graph, oracle: Any, machine: Any, tuned: Tuned | None = None) -> list[Timed]:
+    """Every operation timed by `oracle` (its Operations capability) or untimed; a product
+    whose shape a tune run found a schedule for takes that run's winner (`tuned`)."""
     capable = oracle.capability(Operations)
     found = []
     for op in graph.operations:
-        if capable is not None and (is_free(op) or timed_by(oracle, op)):
+        if op.family == "product" and tuned and op.dims[-3:] in tuned:
+            found.append(Timed(op, _runs(op, tuned[op.dims[-3:]])))  # type: ignore[index]
+        elif capable is not None and (is_free(op) or timed_by(oracle, op)):
             found.append(Timed(op, capable.time_operation(op, machine)))
         else:
             found.append(Timed(op, None))
+    return found
+
+
+def _runs(op: Operation, one: OperationTime) -> OperationTime:
+    """One product's timing for a batched product's or grouped convolution's products."""
+    runs = 1 if op.kind == "gemm" else op.dims[0]
+    return OperationTime(
+        runs * one.cycles,
+        None if one.energy_pj is None else runs * one.energy_pj,
+        runs * one.dram_words,
+        one.schedule,
+        one.method,
+        None if one.bound_cycles is None else runs * one.bound_cycles,
+    )
+
+
+def tuned_products(frame: Any) -> dict[tuple[int, int, int], OperationTime]:
+    """A tune run's winners by shape, from its per-layer summary (workload.parquet)."""
+    found: dict[tuple[int, int, int], OperationTime] = {}
+    for row in frame.to_dict("records"):
+        cycles = row.get("cycles")
+        if cycles is None or cycles != cycles or not row.get("feasible", True):
+            continue  # no feasible schedule found
+        shape = (int(row["m"]), int(row["k"]), int(row["n"]))
+        energy = row.get("energy_pj")
+        tile = int(row.get("T") or 0)
+        words = int(row.get("tiles_moved") or 0) * tile * tile
+        bound = row.get("bound_cycles")
+        how = "tuned, verified" if row.get("verified") is True else "tuned, unverified"
+        found[shape] = OperationTime(
+            int(cycles),
+            None if energy is None or energy != energy else float(energy),
+            words,
+            f"{row.get('family')}: {row.get('study')}",
+            how,
+            None if bound is None or bound != bound else int(bound),
+        )
     return found
 
 
@@ -134,7 +177,8 @@ def summary(graph: Graph, rows: list[Timed]) -> dict[str, object]:
 
 def format_report(graph: Graph, rows: list[Timed], oracle: str, machine: str) -> str:
     head = summary(graph, rows)
-    lines = [f"{graph.name} on {oracle} ({machine})", f"  {graph.provenance}", ""]
+    lines = [f"{graph.name} on {oracle} ({machine})"]
+    lines += [f"  {graph.provenance}", ""] if graph.provenance else [""]
     lines.append(
         f"{'operation':<34} {'kind':<10} {'dims':<18} {'count':>5} {'cycles/run':>12} "
         f"{'share':>7} {'uJ, all':>10} {'DRAM words':>14}  schedule"

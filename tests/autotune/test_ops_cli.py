@@ -97,3 +97,25 @@ def test_bad_input_one_line(
 ) -> None:
     cnn = str(save(small_cnn(), tmp_path / "cnn.onnx"))  # its batch is dynamic
     assert message in run_error(capsys, [cnn if a == "CNN" else a for a in argv])
+
+
+@pytest.mark.slow
+def test_tuned_products_from_a_tune_run(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    workload = tmp_path / "one.csv"
+    workload.write_text("name,shape,weight\nsmall,16x24x32,2\n")
+    results = tmp_path / "results"
+    argv = ["tune", "--workload", str(workload), "--trials", "2", "--results", str(results)]
+    assert main(argv) == 0
+    capsys.readouterr()
+    (run,) = [p for p in results.iterdir() if (p / "workload.parquet").is_file()]
+    report = json.loads(
+        _run(capsys, "ops", str(workload), "--oracle", "ga1", "--tuned", str(run), "--json")
+    )
+    (op,) = report["operations"]
+    assert op["method"] == "tuned, verified" and op["count"] == 2
+    assert op["total_cycles"] == 2 * op["cycles"]
+    message = run_error(
+        capsys,
+        ["ops", str(workload), "--oracle", "ga1", "--machine", "slots=16", "--tuned", str(run)],
+    )
+    assert "tuned on another machine (slots=64)" in message

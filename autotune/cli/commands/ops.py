@@ -34,6 +34,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--oracle", metavar="NAME", help="time every operation on this oracle")
     parser.add_argument("--machine", metavar="KEY=VALUE,...", help="the oracle's machine")
     parser.add_argument("--chart", type=Path, metavar="PNG", help="with --oracle: the chart")
+    parser.add_argument(
+        "--tuned",
+        type=Path,
+        metavar="DIR",
+        help="with --oracle: take the products' schedules from a tune run of the same machine "
+        "(its folder, holding workload.parquet)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(run=run)
 
@@ -108,7 +115,8 @@ def _listing(graph: Graph) -> dict[str, object]:
 
 
 def _format_listing(listing: dict[str, object]) -> str:
-    lines = [str(listing["network"]), f"  {listing['provenance']}", ""]
+    lines = [str(listing["network"])]
+    lines += [f"  {listing['provenance']}", ""] if listing["provenance"] else [""]
     lines.append(
         f"{'operation':<40} {'kind':<11} {'dims':<22} {'count':>5} {'MACs':>16} "
         f"{'elements':>12}  timed by"
@@ -129,7 +137,6 @@ def _format_listing(listing: dict[str, object]) -> str:
 
 
 def _report(graph: Graph, args: argparse.Namespace) -> int:
-    from autotune.errors import AutotuneError
     from autotune.oracles import get
     from autotune.oracles.operations import Operations
     from autotune.results import network
@@ -144,10 +151,8 @@ def _report(graph: Graph, args: argparse.Namespace) -> int:
         machine = oracle.parse_machine(args.machine) if args.machine else oracle.default_machine()
     except ValueError as exc:
         raise UsageError(f"--machine {args.machine}: {exc}") from None
-    try:
-        rows = network.time_graph(graph, oracle, machine)
-    except AutotuneError:
-        raise
+    tuned = _tuned(args, machine) if args.tuned else None
+    rows = network.time_graph(graph, oracle, machine, tuned)
     described = oracle.describe_machine(machine)
     if args.json:
         print(
@@ -168,9 +173,39 @@ def _report(graph: Graph, args: argparse.Namespace) -> int:
     return 0
 
 
+def _tuned(args: argparse.Namespace, machine: object) -> dict:
+    from autotune.errors import ResultsError
+    from autotune.results import network, tables
+
+    path = args.tuned / "workload.parquet" if args.tuned.is_dir() else args.tuned
+    if not path.is_file():
+        raise UsageError(
+            f"--tuned {args.tuned}: no workload.parquet (a tune --workload run's folder)"
+        )
+    try:
+        frame, metadata = tables.read(path)
+    except ResultsError as exc:
+        raise UsageError(f"--tuned {args.tuned}: {exc}") from None
+    if metadata.get("oracle") != args.oracle:
+        raise UsageError(
+            f"--tuned {args.tuned}: tuned on oracle {metadata.get('oracle')!r}, not {args.oracle!r}"
+        )
+    ran = metadata.get("machine")
+    here = getattr(machine, "as_dict", lambda: None)()
+    if not isinstance(ran, dict) or ran != here:
+        known, wanted = (ran if isinstance(ran, dict) else {}), (here or {})
+        differ = ", ".join(f"{k}={known.get(k)}" for k in wanted if known.get(k) != wanted[k])
+        raise UsageError(
+            f"--tuned {args.tuned}: tuned on another machine ({differ}); give --machine"
+        )
+    return network.tuned_products(frame)
+
+
 def run(args: argparse.Namespace) -> int:
     if args.chart and not args.oracle:
         raise UsageError("--chart draws the --oracle report: give --oracle NAME")
+    if args.tuned and not args.oracle:
+        raise UsageError("--tuned applies to the --oracle report: give --oracle NAME")
     if args.machine and not args.oracle:
         raise UsageError("--machine applies to the --oracle report: give --oracle NAME")
     graph = _graph(args)
