@@ -3,7 +3,9 @@ as untimed), per operation and per block (layer), with cycles, share of the tota
 traffic and, where the oracle proves one (its products), the ratio to a lower bound; the non-GEMM share; a stacked bar chart per block by kind of operation.
 
 An operation's total is its count (runs per network step) times one run. Views and shape
-arithmetic are free. An operation the oracle cannot time is listed by name with its tensor
+arithmetic are free. An oracle with the Operations capability times the rest; a tune run's
+winners (`tuned`) time the products whose shapes it tuned, so an oracle that times GEMMs only
+gives a report too, its other operations untimed. An operation the oracle cannot time is listed by name with its tensor
 sizes and left out of the totals, which say so.
 """
 
@@ -42,6 +44,8 @@ class Timed:
 
 
 Tuned = Mapping[tuple[int, int, int], OperationTime]
+FREE = OperationTime(0, 0.0, 0, "view", "free: no word moves")
+CACHE_READ = OperationTime(0, 0.0, 0, "view", "free: the attention products load the cache")
 
 
 def time_graph(graph: Graph, oracle: Any, machine: Any, tuned: Tuned | None = None) -> list[Timed]:
@@ -52,7 +56,9 @@ def time_graph(graph: Graph, oracle: Any, machine: Any, tuned: Tuned | None = No
     for op in graph.operations:
         if op.family == "product" and tuned and op.dims[-3:] in tuned:
             found.append(Timed(op, _runs(op, tuned[op.dims[-3:]])))  # type: ignore[index]
-        elif capable is not None and (is_free(op) or timed_by(oracle, op)):
+        elif is_free(op):
+            found.append(Timed(op, FREE if op.kind != "kv_read" else CACHE_READ))
+        elif capable is not None and timed_by(oracle, op):
             found.append(Timed(op, capable.time_operation(op, machine)))
         else:
             found.append(Timed(op, None))

@@ -142,10 +142,10 @@ def _report(graph: Graph, args: argparse.Namespace) -> int:
     from autotune.results import network
 
     oracle = get(args.oracle)
-    if oracle.capability(Operations) is None:
+    if oracle.capability(Operations) is None and not args.tuned:
         raise UsageError(
-            f"--oracle {args.oracle} times GEMMs in tune runs only (no Operations capability); "
-            "`autotune ops` without --oracle lists what it times"
+            f"--oracle {args.oracle} times GEMMs in tune runs only: give --tuned DIR, a tune "
+            "run of this network's GEMMs (its other operations are reported untimed)"
         )
     try:
         machine = oracle.parse_machine(args.machine) if args.machine else oracle.default_machine()

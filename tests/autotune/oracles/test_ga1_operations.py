@@ -88,3 +88,23 @@ def test_which_oracle_times_what() -> None:
     ga1 = get("ga1")
     assert ga1.capability(Operations) is not None
     assert timed_by(ga1, gemm) and timed_by(ga1, softmax) and not timed_by(ga1, tanh)
+
+
+def test_an_oracle_of_gemms_only_reports_with_a_tune_runs_products() -> None:
+    from autotune.oracles.operations import OperationTime
+    from autotune.results.network import summary, time_graph
+    from workloads.network import load_graph
+
+    graph = load_graph("gpt2", seq=16)
+    tuned = {
+        op.dims[-3:]: OperationTime(100, 1.0, 10, "tuned", "tuned, verified")
+        for op in graph.operations
+        if op.family == "product"
+    }
+    rows = time_graph(graph, _GemmsOnly(), None, tuned)  # type: ignore[arg-type]
+    by_kind = {r.operation.kind: r for r in rows}
+    assert by_kind["matmul"].time is not None and by_kind["matmul"].time.cycles == 12 * 100
+    assert by_kind["permute"].time is not None and by_kind["permute"].time.cycles == 0
+    assert by_kind["softmax"].time is None
+    untimed = {u["kind"] for u in summary(graph, rows)["untimed"]}  # type: ignore[union-attr]
+    assert untimed == {"softmax", "layernorm", "gelu", "bias", "add", "gather"}
