@@ -37,6 +37,7 @@ from workloads import onnx_ops
 from workloads.graph import Dims, Graph, Operation, connect
 from workloads.model import WorkloadError
 from workloads.onnx_graph import CONVS, DEFAULT_DOMAINS, PRODUCTS, _shapes, _Walk, prepared
+from workloads.onnx_patterns import find_patterns
 
 SHAPE_OPS = frozenset({"Shape", "Size", "Constant", "ConstantOfShape", "Range"})
 SIMPLE = {
@@ -102,28 +103,6 @@ UNARY = frozenset(
         "Sign",
     }
 )
-# name -> (kind, options, op types node by node, the node that takes x again)
-PATTERNS: dict[str, tuple[str, tuple[tuple[str, str], ...], tuple[tuple[str, ...], ...], int]] = {
-    "silu": ("silu", (), (("Sigmoid",), ("Mul",)), 1),
-    "gelu_erf": (
-        "gelu",
-        (("form", "erf"),),
-        (("Div", "Mul"), ("Erf",), ("Add",), ("Mul",), ("Mul",)),
-        3,
-    ),
-    "gelu_tanh": (
-        "gelu",
-        (("form", "tanh"),),
-        (("Pow",), ("Mul",), ("Add",), ("Mul",), ("Tanh",), ("Add",), ("Mul",)),
-        2,
-    ),
-    "rmsnorm": (
-        "rmsnorm",
-        (),
-        (("Mul", "Pow"), ("ReduceMean",), ("Add",), ("Sqrt",), ("Reciprocal",), ("Mul",), ("Mul",)),
-        5,
-    ),
-}
 _INDEXED = re.compile(r"^(.*?\.\d+)(?=\.|$)")
 
 
@@ -172,7 +151,7 @@ class _Reader:
         return node.name or f"{node.op_type}_{index}"
 
     def run(self) -> list[Operation]:
-        fused, taken = self._patterns()
+        fused, taken = find_patterns(self.graph.node, self.consumers, self.producer)
         for index, node in enumerate(self.graph.node):
             if id(node) in fused:
                 self._fused(*fused[id(node)])
@@ -188,22 +167,6 @@ class _Reader:
             self._shape_op()
         return self.ops
 
-    def _patterns(self) -> tuple[dict[int, tuple[str, tuple, list[Any]]], set[int]]:
-        """Every pattern found, by its first node in the graph's order; the nodes taken."""
-        position = {id(n): i for i, n in enumerate(self.graph.node)}
-        fused: dict[int, tuple[str, tuple, list[Any]]] = {}
-        taken: set[int] = set()
-        for node in self.graph.node:
-            if id(node) in taken:
-                continue
-            found = self._pattern(node)
-            if found is None or any(id(n) in taken for n in found[2]):
-                continue
-            nodes = sorted(found[2], key=lambda n: position[id(n)])
-            fused[id(nodes[0])] = (found[0], found[1], nodes)
-            taken.update(id(n) for n in nodes)
-        return fused, taken
-
     def _is_shape(self, node: Any) -> bool:
         if node.domain not in DEFAULT_DOMAINS:
             return False
@@ -215,49 +178,6 @@ class _Reader:
             and all(t in self.derived or t in self.constant for t in used)
             and any(t in self.derived for t in used)
         )
-
-    def _pattern(self, node: Any) -> tuple[str, tuple, list[Any]] | None:
-        if node.domain not in DEFAULT_DOMAINS or not node.input:
-            return None
-        x = node.input[0]
-        for kind, options, steps, again in PATTERNS.values():
-            if node.op_type not in steps[0]:
-                continue
-            nodes = [node]
-            for step in steps[1:]:
-                after = self.consumers.get(nodes[-1].output[0], [])
-                if len(after) != 1 or after[0].op_type not in step:
-                    break
-                nodes.append(after[0])
-            else:
-                if kind == "rmsnorm" and node.op_type == "Mul" and list(node.input) != [x, x]:
-                    continue
-                if x not in nodes[again].input:
-                    continue  # the product with x again (x sigmoid(x), x (1 + erf), x rstd)
-                if options == (("form", "tanh"),) and not self._halved(nodes, x):
-                    continue
-                return kind, options, nodes
-        return None
-
-    def _halved(self, nodes: list[Any], x: str) -> bool:
-        """GELU's tanh form ends with 0.5 x: a Mul of x by a constant feeding the last Mul (it
-        joins the pattern), or the last Mul taking x and a Mul by a constant after it."""
-        last = nodes[-1]
-        for tensor in last.input:
-            side = self.producer.get(tensor)
-            if (
-                side is not None
-                and side.op_type == "Mul"
-                and x in side.input
-                and len(self.consumers.get(tensor, [])) == 1
-            ):
-                nodes.append(side)
-                return True
-        after = self.consumers.get(last.output[0], [])
-        if x in last.input and len(after) == 1 and after[0].op_type == "Mul":
-            nodes.append(after[0])
-            return True
-        return False
 
     def _fused(self, kind: str, options: tuple, nodes: list[Any]) -> None:
         x = nodes[0].input[0]
