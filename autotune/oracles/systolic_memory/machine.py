@@ -78,7 +78,8 @@ def arch_machine(arch: str | Path, overrides: Sequence[str] = ()) -> ArchMachine
             "(TOML) or a bundled name"
         )
     data = apply_overrides(arch_dict(name), overrides)
-    return ArchMachine(name, _spec(data), parse_machine(data))
+    parse_machine(data)  # the whole file checked, its sources too
+    return from_record({"arch": name, "arch_spec": _spec(data)})
 
 
 def from_record(record: Mapping[str, Any]) -> ArchMachine:
