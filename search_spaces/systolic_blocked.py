@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from search_spaces.base import Family, Space
-from search_spaces.domains import Choice, IntRange, Param, Point
+from search_spaces.domains import Choice, Param, Point
 from simcore.shape import Shape
 from simcore.systolic.blocked.schedule import BlockSchedule, feasibility
 from simcore.systolic.blocked.space import ParamSpec, schedule_of, schedule_params
@@ -42,11 +42,24 @@ class WithSystem(Protocol):
     def system(self) -> SystolicMachine: ...
 
 
-def _param(spec: ParamSpec) -> Param:
+def sides(dim: int, units: tuple[int, ...] = ()) -> tuple[int, ...]:
+    """Block sides along a dimension: the dimension, its half, third and quarter (rounded up),
+    the powers of two from 8 below it, and each of `units` (the array's sides) times powers of
+    two below it (the seed schedules' sides)."""
+    found = {dim} | {-(-dim // q) for q in (2, 3, 4)}
+    for start in (8, *units):
+        side = start
+        while side < dim:
+            found.add(side)
+            side *= 2
+    return tuple(sorted(found))
+
+
+def _param(spec: ParamSpec, units: tuple[int, ...]) -> Param:
     name = RENAMED.get(spec.name, spec.name)
     if spec.choices:
         return Param(name, Choice(spec.choices), spec.help)  # type: ignore[arg-type]
-    return Param(name, IntRange(spec.low, spec.high, log=spec.log), spec.help)
+    return Param(name, Choice(sides(spec.high, units)), spec.help)
 
 
 def schedule(point: Point) -> BlockSchedule:
@@ -84,7 +97,9 @@ def words_over(machine: SystolicMachine, point: Point, shape: Shape) -> float:
 
 
 class BlockedFamily(Family):
-    """Blocks, loop order, spans and buffering on a systolic machine with its memory."""
+    """Blocks, loop order, spans and buffering on a systolic machine with its memory. Block
+    sides are chosen among the few that tile a dimension well (`sides`), with the array's of
+    `machine` (None: without them, to rebuild a recorded point by its family's name)."""
 
     name = NAME
     description = (
@@ -94,8 +109,18 @@ class BlockedFamily(Family):
     oracle = "systolic"
     limit = "buffer"  # the words over the buffers' capacities
 
+    def __init__(self, machine: SystolicMachine | None = None) -> None:
+        self.units = () if machine is None else (machine.array.rows, machine.array.cols)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, BlockedFamily) and other.units == self.units
+
+    def __hash__(self) -> int:
+        return hash((NAME, self.units))
+
     def params(self, shape: Shape, T: int) -> tuple[Param, ...]:
-        return (*(_param(spec) for spec in schedule_params(shape)), TILE_ORDER)
+        units = tuple(sorted(set(self.units)))
+        return (*(_param(spec, units) for spec in schedule_params(shape)), TILE_ORDER)
 
     def violation(self, point: Point, shape: Shape, machine: Any) -> float:
         return words_over(_system(machine), point, shape)

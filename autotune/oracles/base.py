@@ -74,6 +74,10 @@ class Oracle(ABC):
         parameters are its machine."""
         return dict(machine.as_dict())
 
+    def objectives_of(self, machine: Any) -> tuple[str, ...]:
+        """The objectives a run on `machine` optimises when none are given."""
+        return tuple(self.default_objectives)
+
     def tile_edge(self, machine: Any) -> int:
         """The tile edge that shapes are counted in when families declare their domains."""
         return 1

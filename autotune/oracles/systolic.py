@@ -168,6 +168,10 @@ class SystolicOracle(Oracle, EnergyAndArea, Report, Architectures):
     def parse_machine(self, text: str) -> SystolicBudget | ArchMachine:
         return memory.parse_arch_text(text) or parse_budget(text)
 
+    def objectives_of(self, machine: Any) -> tuple[str, ...]:
+        # An architecture's array is fixed: its time alone ranks its block schedules.
+        return ("cycles",) if isinstance(machine, ArchMachine) else self.default_objectives
+
     def architectures(self) -> tuple[str, ...]:
         from simcore.systolic.archs import bundled_archs
 
@@ -235,7 +239,7 @@ class SystolicOracle(Oracle, EnergyAndArea, Report, Architectures):
                 f"the systolic oracle searches the space 'systolic', not {','.join(spaces)}"
             )
         if isinstance(machine, ArchMachine):
-            return (BLOCKED,)
+            return (BlockedFamily(machine.system),)
         return (systolic_family(machine.pe_budget, machine.max_hbm_words),)
 
     def family(self, name: str) -> Family | None:

@@ -95,7 +95,10 @@ def plan_of(
         oracle=found.name,
         spaces=_spaces(spaces),
         objectives=_objectives(
-            objectives, found, workload is not None and not settings.get("search_machine")
+            objectives,
+            found,
+            the_machine,
+            workload is not None and not settings.get("search_machine"),
         ),
     )
     if isinstance(settings.get("technology"), (str, os.PathLike)):
@@ -278,11 +281,11 @@ def _spaces(spaces: str | Sequence[str] | None) -> str:
 
 
 def _objectives(
-    objectives: str | Sequence[str] | None, oracle: Oracle, per_gemm: bool = False
+    objectives: str | Sequence[str] | None, oracle: Oracle, machine: Any, per_gemm: bool = False
 ) -> tuple[str, ...]:
     if objectives is None:
         # A workload tuned GEMM by GEMM ranks each GEMM by cycles alone (its summary adds them up).
-        return ("cycles",) if per_gemm else tuple(oracle.default_objectives)
+        return ("cycles",) if per_gemm else oracle.objectives_of(machine)
     names = objectives.split(",") if isinstance(objectives, str) else list(objectives)
     found = tuple(name.strip() for name in names if name.strip())
     if not found:

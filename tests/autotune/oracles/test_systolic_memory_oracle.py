@@ -15,7 +15,7 @@ from autotune.oracles.systolic_memory.machine import ArchMachine
 from search_spaces.base import EXACT, SCALED
 from search_spaces.domains import Point
 from search_spaces.systolic import systolic_family
-from search_spaces.systolic_blocked import FAMILY, design, point_of, schedule
+from search_spaces.systolic_blocked import FAMILY, BlockedFamily, design, point_of, schedule
 from simcore.shape import Shape
 from simcore.systolic.archs import bundled_archs
 from simcore.systolic.blocked import BlockSchedule
@@ -40,8 +40,9 @@ def test_an_architecture_is_recorded_and_rebuilt_from_its_record() -> None:
     assert ORACLE.machine_from_record(record) == machine
     rebuilt = ORACLE.machine_from_record(record)
     assert isinstance(rebuilt, ArchMachine) and rebuilt.system == machine.system
-    assert ORACLE.families((), machine) == (FAMILY,)
-    assert ORACLE.families(("systolic-blocked",), machine) == (FAMILY,)
+    own = BlockedFamily(machine.system)
+    assert ORACLE.families((), machine) == ORACLE.families(("systolic-blocked",), machine) == (own,)
+    assert own != FAMILY and own.name == FAMILY.name  # FAMILY rebuilds records by name
     with pytest.raises(ValueError, match="searches the space 'systolic'"):
         ORACLE.families(("systolic-blocked",), ORACLE.parse_machine(""))
 
@@ -190,3 +191,16 @@ def test_the_array_oracle_reports_its_hbm_link_as_stalls_and_words() -> None:
         assert int(metrics["stall_cycles"]) >= 0  # type: ignore[call-overload]
         assert metrics["dram_words"] == hbm_words(family.design(point), shape)
         assert "a_reads" not in metrics
+
+
+@pytest.mark.parametrize("name", bundled_archs())
+@pytest.mark.parametrize("shape", [LLM, Shape(1, 4096, 11008), Shape(100, 37, 300)], ids=str)
+def test_seeds_lie_in_the_family_space_of_their_machine(name: str, shape: Shape) -> None:
+    machine = arch(f"arch={name}")
+    (family,) = ORACLE.families((), machine)
+    domains = {p.name: p.domain for p in family.params(shape, 1)}
+    seeds = family.seed_points(shape, machine)
+    assert seeds
+    for point in seeds:
+        assert set(point) == set(domains)
+        assert all(domains[k].contains(v) for k, v in point.items()), point
