@@ -18,8 +18,8 @@ from dataclasses import asdict, dataclass, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Mapping
 
-from autotune.oracles.base import Metrics, Oracle
-from autotune.oracles.capabilities import Architectures, EnergyAndArea, Report
+from autotune.oracles.base import Metrics
+from autotune.oracles.capabilities import EnergyAndArea, Report
 from autotune.oracles.measures import (
     AREA,
     CYCLES,
@@ -34,8 +34,10 @@ from autotune.oracles.measures import (
     TableColumn,
 )
 from autotune.oracles.systolic_memory import memory
+from autotune.oracles.systolic_memory.capabilities import ArchitectureSearch
 from autotune.oracles.systolic_memory.machine import ArchMachine
 from autotune.oracles.systolic_memory.measures import MEMORY_MEASURES
+from autotune.oracles.systolic_memory.search import record_of
 from search_spaces.base import EXACT, SCALED, Family, Verdict
 from search_spaces.domains import Point
 from search_spaces.systolic import (
@@ -155,7 +157,7 @@ def _systolic(family: Family) -> SystolicFamily:
     return family
 
 
-class SystolicOracle(Oracle, EnergyAndArea, Report, Architectures):
+class SystolicOracle(ArchitectureSearch, EnergyAndArea, Report):
     name = "systolic"
     description = "an R x C systolic array (ws, os, is) and its mapping under a PE budget"
     measures = MEASURES
@@ -168,23 +170,11 @@ class SystolicOracle(Oracle, EnergyAndArea, Report, Architectures):
     def parse_machine(self, text: str) -> SystolicBudget | ArchMachine:
         return memory.parse_arch_text(text) or parse_budget(text)
 
-    def objectives_of(self, machine: Any) -> tuple[str, ...]:
-        # An architecture's array is fixed: its time alone ranks its block schedules.
-        return ("cycles",) if isinstance(machine, ArchMachine) else self.default_objectives
-
-    def architectures(self) -> tuple[str, ...]:
-        from simcore.systolic.archs import bundled_archs
-
-        return bundled_archs()
-
-    def arch_machine(self, arch: str, machine: str = "") -> ArchMachine:
-        found = memory.parse_arch_text(",".join(filter(None, (f"arch={arch}", machine))))
-        assert found is not None  # the text names an architecture
-        return found
-
     def machine_record(self, machine: Any) -> dict[str, Any]:
         # The design is the point; an architecture is recorded whole, to rebuild the entry.
-        return machine.as_dict() if isinstance(machine, ArchMachine) else {}
+        if isinstance(machine, ArchMachine):
+            return {**machine.as_dict(), **record_of(machine.system)}
+        return {}
 
     def describe_machine(self, machine: Any) -> str:
         return machine.describe() if isinstance(machine, ArchMachine) else machine.key()

@@ -56,7 +56,7 @@ class ArchMachine:
         return f"{self.arch} ({s.array} {s.dataflow}, {s.memory.dram_kind} link)"
 
 
-def _spec(data: Mapping[str, Any]) -> str:
+def spec_of(data: Mapping[str, Any]) -> str:
     kept = {k: v for k, v in data.items() if k not in NOT_TIMED}
     try:
         return json.dumps(kept, sort_keys=True, separators=(",", ":"))
@@ -79,7 +79,7 @@ def arch_machine(arch: str | Path, overrides: Sequence[str] = ()) -> ArchMachine
         )
     data = apply_overrides(arch_dict(name), overrides)
     parse_machine(data)  # the whole file checked, its sources too
-    return from_record({"arch": name, "arch_spec": _spec(data)})
+    return from_record({"arch": name, "arch_spec": spec_of(data)})
 
 
 def from_record(record: Mapping[str, Any]) -> ArchMachine:
@@ -90,7 +90,7 @@ def from_record(record: Mapping[str, Any]) -> ArchMachine:
         data = json.loads(str(record["arch_spec"]))
     except (KeyError, ValueError) as exc:
         raise ValueError(f"the recorded architecture is unreadable: {exc}") from None
-    return ArchMachine(str(record["arch"]), _spec(data), parse_machine(data))
+    return ArchMachine(str(record["arch"]), spec_of(data), parse_machine(data))
 
 
 def machine_items(text: str) -> list[str]:

@@ -36,7 +36,12 @@ def arch(text: str) -> ArchMachine:
 def test_an_architecture_is_recorded_and_rebuilt_from_its_record() -> None:
     machine = arch("arch=tpu-v1")
     record = ORACLE.machine_record(machine)
-    assert set(record) == {"arch", "arch_spec"} and "sources" not in record["arch_spec"]
+    assert "sources" not in record["arch_spec"]
+    assert set(record) == {"arch", "arch_spec", "unified_kib", "weight_fifo_kib"} | {
+        "accumulator_kib",
+        "dram_mb_per_s",
+    }
+    assert record["unified_kib"] == 24 * 1024 and record["dram_mb_per_s"] == 34000
     assert ORACLE.machine_from_record(record) == machine
     rebuilt = ORACLE.machine_from_record(record)
     assert isinstance(rebuilt, ArchMachine) and rebuilt.system == machine.system
