@@ -103,3 +103,16 @@ def test_a_memory_search_keeps_to_the_area_budget(capsys: pytest.CaptureFixture[
         assert row["scratchpad_kib"] < 256 or row["accumulator_kib"] < 64
         spec = json.loads(row["arch_spec"])
         assert spec["buffers"]["scratchpad"]["capacity"] == f"{row['scratchpad_kib']} KiB"
+
+
+def test_other_oracles_run_as_they_are_and_keep_their_objectives() -> None:
+    from autotune import oracles
+
+    ga1 = oracles.get("ga1")
+    machine = ga1.default_machine()
+    assert ga1.for_machine(machine) is ga1
+    assert ga1.objectives_of(machine) == tuple(ga1.default_objectives)
+    budget = ORACLE.parse_machine("")
+    assert ORACLE.objectives_of(budget) == ("cycles", "words_per_mac")
+    assert ORACLE.objectives_of(tpu()) == ("cycles",)
+    assert plan_of("64x64x64", arch="tpu-v1").objectives == ("cycles",)
