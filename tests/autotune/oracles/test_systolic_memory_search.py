@@ -116,3 +116,25 @@ def test_other_oracles_run_as_they_are_and_keep_their_objectives() -> None:
     assert ORACLE.objectives_of(budget) == ("cycles", "words_per_mac")
     assert ORACLE.objectives_of(tpu()) == ("cycles",)
     assert plan_of("64x64x64", arch="tpu-v1").objectives == ("cycles",)
+
+
+def test_studies_on_other_architectures_are_not_near() -> None:
+    import math
+
+    from autotune.search.transfer import distance
+    from simcore.shape import Shape
+
+    shape = Shape(64, 64, 64)
+    assert distance(shape, tpu(), shape, tpu(), ORACLE) == 0
+    assert distance(shape, tpu(), shape, ORACLE.arch_machine("gemmini"), ORACLE) == math.inf
+    assert distance(shape, tpu(), Shape(64, 64, 128), tpu(), ORACLE) == 1
+
+
+def test_a_workload_is_tuned_gemm_by_gemm_on_an_architecture(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "w.csv").write_text("name,shape,weight\nq,64x128x96,2\nff,64x96x256,1\n")
+    argv = ["--workload", "w.csv", "--arch", "edge-npu", "--trials", "5", "--verify-top", "1"]
+    assert main([*argv, "--storage", ":memory:"]) == 0
+    out = capsys.readouterr().out
+    assert "weighted total" in out and out.count("systolic-blocked") == 2
