@@ -209,3 +209,29 @@ def test_seeds_lie_in_the_family_space_of_their_machine(name: str, shape: Shape)
     for point in seeds:
         assert set(point) == set(domains)
         assert all(domains[k].contains(v) for k, v in point.items()), point
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.fixed_dictionaries(
+        {
+            "rows": st.integers(1, 12),
+            "cols": st.integers(1, 12),
+            "dataflow": st.sampled_from(("ws", "os", "is")),
+            "shadow": st.booleans(),
+            "hbm_buffers": st.sampled_from((1, 2)),
+            "hbm_words": st.integers(1, 8),
+            "map_rows": st.integers(1, 12),
+            "map_cols": st.integers(1, 12),
+            "tile_order": st.sampled_from(("col-outer", "row-outer")),
+        }
+    ),
+    st.integers(1, 40),
+    st.integers(1, 40),
+    st.integers(1, 40),
+)
+def test_the_hbm_link_never_makes_a_design_faster(point: Point, m: int, k: int, n: int) -> None:
+    metrics = ORACLE.evaluate(
+        systolic_family(144, 8), point, Shape(m, k, n), ORACLE.parse_machine("")
+    )
+    assert int(metrics["stall_cycles"]) >= 0  # type: ignore[call-overload]
