@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from autotune.errors import Infeasible
 from search_spaces.base import EXACT, SCALED, Verdict
 from search_spaces.domains import Point
-from search_spaces.systolic_blocked import design, schedule, words_over
+from search_spaces.systolic_blocked import design, schedule
 from simcore.shape import Shape
 from simcore.systolic.blocked.bounds import bound
 from simcore.systolic.blocked.evaluate import MemoryRun, evaluate
-from simcore.systolic.blocked.schedule import BlockSchedule
+from simcore.systolic.blocked.schedule import BlockSchedule, feasibility
 from simcore.systolic.machine import SystolicMachine
 from simcore.systolic.model import SystolicDesign
 
@@ -35,15 +36,18 @@ VERIFY_SECONDS = 1.0
 VERIFY_BLOCKS = (3, 2, 1)
 
 
-def run(machine: SystolicMachine, point: Point, shape: Shape) -> MemoryRun:
-    """The point's run (Infeasible by `buffer` when its tiles do not fit)."""
-    over = words_over(machine, point, shape)
-    if over > 0:
-        from simcore.systolic.blocked.schedule import feasibility
+# The DRAM traffic per operand, as trials record it (in link words).
+DRAM_PARTS = ("a_reads", "b_reads", "c_reads", "c_writes")
 
-        fit = feasibility(machine, schedule(point), shape)
+
+def run(machine: SystolicMachine, point: Point, shape: Shape) -> MemoryRun:
+    """The point's run (Infeasible by `buffer`, the words over, when its tiles do not fit)."""
+    blocks = schedule(point)
+    fit = feasibility(machine, blocks, shape)
+    if not fit.ok:
+        over = float(sum(words for _store, words, _capacity in fit.over))
         raise Infeasible(fit.describe(), limit="buffer", over_by=over, unit="words")
-    return evaluate(machine, design(machine, point), schedule(point), shape, "fast")
+    return evaluate(machine, design(machine, point), blocks, shape, "fast")
 
 
 def metrics(memory: MemoryRun, cost: Cost) -> dict[str, object]:
@@ -72,9 +76,6 @@ def metrics(memory: MemoryRun, cost: Cost) -> dict[str, object]:
     return found
 
 
-DRAM_PARTS = ("a_reads", "b_reads", "c_reads", "c_writes")
-
-
 def buffer_area_mm2(cost: Cost) -> float:
     """The area of every on-chip store (the SRAM lines of the cost's area)."""
     return sum(item.total for item in cost.area if "SRAM" in item.name) / 1e6
@@ -100,17 +101,25 @@ def machine_bound(machine: SystolicMachine, shape: Shape) -> int:
     return bound(machine, shape, design(machine, {})).cycles
 
 
-def most_cycles(machine: SystolicMachine, shape: Shape) -> int:
-    """A bound on the cycles of any block schedule: every multiply-accumulate in a block of its
-    own (a tile filling and draining through the array), and four link requests per
-    multiply-accumulate each of set-up, one accumulator word over the bandwidth and latency.
-    Twice that, for headroom."""
-    link = machine.memory.dram
-    per_request = (
-        link.setup + link.latency + math.ceil(machine.accumulator_words / link.words_per_cycle) + 1
+def slowest_rate(machine: SystolicMachine) -> Fraction:
+    """The slowest of the link and every store port, in words a cycle."""
+    memory = machine.memory
+    ports = [s.buffer for s in memory.stores] + [memory.accumulator] * (
+        memory.accumulator is not None
     )
-    array = machine.array
-    per_mac = 4 * per_request + 4 * (array.rows + array.cols) + 8
+    widths = [w for p in ports if p is not None for w in (p.read_width, p.write_width)]
+    return min([memory.dram.words_per_cycle, *widths])
+
+
+def most_cycles(machine: SystolicMachine, shape: Shape) -> int:
+    """A generous bound on the cycles of any block schedule, for the 64-bit check: at most one
+    block per multiply-accumulate, each filling and draining the array (2 (R + C) + 4 cycles),
+    at most four link requests per block (set-up, latency and a cycle each), and at most eight
+    accumulator words per multiply-accumulate through the link or a store port at the slowest
+    rate. Twice that, for headroom."""
+    link, array = machine.memory.dram, machine.array
+    words = math.ceil(8 * machine.accumulator_words / slowest_rate(machine))
+    per_mac = 4 * (link.setup + link.latency + 1) + words + 2 * (array.rows + array.cols) + 4
     return 2 * shape.macs * per_mac
 
 
