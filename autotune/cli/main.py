@@ -56,6 +56,7 @@ def _command_modules() -> list:
         "tile_model",
         "plot",
         "gemms",
+        "archs",
         "optimum",
         "ops",
     ]
