@@ -51,6 +51,10 @@ def pairs(draw: st.DrawFn) -> tuple:
 )
 @given(pairs())
 def test_schedules_with_one_run_key_run_alike(case: tuple) -> None:
+    _run_alike(case)
+
+
+def _run_alike(case: tuple) -> None:
     machine, design, schedule, other, shape = case
     assert feasibility(machine, other, shape).ok == feasibility(machine, schedule, shape).ok
     first = evaluate(machine, design, schedule, shape, engine="reference")
@@ -88,4 +92,4 @@ def test_short_decode_gemms_find_their_best_schedule_in_few_evaluations() -> Non
 )
 @given(pairs())
 def test_schedules_with_one_run_key_run_alike_on_many_cases(case: tuple) -> None:
-    test_schedules_with_one_run_key_run_alike(case)
+    _run_alike(case)
