@@ -32,6 +32,7 @@ SCALESIM_FLAGS: tuple[tuple[str, str, Any], ...] = (
     ("drain", "--drain", None),
     ("folds", "--folds", None),
     ("tech", "--tech", None),
+    ("machine", "--machine", None),
     ("tokens", "--tokens", None),
     ("layers", "--layers", None),
     ("evaluations", "--evaluations", None),
@@ -50,16 +51,19 @@ def refuse_flags(
             raise UsageError(f"{flag} does not apply with --arch {args.arch}: {why}")
 
 
-def load_machine(arch: str) -> SystolicMachine:
-    """A bundled machine or a machine file; ArchError as one line."""
+def load_machine(arch: str, changes: str | None = None) -> SystolicMachine:
+    """A bundled machine or a machine file with --machine's dotted KEY=VALUE changes; ArchError
+    as one line."""
+    from autotune.oracles.systolic_memory.machine import machine_items
     from simcore.systolic.archs import load_arch
     from simcore.systolic.machine import ArchError
 
     try:
-        return load_arch(arch)
+        return load_arch(arch, machine_items(changes or ""))
     except ArchError as exc:
         text = str(exc).splitlines()[0].removeprefix(f"arch {arch}: ")
-        raise UsageError(f"--arch {arch}: {text}") from None
+        given = " with --machine" if changes else ""
+        raise UsageError(f"--arch {arch}{given}: {text}") from None
 
 
 def load_scalesim_config(arch: str) -> ScalesimConfig:
@@ -112,7 +116,7 @@ def run_arch(args: argparse.Namespace) -> int:
         if value is not None and args.workload is None:
             raise UsageError(f"{flag} counts the runs of a --workload, not one --shape")
     args.assume = args.assume or "default"
-    machine = load_machine(args.arch)
+    machine = load_machine(args.arch, args.machine)
     if args.workload is not None:
         return run_workload(args, machine, assumptions_of(args))
     return run_shape(args, machine, assumptions_of(args))

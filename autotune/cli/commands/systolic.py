@@ -76,6 +76,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="array rows x columns, e.g. 8x8 (or --arch: a machine with its memory)",
     )
     add_setting(parser, "arch")
+    add_setting(
+        parser,
+        "machine",
+        help="with --arch NAME|FILE: changes to the architecture by its dotted keys, e.g. "
+        '"dram.bandwidth=68 GB/s,buffers.unified.capacity=8 MiB"',
+    )
     parser.add_argument(
         "--dataflow",
         default="all",
@@ -371,6 +377,7 @@ def run(args: argparse.Namespace) -> int:
             "give --array RxC (an array) or --arch NAME|FILE (a machine with its memory)"
         )
     for flag, value in (
+        ("--machine", args.machine),
         ("--evaluations", args.evaluations),
         ("--tokens", args.tokens),
         ("--layers", args.layers),

@@ -72,6 +72,14 @@ def test_one_gemm_as_text(capsys: pytest.CaptureFixture[str]) -> None:
     assert "best of 20 evaluated" in out and "off chip (DRAM)" in out
 
 
+def test_machine_changes_the_architecture(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["systolic", "--shape", "1x1024x1024", "--arch", "tpu-v1", "--json"]
+    (base,) = json_lines(capsys, argv)
+    (fast,) = json_lines(capsys, [*argv, "--machine", "dram.bandwidth=68 GB/s,dram.latency=0 ns"])
+    assert fast["dram_words_per_cycle"] == pytest.approx(2 * base["dram_words_per_cycle"])
+    assert fast["dram_latency"] == 0 and fast["cycles"] < base["cycles"]
+
+
 def test_tech_prices_the_dram_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     text = shipped_table("default_45nm.toml").read_text()
     assert "\ndram_read_pj = 162.5\n" in text
@@ -250,6 +258,10 @@ def test_a_bad_scalesim_config_is_one_line(
         ["--shape", "8x8x8", "--arch", "gemmini", "--tech", "/no/such/table.toml"],
         ["--shape", "8x8x8x8", "--arch", "gemmini"],
         ["--arch", "gemmini"],
+        ["--shape", "8x8x8", "--arch", "gemmini", "--machine", "dram.speed=3"],
+        ["--shape", "8x8x8", "--arch", "gemmini", "--machine", "dram.bandwidth=-1 GB/s"],
+        ["--shape", "8x8x8", "--array", "4x4", "--machine", "dram.latency=3 cycles"],
+        ["--shape", "8x8x8", "--arch", "CFG", "--assume", "scalesim", "--machine", "a.b=1"],
         ["--shape", "10000000x10000000x10000000", "--arch", "tpu-v1"],
         ["--shape", "8x8x8", "--arch", "gemmini", "--tokens", "2"],
         ["--shape", "8x8x8", "--array", "4x4", "--tech", "/no/such/table.toml"],
