@@ -57,7 +57,7 @@ def test_the_committed_reference_record_holds(
 ) -> None:
     """The regression gate itself: the default check against results/reference/best.json, found
     from another folder through --results."""
-    results = Path(__file__).resolve().parents[2] / "results"
+    results = Path(__file__).resolve().parents[3] / "results"
     assert (results / "reference" / "best.json").is_file(), (
         "results/reference/best.json is committed with the project"
     )

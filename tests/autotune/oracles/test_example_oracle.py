@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "toy_oracle"
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "toy_oracle"
 
 
 @pytest.fixture(scope="module")

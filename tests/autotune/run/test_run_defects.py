@@ -20,7 +20,7 @@ from autotune.interrupt import STOP
 from autotune.run import pipeline
 from tests.helpers.waiting import PATIENCE, wait_until
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SMALL = ["--shape", "64x64x64", "--trials", "3"]
 TWO_GEMMS = (
     '[[gemm]]\nname = "a"\nshape = "32x32x32"\nweight = 2\n'

@@ -15,7 +15,7 @@ from autotune.cli.main import main
 from autotune.oracles.ga1 import GA1Oracle
 from simcore.energy import shipped_table
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 TRANSFORMER = ROOT / "workloads" / "networks" / "transformer_b1.toml"
 ENERGY_COLUMNS = (
     "energy_pj",

@@ -15,7 +15,7 @@ import pytest
 
 from autotune.cli import main
 
-FIXTURE = Path(__file__).parent / "data" / "journal_v1" / "study.journal"
+FIXTURE = Path(__file__).resolve().parents[1] / "data" / "journal_v1" / "study.journal"
 # The 25 entries as that tuner ranked them.
 CYCLES = [
     7248,

@@ -13,7 +13,7 @@ import pytest
 
 from tests.helpers.waiting import PATIENCE
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 HEAVY = ("optuna", "pandas", "numba", "matplotlib", "sqlalchemy", "pyarrow", "numpy")
 
 

@@ -20,7 +20,7 @@ from autotune.errors import AutotuneError
 from autotune.storage import SharedStudy, read_study
 from tests.helpers.waiting import PATIENCE, wait_until, waiting_for_a_lock
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SMALL = ["--shape", "64x64x64", "--space", "chapter"]
 
 

@@ -18,7 +18,7 @@ from autotune.errors import AutotuneError
 from autotune.storage import read_study
 from tests.helpers.waiting import PATIENCE, no_hang, wait_until
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SMALL = ["--shape", "64x64x64", "--space", "chapter"]
 
 

@@ -31,7 +31,7 @@ from simcore.shape import Shape
 from workloads import Gemm, Workload
 
 SHAPE = Shape(32, 24, 40)
-WORKLOADS = Path(__file__).resolve().parents[2] / "workloads" / "networks"
+WORKLOADS = Path(__file__).resolve().parents[3] / "workloads" / "networks"
 ENERGY_KEYS = (
     "energy_pj",
     "energy_per_mac_pj",

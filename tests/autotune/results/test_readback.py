@@ -27,7 +27,7 @@ from simcore import Machine, Shape, simulate
 from simcore.ga1.asm import from_text, tuples
 from tests.helpers.waiting import PATIENCE, wait_until
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SMALL = ["--shape", "64x64x64", "--space", "chapter"]
 
 

@@ -13,7 +13,7 @@ from helpers.cli import run_error
 from autotune.cli.main import main
 from tests.helpers.waiting import PATIENCE, no_hang
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(autouse=True)
@@ -226,4 +226,4 @@ def test_check_with_a_missing_reference_fails(
     line = run_error(capsys, ["check"])  # run from a folder without results/: no silent pass
     assert (
         "results/reference/best.json not found" in line
-    )  # --results DIR finds it (tests/autotune/test_check.py)
+    )  # --results DIR finds it (tests/autotune/cli/test_check.py)

@@ -22,7 +22,7 @@ from autotune.storage import locks
 from autotune.storage.journal import JournalCorrupt, JournalFile
 from tests.helpers.waiting import PATIENCE
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def study_on(path: Path, name: str = "s") -> optuna.Study:

@@ -12,7 +12,7 @@ from autotune.cli.main import main
 from simcore.shape import Shape
 from workloads import WorkloadError, load_workload
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = ROOT / "workloads" / "networks"
 TINY = '[[gemm]]\nname = "a"\nshape = "16x32x24"\nweight = 2\n\n[[gemm]]\nname = "b"\nshape = "8x8x40"\nweight = 1\n'
 

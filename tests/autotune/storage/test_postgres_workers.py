@@ -20,7 +20,7 @@ from tests.helpers.waiting import PATIENCE, wait_until
 
 pytestmark = pytest.mark.slow  # a PostgreSQL server and three tuning processes per test
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _env() -> dict[str, str]:

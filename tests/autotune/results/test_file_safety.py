@@ -20,7 +20,7 @@ from autotune.results.owner import storage_key
 from autotune.storage.journal import JournalFile
 from autotune.storage.names import name_problem
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 TUNE = ["--shape", "32x32x32", "--trials", "3"]
 
 
