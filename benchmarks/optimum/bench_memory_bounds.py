@@ -7,24 +7,20 @@ For each machine and GEMM: the fastest schedule of `simcore.systolic.blocked.enu
 the ratio; and the fewest DRAM words of any candidate (`least_traffic`, counts alone) against
 the compulsory and red-blue pebbling traffic. CPU time per case is printed.
 
-Usage: python benchmarks/bench_memory_bounds.py [--machines tpu-v1,...] [--budget N] [--json F]
+Usage: python -m benchmarks.optimum.bench_memory_bounds [--machines tpu-v1,...] [--budget N] [--gemms N] [--json F] [--quick]
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from simcore.shape import Shape  # noqa: E402
-from simcore.systolic.archs import load_arch  # noqa: E402
-from simcore.systolic.blocked.enumerate import fastest, least_traffic  # noqa: E402
-from simcore.systolic.model import SystolicDesign  # noqa: E402
+from benchmarks import harness
+from simcore.shape import Shape
+from simcore.systolic.archs import load_arch
+from simcore.systolic.blocked.enumerate import fastest, least_traffic
+from simcore.systolic.model import SystolicDesign
 
 MACHINES = ("gemmini", "edge-npu", "tpu-v1", "tpuv4i")
 GEMMS = {
@@ -71,12 +67,16 @@ def measure(arch: str, name: str, dims: tuple[int, int, int], budget: int) -> di
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+QUICK = {"machines": "tpu-v1", "budget": 3, "gemms": 2}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = harness.parser(__doc__, quick=QUICK)
     parser.add_argument("--machines", default=",".join(MACHINES))
     parser.add_argument("--budget", type=int, default=150)
+    parser.add_argument("--gemms", type=int, default=len(GEMMS), help="the first N GEMMs")
     parser.add_argument("--json", type=Path, help="write the rows here")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     rows = []
     print(
         "| machine | GEMM | M x K x N | best schedule | cycles | stall | bound (by) | ratio | "
@@ -84,7 +84,7 @@ def main() -> None:
     )
     print("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for arch in args.machines.split(","):
-        for name, dims in GEMMS.items():
+        for name, dims in list(GEMMS.items())[: args.gemms]:
             if arch in SMALL_ARRAYS and name in LARGE:
                 continue
             row = measure(arch, name, dims, args.budget)
@@ -98,7 +98,8 @@ def main() -> None:
             )
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1) + "\n")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    harness.run(main)

@@ -1,5 +1,5 @@
 """Run AccelForge's fusion-aware mapper (FFM) on an MLP of two products, fused or not: reads the
-JSON list of cases of benchmarks/bench_fusion_peer.py on stdin, prints JSON results.
+JSON list of cases of benchmarks/peers/bench_fusion_peer.py on stdin, prints JSON results.
 
 Run with the Python of AccelForge's own virtualenv (accelforge 1.0.467, Python 3.12); it imports
 nothing of this project. Each case becomes a spec: the workload H[m, h] = X[m, d] W1[d, h], then
@@ -10,6 +10,9 @@ with a weight register per PE, and the MAC. Fused: DRAM keeps every tensor but t
 H, which the mapper may keep on chip; unfused: DRAM keeps every tensor, H included. Energies
 are the case's, per bit. The best mapping by the mapper's default metric (energy) is reported:
 its DRAM reads and writes per tensor (bits), latency and energy.
+
+A standalone script for the peer's own virtualenv (run as a file, by the benchmark named above),
+not a module of the suite: `python -m benchmarks` does not run it.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Run AccelForge's mapper (FFM) on GEMMs for a machine with bounded buffers: reads the JSON list
-of cases of benchmarks/bench_memory_mappers.py on stdin, prints JSON results.
+of cases of benchmarks/peers/bench_memory_mappers.py on stdin, prints JSON results.
 
 Run with the Python of AccelForge's own virtualenv (accelforge 1.0.467, Python 3.12; it needs
 Graphviz's `dot`); it imports nothing of this project. Each case becomes a spec: the workload
@@ -10,6 +10,9 @@ tensors it holds, its capacity and widths), an R x C array (inputs reused along 
 outputs along the rows) with a weight register per PE, and the MAC (one a cycle). Energies are
 the case's, per bit. The mapper searches the loop nest; the best mapping by its default metric
 (energy) is reported: its DRAM reads and writes per tensor (in elements), latency and energy.
+
+A standalone script for the peer's own virtualenv (run as a file, by the benchmark named above),
+not a module of the suite: `python -m benchmarks` does not run it.
 """
 
 from __future__ import annotations

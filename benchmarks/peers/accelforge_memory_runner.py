@@ -1,5 +1,5 @@
 """Evaluate fixed block mappings with AccelForge: reads the JSON list of cases of
-benchmarks/bench_memory_peer.py on stdin, prints JSON results (the access counts per memory,
+benchmarks/peers/bench_memory_peer.py on stdin, prints JSON results (the access counts per memory,
 tensor and action).
 
 Run with the Python of AccelForge's own virtualenv (accelforge 1.0.467, Python 3.12; it needs
@@ -11,6 +11,9 @@ case's order (outermost first, each of its block's size), each tensor kept in it
 right below the innermost block loop that indexes it (so it stays across the loops inside that
 do not), then the block's K tiles, its N tiles, K x N across the array, the weight in the PE's
 register and the block's M rows streaming (weight stationary).
+
+A standalone script for the peer's own virtualenv (run as a file, by the benchmark named above),
+not a module of the suite: `python -m benchmarks` does not run it.
 """
 
 from __future__ import annotations

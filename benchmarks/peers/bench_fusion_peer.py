@@ -3,7 +3,7 @@
 The same machine for both: a 128x128 array, one global buffer of 4 MiB or 1 MiB (256 words a
 cycle each way), DRAM at 512 or 128 bits a cycle; the MLP's two products (1024 x 768 -> 3072
 -> 768), every tensor 8 bits wide as AccelForge takes them (so our partial sums are 8 bits here
-too, unlike bench_fusion.py's 32). AccelForge (benchmarks/accelforge_fusion_runner.py, in its
+too, unlike bench_fusion.py's 32). AccelForge (benchmarks/peers/accelforge_fusion_runner.py, in its
 own virtualenv) maps the workload fused (the hidden tensor may stay on chip) and unfused (it
 must go to DRAM), with per-bit energies from our default technology table. Ours: the best
 schedule by DRAM words (then cycles) fused, and the products each at its best unfused; our
@@ -11,30 +11,27 @@ group has a ReLU between the products on the vector unit (AccelForge's has none)
 case: DRAM bits read and written, ours and AccelForge's, and the cycles (ours exact; AccelForge's
 latency is its throughput model's).
 
-  python benchmarks/bench_fusion_peer.py --accelforge-python /work/peers/accelforge-venv/bin/python \\
+  python -m benchmarks.peers.bench_fusion_peer --accelforge-python /work/peers/accelforge-venv/bin/python \\
       --write-golden tests/simcore/golden/accelforge_fusion.json
-  python benchmarks/bench_fusion_peer.py        # from the golden file, without AccelForge
+  python -m benchmarks.peers.bench_fusion_peer        # from the golden file, without AccelForge
 """
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from simcore.energy.technology import default_technology  # noqa: E402
-from simcore.fusion.groups import FusedMlp  # noqa: E402
-from simcore.systolic.fused.evaluate import FusedRun  # noqa: E402
-from simcore.systolic.fused.search import best_fused, best_unfused  # noqa: E402
-from simcore.systolic.machine import SystolicMachine, machine_from_dict  # noqa: E402
-from simcore.systolic.model import SystolicDesign  # noqa: E402
+from benchmarks import harness
+from benchmarks.harness import ROOT
+from simcore.energy.technology import default_technology
+from simcore.fusion.groups import FusedMlp
+from simcore.systolic.fused.evaluate import FusedRun
+from simcore.systolic.fused.search import best_fused, best_unfused
+from simcore.systolic.machine import SystolicMachine, machine_from_dict
+from simcore.systolic.model import SystolicDesign
 
 GOLDEN = ROOT / "tests" / "simcore" / "golden" / "accelforge_fusion.json"
 MLP = {"m": 1024, "d": 768, "hidden": 3072, "d_out": 768}
@@ -104,7 +101,7 @@ def ours(mib: int, bits: int, fused: bool) -> FusedRun:
 
 def run_peer(python: str, found: list[dict[str, Any]]) -> dict[str, Any]:
     done = subprocess.run(
-        [python, str(ROOT / "benchmarks" / "accelforge_fusion_runner.py")],
+        [python, str(ROOT / "benchmarks" / "peers" / "accelforge_fusion_runner.py")],
         input=json.dumps(found),
         capture_output=True,
         text=True,
@@ -113,14 +110,14 @@ def run_peer(python: str, found: list[dict[str, Any]]) -> dict[str, Any]:
     return json.loads(done.stdout)
 
 
-def compare(peer: dict[str, Any]) -> int:
+def compare(peer: dict[str, Any], machines: int, variants: list[str]) -> int:
     by_id = {r["id"]: r for r in peer["results"]}
     worse = 0
     print(
         f"{'case':<34} {'ours read/write Mbit':>22} {'AccelForge':>20} {'ours <=':>7} {'our cycles':>11} {'AF latency':>11}"
     )
-    for label, mib, bits in MACHINES:
-        for fused in (True, False):
+    for label, mib, bits in MACHINES[:machines]:
+        for fused in [v == "fused" for v in variants]:
             key = f"{label}, {bits} bits/cycle, {'fused' if fused else 'unfused'}"
             run = ours(mib, bits, fused)
             read = float(run.dram_bytes - run.dram_write_bytes) * 8 / 1e6
@@ -137,14 +134,26 @@ def compare(peer: dict[str, Any]) -> int:
     return worse
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+# --quick compares the first machine's unfused case with the golden file: AccelForge runs in its own virtualenv
+QUICK = {
+    "accelforge_python": None,
+    "write_golden": None,
+    "golden": str(GOLDEN),
+    "machines": 1,
+    "variants": "unfused",
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = harness.parser(__doc__, quick=QUICK)
     parser.add_argument("--accelforge-python", help="run AccelForge with this Python")
     parser.add_argument(
         "--write-golden", nargs="?", const=str(GOLDEN), help="write the golden file"
     )
     parser.add_argument("--golden", default=str(GOLDEN), help="read AccelForge's figures from here")
-    args = parser.parse_args()
+    parser.add_argument("--machines", type=int, default=len(MACHINES), help="the first N machines")
+    parser.add_argument("--variants", default="fused,unfused", help="fused, unfused or both")
+    args = parser.parse_args(argv)
     if args.accelforge_python:
         found = cases()
         peer = run_peer(args.accelforge_python, found)
@@ -152,8 +161,8 @@ def main() -> None:
             "tool": "accelforge",
             "version": peer.pop("accelforge_version"),
             "python": peer.pop("python"),
-            "command": "python benchmarks/bench_fusion_peer.py --accelforge-python PEER_PYTHON --write-golden",
-            "runner": "benchmarks/accelforge_fusion_runner.py",
+            "command": "python -m benchmarks.peers.bench_fusion_peer --accelforge-python PEER_PYTHON --write-golden",
+            "runner": "benchmarks/peers/accelforge_fusion_runner.py",
             "date": datetime.date.today().isoformat(),
         }
         peer["cases"] = found
@@ -162,14 +171,14 @@ def main() -> None:
             print(f"wrote {args.write_golden}")
     else:
         peer = json.loads(Path(args.golden).read_text())
-    worse = compare(peer)
+    worse = compare(peer, args.machines, args.variants.split(","))
     print(
         "ours moves no more DRAM bits than AccelForge in every case"
         if not worse
         else f"{worse} case(s) move more"
     )
-    sys.exit(1 if worse else 0)
+    return 1 if worse else 0
 
 
 if __name__ == "__main__":
-    main()
+    harness.run(main)

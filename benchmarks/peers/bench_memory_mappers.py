@@ -3,36 +3,32 @@
 For each bundled machine and GEMM: the fewest DRAM elements of any block schedule in
 `simcore.systolic.blocked.enumerate` (counts alone), the fastest schedule found (cycles, energy
 with the default technology table) and the lower bound, against the mapping ZigZag's own mapper
-(LOMA, minimum energy; benchmarks/zigzag_mapper_runner.py in ZigZag's virtualenv) and
-AccelForge's (FFM; benchmarks/accelforge_mapper_runner.py in its virtualenv) find on the same
+(LOMA, minimum energy; benchmarks/peers/zigzag_mapper_runner.py in ZigZag's virtualenv) and
+AccelForge's (FFM; benchmarks/peers/accelforge_mapper_runner.py in its virtualenv) find on the same
 array and stores: their DRAM elements (A, B, partial sums read back, C written), latency and
 energy (with our table's energies per access). Elements are compared, whatever their width.
 
-  python benchmarks/bench_memory_mappers.py --zigzag-python /work/peers/zigzag-venv/bin/python \\
+  python -m benchmarks.peers.bench_memory_mappers --zigzag-python /work/peers/zigzag-venv/bin/python \\
       --accelforge-python /work/peers/accelforge-venv/bin/python --write-golden
-  python benchmarks/bench_memory_mappers.py        # from the golden files, without the peers
+  python -m benchmarks.peers.bench_memory_mappers        # from the golden files, without the peers
 """
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import json
 import math
 import subprocess
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from simcore.energy.memory import memory_cost  # noqa: E402
-from simcore.energy.technology import default_technology  # noqa: E402
-from simcore.shape import Shape  # noqa: E402
-from simcore.systolic.archs import load_arch  # noqa: E402
-from simcore.systolic.blocked.enumerate import fastest, least_traffic  # noqa: E402
-from simcore.systolic.machine import SystolicMachine  # noqa: E402
-from simcore.systolic.model import SystolicDesign  # noqa: E402
+from benchmarks import harness
+from benchmarks.harness import ROOT
+from simcore.energy.memory import memory_cost
+from simcore.energy.technology import default_technology
+from simcore.shape import Shape
+from simcore.systolic.archs import load_arch
+from simcore.systolic.blocked.enumerate import fastest, least_traffic
+from simcore.systolic.machine import SystolicMachine
+from simcore.systolic.model import SystolicDesign
 
 GEMMS = {
     "resnet50 conv2 3x3": (3136, 576, 64),
@@ -182,7 +178,7 @@ def accelforge_elements(result: dict) -> dict[str, float]:
 
 def run_peer(python: str, runner: str, cases: list[dict]) -> dict:
     done = subprocess.run(
-        [python, str(ROOT / "benchmarks" / runner)],
+        [python, str(ROOT / "benchmarks" / "peers" / runner)],
         input=json.dumps(cases),
         capture_output=True,
         text=True,
@@ -229,9 +225,9 @@ def _provenance(tool: str, found: dict, mapper: str, runner: str) -> dict:
         "version": found[f"{tool.split('-')[0]}_version"],
         "python": found["python"],
         "mapper": mapper,
-        "command": "python benchmarks/bench_memory_mappers.py --zigzag-python ZIGZAG_PYTHON "
+        "command": "python -m benchmarks.peers.bench_memory_mappers --zigzag-python ZIGZAG_PYTHON "
         "--accelforge-python ACCELFORGE_PYTHON --write-golden",
-        "runner": f"benchmarks/{runner}",
+        "runner": f"benchmarks/peers/{runner}",
         "date": datetime.date.today().isoformat(),
         "architectures": "each case's memories: the bundled machine's stores and DRAM "
         "(simcore/systolic/archs/NAME.toml), energies per byte from the default "
@@ -239,13 +235,22 @@ def _provenance(tool: str, found: dict, mapper: str, runner: str) -> dict:
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+# --quick compares with the golden files on one machine: the peers run in their own virtualenvs
+QUICK = {
+    "zigzag_python": None,
+    "accelforge_python": None,
+    "write_golden": False,
+    "machines": "tpu-v1",
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = harness.parser(__doc__, quick=QUICK)
     parser.add_argument("--zigzag-python", help="run ZigZag with this Python")
     parser.add_argument("--accelforge-python", help="run AccelForge with this Python")
     parser.add_argument("--write-golden", action="store_true", help="write the golden files")
     parser.add_argument("--machines", default=",".join(MACHINES))
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     cases = [
         case_dict(arch, name, dims)
         for arch in args.machines.split(",")
@@ -278,9 +283,11 @@ def main() -> None:
             if args.write_golden:
                 path.write_text(json.dumps(golden, indent=1) + "\n")
     zigzag = json.loads(ZIGZAG_GOLDEN.read_text())
+    chosen = {c["id"] for c in zigzag["cases"] if c["machine"] in args.machines.split(",")}
+    zigzag["results"] = [r for r in zigzag["results"] if r["id"] in chosen]
     accelforge = json.loads(ACCELFORGE_GOLDEN.read_text()) if ACCELFORGE_GOLDEN.exists() else None
-    sys.exit(1 if compare(zigzag, accelforge) else 0)
+    return 1 if compare(zigzag, accelforge) else 0
 
 
 if __name__ == "__main__":
-    main()
+    harness.run(main)

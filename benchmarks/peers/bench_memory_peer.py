@@ -2,7 +2,7 @@
 
 Each case is a GEMM, an R x C weight-stationary array, block sizes and a loop order. ZigZag
 (zigzag-dse 3.9.1, in its own virtualenv) is given the accelerator and mapping that
-benchmarks/zigzag_memory_runner.py describes: a scratchpad holding exactly one A and one B
+benchmarks/peers/zigzag_memory_runner.py describes: a scratchpad holding exactly one A and one B
 block, an accumulator holding one C block of 16-bit partial sums, DRAM above them. Ours is the
 same machine (single buffering, 16-bit partial sums, 8-bit outputs) under the same schedule.
 Counts are elements, per operand and memory:
@@ -14,28 +14,25 @@ Counts are elements, per operand and memory:
                written from DRAM (read-backs), sums read for DRAM (drains)
 
 Usage:
-  python benchmarks/bench_memory_peer.py --zigzag-python /work/peers/zigzag-venv/bin/python \
+  python -m benchmarks.peers.bench_memory_peer --zigzag-python /work/peers/zigzag-venv/bin/python \
       --write-golden tests/simcore/golden/zigzag_memory.json
-  python benchmarks/bench_memory_peer.py --golden tests/simcore/golden/zigzag_memory.json
+  python -m benchmarks.peers.bench_memory_peer --golden tests/simcore/golden/zigzag_memory.json
 """
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import json
 import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from simcore.shape import Shape  # noqa: E402
-from simcore.systolic.blocked import BlockSchedule  # noqa: E402
-from simcore.systolic.blocked.counts import block_counts  # noqa: E402
-from simcore.systolic.machine_parse import parse_machine  # noqa: E402
-from simcore.systolic.model import SystolicDesign  # noqa: E402
+from benchmarks import harness
+from benchmarks.harness import ROOT
+from simcore.shape import Shape
+from simcore.systolic.blocked import BlockSchedule
+from simcore.systolic.blocked.counts import block_counts
+from simcore.systolic.machine_parse import parse_machine
+from simcore.systolic.model import SystolicDesign
 
 CASES = [
     # id, (m, k, n), (rows, cols), block (bm, bk, bn), loop order
@@ -153,7 +150,7 @@ def theirs(result: dict) -> dict[str, int]:
 
 
 def run_zigzag(python: str, cases: list[dict]) -> dict:
-    runner = ROOT / "benchmarks" / "zigzag_memory_runner.py"
+    runner = ROOT / "benchmarks" / "peers" / "zigzag_memory_runner.py"
     done = subprocess.run(
         [python, str(runner)], input=json.dumps(cases), capture_output=True, text=True, check=True
     )
@@ -176,12 +173,17 @@ def compare(golden: dict) -> int:
     return unequal
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+GOLDEN = ROOT / "tests" / "simcore" / "golden" / "zigzag_memory.json"
+# --quick compares with the golden file: ZigZag runs in its own virtualenv
+QUICK = {"golden": GOLDEN, "zigzag_python": None}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = harness.parser(__doc__, quick=QUICK)
     parser.add_argument("--zigzag-python")
     parser.add_argument("--write-golden", type=Path)
     parser.add_argument("--golden", type=Path)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     cases = [case_dict(c) for c in CASES]
     if args.zigzag_python:
         peer = run_zigzag(args.zigzag_python, cases)
@@ -190,8 +192,8 @@ def main() -> None:
                 "tool": "zigzag-dse",
                 "version": peer["zigzag_version"],
                 "python": peer["python"],
-                "command": "python benchmarks/bench_memory_peer.py --zigzag-python PEER_PYTHON --write-golden tests/simcore/golden/zigzag_memory.json",
-                "runner": "benchmarks/zigzag_memory_runner.py",
+                "command": "python -m benchmarks.peers.bench_memory_peer --zigzag-python PEER_PYTHON --write-golden tests/simcore/golden/zigzag_memory.json",
+                "runner": "benchmarks/peers/zigzag_memory_runner.py",
                 "date": datetime.date.today().isoformat(),
             },
             "cases": cases,
@@ -206,8 +208,8 @@ def main() -> None:
         golden = json.loads(args.golden.read_text())
     else:
         parser.error("give --zigzag-python or --golden")
-    sys.exit(1 if compare(golden) else 0)
+    return 1 if compare(golden) else 0
 
 
 if __name__ == "__main__":
-    main()
+    harness.run(main)

@@ -1,31 +1,28 @@
 """Block-schedule access counts against AccelForge's for the same fixed mappings.
 
-The cases, machines and our counts are benchmarks/bench_memory_peer.py's (the ZigZag check).
+The cases, machines and our counts are benchmarks/peers/bench_memory_peer.py's (the ZigZag check).
 AccelForge 1.0.467 evaluates each mapping in its own virtualenv
-(benchmarks/accelforge_memory_runner.py); its actions per memory and tensor are in bits, divided
+(benchmarks/peers/accelforge_memory_runner.py); its actions per memory and tensor are in bits, divided
 here by the tensor's width (A and B 8, C 16) into elements. AccelForge counts an on-chip
 memory's reads and writes whatever their direction, so the accumulator is compared in total:
 writes by the array and from DRAM, reads by the array, for a later k block's sums and for DRAM.
 
-  python benchmarks/bench_memory_peer_accelforge.py \\
+  python -m benchmarks.peers.bench_memory_peer_accelforge \\
       --accelforge-python /work/peers/accelforge-venv/bin/python \\
       --write-golden tests/simcore/golden/accelforge_memory.json
-  python benchmarks/bench_memory_peer_accelforge.py --golden tests/simcore/golden/accelforge_memory.json
+  python -m benchmarks.peers.bench_memory_peer_accelforge --golden tests/simcore/golden/accelforge_memory.json
 """
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import json
 import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-
-from bench_memory_peer import CASES, case_dict, ours  # noqa: E402
+from benchmarks import harness
+from benchmarks.harness import ROOT
+from benchmarks.peers.bench_memory_peer import CASES, case_dict, ours
 
 BITS = {"A": 8, "B": 8, "C": 16}
 KEYS = {
@@ -71,15 +68,20 @@ def compare(golden: dict) -> int:
     return unequal
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+GOLDEN = ROOT / "tests" / "simcore" / "golden" / "accelforge_memory.json"
+# --quick compares with the golden file: AccelForge runs in its own virtualenv
+QUICK = {"golden": GOLDEN, "accelforge_python": None}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = harness.parser(__doc__, quick=QUICK)
     parser.add_argument("--accelforge-python")
     parser.add_argument("--write-golden", type=Path)
     parser.add_argument("--golden", type=Path)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     cases = [case_dict(c) for c in CASES]
     if args.accelforge_python:
-        runner = ROOT / "benchmarks" / "accelforge_memory_runner.py"
+        runner = ROOT / "benchmarks" / "peers" / "accelforge_memory_runner.py"
         done = subprocess.run(
             [args.accelforge_python, str(runner)],
             input=json.dumps(cases),
@@ -93,9 +95,9 @@ def main() -> None:
                 "tool": "accelforge",
                 "version": peer["accelforge_version"],
                 "python": peer["python"],
-                "command": "python benchmarks/bench_memory_peer_accelforge.py --accelforge-python "
+                "command": "python -m benchmarks.peers.bench_memory_peer_accelforge --accelforge-python "
                 "PEER_PYTHON --write-golden tests/simcore/golden/accelforge_memory.json",
-                "runner": "benchmarks/accelforge_memory_runner.py",
+                "runner": "benchmarks/peers/accelforge_memory_runner.py",
                 "date": datetime.date.today().isoformat(),
                 "architecture": "per case: DRAM, a scratchpad of one A and one B block (8-bit), "
                 "an accumulator of one C block (16-bit), an R x C weight-stationary array",
@@ -109,8 +111,8 @@ def main() -> None:
         golden = json.loads(args.golden.read_text())
     else:
         parser.error("give --accelforge-python or --golden")
-    sys.exit(1 if compare(golden) else 0)
+    return 1 if compare(golden) else 0
 
 
 if __name__ == "__main__":
-    main()
+    harness.run(main)

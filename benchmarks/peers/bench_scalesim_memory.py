@@ -7,28 +7,22 @@
    measured inside its process around `run_scale`) and in the model, side by side; their
    figures must be equal.
 
-Usage: nice python benchmarks/bench_scalesim_memory.py [--venv /work/peers/scalesim-venv]
+Usage: nice python -m benchmarks.peers.bench_scalesim_memory [--venv /work/peers/scalesim-venv]
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tools"))
-
-from scalesim_memory_golden import CONFIG, CONV_HEADER, GEMM_HEADER  # noqa: E402
-
-from simcore.systolic.scalesim_config import parse_scalesim_config  # noqa: E402
-from simcore.systolic.scalesim_layer import ScalesimLayer  # noqa: E402
-from simcore.systolic.scalesim_memory import scalesim_memory_report  # noqa: E402
+from benchmarks import harness
+from benchmarks.harness import ROOT
+from simcore.systolic.scalesim_config import parse_scalesim_config
+from simcore.systolic.scalesim_layer import ScalesimLayer
+from simcore.systolic.scalesim_memory import scalesim_memory_report
+from tools.scalesim_driver import CONV_HEADER, GEMM_HEADER, MEMORY_CONFIG, probe
 
 GOLDEN = ROOT / "tests" / "simcore" / "golden" / "scalesim_memory.json"
 FIGURES = (
@@ -71,8 +65,9 @@ def figures(report) -> dict[str, int]:  # type: ignore[no-untyped-def]
     )
 
 
-def golden() -> None:
+def golden(runs: int | None) -> None:
     data = json.loads(GOLDEN.read_text())
+    data["cases"] = data["cases"][:runs]
     equal = dict.fromkeys(FIGURES, 0)
     layers, model_seconds, scalesim_seconds = 0, 0.0, 0.0
     for case in data["cases"]:
@@ -101,16 +96,12 @@ def live(venv: Path) -> None:
     print("|---|---|---|---|---|---|")
     for what, gemm, row, rows, cols, dataflow in LIVE:
         settings = {**SETTINGS, "rows": rows, "cols": cols, "dataflow": dataflow}
-        text = CONFIG.format(**settings)
+        text = MEMORY_CONFIG.format(**settings)
         topology = f"{GEMM_HEADER if gemm else CONV_HEADER}\n{row}\n"
         with tempfile.TemporaryDirectory() as tmp:
             case = Path(tmp) / "case.json"
             case.write_text(json.dumps({"cfg": text, "topology": topology, "gemm": gemm}))
-            argv = [str(venv / "bin" / "python"), str(ROOT / "tools" / "scalesim_memory_golden.py")]
-            out = subprocess.run(
-                [*argv, "probe", str(case)], check=True, capture_output=True, text=True
-            )
-        theirs = json.loads(out.stdout)
+            theirs = probe(venv / "bin" / "python", "memory", str(case))
         cells = [c.strip() for c in row.split(",")]
         values = [int(c) for c in cells[1:-1]]
         if gemm:
@@ -128,15 +119,20 @@ def live(venv: Path) -> None:
         )
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+# --quick: the golden file's first runs, without SCALE-Sim
+QUICK = {"runs": 6, "venv": None}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = harness.parser(__doc__, quick=QUICK)
     parser.add_argument("--venv", type=Path, help="SCALE-Sim's environment, for the live runs")
-    args = parser.parse_args()
-    golden()
+    parser.add_argument("--runs", type=int, help="the golden file's first N runs (default: all)")
+    args = parser.parse_args(argv)
+    golden(args.runs)
     if args.venv is not None:
         live(args.venv)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    harness.run(main)

@@ -1,7 +1,7 @@
 """Run ZigZag's own mapper (LOMA) on GEMMs for a machine with bounded buffers: reads a JSON list
 of cases on stdin, prints JSON results.
 
-Run by benchmarks/bench_memory_mappers.py with the Python of ZigZag's own virtualenv
+Run by benchmarks/peers/bench_memory_mappers.py with the Python of ZigZag's own virtualenv
 (zigzag-dse 3.9.1); it imports nothing of this project but zigzag_runner.py beside it. Each case
 describes C = A B (ZigZag's O[d0][d1] += I[d0][d2] * W[d2][d1], d0 = M, d1 = N, d2 = K) and the
 machine: an R x C array with a weight register and an output register per PE, the machine's
@@ -10,6 +10,9 @@ on-chip stores (their capacity, the operands they hold, their read and write wid
 divisor of each that fits); LOMA searches the temporal mapping and ZigZag's allocator places
 every loop in the memories by their capacities. Energies per access are the case's (our table's
 energy per byte times the port's width), so ZigZag's energy uses the same table as ours.
+
+A standalone script for the peer's own virtualenv (run as a file, by the benchmark named above),
+not a module of the suite: `python -m benchmarks` does not run it.
 """
 
 from __future__ import annotations
@@ -21,9 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from zigzag_runner import _levels, _register  # noqa: E402
+from zigzag_runner import levels, register  # beside this script: its folder is on sys.path
 
 
 def _memory(spec: dict) -> dict:
@@ -59,8 +60,8 @@ def _memory(spec: dict) -> dict:
 
 def accelerator(case: dict) -> dict:
     memories = {
-        "rf_weight": _register("I2", case["precision"]["W"], case["register_pj"]),
-        "rf_output": _register("O", case["precision"]["O"], case["register_pj"]),
+        "rf_weight": register("I2", case["precision"]["W"], case["register_pj"]),
+        "rf_output": register("O", case["precision"]["O"], case["register_pj"]),
     }
     for spec in case["memories"]:
         memories[spec["name"]] = _memory(spec)
@@ -131,7 +132,7 @@ def run_case(case: dict, folder: Path) -> dict:
         "cpu_s": round(time.process_time() - start, 2),
         "temporal_mapping": str(cme.temporal_mapping),
         "levels": {
-            names[str(cme.memory_operand_links.layer_to_mem_op(op))]: _levels(cme, op)
+            names[str(cme.memory_operand_links.layer_to_mem_op(op))]: levels(cme, op)
             for op in cme.layer.layer_operands
         },
     }

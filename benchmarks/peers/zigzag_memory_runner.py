@@ -1,6 +1,6 @@
 """Run ZigZag on block-schedule cases: reads a JSON list of cases on stdin, prints JSON results.
 
-Run by benchmarks/bench_memory_peer.py with the Python of ZigZag's own virtualenv (zigzag-dse
+Run by benchmarks/peers/bench_memory_peer.py with the Python of ZigZag's own virtualenv (zigzag-dse
 3.9.1); it imports nothing of this project but zigzag_runner.py beside it. Each case fixes one
 mapping of C = A B (ZigZag's O[d0][d1] += I[d0][d2] * W[d2][d1], d0 = M, d1 = N, d2 = K):
 
@@ -13,6 +13,9 @@ mapping of C = A B (ZigZag's O[d0][d1] += I[d0][d2] * W[d2][d1], d0 = M, d1 = N,
                then the block loops in the case's loop order, innermost first. ZigZag's
                allocator puts each loop in the lowest memory that still holds the operands'
                tiles, so the sizes above place the block loops in DRAM.
+
+A standalone script for the peer's own virtualenv (run as a file, by the benchmark named above),
+not a module of the suite: `python -m benchmarks` does not run it.
 """
 
 from __future__ import annotations
@@ -23,9 +26,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from zigzag_runner import _levels, _register  # noqa: E402
+from zigzag_runner import levels, register  # beside this script: its folder is on sys.path
 
 DIM = {"m": "D0", "n": "D1", "k": "D2"}
 
@@ -63,8 +64,8 @@ def _memory(size_bits: int, operands: list[str], width: int, served: list[str]) 
 def accelerator(case: dict) -> dict:
     bm, bk, bn = case["block"]
     memories = {
-        "rf_weight": _register("I2", 8, 1.0),
-        "rf_output": _register("O", 16, 1.0),
+        "rf_weight": register("I2", 8, 1.0),
+        "rf_output": register("O", 16, 1.0),
         "accumulator": _memory(bm * bn * 16, ["O"], 4096, ["D1", "D2"]),
         "scratchpad": _memory((bm * bk + bk * bn) * 8, ["I1", "I2"], 4096, ["D1", "D2"]),
         "dram": _memory(10**12, ["I1", "I2", "O"], 64, ["D1", "D2"]),
@@ -137,7 +138,7 @@ def run_case(case: dict, folder: Path) -> dict:
         "latency_cycles": float(latency),
         "temporal_mapping": str(cme.temporal_mapping),
         "levels": {
-            names[str(cme.memory_operand_links.layer_to_mem_op(op))]: _levels(cme, op)
+            names[str(cme.memory_operand_links.layer_to_mem_op(op))]: levels(cme, op)
             for op in cme.layer.layer_operands
         },
     }

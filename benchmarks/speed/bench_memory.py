@@ -6,25 +6,20 @@ bound), the best of --repeats after one warm-up call (first-call costs, the arra
 cached per block shape, are reported apart), and the reference engine on the same case, with the
 steps each simulated and the fast engine's jumps.
 
-Usage: python benchmarks/bench_memory.py [--repeats N]
+Usage: python -m benchmarks.speed.bench_memory [--repeats N] [--cases N] [--quick]
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from simcore.shape import Shape  # noqa: E402
-from simcore.systolic.archs import load_arch  # noqa: E402
-from simcore.systolic.blocked import BlockSchedule, evaluate  # noqa: E402
-from simcore.systolic.blocked.fast import run_fast  # noqa: E402
-from simcore.systolic.blocked.stream import block_tiles  # noqa: E402
-from simcore.systolic.model import SystolicDesign  # noqa: E402
+from benchmarks import harness
+from simcore.shape import Shape
+from simcore.systolic.archs import load_arch
+from simcore.systolic.blocked import BlockSchedule, evaluate
+from simcore.systolic.blocked.fast import run_fast
+from simcore.systolic.blocked.stream import block_tiles
+from simcore.systolic.model import SystolicDesign
 
 CASES = (
     ("tpu-v1", Shape(4096, 4096, 11008), BlockSchedule(2048, 256, 256, "mnk", (2, 2, 2))),
@@ -39,6 +34,7 @@ CASES = (
     ("tpuv4i", Shape(1, 4096, 11008), BlockSchedule(1, 4096, 512, "mnk", (2, 2, 2))),
     ("gemmini", Shape(512, 4096, 4096), BlockSchedule(128, 256, 64, "mnk", (2, 2, 2))),
 )
+QUICK = {"repeats": 1, "cases": 2}
 
 
 def _cpu(call, repeats: int) -> float:  # type: ignore[no-untyped-def]
@@ -50,15 +46,16 @@ def _cpu(call, repeats: int) -> float:  # type: ignore[no-untyped-def]
     return best
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> int:
+    parser = harness.parser(__doc__, quick=QUICK)
     parser.add_argument("--repeats", type=int, default=5)
-    args = parser.parse_args()
+    parser.add_argument("--cases", type=int, default=len(CASES), help="the first N cases")
+    args = parser.parse_args(argv)
     print(
         f"{'machine':<8} {'shape':<17} {'schedule':<30} {'cycles':>11} {'stall':>6} "
         f"{'first ms':>8} {'eval ms':>8} {'ref ms':>8} {'steps':>7} {'sim':>5} {'jumps':>5}"
     )
-    for arch, shape, schedule in CASES:
+    for arch, shape, schedule in CASES[: args.cases]:
         machine = load_arch(arch)
         design = SystolicDesign(machine.array, machine.dataflow)
         block_tiles.cache_clear()
@@ -73,7 +70,8 @@ def main() -> None:
             f"{run.stall_share:>6.1%} {first * 1e3:>8.2f} {fast * 1e3:>8.2f} {ref * 1e3:>8.1f} "
             f"{run.counts.blocks:>7,} {stats.steps_simulated:>5} {stats.jumps:>5}"
         )
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    harness.run(main)

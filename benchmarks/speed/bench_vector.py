@@ -14,27 +14,24 @@ functional errors against numpy.
 (d) Errors: --cases more, each verified (outputs against numpy, hazard replay, timings); by
     kind, the largest error as a share of the tolerance's allowance (RTOL 1e-9, ATOL 1e-12).
 
-Usage: python benchmarks/bench_vector.py [--repeats N] [--cases N] [--seed S] [--out FILE]
+Usage: python -m benchmarks.speed.bench_vector [--repeats N] [--cases N] [--seed S] [--out FILE]
 Writes FILE (results/bench_vector.json by default).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import statistics
-import sys
+import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from simcore.ga1.engine.programs import time_program  # noqa: E402
-from simcore.ga1.machine import Machine  # noqa: E402
-from simcore.ga1.timing import run_timing  # noqa: E402
-from simcore.ga1.vector import (  # noqa: E402
+from benchmarks import harness
+from simcore.ga1.engine.programs import time_program
+from simcore.ga1.machine import Machine
+from simcore.ga1.timing import run_timing
+from simcore.ga1.vector import (
     KINDS,
     VectorOp,
     VectorParams,
@@ -42,8 +39,8 @@ from simcore.ga1.vector import (  # noqa: E402
     slots_needed,
     vector_program,
 )
-from simcore.ga1.vector.emit import tree_rows, tree_size  # noqa: E402
-from simcore.ga1.vector.timing import FULL, time_tree  # noqa: E402
+from simcore.ga1.vector.emit import tree_rows, tree_size
+from simcore.ga1.vector.timing import FULL, time_tree
 
 SCALE: tuple[tuple[str, VectorOp, VectorParams], ...] = (
     ("attention softmax", VectorOp("softmax", 2048, 2048, batch=32, scale=0.125), VectorParams()),
@@ -177,13 +174,17 @@ def errors(cases: int, rng: random.Random) -> dict[str, dict[str, float]]:
     return found
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+# --quick: one repeat, a few cases, written beside the temporary files
+QUICK = {"repeats": 1, "cases": 4, "out": Path(tempfile.gettempdir()) / "bench_vector_quick.json"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = harness.parser(__doc__, quick=QUICK)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--cases", type=int, default=300)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--out", type=Path, default=ROOT / "results" / "bench_vector.json")
-    args = parser.parse_args()
+    parser.add_argument("--out", type=Path, default=harness.RESULTS / "bench_vector.json")
+    args = parser.parse_args(argv)
     rng = random.Random(args.seed)
     report = dict(scale=scale(args.repeats), per_tile=per_tile())
     report["exactness"] = exactness(args.cases, rng)
@@ -191,7 +192,8 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1))
     print(f"wrote {args.out}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    harness.run(main)

@@ -20,35 +20,33 @@ one LLaMA-2-7B layer's attention fused and unfused on GA-1.
     the systolic one on a smaller MLP under the same machine and schedule.
 
 CPU times are time.process_time. Usage:
-    python benchmarks/bench_fusion.py [--quick] [--out FILE]
---quick searches a few points per kind. Writes FILE (results/bench_fusion.json by default).
+    python -m benchmarks.workloads.bench_fusion [--machines N] [--slots 64,256] [--tokens M]
+        [--hidden H] [--out FILE]
+--quick (a smoke test) takes the first machine, a 256 x 768 -> 1024 -> 768 MLP, 256 slots and a few attention schedules. Writes FILE (results/bench_fusion.json by default).
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
-import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from simcore.energy.fused import fused_cost  # noqa: E402
-from simcore.energy.technology import default_technology  # noqa: E402
-from simcore.fusion.groups import FusedMlp, decode, prefill  # noqa: E402
-from simcore.ga1.fused import AttentionParams, fused_program  # noqa: E402
-from simcore.ga1.fused.bounds import bound as ga1_bound  # noqa: E402
-from simcore.ga1.fused.search import best_schedule  # noqa: E402
-from simcore.ga1.fused.unfused import unfused  # noqa: E402
-from simcore.ga1.machine import Machine  # noqa: E402
-from simcore.systolic.fused.search import best_fused, best_unfused, by_energy  # noqa: E402
-from simcore.systolic.fused.verify import verify_fused  # noqa: E402
-from simcore.systolic.machine import SystolicMachine, machine_from_dict  # noqa: E402
-from simcore.systolic.model import SystolicDesign  # noqa: E402
+from benchmarks import harness
+from simcore.energy.fused import fused_cost
+from simcore.energy.technology import default_technology
+from simcore.fusion.groups import FusedMlp, decode, prefill
+from simcore.ga1.fused import AttentionParams, fused_program
+from simcore.ga1.fused.bounds import bound as ga1_bound
+from simcore.ga1.fused.search import best_schedule
+from simcore.ga1.fused.unfused import unfused
+from simcore.ga1.machine import Machine
+from simcore.systolic.fused.search import best_fused, best_unfused, by_energy
+from simcore.systolic.fused.verify import verify_fused
+from simcore.systolic.machine import SystolicMachine, machine_from_dict
+from simcore.systolic.model import SystolicDesign
 
 GPT2_MLP = FusedMlp(1024, 768, 3072, 768, activation="gelu", bias=True)
 MACHINES = (("4 MiB", "512 bits"), ("4 MiB", "128 bits"), ("1 MiB", "128 bits"))
@@ -97,32 +95,32 @@ def mlp_row(name: str, best: Any, seconds: float, tech: Any) -> dict[str, Any]:
     }
 
 
-def gpt2_mlp() -> list[dict[str, Any]]:
+def gpt2_mlp(machines: int, mlp: FusedMlp = GPT2_MLP) -> list[dict[str, Any]]:
     tech = default_technology()
     rows = []
-    for capacity, bandwidth in MACHINES:
+    for capacity, bandwidth in MACHINES[:machines]:
         machine = global_buffer_machine(capacity, bandwidth)
         design = SystolicDesign(machine.array, machine.dataflow)
         objective = by_energy(tech)
         for name, search in (
-            ("fused", lambda: best_fused(machine, design, GPT2_MLP, objective)),
-            ("unfused", lambda: best_unfused(machine, design, GPT2_MLP, objective, epilogues=True)),
-            ("separate", lambda: best_unfused(machine, design, GPT2_MLP, objective)),
+            ("fused", lambda: best_fused(machine, design, mlp, objective)),
+            ("unfused", lambda: best_unfused(machine, design, mlp, objective, epilogues=True)),
+            ("separate", lambda: best_unfused(machine, design, mlp, objective)),
         ):
             start = time.process_time()
             best = search()
             row = mlp_row(name, best, time.process_time() - start, tech)
             rows.append({"machine": f"{capacity}, {bandwidth}/cycle", **row})
             if name == "fused":
-                small = dataclasses.replace(GPT2_MLP, m=256, hidden=1024)
+                small = dataclasses.replace(mlp, m=min(mlp.m, 256), hidden=min(mlp.hidden, 1024))
                 verdict = verify_fused(machine, design, small, best.schedules[0], seed=1)
                 rows[-1]["verified_on"] = f"{small.describe()}: {verdict.detail}"
     return rows
 
 
-def attention(quick: bool) -> list[dict[str, Any]]:
+def attention(quick: bool, slot_counts: list[int]) -> list[dict[str, Any]]:
     rows = []
-    for slots in (64, 256):
+    for slots in slot_counts:
         machine = Machine(slots=slots)
         for phase, group in (
             ("prefill", prefill(32, 2048, 128)),
@@ -193,19 +191,36 @@ def print_tables(mlp: list[dict[str, Any]], attn: list[dict[str, Any]]) -> None:
         print(f"{'':<26} {r['fused_schedule']}; {r['verification']}")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="search a few points per kind")
-    parser.add_argument("--out", default=str(ROOT / "results" / "bench_fusion.json"))
-    args = parser.parse_args()
-    mlp = gpt2_mlp()
-    attn = attention(args.quick)
+# --quick: the first machine, a smaller MLP, 256 slots, a few attention schedules (attention(quick)); written to a
+# temporary file
+QUICK = {
+    "machines": 1,
+    "tokens": 256,
+    "hidden": 1024,
+    "slots": "256",
+    "out": str(Path(tempfile.gettempdir()) / "bench_fusion_quick.json"),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = harness.parser(__doc__, quick=QUICK)
+    parser.add_argument("--out", default=str(harness.RESULTS / "bench_fusion.json"))
+    parser.add_argument("--machines", type=int, default=len(MACHINES), help="the first N machines")
+    parser.add_argument("--slots", default="64,256", help="GA-1's slot counts")
+    parser.add_argument("--tokens", type=int, default=GPT2_MLP.m, help="the MLP's rows")
+    parser.add_argument(
+        "--hidden", type=int, default=GPT2_MLP.hidden, help="the MLP's hidden width"
+    )
+    args = parser.parse_args(argv)
+    mlp = gpt2_mlp(args.machines, dataclasses.replace(GPT2_MLP, m=args.tokens, hidden=args.hidden))
+    attn = attention(args.quick, [int(n) for n in args.slots.split(",")])
     print_tables(mlp, attn)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"gpt2_mlp": mlp, "llama_attention": attn}, indent=1))
     print(f"wrote {out}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    harness.run(main)

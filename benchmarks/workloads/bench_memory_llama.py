@@ -8,56 +8,52 @@ operand's bytes (weights, or the KV cache) over the link's bandwidth (plus the l
 prefill: over the compute bound. Totals over the layer, and per token for 32 layers (GEMMs only:
 the other ops of a layer and the LM head are left out).
 
-Usage: python benchmarks/bench_memory_llama.py [--machines tpu-v1,tpuv4i] [--budget N]
+Usage: python -m benchmarks.workloads.bench_memory_llama [--machines tpu-v1,tpuv4i] [--budget N] [--workloads A,B] [--quick]
 """
 
 from __future__ import annotations
 
-import argparse
 import math
-import sys
 import time
-from pathlib import Path
 
 import tomllib
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from simcore.energy.memory import memory_cost  # noqa: E402
-from simcore.energy.technology import default_technology  # noqa: E402
-from simcore.shape import Shape  # noqa: E402
-from simcore.systolic.archs import load_arch  # noqa: E402
-from simcore.systolic.blocked.enumerate import fastest  # noqa: E402
-from simcore.systolic.model import SystolicDesign  # noqa: E402
+from benchmarks import harness
+from benchmarks.harness import ROOT
+from simcore.energy.memory import memory_cost
+from simcore.energy.technology import default_technology
+from simcore.shape import Shape
+from simcore.systolic.archs import load_arch
+from simcore.systolic.blocked.enumerate import fastest
+from simcore.systolic.model import SystolicDesign
 
 LAYERS = 32
 WORKLOADS = ("llama2_7b_decode_b1", "llama2_7b_prefill")
 
 
 def workload(name: str) -> list[tuple[str, Shape, int]]:
-    for folder in ("workloads/networks", "search_spaces/workloads"):
-        path = ROOT / folder / f"{name}.toml"
-        if path.exists():
-            data = tomllib.loads(path.read_text())
-            return [
-                (g["name"], Shape(*map(int, g["shape"].split("x"))), int(g.get("weight", 1)))
-                for g in data["gemm"]
-            ]
-    raise SystemExit(f"workload {name} not found")
+    data = tomllib.loads((ROOT / "workloads" / "networks" / f"{name}.toml").read_text())
+    return [
+        (g["name"], Shape(*map(int, g["shape"].split("x"))), int(g.get("weight", 1)))
+        for g in data["gemm"]
+    ]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+QUICK = {"machines": "tpu-v1", "budget": 3, "workloads": "llama2_7b_decode_b1"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = harness.parser(__doc__, quick=QUICK)
     parser.add_argument("--machines", default="tpu-v1,tpuv4i")
     parser.add_argument("--budget", type=int, default=150)
-    args = parser.parse_args()
+    parser.add_argument("--workloads", default=",".join(WORKLOADS))
+    args = parser.parse_args(argv)
     tech = default_technology()
     for arch in args.machines.split(","):
         machine = load_arch(arch)
         design = SystolicDesign(machine.array, machine.dataflow)
         link = machine.memory.dram
-        for name in WORKLOADS:
+        for name in args.workloads.split(","):
             decode = "decode" in name
             print(f"\n{arch} {name}")
             print(
@@ -94,7 +90,8 @@ def main() -> None:
                 f"{tokens / seconds:,.1f} tokens/s, {LAYERS * pj * 1e-12 / tokens:.4f} J/token, "
                 f"{LAYERS * dram / 1e9:,.2f} GB of DRAM traffic"
             )
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    harness.run(main)
