@@ -411,63 +411,6 @@ def test_cache_simulates_each_distinct_candidate_once_and_never_an_infeasible_on
     assert sorted(evaluated) == sorted(new)
 
 
-def test_same_seed_same_leaderboard(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.chdir(tmp_path)
-    common = ["--shape", "32x32x32", "--trials", "25", "--seed", "7"]
-    run(capsys, [*common, "--study", "first"])
-    run(capsys, [*common, "--study", "second"])
-    first, second = leaderboard(tmp_path, "first"), leaderboard(tmp_path, "second")
-    assert "general_delayed" in set(first["family"])  # the default spaces: the general orders
-    assert list(first["params_json"]) == list(second["params_json"])
-    assert list(first["cycles"].astype("Float64").fillna(-1)) == list(
-        second["cycles"].astype("Float64").fillna(-1)
-    )
-    assert list(first["trial"]) == list(second["trial"])
-    # A different seed explores differently.
-    run(capsys, [*common[:-1], "8", "--study", "third"])
-    assert set(leaderboard(tmp_path, "third")["params_json"]) != set(first["params_json"])
-
-
-@pytest.mark.parametrize("sampler", ["tpe", "random", "grid", "nsga2"])
-def test_every_sampler_runs(
-    capsys: pytest.CaptureFixture[str],
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    sampler: str,
-) -> None:
-    monkeypatch.chdir(tmp_path)
-    out = run(
-        capsys,
-        [
-            "--shape",
-            "32x32x32",
-            "--space",
-            "chapter",
-            "--sampler",
-            sampler,
-            "--trials",
-            "25",
-            "--study",
-            sampler,
-        ],
-    )
-    assert f"done: study '{sampler}', 25 trials in storage" in out
-    study = load_study(tmp_path, sampler)
-    states = [t.state for t in study.trials]
-    assert states.count(TrialState.COMPLETE) == 25
-    # Grid queues every feasible point up front; what the budget did not reach still waits.
-    assert set(states) == (
-        {TrialState.COMPLETE, TrialState.WAITING} if sampler == "grid" else {TrialState.COMPLETE}
-    )
-    frame = leaderboard(tmp_path, sampler)
-    assert set(frame["sampler"]) == {sampler}
-    assert frame["verified"].head(10).all()
-    # The chapter's best on 32x32x32 is seeded, whatever the sampler.
-    assert int(frame["cycles"].iloc[0]) <= int(frame["chapter_best_cycles"].iloc[0])
-
-
 def test_search_machine_respects_the_scratchpad_budget(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

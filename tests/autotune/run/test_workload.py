@@ -83,13 +83,12 @@ def test_workload_tune(
     )
     out = capsys.readouterr().out
     assert "weighted total" in out and "chapter's families" in out
-    frame = pd.read_parquet(tmp_path / "results" / "wl" / "workload.parquet")
-    assert list(frame["name"]) == ["a", "b"]
-    assert frame["verified"].all()
-    assert (frame["cycles"] <= frame["chapter_best_cycles"]).all()
-    assert frame["weighted_cycles"].tolist() == (frame["weight"] * frame["cycles"]).tolist()
-    for name in ("wl-a", "wl-b"):  # a study, and a leaderboard, per GEMM
-        assert (tmp_path / "results" / name / "leaderboard.parquet").is_file()
+    # What the run guarantees is tested through the library (run/test_pipeline.py); here, that the
+    # command writes the workload's table where it says.
+    assert list(pd.read_parquet(tmp_path / "results" / "wl" / "workload.parquet")["name"]) == [
+        "a",
+        "b",
+    ]
 
 
 def test_codesign_pareto_verified_within_budgets(
