@@ -19,7 +19,7 @@ SPACE_MODULES: dict[str, str] = {
 # The delayed space holds the general and strip orders with every store delay, the undelayed
 # among them, so the default searches it in place of the plain two.
 DEFAULT_SPACES: tuple[str, ...] = ("chapter", "delayed")
-LEGACY_SPACES: tuple[str, ...] = (
+FLAT_TPE_SPACES: tuple[str, ...] = (
     "chapter",
     "general",
 )  # the flat TPE's spaces: their studies keep their names

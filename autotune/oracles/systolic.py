@@ -251,13 +251,14 @@ class SystolicOracle(ArchitectureSearch, EnergyAndArea, Report):
             "macs": t.macs,
             "buffer_words": t.total,
             "lower_bound": self.bound(shape, machine),
-            **self._energy(design, shape, run_cycles, t),
+            **self.energy_metrics(design, shape, run_cycles, t),
             **_link(design, shape, run_cycles),
         }
 
-    def _energy(
+    def energy_metrics(
         self, design: SystolicDesign, shape: Shape, run_cycles: int, traffic: Traffic
     ) -> Metrics:
+        """Energy and area from the run's exact counts, as the metrics every evaluation carries."""
         cost = self._cost(design, shape, run_cycles, traffic)
         found: Metrics = {k: float(v) for k, v in cost.metrics().items()}
         found["buffer_area_mm2"] = memory.buffer_area_mm2(cost)

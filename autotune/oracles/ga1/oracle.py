@@ -185,7 +185,7 @@ class GA1Oracle(
             "dma_busy": timing.dma_busy,
             "lower_bound": lower_bound(shape, machine),
             "slots_needed": ga1.slots_needed(point, shape, machine),
-            **self._energy(machine, timing),
+            **self.energy_metrics(machine, timing),
         }
 
     def verify(self, family: Family, point: Point, shape: Shape, machine: Machine) -> Verdict:
@@ -211,7 +211,7 @@ class GA1Oracle(
 
     # --- energy and area ------------------------------------------------------------------------
 
-    def _energy(self, machine: Machine, timing: Timing) -> Metrics:
+    def energy_metrics(self, machine: Machine, timing: Timing) -> Metrics:
         """Energy and area from the run's exact counts (simcore.energy.ga1)."""
         from simcore.energy import ga1_cost_of_timing
 
