@@ -45,7 +45,7 @@ from simcore.ga1.engine.compile_state import (
     TILE_AT,
 )
 from simcore.ga1.engine.evict import BEST, GROUPS
-from simcore.ga1.engine.jit import inline, kernel
+from simcore.ga1.engine.jit import callee, inline
 from simcore.ga1.engine.plan import (
     FLIP,
     N_A,
@@ -86,7 +86,7 @@ def scratch_length(slots: int) -> int:
     return (PER_SLOT + 3) * slots + 2  # records, sort keys, the last numbering, far slots
 
 
-@kernel
+@callee
 def ties(st: np.ndarray) -> int:
     """Pairs logged so far of slots an eviction chose between by number (counted once
     start_counting_ties ran; tielog.py)."""
@@ -223,7 +223,7 @@ def _canonical_order(
     return count  # every slot once, if every free slot is in a queue
 
 
-@kernel
+@callee
 def capture(
     st: np.ndarray,
     level: int,
@@ -275,7 +275,7 @@ def capture(
     return True
 
 
-@kernel
+@callee
 def far_uses_known(st: np.ndarray, level: int, u0: int, u1: int, u2: int) -> int:
     """Whether the order's structure gives every far next use of the state at the boundary (as
     a rebuilt state needs): how many level-1 units back the far operands' blocks reach, or -1."""

@@ -47,7 +47,7 @@ from simcore.ga1.engine.compile_state import (
     WHERE_LEN,
 )
 from simcore.ga1.engine.evict import BEST, GROUPS, add
-from simcore.ga1.engine.jit import inline, kernel
+from simcore.ga1.engine.jit import callee, inline
 from simcore.ga1.engine.order import POS_HI as UNIT_HI
 from simcore.ga1.engine.order import _enter_step, _first_live, unit_products
 from simcore.ga1.engine.plan import N_CB, NEVER, PINNED, REAL_KT, STRIPS, STRUCTURE, UNITS, P
@@ -156,7 +156,7 @@ def _position_stream(st: np.ndarray, u0: int, u1: int, u2: int, position: int) -
     st[GENERATED] = stop
 
 
-@kernel
+@callee
 def restore(
     st: np.ndarray, level: int, u0: int, u1: int, u2: int, canon: np.ndarray, slot_of: np.ndarray
 ) -> int:

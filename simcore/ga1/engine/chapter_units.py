@@ -15,7 +15,7 @@ import numpy as np
 
 from simcore.ga1.engine import stream
 from simcore.ga1.engine.chapter import BI, BJ, BUFFERS, BY_COLUMNS, KT, MT, NEXT, NT, STOP, UNIT
-from simcore.ga1.engine.jit import inline, kernel
+from simcore.ga1.engine.jit import callee, inline
 from simcore.ga1.engine.rows import DONE, OUT, OUT_AT
 from simcore.ga1.engine.timing import time_rows
 
@@ -104,7 +104,7 @@ def chapter_extent2(kind: int, st: np.ndarray, index: int, period: int) -> int:
     return index
 
 
-@kernel
+@callee
 def run_chapter_until(
     kind: int, st: np.ndarray, clock: np.ndarray, stop: int, times: np.ndarray
 ) -> int:
