@@ -14,6 +14,7 @@ from simcore.energy import (
     CATEGORIES,
     CountError,
     Ga1Counts,
+    VectorWork,
     ga1_cost,
     ga1_counts,
     ga1_counts_of_program,
@@ -28,6 +29,7 @@ from simcore.ga1.timing import run_timing
 from simcore.shape import Shape
 from simcore.systolic import simulate_systolic
 from simcore.systolic.closed_form import cycles as closed_form_cycles
+from tests.helpers.examples import examples
 from tests.helpers.systolic_strategies import designs, operands, shapes
 
 TECH = load_technology()
@@ -86,7 +88,17 @@ def test_a_program_with_other_vector_instructions_is_counted_from_the_program() 
     program = Program.from_tuples([("load", 0, "A", 0, 0), ("exp", 1, 0), ("store", 1, "A", 0, 0)])
     counts = ga1_counts_of_program(run_timing(machine, program), program)
     assert (counts.loads, counts.stores, counts.zeros, counts.other_vector) == (1, 1, 0, 1)
-    assert "1 vector instructions other than zero" in ga1_cost(machine, counts, TECH).not_counted[0]
+    assert counts.vector == VectorWork(special=1, tile_reads=1, tile_writes=1)
+    cost = ga1_cost(machine, counts, TECH)  # 64 exps, a tile read and written by the vector unit
+    compute = {item.name: item.total for item in cost.category("compute").items}
+    assert compute["special functions: exp, sfu (T^2 per instruction)"] == 64 * TECH.sfu_pj
+    on_chip = {item.name: item.amount for item in cost.category("on_chip").items}
+    assert (
+        on_chip["scratchpad reads: vector unit"] == on_chip["scratchpad writes: vector unit"] == 64
+    )
+    assert not any("vector" in note for note in cost.not_counted)
+    without = dataclasses.replace(TECH, vector_add_pj=None)  # a table without the vector lines
+    assert "the vector unit's arithmetic" in ga1_cost(machine, counts, without).not_counted[0]
 
 
 def test_counts_must_be_whole_and_non_negative() -> None:
@@ -122,7 +134,7 @@ def test_ga1_energy_is_non_negative_sums_up_and_grows_with_every_count(
         assert bigger.energy_pj > cost.energy_pj
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(designs(max_side=5), shapes())
 def test_systolic_counts_from_the_formula_equal_the_cycle_models_moves(design, shape) -> None:  # type: ignore[no-untyped-def]
     a, b = operands(shape)
@@ -150,7 +162,7 @@ COUNT_FIELDS = (
 TRAFFIC_FIELDS = ("a_reads", "b_reads", "psum_writes", "psum_readbacks", "c_writes")
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(
     designs(max_side=8),
     shapes(40, 40, 40),
