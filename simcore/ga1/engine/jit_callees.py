@@ -51,7 +51,7 @@ if AVAILABLE:
     class _PlainDispatcher(CPUDispatcher):  # type: ignore[misc, valid-type]
         """A dispatcher typed for plain argument types at every call from compiled code."""
 
-        def get_call_template(self, args: tuple[Any, ...], kws: dict[str, Any]) -> Any:
+        def get_call_template(self, args: Any, kws: Any) -> Any:
             plain = tuple(types.unliteral(a) for a in args)
             return super().get_call_template(plain, {k: types.unliteral(v) for k, v in kws.items()})
 
