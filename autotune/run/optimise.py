@@ -21,11 +21,11 @@ def trials_for(checked: Checked, job: Job, log: Callable[[str], None] | None) ->
         return options.more_trials
     done = finished_count(job.study)
     if done >= options.trials and log:
-        what = job.label if job.gemm is not None else "the study"
-        log(
-            f"{what}: study {job.settings.name!r} holds {done} finished trials "
-            f"(target {options.trials}): nothing to run"
-        )
+        held = f"study {job.settings.name!r} holds {done} finished trials"
+        if job.gemm is not None:
+            log(f"reusing {job.label}: {held}")
+        else:
+            log(f"{held} (target {options.trials}): nothing to run")
     return max(0, options.trials - done)
 
 
