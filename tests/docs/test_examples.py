@@ -22,7 +22,8 @@ from tests.docs.pages import ROOT, Example, examples, pages, runs, shown_in
 SLOW: dict[str, str] = {
     "docs/benchmarks.md": "a sweep of machines and a co-design over a workload: minutes",
     "docs/getting-started.md:64": "a benchmark: compiles the engine from an empty cache, twice",
-    "docs/exact.md": "CP-SAT and the exhaustive search: about 25 s of CPU a solve",
+    "docs/exact.md": "CP-SAT and the exhaustive search (about 25 s of CPU a solve), and the "
+    "commands that read the study they fill",
     "docs/guide/commands.md:119": "tunes every GEMM of a transformer: minutes",
     "docs/energy.md:147": "1,000 trials of two objectives: a minute or more of CPU",
     "docs/energy.md:148": "1,000 trials of three objectives: a minute or more of CPU",
