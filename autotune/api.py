@@ -145,12 +145,15 @@ def tune(
     `oracle` is the cost model (None: GA-1, or with `arch` the systolic oracle). `machine` is
     the oracle's machine (KEY=VALUE text such as "slots=16,dma_setup=8", a mapping or a machine
     object; None: the oracle's default). `arch` is a systolic machine with its memory system: a
-    bundled architecture's name or a file, changed by `machine`'s KEY=VALUE overrides. `trials` counts the seeded baseline
-    (None: 1000 for one product, 40 per GEMM of a workload or for a co-design). Studies live in
-    `storage` (None: a journal per study under `results`; ":memory:" keeps nothing), and
+    bundled architecture's name or a file, changed by `machine`'s KEY=VALUE overrides. `trials`
+    is the finished trials each study holds when the run ends, the seeded baseline included
+    (None: 1000 for one product, 40 per GEMM of a workload or for a co-design): a study that
+    holds them already is returned as it is, an interrupted one is finished; `more_trials=N`
+    instead runs N trials more. Studies live in `storage` (None: a journal per study under
+    `results`; ":memory:" keeps nothing), and
     resume when run again with the same settings. Other settings, by the plan's names: `workload`,
     `spaces`, `objectives`, `search_machine`, `machine_range`, `max_scratchpad_words`,
-    `max_dma_words_per_cycle`, `pe_budget`; and the run's: `study`, `workers`, `timeout`,
+    `max_dma_words_per_cycle`, `pe_budget`; and the run's: `more_trials`, `study`, `workers`, `timeout`,
     `heartbeat`, `verify_top`, `allow_sampler_change`, `transfer`. `verbose` keeps Optuna's log
     line per trial (off by default, as on the command line; the logging level is restored after).
     """

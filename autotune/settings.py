@@ -219,9 +219,10 @@ def _objectives_help() -> str:
 
 def _trials_help() -> str:
     return (
-        f"trials to run now, the seeded baseline included (default {DEFAULT_TRIALS}; {{workload}}: "
-        "per GEMM shape, each study tuned up to this many and reused once it holds them, or "
-        f"machines with {{search_machine}}, default {SHORT_TRIALS})"
+        "the finished trials the study holds when the run ends, the seeded baseline included "
+        f"(default {DEFAULT_TRIALS}; {{workload}}: per GEMM study, or machines with "
+        f"{{search_machine}}, default {SHORT_TRIALS}): a rerun of a finished study reports it "
+        "and runs nothing, an interrupted one finishes the rest; {more_trials} adds trials"
     )
 
 
@@ -349,6 +350,14 @@ SETTINGS: dict[str, Setting] = _setting(
     ),
     # --- how it is run (the options) ---------------------------------------------------------------
     Setting("trials", "--trials", _trials_help, POSITIVE),
+    Setting(
+        "more_trials",
+        "--more-trials",
+        "run this many trials more than the study holds (instead of a {trials} target; a "
+        "workload: on each GEMM study)",
+        POSITIVE,
+        metavar="N",
+    ),
     Setting(
         "timeout", "--timeout", "stop starting new trials after this many seconds", POSITIVE_NUMBER
     ),

@@ -221,3 +221,17 @@ class MatmulTile:
         if cells is not None:
             out["row_b_reads"] = self.row_b_reads(cells)
         return out
+
+
+# The reference's named scenario (Matmul4096Fp16Tile128): a 4096^3 product in fp16 operands
+# with fp32 accumulators, 128 x 128 x 128 tiles, single-buffered. Its tile intensity is 64.
+DEFAULT_SCENARIO = MatmulTile(
+    m=4096,
+    n=4096,
+    k=4096,
+    tile_m=128,
+    tile_n=128,
+    tile_k=128,
+    operand_bytes=2,
+    accumulator_bytes=4,
+)

@@ -14,16 +14,19 @@ from autotune.storage import finished_count
 
 
 def trials_for(checked: Checked, job: Job, log: Callable[[str], None] | None) -> int:
-    """The trials to run on the study now: the run's `trials`; for a workload's GEMM study, up
-    to that many finished trials (0: one already holding as many, from a rerun with more
-    layers, is reused as it is)."""
-    trials = checked.options.trials
-    if checked.plan.single or checked.plan.codesign:
-        return trials
+    """The trials to run on the study now: as many as it lacks of the run's `trials` (0: it
+    holds them already, from an earlier run, and is reported as it is), or `more_trials`."""
+    options = checked.options
+    if options.more_trials is not None:
+        return options.more_trials
     done = finished_count(job.study)
-    if done >= trials and log:
-        log(f"reusing {job.label}: study {job.settings.name!r} holds {done} finished trials")
-    return max(0, trials - done)
+    if done >= options.trials and log:
+        held = f"study {job.settings.name!r} holds {done} finished trials"
+        if job.gemm is not None:
+            log(f"reusing {job.label}: {held}")
+        else:
+            log(f"{held} (target {options.trials}): nothing to run")
+    return max(0, options.trials - done)
 
 
 def optimise(checked: Checked, job: Job, trials: int, log: Callable[[str], None] | None) -> None:

@@ -23,7 +23,8 @@ def verify_top_default(plan: RunPlan) -> int:
 
 @dataclass(frozen=True)
 class RunOptions:
-    trials: int
+    trials: int  # the finished trials each study holds when the run ends (a target)
+    more_trials: int | None = None  # instead: this many trials more than each study holds
     sampler: str = DEFAULT_SAMPLER
     seed: int = 0
     study: str | None = None
@@ -50,7 +51,16 @@ def check_options(options: RunOptions) -> None:
     that exclude each other."""
     from autotune.storage.locations import is_memory
 
-    for name in ("trials", "seed", "workers", "timeout", "heartbeat", "verify_top", "max_memory"):
+    for name in (
+        "trials",
+        "more_trials",
+        "seed",
+        "workers",
+        "timeout",
+        "heartbeat",
+        "verify_top",
+        "max_memory",
+    ):
         settings.check(name, getattr(options, name))
     spec(options.sampler)  # an unknown sampler, named
     if options.storage is not None and is_memory(options.storage) and options.workers > 1:

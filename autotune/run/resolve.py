@@ -120,8 +120,9 @@ def plan_of(
 def options_of(
     plan: RunPlan, *, trials: int | None = None, results: str | Path = "results", **options: Any
 ) -> RunOptions:
-    """How the plan is run: `trials` (None: 1000 for one product, 40 per GEMM of a workload or
-    for a co-design), the `results` folder, and RunOptions' other fields by name (`sampler`,
+    """How the plan is run: `trials`, the finished trials each study holds when the run ends
+    (None: 1000 for one product, 40 per GEMM of a workload or for a co-design; `more_trials=N`
+    instead runs N more than it holds), the `results` folder, and RunOptions' other fields by name (`sampler`,
     `seed`, `study`, `storage`, `workers`, `timeout`, ...)."""
     from autotune.run.options import RunOptions  # Optuna and pandas: only once a run is made
 
@@ -130,6 +131,17 @@ def options_of(
     if unknown:
         raise TypeError(
             f"unknown option(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})"
+        )
+    if trials is not None and options.get("more_trials") is not None:
+        raise PlanError(
+            Text(
+                "give ",
+                ref("trials"),
+                " (the trials a study holds at the end) or ",
+                ref("more_trials"),
+                " (trials added to those it holds), not both",
+            ),
+            setting="more_trials",
         )
     for name, value in {"trials": trials, **options}.items():
         if name in declared.SETTINGS:

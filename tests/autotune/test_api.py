@@ -62,6 +62,22 @@ def test_the_leaderboard_is_the_file_written_and_best_is_its_first_row(in_tmp: P
     assert autotune.load(result.study)["cycles"].tolist() == written["cycles"].tolist()
 
 
+def test_trials_is_the_target_of_a_rerun_and_more_trials_adds(in_tmp: Path) -> None:
+    """The API's `trials` means the command line's: the finished trials the study holds at the
+    end; `more_trials` adds to them; both at once are refused, naming them."""
+    settings = dict(spaces="chapter", verify_top=1, results=in_tmp / "r")
+    first = autotune.tune("64x64x64", trials=6, **settings)
+    again = autotune.tune("64x64x64", trials=6, **settings)
+    assert finished_count(first.study) == finished_count(again.study) == 6
+    longer = autotune.tune("64x64x64", trials=8, **settings)
+    assert finished_count(longer.study) == 8
+    more = autotune.tune("64x64x64", more_trials=3, **settings)
+    assert finished_count(more.study) == 11
+    with pytest.raises(PlanError, match="not both") as refused:
+        autotune.tune("64x64x64", trials=6, more_trials=3, **settings)
+    assert refused.value.setting == "more_trials"
+
+
 def test_a_study_in_memory_is_returned_and_resumes_nothing(in_tmp: Path) -> None:
     result = autotune.tune(
         "64x64x64", trials=5, storage=":memory:", results=in_tmp / "r", verify_top=1

@@ -1,7 +1,8 @@
 """`autotune tile-model`: every member of the analytic tile model (simcore.tile_model.MatmulTile).
 
 --shape is MxKxN like everywhere else; --tile is tile_m x tile_n x tile_k (MxNxK), the issue's
-order. fits(capacity) is printed with --capacity; row_b_reads(cells) always, with cells =
+order. A field not given is the model's default scenario's (simcore.tile_model.DEFAULT_SCENARIO:
+no argument at all evaluates that scenario). fits(capacity) is printed with --capacity; row_b_reads(cells) always, with cells =
 tile_m unless --cells is given (each B value passes along the tile_m cells of a tile column
 that hold A values).
 """
@@ -14,6 +15,7 @@ import re
 
 from autotune.cli.args import add_setting, positive_int, shape_arg
 from autotune.cli.errors import UsageError
+from simcore.tile_model import DEFAULT_SCENARIO as DEFAULT
 from simcore.tile_model import MatmulTile
 
 HELP = "print every member of the analytic tile model of C = A B"
@@ -24,28 +26,38 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "tile-model",
         help=HELP,
-        description=HELP + " (the matmul tile model's members, one per line).",
+        description=HELP
+        + " (the matmul tile model's members, one per line). A field not given is the default "
+        f"scenario's: a {DEFAULT.m}x{DEFAULT.k}x{DEFAULT.n} product in {DEFAULT.tile_m}x"
+        f"{DEFAULT.tile_n}x{DEFAULT.tile_k} tiles, {DEFAULT.operand_bytes}-byte operands, "
+        f"{DEFAULT.accumulator_bytes}-byte accumulators, single-buffered; with no argument at "
+        "all, that scenario is evaluated.",
     )
-    add_setting(parser, "shape", required=True, metavar="MxKxN", help="A is M x K, B is K x N")
+    add_setting(
+        parser,
+        "shape",
+        metavar="MxKxN",
+        help=f"A is M x K, B is K x N (default {DEFAULT.m}x{DEFAULT.k}x{DEFAULT.n})",
+    )
     parser.add_argument(
         "--tile",
-        required=True,
         metavar="MxNxK",
-        help="tile_m x tile_n x tile_k (note the order: output tile first, then the reduction step)",
+        help="tile_m x tile_n x tile_k (note the order: output tile first, then the reduction "
+        f"step; default {DEFAULT.tile_m}x{DEFAULT.tile_n}x{DEFAULT.tile_k})",
     )
     parser.add_argument(
         "--operand-bytes",
-        required=True,
         type=positive_int,
+        default=DEFAULT.operand_bytes,
         metavar="B",
-        help="bytes per A or B element",
+        help=f"bytes per A or B element (default {DEFAULT.operand_bytes})",
     )
     parser.add_argument(
         "--accumulator-bytes",
-        required=True,
         type=positive_int,
+        default=DEFAULT.accumulator_bytes,
         metavar="B",
-        help="bytes per accumulator element",
+        help=f"bytes per accumulator element (default {DEFAULT.accumulator_bytes})",
     )
     parser.add_argument(
         "--double-buffered", action="store_true", help="two copies of each operand tile"
@@ -84,14 +96,19 @@ def parse_tile(text: str) -> tuple[int, int, int]:
 
 def members(args: argparse.Namespace) -> dict[str, object]:
     """Validated inputs -> MatmulTile.as_dict, with fits and row_b_reads."""
-    shape = shape_arg(args.shape)
-    tile_m, tile_n, tile_k = parse_tile(args.tile)
+    shape = shape_arg(args.shape) if args.shape is not None else None
+    m, k, n = (shape.m, shape.k, shape.n) if shape else (DEFAULT.m, DEFAULT.k, DEFAULT.n)
+    tile_m, tile_n, tile_k = (
+        parse_tile(args.tile)
+        if args.tile is not None
+        else (DEFAULT.tile_m, DEFAULT.tile_n, DEFAULT.tile_k)
+    )
     if args.capacity is not None and args.capacity < 0:
         raise UsageError(f"--capacity must not be negative, got {args.capacity}")
     model = MatmulTile(
-        m=shape.m,
-        n=shape.n,
-        k=shape.k,
+        m=m,
+        n=n,
+        k=k,
         tile_m=tile_m,
         tile_n=tile_n,
         tile_k=tile_k,

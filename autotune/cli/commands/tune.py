@@ -34,14 +34,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=(
             "Search schedules for one product with Optuna, an exact simulator as the oracle (GA-1 by default). Every study "
             "starts from the chapter's hand-written sweep, evaluates each distinct point once, persists every trial "
-            "(re-running with the same --study resumes it) and ends with a verified leaderboard in "
+            "(re-running the same command resumes it: --trials is the number of finished trials the study holds at the end, "
+            "--more-trials adds some) and ends with a verified leaderboard in "
             "results/<study>/leaderboard.parquet (and pareto.parquet with several objectives)."
         ),
     )
     given = parser.add_mutually_exclusive_group()
     add_setting(given, "shape")
     add_setting(given, "workload")
-    add_settings(parser, "input_shapes", "slots", "machine", "arch", "trials", "timeout")
+    add_settings(parser, "input_shapes", "slots", "machine", "arch", "trials", "more_trials")
+    add_setting(parser, "timeout")
     add_setting(parser, "sampler")
     add_settings(parser, "seed", "allow_sampler_change", "starts", "transfer", "spaces", "study")
     add_settings(parser, "storage", "results", "workers")
@@ -147,6 +149,7 @@ def run(args: argparse.Namespace) -> int:
     options = options_of(
         plan,
         trials=args.trials,
+        more_trials=args.more_trials,
         sampler=args.sampler,
         seed=args.seed,
         study=args.study,

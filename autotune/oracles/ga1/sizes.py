@@ -70,7 +70,7 @@ def compile_notice() -> list[str]:
     if _compile_announced or cache_is_warm():
         return []
     _compile_announced = True
-    return ["compiling the GA-1 engine (numba; once per machine, about 16 s)"]
+    return ["compiling the GA-1 engine (first run only)..."]
 
 
 def padding_note(shape: Shape, machine: Machine) -> str | None:

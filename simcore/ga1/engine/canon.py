@@ -45,7 +45,7 @@ from simcore.ga1.engine.compile_state import (
     TILE_AT,
 )
 from simcore.ga1.engine.evict import BEST, GROUPS
-from simcore.ga1.engine.jit import inline, kernel
+from simcore.ga1.engine.jit import callee
 from simcore.ga1.engine.plan import (
     FLIP,
     N_A,
@@ -86,7 +86,7 @@ def scratch_length(slots: int) -> int:
     return (PER_SLOT + 3) * slots + 2  # records, sort keys, the last numbering, far slots
 
 
-@kernel
+@callee
 def ties(st: np.ndarray) -> int:
     """Pairs logged so far of slots an eviction chose between by number (counted once
     start_counting_ties ran; tielog.py)."""
@@ -97,7 +97,7 @@ def start_counting_ties(st: np.ndarray) -> None:
     st[TIES] = 0
 
 
-@inline
+@callee
 def _frame_tile(st: np.ndarray, tile: int) -> tuple[int, int, int, int]:
     """(role, row or column, k or column, k) of a tile in the frame (record.py's FLIP)."""
     n_a, n_ab, kt, nt, flip = st[N_A], st[N_AB], st[REAL_KT], st[REAL_NT], st[FLIP]
@@ -111,7 +111,7 @@ def _frame_tile(st: np.ndarray, tile: int) -> tuple[int, int, int, int]:
     return (ACC, j, i, 0) if flip == 1 else (ACC, i, j, 0)
 
 
-@inline
+@callee
 def tile_of(st: np.ndarray, role: int, first: int, second: int) -> int:
     """The tile of a frame role: (row, k), (column, k) or (row, column); -1 if out of range."""
     n_a, n_ab, kt, nt, flip = st[N_A], st[N_AB], st[REAL_KT], st[REAL_NT], st[FLIP]
@@ -129,21 +129,21 @@ def tile_of(st: np.ndarray, role: int, first: int, second: int) -> int:
     return n_a + second * nt + first  # a real B tile (k, j)
 
 
-@inline
+@callee
 def _relative_k(k: int, k0: int, mode: int, kt: int) -> int:
     if mode == MODULAR:
         return (k - k0) % kt
     return k if mode == 0 else (k - k0) * mode
 
 
-@inline
+@callee
 def absolute_k(relative: int, k0: int, mode: int, kt: int) -> int:
     if mode == MODULAR:
         return (k0 + relative) % kt
     return relative if mode == 0 else k0 + relative * mode
 
 
-@inline
+@callee
 def _rank_far(out: np.ndarray, slots: int, scratch: np.ndarray) -> None:
     """Replace each far next use by its rank among the distinct far next uses: sort the far
     slots' numbers by next use (insertion; scratch holds them), then rank in one pass."""
@@ -165,7 +165,7 @@ def _rank_far(out: np.ndarray, slots: int, scratch: np.ndarray) -> None:
         out[at] = rank
 
 
-@inline
+@callee
 def _slot_record(
     st: np.ndarray,
     s: int,
@@ -198,7 +198,7 @@ def _slot_record(
     return (record[at] << 42) | ((record[at + 1] + (1 << 20)) << 21) | (record[at + 2] + (1 << 20))
 
 
-@inline
+@callee
 def _canonical_order(
     st: np.ndarray, slots: int, keys: np.ndarray, previous: np.ndarray, order: np.ndarray
 ) -> int:
@@ -223,7 +223,7 @@ def _canonical_order(
     return count  # every slot once, if every free slot is in a queue
 
 
-@kernel
+@callee
 def capture(
     st: np.ndarray,
     level: int,
@@ -275,7 +275,7 @@ def capture(
     return True
 
 
-@kernel
+@callee
 def far_uses_known(st: np.ndarray, level: int, u0: int, u1: int, u2: int) -> int:
     """Whether the order's structure gives every far next use of the state at the boundary (as
     a rebuilt state needs): how many level-1 units back the far operands' blocks reach, or -1."""

@@ -47,7 +47,7 @@ from simcore.ga1.engine.compile_state import (
     WHERE_LEN,
 )
 from simcore.ga1.engine.evict import BEST, GROUPS, add
-from simcore.ga1.engine.jit import inline, kernel
+from simcore.ga1.engine.jit import callee
 from simcore.ga1.engine.order import POS_HI as UNIT_HI
 from simcore.ga1.engine.order import _enter_step, _first_live, unit_products
 from simcore.ga1.engine.plan import N_CB, NEVER, PINNED, REAL_KT, STRIPS, STRUCTURE, UNITS, P
@@ -58,7 +58,7 @@ from simcore.ga1.engine.tilemap import insert, remove
 from simcore.ga1.engine.units import ACC, ROW, far_key, far_next, origin, unit_start
 
 
-@inline
+@callee
 def _clear(st: np.ndarray, slots: int) -> None:
     """No tile resident, no eviction candidate."""
     where = st[st[WHERE_AT] : st[WHERE_AT] + st[WHERE_LEN]]
@@ -73,7 +73,7 @@ def _clear(st: np.ndarray, slots: int) -> None:
     st[ev + BEST + 2 * groups : ev + BEST + 2 * groups + slots] = -1
 
 
-@inline
+@callee
 def _restore_slots(
     st: np.ndarray,
     level: int,
@@ -115,7 +115,7 @@ def _restore_slots(
     return REBUILT
 
 
-@inline
+@callee
 def _same_ranks(st: np.ndarray, canon: np.ndarray, slot_of: np.ndarray, slots: int) -> bool:
     """Whether the far next uses rebuilt rank as the signature says (the order's structure
     promises it; a mismatch would be a flaw in the unit kinds)."""
@@ -134,7 +134,7 @@ def _same_ranks(st: np.ndarray, canon: np.ndarray, slot_of: np.ndarray, slots: i
     return True
 
 
-@inline
+@callee
 def _position_stream(st: np.ndarray, u0: int, u1: int, u2: int, position: int) -> None:
     """The order's stream at the unit's first product, and the ring streamed from it."""
     pos, ring_at, mask = st[POS_AT], st[RING_AT], st[RING_MASK]
@@ -156,7 +156,7 @@ def _position_stream(st: np.ndarray, u0: int, u1: int, u2: int, position: int) -
     st[GENERATED] = stop
 
 
-@kernel
+@callee
 def restore(
     st: np.ndarray, level: int, u0: int, u1: int, u2: int, canon: np.ndarray, slot_of: np.ndarray
 ) -> int:

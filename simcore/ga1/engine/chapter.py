@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simcore.ga1.engine.jit import kernel
+from simcore.ga1.engine.jit import callee
 from simcore.ga1.engine.rows import COMMON, DONE, assemble, emit, room
 from simcore.ga1.program import LOAD, MXU, NONE, STORE, TENSOR_A, TENSOR_B, TENSOR_C, ZERO
 
@@ -50,12 +50,12 @@ def kouter_state(tiles: tuple[int, int, int], buffers: int, chunk_rows: int) -> 
     return assemble(HEADER, fields, [], max(chunk_rows, 10))
 
 
-@kernel
+@callee
 def _operand_base(st: np.ndarray, k: int) -> int:
     return st[BI] * st[BJ] + (k % st[BUFFERS]) * (st[BI] + st[BJ])
 
 
-@kernel
+@callee
 def _loads(st: np.ndarray, I: int, J: int, h: int, w: int, k: int) -> None:
     base = _operand_base(st, k)
     for x in range(h):
@@ -64,7 +64,7 @@ def _loads(st: np.ndarray, I: int, J: int, h: int, w: int, k: int) -> None:
         emit(st, LOAD, base + st[BI] + y, NONE, NONE, TENSOR_B, k, J + y)
 
 
-@kernel
+@callee
 def _block_unit(st: np.ndarray, I: int, J: int, unit: int) -> None:
     """Unit 0 opens the block, unit 1 + k is step k, unit KT + 1 stores the block."""
     kt, bj, buffers = st[KT], st[BJ], st[BUFFERS]
@@ -89,7 +89,7 @@ def _block_unit(st: np.ndarray, I: int, J: int, unit: int) -> None:
                 emit(st, STORE, x * bj + y, NONE, NONE, TENSOR_C, I + x, J + y)
 
 
-@kernel
+@callee
 def run_blocked(st: np.ndarray) -> None:
     """Emit blocks (corners row-major, or column-major with BY_COLUMNS) into the chunk."""
     across = (st[MT] + st[BI] - 1) // st[BI]
@@ -109,7 +109,7 @@ def run_blocked(st: np.ndarray) -> None:
     st[DONE] = 1
 
 
-@kernel
+@callee
 def run_kouter(st: np.ndarray) -> None:
     """The (k, i, j) order: load the partial C tile (or zero it), load A and B, multiply, store."""
     mt, nt, buffers = st[MT], st[NT], st[BUFFERS]

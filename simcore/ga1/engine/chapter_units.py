@@ -15,19 +15,19 @@ import numpy as np
 
 from simcore.ga1.engine import stream
 from simcore.ga1.engine.chapter import BI, BJ, BUFFERS, BY_COLUMNS, KT, MT, NEXT, NT, STOP, UNIT
-from simcore.ga1.engine.jit import inline, kernel
+from simcore.ga1.engine.jit import callee
 from simcore.ga1.engine.rows import DONE, OUT, OUT_AT
 from simcore.ga1.engine.timing import time_rows
 
 
-@inline
+@callee
 def _lines(st: np.ndarray) -> tuple[int, int]:
     """(lines, blocks per line) of a blocked order."""
     across, along = -(-st[MT] // st[BI]), -(-st[NT] // st[BJ])
     return (along, across) if st[BY_COLUMNS] == 1 else (across, along)
 
 
-@inline
+@callee
 def chapter_count(kind: int, st: np.ndarray, level: int, u0: int, u1: int) -> int:
     if kind == stream.KOUTER:
         return st[KT] if level == 0 else (st[MT] if level == 1 else st[NT])
@@ -35,7 +35,7 @@ def chapter_count(kind: int, st: np.ndarray, level: int, u0: int, u1: int) -> in
     return lines if level == 0 else (per_line if level == 1 else st[KT] + 2)
 
 
-@inline
+@callee
 def chapter_start(kind: int, st: np.ndarray, u0: int, u1: int, u2: int) -> int:
     """The position of unit u2 of block (or product u2 of row) u1 of line (or plane) u0."""
     if kind == stream.KOUTER:
@@ -43,7 +43,7 @@ def chapter_start(kind: int, st: np.ndarray, u0: int, u1: int, u2: int) -> int:
     return (u0 * _lines(st)[1] + u1) * (st[KT] + 2) + u2
 
 
-@inline
+@callee
 def chapter_end(kind: int, st: np.ndarray) -> int:
     if kind == stream.KOUTER:
         return st[MT] * st[KT] * st[NT]
@@ -51,12 +51,12 @@ def chapter_end(kind: int, st: np.ndarray) -> int:
     return lines * per_line * (st[KT] + 2)
 
 
-@inline
+@callee
 def _position(kind: int, st: np.ndarray) -> int:
     return st[NEXT] if kind == stream.KOUTER else st[NEXT] * (st[KT] + 2) + st[UNIT]
 
 
-@inline
+@callee
 def _extent_of_line(st: np.ndarray, level: int, u: int) -> int:
     """The height (level 0, a row of blocks) or width (level 1) of a blocked line or block, or
     the other way round with BY_COLUMNS."""
@@ -64,7 +64,7 @@ def _extent_of_line(st: np.ndarray, level: int, u: int) -> int:
     return min(st[BI], st[MT] - u * st[BI]) if rows else min(st[BJ], st[NT] - u * st[BJ])
 
 
-@inline
+@callee
 def chapter_kind(
     kind: int, st: np.ndarray, level: int, u0: int, u1: int, u2: int, out: np.ndarray
 ) -> int:
@@ -88,7 +88,7 @@ def chapter_kind(
     return 3
 
 
-@inline
+@callee
 def chapter_extent2(kind: int, st: np.ndarray, index: int, period: int) -> int:
     """The first unit at or after `index` whose kind is not that of the unit `period` before it
     (level 2), or `index` when the stretch is not periodic from there."""
@@ -104,7 +104,7 @@ def chapter_extent2(kind: int, st: np.ndarray, index: int, period: int) -> int:
     return index
 
 
-@kernel
+@callee
 def run_chapter_until(
     kind: int, st: np.ndarray, clock: np.ndarray, stop: int, times: np.ndarray
 ) -> int:
@@ -120,7 +120,7 @@ def run_chapter_until(
             return -1
 
 
-@inline
+@callee
 def chapter_restore(kind: int, st: np.ndarray, u0: int, u1: int, u2: int) -> None:
     """The generator at the start of unit (u0, u1, u2): its rows follow from the position alone."""
     if kind == stream.KOUTER:

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simcore.ga1.engine.jit import inline
+from simcore.ga1.engine.jit import callee
 from simcore.ga1.engine.timing import (
     ACC_READY,
     BY_MXU,
@@ -57,7 +57,7 @@ from simcore.ga1.engine.timing import (
 )
 
 
-@inline
+@callee
 def canonical(clock: np.ndarray) -> None:
     """Replace the clock's times by equivalent ones (see the module's note)."""
     lowest = -1
@@ -71,7 +71,7 @@ def canonical(clock: np.ndarray) -> None:
     clock[VPU_FREE] = max(clock[VPU_FREE], lowest)
 
 
-@inline
+@callee
 def clocks_match(a: np.ndarray, b: np.ndarray, moved: np.ndarray) -> bool:
     """Whether clock b is clock a one period later, slot s of a being slot moved[s] of b."""
     delta = b[MXU_FREE] - a[MXU_FREE]
@@ -99,7 +99,7 @@ def clocks_match(a: np.ndarray, b: np.ndarray, moved: np.ndarray) -> bool:
     return True
 
 
-@inline
+@callee
 def advance(
     clock: np.ndarray,
     a: np.ndarray,
@@ -130,7 +130,7 @@ def advance(
     clock[END] = max(clock[DMA_FREE], clock[VPU_FREE], last_product)
 
 
-@inline
+@callee
 def relabelling(before: np.ndarray, after: np.ndarray, moved: np.ndarray) -> None:
     """moved[s]: the slot numbered in `after` as slot s is in `before` (order[i]: the slot
     numbered i)."""
@@ -138,7 +138,7 @@ def relabelling(before: np.ndarray, after: np.ndarray, moved: np.ndarray) -> Non
         moved[before[i]] = after[i]
 
 
-@inline
+@callee
 def power(moved: np.ndarray, periods: int, onward: np.ndarray, seen: np.ndarray) -> None:
     """onward = moved applied `periods` times, cycle by cycle (periods may be large)."""
     slots = moved.shape[0]

@@ -57,7 +57,7 @@ from simcore.ga1.engine.evict import (
     candidates_section,
     fits,
 )
-from simcore.ga1.engine.jit import get, inline, kernel, put
+from simcore.ga1.engine.jit import callee, get, inline, kernel, put
 from simcore.ga1.engine.order import start_units
 from simcore.ga1.engine.plan import (
     BANDS_AT,
@@ -166,7 +166,7 @@ def start_order(st: np.ndarray) -> None:
     st[GENERATED] = stream(st, 0, min(st[P], st[RING_MASK] + 1))
 
 
-@kernel
+@callee
 def run_general(st: np.ndarray) -> None:
     """Compile products into the chunk until it is nearly full or every product is done
     (st[DONE]); on failure st[FAILED_AT] is the product that found no room."""

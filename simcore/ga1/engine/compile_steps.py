@@ -22,7 +22,7 @@ from simcore.ga1.engine.evict import (
     farthest,
     log_ties,
 )
-from simcore.ga1.engine.jit import get, inline, kernel, put
+from simcore.ga1.engine.jit import callee, get, inline, put
 from simcore.ga1.engine.order import unit_products
 from simcore.ga1.engine.plan import (
     N_AB,
@@ -48,7 +48,7 @@ from simcore.ga1.engine.tilemap import find, insert, remove
 from simcore.ga1.program import LOAD, NONE, STORE, TENSOR_A, TENSOR_B, TENSOR_C, WIDTH, ZERO
 
 
-@kernel
+@callee
 def stream(st: np.ndarray, first: int, stop: int) -> int:
     """Stream the order further: the records of products first..stop-1 into the ring. Returns stop.
     (A kernel of its own: called once per batch, and compiled once, not into each caller.)"""
@@ -198,7 +198,7 @@ def advance(
     return out, frontier, 0, generated
 
 
-@kernel
+@callee
 def flush_stores(
     st: np.ndarray,
     rows: np.ndarray,

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from simcore.ga1.engine.jit import kernel
+from simcore.ga1.engine.jit import callee, kernel
 from simcore.ga1.program import LOAD, MXU, STORE, ZERO
 
 COMPILED_OPS = frozenset({LOAD, STORE, ZERO, MXU})
 
 
-@kernel
+@callee
 def _product(spad: np.ndarray, scratch: np.ndarray, c: int, a: int, b: int) -> None:
     T = spad.shape[1]
     for r in range(T):
@@ -29,7 +29,7 @@ def _product(spad: np.ndarray, scratch: np.ndarray, c: int, a: int, b: int) -> N
             spad[c, r, col] = spad[c, r, col] + scratch[r, col]
 
 
-@kernel
+@callee
 def _zero(spad: np.ndarray, s: int) -> None:
     T = spad.shape[1]
     for r in range(T):
@@ -37,7 +37,7 @@ def _zero(spad: np.ndarray, s: int) -> None:
             spad[s, r, col] = 0.0
 
 
-@kernel
+@callee
 def _load(spad: np.ndarray, s: int, matrix: np.ndarray, x: int, y: int) -> None:
     T = spad.shape[1]
     # the part of the tile inside the tensor; the rest is zero padding
@@ -49,7 +49,7 @@ def _load(spad: np.ndarray, s: int, matrix: np.ndarray, x: int, y: int) -> None:
             spad[s, r, col] = matrix[x * T + r, y * T + col]
 
 
-@kernel
+@callee
 def _store(spad: np.ndarray, s: int, matrix: np.ndarray, x: int, y: int) -> None:
     T = spad.shape[1]
     rows = min(T, max(0, matrix.shape[0] - x * T))

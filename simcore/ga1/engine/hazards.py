@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simcore.ga1.engine.jit import kernel
+from simcore.ga1.engine.jit import callee, kernel
 from simcore.ga1.program import LOAD, MASKLEN, MXU, NONE, STORE, VOP, ZERO
 
 READ_TOO_EARLY, WRITE_TOO_EARLY = 0, 1
@@ -29,7 +29,7 @@ def new_history(slots: int) -> np.ndarray:
     return table
 
 
-@kernel
+@callee
 def _contains(values: np.ndarray, count: int, slot: int) -> bool:
     for i in range(count):
         if values[i] == slot:
@@ -37,7 +37,7 @@ def _contains(values: np.ndarray, count: int, slot: int) -> bool:
     return False
 
 
-@kernel
+@callee
 def _found(
     found: np.ndarray,
     found_count: np.ndarray,
@@ -54,7 +54,7 @@ def _found(
     found_count[0] = n + 1
 
 
-@kernel
+@callee
 def _check(
     history: np.ndarray,
     found: np.ndarray,
@@ -98,7 +98,7 @@ def _check(
         history[slot, READS_END] = finish if accumulated else 0
 
 
-@kernel
+@callee
 def _trace_slots(
     op: int, s0: int, s1: int, s2: int, reads: np.ndarray, writes: np.ndarray
 ) -> tuple[int, int]:

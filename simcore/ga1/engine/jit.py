@@ -75,6 +75,8 @@ def _forget_stale_cache() -> None:
 if not PURE_PYTHON:
     import numba
 
+    from simcore.ga1.engine.jit_callees import make_callee, make_kernel
+
     if CACHE:
         _forget_stale_cache()
 
@@ -124,19 +126,28 @@ else:
 
 
 def kernel(function: F) -> F:
-    """Compile `function` with numba (nopython, cached), or leave it as Python."""
+    """Compile `function` with numba (nopython, cached), or leave it as Python: a kernel that
+    Python calls."""
     if PURE_PYTHON:
         return function
-    return numba.njit(cache=CACHE, error_model="numpy", _nrt=False)(function)  # type: ignore[return-value, call-overload]
+    return make_kernel(function, CACHE)  # type: ignore[no-any-return]
+
+
+def callee(function: F) -> F:
+    """A kernel that only other kernels call: compiled into each kernel that calls it, never on
+    its own (jit_callees.py); LLVM decides whether to inline it."""
+    if PURE_PYTHON:
+        return function
+    return make_callee(function, CACHE, forceinline=False)  # type: ignore[no-any-return]
 
 
 def inline(function: F) -> F:
-    """A small kernel that LLVM copies into each caller (numba links it into the caller's module
-    and marks it always-inline). A call between kernels passes every array field by field and
-    returns through memory; in the hot loops a call costs more than these functions' work."""
+    """A small callee that LLVM copies into each caller (always inline). A call between kernels
+    passes every array field by field and returns through memory; in the hot loops a call costs
+    more than these functions' work."""
     if PURE_PYTHON:
         return function
-    return numba.njit(cache=CACHE, error_model="numpy", _nrt=False, forceinline=True)(function)  # type: ignore[return-value, call-overload]
+    return make_callee(function, CACHE, forceinline=True)  # type: ignore[no-any-return]
 
 
 def inline_ir(function: F) -> F:

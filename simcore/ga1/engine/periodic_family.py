@@ -18,7 +18,7 @@ from simcore.ga1.engine.chapter_units import (
     run_chapter_until,
 )
 from simcore.ga1.engine.compile_state import FAILED_AT, NEXT_P, STOP_P
-from simcore.ga1.engine.jit import inline, kernel
+from simcore.ga1.engine.jit import callee, inline
 from simcore.ga1.engine.plan import P
 from simcore.ga1.engine.rows import DONE, OUT, OUT_AT
 from simcore.ga1.engine.timing import time_rows
@@ -31,7 +31,7 @@ COMPILED, BLOCKED, KOUTER = 0, 1, 2
 DONE_OK, FAILED, OVER_BUDGET, INCONSISTENT = -1, -2, -3, -4
 
 
-@kernel
+@callee
 def _run_compiled_until(st: np.ndarray, clock: np.ndarray, stop: int, times: np.ndarray) -> int:
     st[STOP_P] = stop
     while True:

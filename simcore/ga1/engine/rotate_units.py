@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simcore.ga1.engine.jit import inline
+from simcore.ga1.engine.jit import callee
 from simcore.ga1.engine.order import _band, _entry, _first_live, _step_with, _unit_key
 from simcore.ga1.engine.plan import (
     KT,
@@ -36,12 +36,12 @@ from simcore.ga1.engine.plan import (
 MODULAR = 2  # origin's k mode: k relative to the step's, modulo KT
 
 
-@inline
+@callee
 def _reversed(st: np.ndarray, r: int) -> bool:
     return st[SERPENTINE] == 1 and r % 2 == 1
 
 
-@inline
+@callee
 def last_live(st: np.ndarray, t: int) -> int:
     """hi(t): the last unit that has entered by step t."""
     if t < 0:
@@ -50,18 +50,18 @@ def last_live(st: np.ndarray, t: int) -> int:
     return min(st[N_UNITS] - 1, max(st[RAMP] - 1, hi))
 
 
-@inline
+@callee
 def steps(st: np.ndarray) -> int:
     """Every step of the order (the last unit's life ends it)."""
     return _entry(st, st[N_UNITS] - 1) + st[KT]
 
 
-@inline
+@callee
 def _height(st: np.ndarray, u: int) -> int:
     return _band(st, ROW_START_AT, u // st[NT])[1]
 
 
-@inline
+@callee
 def position(st: np.ndarray, t: int) -> int:
     """The number of the first product of step t: every earlier step's live units' cells."""
     if t >= steps(st):
@@ -73,7 +73,7 @@ def position(st: np.ndarray, t: int) -> int:
     return count
 
 
-@inline
+@callee
 def _done(st: np.ndarray, units: int) -> int:
     """The products of units 0 .. units - 1, every step of their lives."""
     nt = st[NT]
@@ -84,19 +84,19 @@ def _done(st: np.ndarray, units: int) -> int:
     return st[KT] * (nt * row0 + place * h)
 
 
-@inline
+@callee
 def stretch_start(st: np.ndarray, u0: int, u2: int) -> int:
     """The step at which unit u2 of band u0 enters."""
     return _entry(st, u0 * st[NT] + u2)
 
 
-@inline
+@callee
 def stretch_end(st: np.ndarray, u0: int, u2: int) -> int:
     u = u0 * st[NT] + u2
     return steps(st) if u + 1 >= st[N_UNITS] else _entry(st, u + 1)
 
 
-@inline
+@callee
 def column_of(st: np.ndarray, u: int) -> int:
     """The frame column of unit u (bands run backwards in the serpentine's odd bands)."""
     nt = st[NT]
@@ -104,7 +104,7 @@ def column_of(st: np.ndarray, u: int) -> int:
     return nt - 1 - place if _reversed(st, u // nt) else place
 
 
-@inline
+@callee
 def rotate_origin(st: np.ndarray, u0: int, u2: int) -> tuple[int, int, int, int, int]:
     """(row, column, column direction, k, k mode) that tiles are taken relative to at the
     stretch's start: the entering unit's band row, its column, its band's direction, the step's
@@ -115,7 +115,7 @@ def rotate_origin(st: np.ndarray, u0: int, u2: int) -> tuple[int, int, int, int,
     return row0, column_of(st, u), direction, stretch_start(st, u0, u2) % st[KT], MODULAR
 
 
-@inline
+@callee
 def rotate_far_key(st: np.ndarray, level: int, u0: int) -> int:
     """Keys from the next band's first unit entering on are far (within a band's stretches)."""
     if level != 2 or u0 + 1 >= st[N_RB]:
@@ -123,7 +123,7 @@ def rotate_far_key(st: np.ndarray, level: int, u0: int) -> int:
     return _entry(st, (u0 + 1) * st[NT]) * st[STEP]
 
 
-@inline
+@callee
 def rotate_far_next(
     st: np.ndarray, level: int, u0: int, is_column: bool, column: int, k: int
 ) -> int:
@@ -136,7 +136,7 @@ def rotate_far_next(
     return _unit_key(st, _step_with(st, u2, k), u2, 0)
 
 
-@inline
+@callee
 def _unit_kind(st: np.ndarray, u: int, v: int, out: np.ndarray, at: int) -> int:
     """Unit v seen from entering unit u: distance, age, band, height, direction, last in band."""
     nt = st[NT]
@@ -146,7 +146,7 @@ def _unit_kind(st: np.ndarray, u: int, v: int, out: np.ndarray, at: int) -> int:
     return at + 6
 
 
-@inline
+@callee
 def _next_band_kind(st: np.ndarray, u: int, v: int, anchor: int, out: np.ndarray, at: int) -> int:
     """Where the next band's unit in live unit v's column enters, against the entering unit's."""
     nt = st[NT]
@@ -160,7 +160,7 @@ def _next_band_kind(st: np.ndarray, u: int, v: int, anchor: int, out: np.ndarray
     return at + 3
 
 
-@inline
+@callee
 def rotate_kind(st: np.ndarray, level: int, u0: int, u2: int, out: np.ndarray) -> int:
     """The kind of band u0 (level 0) or of stretch u2 of it (level 2), into out; its length."""
     nt, kt = st[NT], st[KT]

@@ -22,12 +22,12 @@ import numpy as np
 
 from simcore.ga1.engine.compile_state import TIE_LOG_AT, TIES
 from simcore.ga1.engine.evict import LOG_PAIRS
-from simcore.ga1.engine.jit import inline
+from simcore.ga1.engine.jit import callee
 
 MOST_PERIODS = 4096  # powers of a relabelling checked at most (its order is usually small)
 
 
-@inline
+@callee
 def _is_identity(moved: np.ndarray) -> bool:
     for s in range(moved.shape[0]):
         if moved[s] != s:
@@ -35,7 +35,7 @@ def _is_identity(moved: np.ndarray) -> bool:
     return True
 
 
-@inline
+@callee
 def _next_power(moved: np.ndarray, power: np.ndarray) -> bool:
     """power = moved applied after power (the next power of moved); whether it is the identity."""
     identity = True
@@ -45,7 +45,7 @@ def _next_power(moved: np.ndarray, power: np.ndarray) -> bool:
     return identity
 
 
-@inline
+@callee
 def _keeps_order(st: np.ndarray, since: int, now: int, power: np.ndarray) -> bool:
     """Whether the relabelling `power` keeps each pair logged from `since` to `now` in order."""
     at = st[TIE_LOG_AT]
@@ -56,7 +56,7 @@ def _keeps_order(st: np.ndarray, since: int, now: int, power: np.ndarray) -> boo
     return True
 
 
-@inline
+@callee
 def tie_periods(
     st: np.ndarray, since: int, moved: np.ndarray, periods: int, power: np.ndarray
 ) -> int:
@@ -77,7 +77,7 @@ def tie_periods(
     return min(periods, MOST_PERIODS)
 
 
-@inline
+@callee
 def log_jumped(
     st: np.ndarray, since: int, moved: np.ndarray, periods: int, power: np.ndarray
 ) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simcore.ga1.engine.jit import inline_ir, kernel
+from simcore.ga1.engine.jit import callee, inline_ir, kernel
 from simcore.ga1.machine import Machine
 from simcore.ga1.program import (
     LOAD,
@@ -119,7 +119,7 @@ def timing_of(clock: np.ndarray) -> Timing:
     return Timing(v[END], busy, loads, stores, products)
 
 
-@kernel
+@callee
 def _vector(clock: np.ndarray, rows: np.ndarray, index: int, times: np.ndarray) -> bool:
     """One vector-unit instruction other than zero: reads s1 (and s2) and writes s0; masklen reads
     and writes s0. False if it reads a slot the scratchpad does not have."""
@@ -147,7 +147,7 @@ def _vector(clock: np.ndarray, rows: np.ndarray, index: int, times: np.ndarray) 
     return True
 
 
-@kernel
+@callee
 def _transfers_and_products(
     clock: np.ndarray, rows: np.ndarray, index: int, n: int, times: np.ndarray
 ) -> int:

@@ -186,7 +186,9 @@ def test_into_an_existing_study_of_another_sampler(capsys, in_tmp: Path) -> None
     assert "put into study 'flat'" in out
     rows = leaderboard(capsys, "flat")
     assert len(rows) == before + 1 and any(r["family"] == "stored" for r in rows)
-    run_ok(capsys, [*tune, "--trials", "4"])  # the study's own sampler and seed still resume it
+    run_ok(
+        capsys, [*tune, "--more-trials", "4"]
+    )  # the study's own sampler and seed still resume it
 
 
 @needs_ortools

@@ -342,10 +342,33 @@ def test_tile_model_json_and_order(capsys: pytest.CaptureFixture[str]) -> None:
             "--capacity",
             "-1",
         ],
-        ["tile-model", "--shape", "4x4x4", "--tile", "2x2x2", "--operand-bytes", "2"],
     ],
 )
 def test_tile_model_bad_input(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("autotune: error: ") and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_tile_model_without_arguments_evaluates_the_default_scenario(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    out = run_json(capsys, ["tile-model", "--json"])
+    assert {key: out[key] for key in ("m", "k", "n", "tile_m", "tile_n", "tile_k")} == dict(
+        m=4096, k=4096, n=4096, tile_m=128, tile_n=128, tile_k=128
+    )
+    assert out["tile_intensity"] == 64.0  # the reference's example figure for this scenario
+    assert (out["operand_bytes"], out["accumulator_bytes"], out["double_buffered"]) == (2, 4, False)
+
+
+def test_tile_model_takes_each_field_given_and_the_default_for_the_rest(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    out = run_json(capsys, ["tile-model", "--shape", "256x512x1024", "--json"])
+    assert (out["m"], out["k"], out["n"], out["tile_k"], out["operand_bytes"]) == (
+        256,
+        512,
+        1024,
+        128,
+        2,
+    )

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 SHAPE = ["--shape", "16x16x16", "--space", "chapter"]
-BASE = [*SHAPE, "--sampler", "grid", "--trials", "2", "--study", "base"]
+BASE = [*SHAPE, "--sampler", "grid", "--more-trials", "2", "--study", "base"]
 BOARD = "results/base/leaderboard.parquet"
 
 

@@ -240,7 +240,7 @@ def test_an_interrupted_run_loses_nothing(
             assert len(out.getvalue().splitlines()) == stored
         remaining = GRID - _finished(journal)
         if remaining:
-            assert main([*RUN, "--trials", str(remaining)]) == 0, errs.getvalue()
+            assert main([*RUN, "--trials", str(GRID)]) == 0, errs.getvalue()
         assert main(["leaderboard", "f"]) == 0, errs.getvalue()
     assert "Traceback" not in errs.getvalue()
     pd.testing.assert_frame_equal(leaderboard_of(tmp_path), uninterrupted)

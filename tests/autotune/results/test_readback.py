@@ -100,7 +100,7 @@ def test_a_killed_study_is_read_back_from_its_storage(
     # A resume adds trials: the leaderboard is rebuilt again with them. The chapter space of
     # 64x64x64 has 73 schedules that fit, which a fast run may have tried all of before the kill:
     # a new trial is then a repeat, ranked as the row of the trial it repeats.
-    run(capsys, [*SMALL, "--trials", "3", "--study", "killed", "--heartbeat", "1"])
+    run(capsys, [*SMALL, "--more-trials", "3", "--study", "killed", "--heartbeat", "1"])
     frame_after = pd.read_parquet(in_tmp / "results" / "killed" / "leaderboard.parquet")
     finished = stored(in_tmp, "killed").get_trials(states=(optuna.trial.TrialState.COMPLETE,))
     assert len(finished) >= complete + 3
@@ -279,7 +279,7 @@ def test_a_resume_with_another_sampler_is_refused_or_recorded(
     run(capsys, [*SMALL, "--trials", "20", "--study", "prov"])
     _, err = run(
         capsys,
-        [*SMALL, "--trials", "5", "--study", "prov", "--sampler", "random", "--seed", "4"],
+        [*SMALL, "--more-trials", "5", "--study", "prov", "--sampler", "random", "--seed", "4"],
         expect=2,
     )
     assert "was run with sampler guided and seed 0" in err and "--allow-sampler-change" in err
@@ -287,7 +287,7 @@ def test_a_resume_with_another_sampler_is_refused_or_recorded(
         capsys,
         [
             *SMALL,
-            "--trials",
+            "--more-trials",
             "5",
             "--study",
             "prov",
@@ -306,7 +306,8 @@ def test_a_resume_with_another_sampler_is_refused_or_recorded(
     by_trial = dict(zip(frame["trial"], zip(frame["sampler"], frame["seed"])))
     assert all(by_trial[t] == runs[t] for t in by_trial)
     run(
-        capsys, [*SMALL, "--trials", "1", "--study", "prov", "--sampler", "random", "--seed", "4"]
+        capsys,
+        [*SMALL, "--more-trials", "1", "--study", "prov", "--sampler", "random", "--seed", "4"],
     )  # the new pair is now the study's
 
 

@@ -79,7 +79,7 @@ def test_an_old_study_resumes_under_its_own_name(
     legacy: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # Its spaces were the default then; naming them resumes it.
-    resume = ["--study", "legacy-main", "--space", "chapter,general,strips", "--trials", "5"]
+    resume = ["--study", "legacy-main", "--space", "chapter,general,strips", "--more-trials", "5"]
     found = rows(capsys, ["--shape", "64x64x96", *resume, "--json"])
     assert found[0]["cycles"] <= CYCLES[0]
     assert main(["studies", "--json"]) == 0

@@ -398,7 +398,7 @@ def test_cache_simulates_each_distinct_candidate_once_and_never_an_infeasible_on
             "chapter",
             "--sampler",
             "grid",
-            "--trials",
+            "--more-trials",
             "10",
             "--study",
             "grid",

@@ -66,10 +66,14 @@ def snapshot(trial: optuna.trial.FrozenTrial) -> str:
 
 
 def run(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
+    return run_both(capsys, argv)[0]
+
+
+def run_both(capsys: pytest.CaptureFixture[str], argv: list[str]) -> tuple[str, str]:
     code = main(argv)
     captured = capsys.readouterr()
     assert code == 0, captured.err
-    return captured.out
+    return captured.out, captured.err
 
 
 def start(root: Path, study: str, *extra: str) -> subprocess.Popen[str]:
@@ -120,20 +124,36 @@ def test_two_workers_share_one_global_budget(
     assert (tmp_path / "results" / "pair" / "leaderboard.parquet").is_file()
 
 
-def test_resume_adds_the_requested_trials_and_keeps_the_old_ones(
+def test_trials_is_a_target_a_rerun_runs_nothing_and_more_trials_adds(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
     run(capsys, [*SMALL, "--trials", "20", "--study", "again"])
     first = trials_of(tmp_path, "again")
     assert len(complete(first)) == 20
-    out = run(capsys, [*SMALL, "--trials", "10", "--study", "again"])
-    assert "30 trials in storage" in out
+    out, err = run_both(capsys, [*SMALL, "--trials", "20", "--study", "again"])
+    assert "20 trials in storage" in out
+    assert "holds 20 finished trials (target 20): nothing to run" in err
+    assert [snapshot(t) for t in trials_of(tmp_path, "again")] == [snapshot(t) for t in first]
+    out = run(capsys, [*SMALL, "--trials", "25", "--study", "again"])
+    assert "25 trials in storage" in out
+    out = run(capsys, [*SMALL, "--more-trials", "10", "--study", "again"])
+    assert "35 trials in storage" in out
     second = trials_of(tmp_path, "again")
-    assert len(complete(second)) == 30
+    assert len(complete(second)) == 35
     assert [snapshot(t) for t in second[:20]] == [
         snapshot(t) for t in first if t.state == TrialState.COMPLETE
     ]
+
+
+def test_trials_and_more_trials_together_are_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main([*SMALL, "--trials", "5", "--more-trials", "5"]) == 2
+    err = capsys.readouterr().err
+    assert "--trials" in err and "--more-trials" in err and "not both" in err
+    assert "Traceback" not in err
 
 
 @pytest.mark.parametrize("sampler", ["random", "nsga2"])
@@ -145,9 +165,9 @@ def test_a_resumed_study_draws_new_points_not_its_first_runs_again(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     argv = ["--oracle", "systolic", "--shape", "37x300x5", "--sampler", sampler]
-    argv += ["--objectives", "cycles,energy", "--study", "drawn", "--trials", "12"]
-    run(capsys, argv)
-    run(capsys, argv)
+    argv += ["--objectives", "cycles,energy", "--study", "drawn"]
+    run(capsys, [*argv, "--trials", "12"])
+    run(capsys, [*argv, "--more-trials", "12"])
     trials = complete(trials_of(tmp_path, "drawn"))
     first = {json.dumps(t.params, sort_keys=True) for t in trials[:12]}
     again = [json.dumps(t.params, sort_keys=True) for t in trials[12:]]
@@ -174,7 +194,7 @@ def test_interrupted_run_keeps_its_trials_and_resumes(
     # the ask or the tell) can leave it RUNNING, which the resume fails once its heartbeat is stale.
     # A short heartbeat on the resume keeps that rare case quick.
     with no_hang("the resume"):
-        run(capsys, [*SMALL, "--trials", "5", "--study", "ctrl-c", "--heartbeat", "1"])
+        run(capsys, [*SMALL, "--more-trials", "5", "--study", "ctrl-c", "--heartbeat", "1"])
     after = complete(trials_of(tmp_path, "ctrl-c"))
     assert not [t for t in trials_of(tmp_path, "ctrl-c") if t.state == TrialState.RUNNING]
     assert len(after) == len(kept) + 5
@@ -197,7 +217,7 @@ def test_killed_run_does_not_block_the_resume(
     assert process.returncode == -signal.SIGKILL
 
     kept = complete(trials_of(tmp_path, "kill-9", kind))
-    resume = [*SMALL, "--trials", "5", "--study", "kill-9", "--heartbeat", "1"]
+    resume = [*SMALL, "--more-trials", "5", "--study", "kill-9", "--heartbeat", "1"]
     with no_hang("the resume"):
         run(capsys, [*resume, *storage_args(tmp_path, "kill-9", kind)])
     trials = trials_of(tmp_path, "kill-9", kind)
@@ -228,7 +248,7 @@ def test_a_trial_killed_right_after_the_ask_does_not_block(
         study = optuna.load_study(study_name="silent", storage=address_of(tmp_path, "silent", kind))
     orphan = study.ask()
     with no_hang("the resume"):
-        run(capsys, [*SMALL, "--trials", "5", "--study", "silent", "--heartbeat", "1", *where])
+        run(capsys, [*SMALL, "--more-trials", "5", "--study", "silent", "--heartbeat", "1", *where])
     trials = trials_of(tmp_path, "silent", kind)
     assert len(complete(trials)) == 25
     assert trials[orphan.number].state == TrialState.FAIL

@@ -180,7 +180,8 @@ def completed(root: Path, study: str) -> int:
 @pytest.mark.slow  # three tuning processes, one after another
 def test_a_process_started_later_joins_the_run_in_progress(tmp_path: Path) -> None:
     """A second process asking for 150 trials while a first run of 150 is in progress joins
-    that run (the study ends with 150); a run started after both ended adds its own trials.
+    that run (the study ends with 150); a run started after both ended, with a higher target,
+    adds the trials it lacks.
     The first is stopped (SIGSTOP, outside the study lock: the test holds it) once it has
     finished a few trials, and continued once the second has run a trial of its own, so that
     the first is in progress however fast or slow either process is."""
@@ -201,7 +202,7 @@ def test_a_process_started_later_joins_the_run_in_progress(tmp_path: Path) -> No
     finish(first)
     assert "150 trials in storage" in finish(second)
     assert states(tmp_path, "apart") == [TrialState.COMPLETE] * 150
-    finish(tune(tmp_path, "apart", 5, *SLOW))
+    finish(tune(tmp_path, "apart", 155, *SLOW))  # a target past the stored trials: five more
     assert states(tmp_path, "apart") == [TrialState.COMPLETE] * 155
 
 
@@ -223,7 +224,7 @@ def test_a_damaged_storage_file_is_one_line(
     capsys.readouterr()
     storage = where(in_tmp, "hurt", kind)
     for argv in (
-        [*SMALL, "--trials", "5", "--study", "hurt", *storage],
+        [*SMALL, "--more-trials", "5", "--study", "hurt", *storage],
         ["leaderboard", "hurt", *storage],
         ["plot", "hurt", *storage],
         *([["studies", *storage]] if storage else []),
@@ -281,7 +282,7 @@ def test_a_read_only_results_folder_is_one_line(in_tmp: Path) -> None:
     try:
         for argv in (
             [*SMALL, "--trials", "5", "--study", "new"],
-            [*SMALL, "--trials", "5", "--study", "kept"],
+            [*SMALL, "--more-trials", "5", "--study", "kept"],
             ["plot", "kept"],
             ["baseline", "--shape", "64x64x64"],
             ["sweep", "--shape", "64x64x64"],
@@ -349,7 +350,7 @@ def test_refused_writes_are_one_line_in_process(
     _refuse_writes_under(in_tmp / "results", monkeypatch)
     for argv in (
         [*SMALL, "--trials", "5", "--study", "new"],
-        [*SMALL, "--trials", "5", "--study", "kept"],
+        [*SMALL, "--more-trials", "5", "--study", "kept"],
         ["baseline", "--shape", "64x64x64"],
         ["sweep", "--shape", "64x64x64"],
     ):
@@ -371,7 +372,7 @@ def test_a_clean_exit_leaves_no_lock_or_lease_file(
 ) -> None:
     (in_tmp / "results").mkdir()
     assert main([*SMALL, "--trials", "12", "--study", "s", *extra]) == 0
-    assert main([*SMALL, "--trials", "3", "--study", "s", *extra]) == 0  # a resume too
+    assert main([*SMALL, "--more-trials", "3", "--study", "s", *extra]) == 0  # a resume too
     left = sorted(p.name for p in (in_tmp / "results").rglob("*") if p.is_file())
     assert not [n for n in left if n.endswith((".lock", ".new")) or ".worker-" in n], left
     assert [n for n in left if "study" in n or n.endswith(".db")] == (
@@ -399,7 +400,7 @@ def test_a_study_begun_before_the_journal_resumes_in_its_sqlite_file(
         )
         == 0
     )
-    assert main([*SMALL, "--trials", "3", "--study", "old"]) == 0
+    assert main([*SMALL, "--more-trials", "3", "--study", "old"]) == 0
     assert "15 trials in storage" in capsys.readouterr().out
     assert sorted(p.name for p in (in_tmp / "results" / "old").iterdir()) == [
         "leaderboard.parquet",
