@@ -14,7 +14,7 @@ import time
 
 from benchmarks import harness
 
-TOPICS = ("speed", "quality", "optimum", "scale", "energy", "workloads", "testsuite")
+TOPICS = ("speed", "quality", "optimum", "scale", "energy", "workloads", "testsuite", "peers")
 
 
 def benchmarks(topics: list[str]) -> list[str]:

@@ -81,7 +81,7 @@ def chapter_checks() -> ModuleType:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    # Here, not in tests/autotune/conftest.py: pytest only takes options from the top conftest.
+    # Here, not in tests/autotune/storage/conftest.py: pytest only takes options from the top conftest.
     parser.addoption(
         "--require-postgres",
         action="store_true",

@@ -1,15 +1,20 @@
-"""SCALE-Sim, driven the one way both golden files use it (tools/scalesim_golden.py for GEMMs,
-tools/scalesim_topology_golden.py for convolution topologies).
+"""SCALE-Sim, driven the way the golden files use it: with SRAMs large enough that nothing stalls
+(tools/scalesim_golden.py for GEMMs, tools/scalesim_topology_golden.py for convolution
+topologies), and with its memory system in USER bandwidth mode (tools/scalesim_memory_golden.py,
+benchmarks/peers/bench_scalesim_memory.py).
 
 Run inside SCALE-Sim's own virtual environment (it imports nothing of this project):
 
     /work/scalesim-venv/bin/python tools/scalesim_driver.py gemm M K N ROWS COLS DATAFLOW
     /work/scalesim-venv/bin/python tools/scalesim_driver.py topology FILE ROWS COLS DATAFLOW [--per-layer]
+    /work/scalesim-venv/bin/python tools/scalesim_driver.py memory CASE.json
 
 Each prints one JSON object: the versions of SCALE-Sim and numpy, and the figures of every layer
 (Total Cycles, Stall Cycles, SRAM reads and writes from its reports, the rows of its demand
 matrices). SCALE-Sim runs with SRAMs large enough that nothing stalls and its CALC bandwidth
-mode (CONFIG). The project's side calls `probe(python, ...)`, which runs this file with the
+mode (CONFIG). `memory` runs a case file ({"cfg": a .cfg text, e.g. MEMORY_CONFIG filled in,
+"topology": a topology in SCALE-Sim's format, "gemm": whether it is GEMM format}) and prints its
+memory reports' figures per layer and SCALE-Sim's CPU time. The project's side calls `probe(python, ...)`, which runs this file with the
 environment's Python.
 """
 
@@ -61,6 +66,52 @@ RandomNumberGeneratorSeed: 40
 InterfaceBandwidth: CALC
 UseRamulatorTrace: False
 """
+
+# USER bandwidth mode, SRAMs and bandwidths as given: SCALE-Sim's memory system at work.
+MEMORY_CONFIG = """[general]
+run_name = memory
+
+[architecture_presets]
+ArrayHeight: {rows}
+ArrayWidth: {cols}
+IfmapSramSzkB: {ifmap_kb}
+FilterSramSzkB: {filter_kb}
+OfmapSramSzkB: {ofmap_kb}
+IfmapOffset: 0
+FilterOffset: 10000000
+OfmapOffset: 20000000
+Bandwidth: {bandwidth}
+Dataflow: {dataflow}
+MemoryBanks: 1
+ReadRequestBuffer: 32
+WriteRequestBuffer: 32
+
+[layout]
+IfmapCustomLayout: False
+IfmapSRAMBankBandwidth: {ifmap_bandwidth}
+IfmapSRAMBankNum: 1
+IfmapSRAMBankPort: 2
+FilterCustomLayout: False
+FilterSRAMBankBandwidth: {filter_bandwidth}
+FilterSRAMBankNum: 1
+FilterSRAMBankPort: 2
+
+[sparsity]
+SparsitySupport: false
+SparseRep: ellpack_block
+OptimizedMapping: false
+BlockSize: 8
+RandomNumberGeneratorSeed: 40
+
+[run_presets]
+InterfaceBandwidth: USER
+UseRamulatorTrace: False
+"""
+CONV_HEADER = (
+    "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, "
+    "Num Filter, Strides,"
+)
+GEMM_HEADER = "Layer, M, N, K,"
 
 
 def python_of(venv: Path) -> Path | None:
@@ -183,6 +234,49 @@ def topology(path: Path, rows: int, cols: int, dataflow: str, per_layer: bool) -
     return {**_versions(), "per_layer": per_layer, "layers": layers}
 
 
+def memory(case_file: Path) -> dict[str, object]:
+    """One case file's .cfg and topology: every layer's memory-report figures, SCALE-Sim's CPU time."""
+    import contextlib
+    import io
+    import time
+
+    from scalesim.scale_sim import scalesim
+
+    case = json.loads(case_file.read_text())
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        (work / "scale.cfg").write_text(case["cfg"])
+        (work / "topology.csv").write_text(case["topology"])
+        (work / "layout.csv").write_text("Layer,\n")
+        start = time.process_time()
+        with contextlib.redirect_stdout(io.StringIO()):
+            sim = scalesim(
+                save_disk_space=True,
+                verbose=False,
+                config=str(work / "scale.cfg"),
+                topology=str(work / "topology.csv"),
+                layout=str(work / "layout.csv"),
+                input_type_gemm=case["gemm"],
+            )
+            sim.run_scale(top_path=str(work / "out"))
+        seconds = time.process_time() - start
+        compute = _rows_of(work / "out" / "memory" / "COMPUTE_REPORT.csv")
+        access = _rows_of(work / "out" / "memory" / "DETAILED_ACCESS_REPORT.csv")
+    layers = []
+    for row, comp, acc in zip(sim.topo.topo_arrays, compute, access):
+        figures = {key: int(float(value)) for key, value in {**comp, **acc}.items()}
+        figures.pop("LayerID")
+        for key in ("Overall Util %", "Mapping Efficiency %", "Compute Util %"):
+            figures.pop(key)
+        layers.append({"name": str(row[0]), "row": [int(v) for v in row[1:9]], **figures})
+    return {
+        **_versions(),
+        "python": sys.version.split()[0],
+        "cpu_seconds": round(seconds, 2),
+        "layers": layers,
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -196,8 +290,12 @@ def main(argv: list[str] | None = None) -> int:
     net.add_argument("cols", type=int)
     net.add_argument("dataflow", choices=DATAFLOWS)
     net.add_argument("--per-layer", action="store_true", help="run each layer on its own")
+    case = sub.add_parser("memory", help="a case file in USER bandwidth mode: the memory reports")
+    case.add_argument("case", type=Path)
     args = parser.parse_args(argv)
-    if args.command == "gemm":
+    if args.command == "memory":
+        found = memory(args.case)
+    elif args.command == "gemm":
         found = gemm(args.m, args.k, args.n, args.rows, args.cols, args.dataflow)
     else:
         found = topology(args.file, args.rows, args.cols, args.dataflow, args.per_layer)

@@ -19,8 +19,8 @@ cost grows with the square of a layer's DRAM traffic, so a layer the model predi
 SCALE-Sim longer than `FULL_SECONDS` runs shortened (`shorten`: the same filter and stride, at
 most 6 x 6 outputs, a window of at most 256 and 40 filters, a filter of at most 16 x 16;
 layers still estimated over `MAX_SECONDS` are left out). Each run is one subprocess running
-`probe` in SCALE-Sim's environment, SCALE-Sim's own entry point on a generated .cfg and
-topology; finished runs are kept in --cache, so an interrupted run resumes. `--dry-run` prints
+tools/scalesim_driver.py's `memory` command in SCALE-Sim's environment (SCALE-Sim's own entry
+point on a generated .cfg and topology); finished runs are kept in --cache, so an interrupted run resumes. `--dry-run` prints
 the plan and the model's estimate of SCALE-Sim's time.
 """
 
@@ -30,14 +30,15 @@ import argparse
 import datetime
 import hashlib
 import json
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT))  # simcore, for the model's estimate of SCALE-Sim's time
+
+from scalesim_driver import CONV_HEADER, GEMM_HEADER, MEMORY_CONFIG, probe  # noqa: E402 (tools/)
+
 OUT = ROOT / "tests" / "simcore" / "golden" / "scalesim_memory.json"
 
 FILES = (
@@ -66,45 +67,6 @@ SRAM_KB = ((1, 1, 1), (2, 1, 1), (1, 2, 2), (1, 1, 4), (4, 2, 1))
 BANDWIDTHS = ((1, 1, 1), (2, 2, 2), (5, 5, 5), (10, 10, 10), (20, 20, 20), (50, 50, 50))
 BANDWIDTHS += ((10, 1, 50), (4, 20, 2))
 
-CONFIG = """[general]
-run_name = memory
-
-[architecture_presets]
-ArrayHeight: {rows}
-ArrayWidth: {cols}
-IfmapSramSzkB: {ifmap_kb}
-FilterSramSzkB: {filter_kb}
-OfmapSramSzkB: {ofmap_kb}
-IfmapOffset: 0
-FilterOffset: 10000000
-OfmapOffset: 20000000
-Bandwidth: {bandwidth}
-Dataflow: {dataflow}
-MemoryBanks: 1
-ReadRequestBuffer: 32
-WriteRequestBuffer: 32
-
-[layout]
-IfmapCustomLayout: False
-IfmapSRAMBankBandwidth: {ifmap_bandwidth}
-IfmapSRAMBankNum: 1
-IfmapSRAMBankPort: 2
-FilterCustomLayout: False
-FilterSRAMBankBandwidth: {filter_bandwidth}
-FilterSRAMBankNum: 1
-FilterSRAMBankPort: 2
-
-[sparsity]
-SparsitySupport: false
-SparseRep: ellpack_block
-OptimizedMapping: false
-BlockSize: 8
-RandomNumberGeneratorSeed: 40
-
-[run_presets]
-InterfaceBandwidth: USER
-UseRamulatorTrace: False
-"""
 COLUMNS = (
     "Total Cycles (incl. prefetch)",
     "Total Cycles",
@@ -116,11 +78,6 @@ COLUMNS = (
         for what in ("Start Cycle", "Stop Cycle", "Reads" if name != "OFMAP" else "Writes")
     ),
 )
-CONV_HEADER = (
-    "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, "
-    "Num Filter, Strides,"
-)
-GEMM_HEADER = "Layer, M, N, K,"
 
 
 def config(turn: int) -> dict[str, object]:
@@ -201,7 +158,7 @@ def estimated_seconds(config: dict[str, object], layer) -> float:  # type: ignor
     requests = m * k * ceil_div(n, cols) + k * n * ceil_div(m, rows) + m * n * ceil_div(k, rows)
     if 1e-5 * requests > FULL_SECONDS:
         return 1e-5 * requests
-    report = scalesim_memory_report(parse_scalesim_config(CONFIG.format(**config)), layer)
+    report = scalesim_memory_report(parse_scalesim_config(MEMORY_CONFIG.format(**config)), layer)
     squares = report.ifmap_dram_reads**2 + report.filter_dram_reads**2
     return 1e-5 * requests + 2e-12 * squares
 
@@ -261,64 +218,13 @@ def topology_text(run: dict[str, object]) -> str:
     return "\n".join([header, *rows]) + "\n"
 
 
-def _report(path: Path) -> list[dict[str, str]]:
-    lines = path.read_text().splitlines()
-    header = [h.strip() for h in lines[0].split(",")]
-    return [
-        {h: v.strip() for h, v in zip(header, line.split(",")) if h}
-        for line in lines[1:]
-        if line.strip()
-    ]
-
-
-def probe(case_file: Path) -> dict[str, object]:
-    """(Inside SCALE-Sim's environment) run one .cfg and topology; every layer's figures."""
-    import contextlib
-    import importlib.metadata
-    import io
-
-    import numpy
-    from scalesim.scale_sim import scalesim
-
-    case = json.loads(case_file.read_text())
-    with tempfile.TemporaryDirectory() as tmp:
-        work = Path(tmp)
-        (work / "scale.cfg").write_text(case["cfg"])
-        (work / "topology.csv").write_text(case["topology"])
-        (work / "layout.csv").write_text("Layer,\n")
-        start = time.process_time()
-        with contextlib.redirect_stdout(io.StringIO()):
-            sim = scalesim(
-                save_disk_space=True,
-                verbose=False,
-                config=str(work / "scale.cfg"),
-                topology=str(work / "topology.csv"),
-                layout=str(work / "layout.csv"),
-                input_type_gemm=case["gemm"],
-            )
-            sim.run_scale(top_path=str(work / "out"))
-        seconds = time.process_time() - start
-        compute = _report(work / "out" / "memory" / "COMPUTE_REPORT.csv")
-        access = _report(work / "out" / "memory" / "DETAILED_ACCESS_REPORT.csv")
-    layers = []
-    for row, comp, acc in zip(sim.topo.topo_arrays, compute, access):
-        figures = {key: int(float(value)) for key, value in {**comp, **acc}.items()}
-        figures.pop("LayerID")
-        for key in ("Overall Util %", "Mapping Efficiency %", "Compute Util %"):
-            figures.pop(key)
-        layers.append({"name": str(row[0]), "row": [int(v) for v in row[1:9]], **figures})
-    return {
-        "scalesim": importlib.metadata.version("scalesim"),
-        "numpy": numpy.__version__,
-        "python": sys.version.split()[0],
-        "cpu_seconds": round(seconds, 2),
-        "layers": layers,
-    }
-
-
 def _run(python: Path, run: dict[str, object], cache: Path) -> dict[str, object]:
     text = json.dumps(
-        {"cfg": CONFIG.format(**run["config"]), "topology": topology_text(run), "gemm": run["gemm"]}
+        {
+            "cfg": MEMORY_CONFIG.format(**run["config"]),
+            "topology": topology_text(run),
+            "gemm": run["gemm"],
+        }
     )  # type: ignore[arg-type]
     key = hashlib.sha256(text.encode()).hexdigest()[:16]
     done = cache / f"{key}.json"
@@ -326,8 +232,7 @@ def _run(python: Path, run: dict[str, object], cache: Path) -> dict[str, object]
         return json.loads(done.read_text())
     case = cache / f"{key}.case.json"
     case.write_text(text)
-    argv = [str(python), str(Path(__file__).resolve()), "probe", str(case)]
-    result = json.loads(subprocess.run(argv, check=True, capture_output=True, text=True).stdout)
+    result = probe(python, "memory", str(case))
     done.write_text(json.dumps(result))
     return result
 
@@ -378,7 +283,7 @@ def generate(venv: Path, topologies: Path, cache: Path, only: str) -> dict[str, 
                 "unreadable": unreadable,
             },
             "each_case": "one run of scalesim.scale_sim.scalesim(config=scale.cfg, topology=topology.csv, input_type_gemm=GEMM format).run_scale(), as python -m scalesim.scale -c scale.cfg -t topology.csv -i conv|gemm -s N; scale.cfg is `config_template` with the case's `config`; topology.csv holds the case's layers in SCALE-Sim's format",
-            "config_template": CONFIG,
+            "config_template": MEMORY_CONFIG,
             "columns": list(COLUMNS),
             "notes": [
                 "'row' is each layer as SCALE-Sim read it: IFMAP height, width, filter height, width, channels, filters, stride h, stride w (a GEMM row M, N, K reads as M, K, 1, K, 1, N, 1, 1).",
@@ -402,9 +307,6 @@ def dump(data: dict[str, object]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command")
-    run = sub.add_parser("probe", help="(inside the SCALE-Sim environment) run one case file")
-    run.add_argument("case", type=Path)
     parser.add_argument("--venv", type=Path, default=Path("/work/peers/scalesim-venv"))
     parser.add_argument("--topologies", type=Path, help="scale-sim-v3's topologies/ folder")
     parser.add_argument(
@@ -416,9 +318,6 @@ def main(argv: list[str] | None = None) -> int:
         "--dry-run", action="store_true", help="print the plan and SCALE-Sim's estimated time"
     )
     args = parser.parse_args(argv)
-    if args.command == "probe":
-        print(json.dumps(probe(args.case)))
-        return 0
     if args.topologies is None or not args.topologies.is_dir():
         parser.error("give --topologies: the topologies/ folder of SCALE-Sim's repository")
     if args.dry_run:

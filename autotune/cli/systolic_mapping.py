@@ -1,5 +1,5 @@
-"""The systolic command's array and mapping flags, read for one design and shape (shared by its
-one-GEMM and workload forms)."""
+"""The systolic command's array, mapping and assumption flags, read for one design and shape
+(shared by its one-GEMM and workload forms)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import argparse
 
 from autotune.cli.errors import UsageError
 from simcore.shape import Shape
-from simcore.systolic.model import ORDERS, Mapping, SystolicDesign
+from simcore.systolic.model import ORDERS, PRESETS, Assumptions, Mapping, SystolicDesign
 from simcore.systolic.tie import parse_array
 
 
@@ -38,3 +38,14 @@ def chosen_mapping(
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     return choice.mapping, "best" if args.mapping is None else "best order"
+
+
+def assumptions_of(args: argparse.Namespace) -> Assumptions:
+    """The --assume preset with the flags that override it."""
+    base = PRESETS[args.assume]
+    return Assumptions(
+        shadow=base.shadow if args.shadow is None else args.shadow == "on",
+        edges=base.edges if args.edges is None else args.edges,
+        drain=base.drain if args.drain is None else args.drain == "charged",
+        folds=base.folds if args.folds is None else args.folds,
+    )

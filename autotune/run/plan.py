@@ -30,7 +30,7 @@ from autotune.search.codesign import Codesign
 from autotune.search.objectives import measures_of
 from autotune.search.problem import Problem, Search
 from search_spaces.base import Family
-from search_spaces.registry import LEGACY_SPACES, SpaceError, available
+from search_spaces.registry import FLAT_TPE_SPACES, SpaceError, available
 from simcore.energy import (
     Technology,
     TechnologyError,
@@ -84,7 +84,7 @@ class RunPlan:
         at most `max_products` in full (where it has those capabilities)."""
         return configured(
             oracles.get(self.oracle), technology=self.technology, full_limit=self.max_products
-        )
+        ).for_machine(self.machine)
 
     def objective_measures(self) -> tuple[Measure, ...]:
         """The objectives' declarations, from the oracle's measures."""
@@ -137,7 +137,18 @@ class RunPlan:
                 f"the {oracle.name} oracle tunes one product at a time, not a workload",
                 setting="workload",
             )
-        if self.search_machine and oracle.capability(MachineSearch) is None:
+        searcher = oracle.capability(MachineSearch)
+        if self.codesign and searcher is not None and not searcher.codesign_oracle:
+            raise PlanError(
+                Text(
+                    f"the {oracle.name} oracle searches this machine with the schedules of one "
+                    "product: ",
+                    ref("search_machine"),
+                    " takes a shape here, not a workload",
+                ),
+                setting="search_machine",
+            )
+        if self.search_machine and searcher is None:
             raise PlanError(
                 Text(
                     f"the {oracle.name} oracle searches its machine itself: ",
@@ -352,11 +363,11 @@ class RunPlan:
         if dataclasses.replace(self, spaces=defaults).conditional():
             plain["encoding"] = "conditional"  # the default sampler's
         # Studies of the flat TPE over the chapter and general spaces keep their names.
-        legacy = {
+        flat_tpe = {
             **{k: v for k, v in plain.items() if k != "encoding"},
-            "spaces": ",".join(LEGACY_SPACES),
+            "spaces": ",".join(FLAT_TPE_SPACES),
         }
-        suffix = "" if ident in (plain, legacy) else "-" + _digest(ident)
+        suffix = "" if ident in (plain, flat_tpe) else "-" + _digest(ident)
         return oracle.study_prefix(gemm.shape, self.machine) + suffix
 
     def study_name(self, run_name: str, gemm: Gemm | None) -> str:
@@ -394,8 +405,8 @@ class RunPlan:
 
     @staticmethod
     def from_json(data: dict[str, Any]) -> RunPlan:
-        """A stored plan, including those stored before oracles were plug-ins (a `target`, a
-        GA-1 machine for every oracle, the systolic budgets beside it)."""
+        """A stored plan, including one that names its oracle `target`, stores a GA-1 machine
+        whatever its oracle, or keeps the systolic budgets beside the machine."""
         raw = dict(data)
         workload = raw.pop("workload")
         gemms = tuple(

@@ -328,10 +328,10 @@ class Problem:
         if isinstance(limits, Mapping):
             return {name: float(value) for name, value in limits.items()}
         # Without budgets a record keeps no limits: its one constraint is its family's limit
-        # (a record written before limits were named so reads the same way).
+        # (a record whose constraints name no limit reads the same way).
         try:
             key = limit_key(self.family(str(evaluation.point.get("family"))))
-        except KeyError:  # a family no longer known: its limit by the base's name
+        except KeyError:  # a family this installation does not know: the base's limit
             key = f"{Family.limit}_over"
         return {key: evaluation.violation}
 

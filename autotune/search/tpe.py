@@ -8,7 +8,7 @@ in internal form. A finished trial never changes, so `HistoryCachedTPE` keeps wh
 (autotune.search.tpe_history): the groups grow by the trials not yet added; the
 history is read and split once per trial, single-objective splits from a ranking kept sorted as
 trials finish; internal values are computed once per trial and parameter. What it samples is
-exactly what `TPESampler` samples, draw for draw (tests/autotune/test_tpe_cache.py compares the
+exactly what `TPESampler` samples, draw for draw (tests/autotune/search/test_tpe_cache.py compares the
 two over long studies); only the time differs.
 
 It overrides private methods of TPESampler (`_sample`, `_get_internal_repr`) and replaces its

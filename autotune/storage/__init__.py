@@ -4,7 +4,7 @@ Here and nowhere else: where a study's storage lives and how it is opened or rea
 (`locations`), the default storage, a journal file written by our own backend (`journal`), the
 kinds of storage behind one interface with their locks and dead-worker handling (`stores`,
 `locks`), and one process's handle on a shared study with the exact global budget (`shared`).
-Each Optuna behaviour this relies on has a test in tests/autotune/test_optuna_adapter.py;
+Each Optuna behaviour this relies on has a test in tests/autotune/storage/test_optuna_adapter.py;
 pyproject pins the Optuna major version those tests passed with."""
 
 from __future__ import annotations

@@ -219,7 +219,7 @@ class SqliteStore(RdbStore):
 
 
 def _sqlite_pragmas(connection, _record) -> None:  # type: ignore[no-untyped-def]
-    # WAL and relaxed syncing: a commit per trial no longer waits for the disk, and readers
+    # WAL and relaxed syncing: a commit per trial does not wait for the disk, and readers
     # (other workers, optuna-dashboard) don't block the writer. A crash loses at most the last
     # commits of the OS buffer, never the file's consistency.
     if type(connection).__module__.startswith("sqlite3"):

@@ -1,17 +1,17 @@
 """What costing a trial's energy adds to the trial, in CPU time (time.process_time).
 
 For each oracle, one evaluation as the tuner runs it, and the energy and area of its result
-(the oracle's `_energy` step), side by side and interleaved (evaluate, cost, evaluate, cost,
+(the oracle's `energy_metrics` step), side by side and interleaved (evaluate, cost, evaluate, cost,
 ...), the best of --repeats each:
   ga1       the compiled engine timing a blocked schedule (Blocked(...).timing(), the heart of
-            GA1Oracle.evaluate), then GA1Oracle._energy on that Timing
+            GA1Oracle.evaluate), then GA1Oracle.energy_metrics on that Timing
   systolic  SystolicOracle.evaluate on a point with its energy step off, then that step
 The technology table is loaded once per run, as a tuner would.
 
 With --tune N, also whole tuner trials with and without energy: `autotune tune` run in this
 process (the run pipeline, its default guided sampler and journal storage, each run a new
 study) on a GEMM of each oracle, N trials a run, alternately with the oracles costing energy and
-with their energy step (`_energy`) replaced by nothing, --tune-repeats runs of each, interleaved
+with their energy step (`energy_metrics`) replaced by nothing, --tune-repeats runs of each, interleaved
 (with, without, without, with, ...). The same seed gives both the same trials: the objective is
 cycles alone. Per trial: the CPU time of a run over N, the least and the median of the runs.
 Goal: energy costs <= 5% of a trial.
@@ -77,7 +77,7 @@ def energy(costed: bool, spent: list[float] | None = None) -> Iterator[None]:
     from autotune.oracles.ga1 import GA1Oracle
     from autotune.oracles.systolic import SystolicOracle
 
-    kept = GA1Oracle._energy, SystolicOracle._energy
+    kept = GA1Oracle.energy_metrics, SystolicOracle.energy_metrics
 
     def timed(step: Callable[..., dict]) -> Callable[..., dict]:
         def run(*args: object) -> dict:
@@ -89,13 +89,13 @@ def energy(costed: bool, spent: list[float] | None = None) -> Iterator[None]:
         return run
 
     if not costed:
-        GA1Oracle._energy = SystolicOracle._energy = lambda *args: {}  # type: ignore[method-assign]
+        GA1Oracle.energy_metrics = SystolicOracle.energy_metrics = lambda *args: {}  # type: ignore[method-assign]
     elif spent is not None:
-        GA1Oracle._energy, SystolicOracle._energy = timed(kept[0]), timed(kept[1])  # type: ignore[method-assign]
+        GA1Oracle.energy_metrics, SystolicOracle.energy_metrics = timed(kept[0]), timed(kept[1])  # type: ignore[method-assign]
     try:
         yield
     finally:
-        GA1Oracle._energy, SystolicOracle._energy = kept  # type: ignore[method-assign]
+        GA1Oracle.energy_metrics, SystolicOracle.energy_metrics = kept  # type: ignore[method-assign]
 
 
 def tune_cpu(
@@ -189,14 +189,14 @@ def main(argv: list[str] | None = None) -> int:
             side_by_side(
                 f"ga1 blocked {bi}x{bj} {shape}, {machine.slots} slots",
                 generator.timing,
-                lambda: GA1._energy(machine, timing),
+                lambda: GA1.energy_metrics(machine, timing),
                 args.repeats,
                 20,
             )
         )
     family = SYSTOLIC.families((), SYSTOLIC.parse_machine("pe_budget=16384"))[0]
     budget = SYSTOLIC.parse_machine("pe_budget=16384")
-    costing = SystolicOracle._energy
+    costing = SystolicOracle.energy_metrics
     for shape in (Shape(512, 1024, 1024), Shape(64, 64, 64)):
         design = design_of(SYSTOLIC_POINT)
         run_cycles, traffic = cycles(design, shape), design_traffic(design, shape)

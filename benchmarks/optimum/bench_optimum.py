@@ -15,7 +15,8 @@ ordinary simulator and was verified (numpy's product, hazard replay clean).
 
 Columns: `tuner` the tuner's best after --trials trials; `exact` the solver's schedule; `bound` the
 best proven lower bound (the solver's, never below lower_bound); `proven` whether exact = bound;
-`old bound` lower_bound as it was (pipeline and I/O bounds), `new bound` lower_bound now.
+`S-window bound` the pipeline and I/O bounds with windows of S tiles, `lower_bound` the tuner's
+bound (stored as `old_bound` and `new_bound`).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from pathlib import Path
 import optuna
 
 from benchmarks import harness
-from benchmarks.optimum.optimum_common import previous_bound, tuner_best
+from benchmarks.optimum.optimum_common import s_window_bound, tuner_best
 from simcore.ga1.asm import from_text, to_text
 from simcore.ga1.exact import ExactOptions, solve_optimum
 from simcore.ga1.lower_bounds import lower_bound
@@ -95,8 +96,8 @@ class Row:
     exact: int
     status: str
     bound: int
-    old_bound: int
-    new_bound: int
+    old_bound: int  # the S-window bound (the stored key's name)
+    new_bound: int  # lower_bound (the stored key's name)
     seconds: float
     trials: int
     work_limit: float
@@ -158,7 +159,7 @@ def measure(shape_text: str, overrides: str, args: argparse.Namespace) -> Row:
         result.cycles,
         result.status,
         result.bound,
-        previous_bound(shape, machine),
+        s_window_bound(shape, machine),
         lower_bound(shape, machine),
         round(time.perf_counter() - started, 1),
         args.trials,
@@ -177,7 +178,7 @@ def rebound(path: Path) -> list[Row]:
     rows = read_rows(path)
     for row in rows:
         shape, machine = parse_shape(row.shape), machine_from(parse_overrides(row.machine), None)
-        row.old_bound, row.new_bound = previous_bound(shape, machine), lower_bound(shape, machine)
+        row.old_bound, row.new_bound = s_window_bound(shape, machine), lower_bound(shape, machine)
         row.bound = max(row.bound, row.new_bound)
         assert row.bound <= row.exact, row
     return rows
@@ -220,8 +221,8 @@ def check_proofs(rows: list[Row], args: argparse.Namespace) -> str:
 def table(rows: list[Row]) -> str:
     head = (
         "| shape | tiles | machine | tuner | exact | bound | proven | tuner / exact "
-        "| old bound | new bound "
-        "| exact / new bound | solver s |"
+        "| S-window bound | lower_bound "
+        "| exact / lower_bound | solver s |"
     )
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for r in rows:
@@ -245,8 +246,8 @@ def summary(rows: list[Row]) -> str:
             f"- the exact solver's schedule faster than the tuner's: {len(better)} of {len(rows)}"
             + (f" (by up to {max(r.tuner / r.exact for r in better) - 1:.1%})" if better else ""),
             "- the bound below the solver's best schedule by up to "
-            f"{max(r.exact / r.new_bound for r in rows) - 1:.1%} (new), "
-            f"{max(r.exact / r.old_bound for r in rows) - 1:.1%} (old)",
+            f"{max(r.exact / r.new_bound for r in rows) - 1:.1%} (lower_bound), "
+            f"{max(r.exact / r.old_bound for r in rows) - 1:.1%} (S-window bound)",
         ]
     )
 
@@ -347,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"# {shape} {overrides}: tuner {r.tuner} ({r.tuner_family}), "
             f"exact {r.exact} {r.status}, bound {r.bound}, "
-            f"old {r.old_bound}, new {r.new_bound}, {r.seconds} s",
+            f"S-window bound {r.old_bound}, lower_bound {r.new_bound}, {r.seconds} s",
             file=sys.stderr,
             flush=True,
         )

@@ -102,11 +102,11 @@ def line(row: dict[str, Any]) -> str:
 def report(rows: list[dict[str, Any]], families: dict[tuple[str, str], int]) -> str:
     """The rows as the docs' table, bounds computed now, and how often the tuner was optimal;
     `families`: the fastest program of the families on each instance (grid_families.py)."""
-    from benchmarks.optimum.optimum_common import previous_bound
+    from benchmarks.optimum.optimum_common import s_window_bound
 
     head = (
-        "| shape | tiles | machine | tuner | families | optimum | tuner / optimum | old bound "
-        "| new bound | pebbling bound | optimum / new bound | states | seconds |"
+        "| shape | tiles | machine | tuner | families | optimum | tuner / optimum | S-window bound "
+        "| lower_bound | pebbling bound | optimum / lower_bound | states | seconds |"
     )
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     proven = [row for row in rows if row["optimum"] is not None]
@@ -123,7 +123,7 @@ def report(rows: list[dict[str, Any]], families: dict[tuple[str, str], int]) -> 
         lines.append(
             f"| {row['shape']} | {tiles} | {row['machine']} | {row['tuner']:,} | "
             f"{f'{family_cycles:,}' if family_cycles is not None else '-'} | {optimum:,} | "
-            f"{row['tuner'] / optimum:.3f} | {previous_bound(shape, machine):,} | {new:,} | "
+            f"{row['tuner'] / optimum:.3f} | {s_window_bound(shape, machine):,} | {new:,} | "
             f"{pebbling} | {optimum / new:.3f} | {row['states']:,} | {row['seconds']:.1f} |"
         )
     equal = sum(row["tuner"] == row["optimum"] for row in proven)

@@ -1,5 +1,5 @@
-"""What the benchmarks of the optimum (docs/benchmarks/optimum.md) share: lower_bound as it was
-before the optimum table (its `old bound` column), and the tuner's best on an instance."""
+"""What the benchmarks of the optimum (docs/benchmarks/optimum.md) share: the S-window bound (the
+tables' `S-window bound` column, beside lower_bound), and the tuner's best on an instance."""
 
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ from simcore.ga1.program import Program
 from simcore.shape import Shape
 
 
-def previous_bound(shape: Shape, machine: Machine) -> int:
-    """lower_bound as it was before this benchmark: the pipeline bound, and the I/O bound whose
-    windows hold S tiles written before them (I >= X (ceil(P / F(S + X)) - 1) + 1)."""
+def s_window_bound(shape: Shape, machine: Machine) -> int:
+    """The S-window bound: the pipeline bound, and the I/O bound whose windows hold S tiles
+    written before them (I >= X (ceil(P / F(S + X)) - 1) + 1)."""
     Mt, Kt, Nt = shape.tiles(machine.T)
     P, S, compulsory = Mt * Kt * Nt, machine.slots, Mt * Kt + Kt * Nt + Mt * Nt
     x_max = min(3 * S + 8, compulsory - S)

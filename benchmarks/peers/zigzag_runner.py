@@ -15,6 +15,9 @@ three inputs (accelerator, mapping, workload) and evaluates the one mapping they
                is N, os K), then the tile loops in our tile order (col-outer: row folds inside)
   workload     O[d0][d1] += I[d0][d2] * W[d2][d1] with d0 = M, d1 = N, d2 = K (I = A, W = B);
                precision I = W = 8, O = 16 (partial sums), O_final = 8
+
+A standalone script for the peer's own virtualenv (run as a file, by the benchmark named above),
+not a module of the suite: `python -m benchmarks` does not run it.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ def _port(name: str, kind: str, bits: int, allocation: list[str]) -> dict:
     }
 
 
-def _register(operand: str, bits: int, cost: float) -> dict:
+def register(operand: str, bits: int, cost: float) -> dict:
     ports = [
         _port("r_port_1", "read", bits, [f"{operand}, tl"]),
         _port("w_port_1", "write", bits, [f"{operand}, fh"]),
@@ -70,8 +73,8 @@ def accelerator(case: dict) -> dict:
     stationary = OPERAND_OF[case["dataflow"]]
     memories: dict[str, dict] = {}
     if stationary != "O":
-        memories["rf_stationary"] = _register(stationary, 8, 0.095)  # tpu_like rf_128B
-    memories["rf_output"] = _register("O", 16, 0.021)  # tpu_like rf_2B
+        memories["rf_stationary"] = register(stationary, 8, 0.095)  # tpu_like rf_128B
+    memories["rf_output"] = register("O", 16, 0.021)  # tpu_like rf_2B
     operands = ["I1", "I2", "O"]
     memories["sram"] = {  # tpu_like sram_2MB
         "size": 16777216,
@@ -170,7 +173,7 @@ def workload(case: dict) -> list[dict]:
     ]
 
 
-def _levels(cme, layer_op) -> list[dict]:
+def levels(cme, layer_op) -> list[dict]:
     """Per memory level of one operand: its name, element moves and accesses by direction, pJ."""
     from zigzag.mapping.data_movement import DataMoveAttr
 
@@ -218,7 +221,7 @@ def run_case(case: dict, folder: Path) -> dict:
         "macs": int(cme.layer.total_mac_count),
         "temporal_mapping": str(cme.temporal_mapping),
         "levels": {
-            LAYER_OPERAND[str(cme.memory_operand_links.layer_to_mem_op(op))]: _levels(cme, op)
+            LAYER_OPERAND[str(cme.memory_operand_links.layer_to_mem_op(op))]: levels(cme, op)
             for op in cme.layer.layer_operands
         },
     }

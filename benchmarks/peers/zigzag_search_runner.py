@@ -17,6 +17,9 @@ it for a layer (array columns over d1, rows over d2, 32 each). Two calls of ZigZ
 For each: the API call's CPU time (time.process_time) and wall time, the temporal mappings the
 cost model evaluated, and the CPU time inside the cost model stage per mapping. A small layer is
 searched first, untimed, so that the imports and first-call costs are not in the figures.
+
+A standalone script for the peer's own virtualenv (run as a file, by the benchmark named above),
+not a module of the suite: `python -m benchmarks` does not run it.
 """
 
 from __future__ import annotations

@@ -46,7 +46,7 @@ from autotune.storage import MEMORY, local_storage, read_study
 from benchmarks import harness
 from benchmarks.quality.search_cases import CASES, MORE_CASES
 from search_spaces.general import GeneralFamily
-from search_spaces.registry import DEFAULT_SPACES, LEGACY_SPACES
+from search_spaces.registry import DEFAULT_SPACES, FLAT_TPE_SPACES
 from simcore.ga1.lower_bounds import lower_bound
 from simcore.ga1.machine import machine_from, parse_overrides
 from simcore.shape import Shape, parse_shape
@@ -54,12 +54,12 @@ from simcore.shape import Shape, parse_shape
 RATIOS = (1.05, 1.02, 1.01)
 BUDGETS = (100, 300, 1000)
 Factory = Callable[[Any, int], optuna.samplers.BaseSampler]
-DEFAULT, LEGACY = ",".join(DEFAULT_SPACES), ",".join(LEGACY_SPACES)
+DEFAULT, FLAT_TPE = ",".join(DEFAULT_SPACES), ",".join(FLAT_TPE_SPACES)
 # name -> (--sampler, which sets the encoding; --space; the sampler itself when not --sampler's)
 CONFIGS: dict[str, tuple[str, str, Factory | None]] = {
     "guided": ("guided", DEFAULT, None),
-    "tpe": ("tpe", LEGACY, None),
-    "random": ("random", LEGACY, None),
+    "tpe": ("tpe", FLAT_TPE, None),
+    "random": ("random", FLAT_TPE, None),
     # Ablations: what each part of the default is worth.
     "tpe-conditional": (
         "guided",
@@ -89,7 +89,7 @@ CONFIGS: dict[str, tuple[str, str, Factory | None]] = {
         DEFAULT,
         lambda search, seed: GuidedSampler(search, seed, pairs=False),
     ),
-    "guided-legacy-spaces": ("guided", LEGACY, None),
+    "guided-flat-tpe-spaces": ("guided", FLAT_TPE, None),
     "guided-turns": (
         "guided",
         DEFAULT,

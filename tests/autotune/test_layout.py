@@ -10,6 +10,7 @@ autotune.storage) calling back the run's objective and the search's sampler."""
 from __future__ import annotations
 
 import ast
+import logging
 import sys
 from pathlib import Path
 from types import FrameType
@@ -126,8 +127,10 @@ def trace_default_run(tmp_path: Path) -> tuple[list[str], set[tuple[str, str]]]:
         return None
 
     def profile(frame: FrameType, event: str, arg: Any) -> None:
-        if event != "call":
+        if event != "call" or frame.f_back is None:
             return
+        if frame.f_back.f_code.co_filename in (logging.__file__, "<frozen importlib._bootstrap>"):
+            return  # a log filter or import hook an earlier command line installed: not the run
         callee, caller = package(frame), package(frame.f_back)
         if callee in (None, IMPORT) or caller in (IMPORT, callee):
             return

@@ -32,7 +32,7 @@ def draw_point(data: st.DataObject, shape: Shape) -> dict[str, object]:
 
 
 def test_registered_and_searched_by_default_through_its_delayed_variant() -> None:
-    assert "strips" in registry.available() and "strips" not in registry.LEGACY_SPACES
+    assert "strips" in registry.available() and "strips" not in registry.FLAT_TPE_SPACES
     assert "strips_delayed" in [f.name for f in registry.families(registry.DEFAULT_SPACES)]
     assert registry.find_family("strips").name == "strips"
     shape = Shape(100, 40, 72)

@@ -5,6 +5,9 @@ modelling assumptions; `--assume scalesim` takes SCALE-Sim 3.0's. Small problems
 
 The top-level `cycles`, `mac_utilization` and `tiles` are the first dataflow's; `words_per_mac`
 and `dataflows` give every dataflow run.
+
+`--arch NAME|FILE` runs on a machine with its memory system instead (systolic_memory.py), or,
+for a SCALE-Sim .cfg, SCALE-Sim's own memory model (systolic_scalesim.py).
 """
 
 from __future__ import annotations
@@ -15,10 +18,11 @@ import math
 import sys
 from typing import TYPE_CHECKING
 
-from autotune.cli.args import add_setting, shape_arg
+from autotune.cli.args import add_setting, positive_int, shape_arg
+from autotune.cli.commands.systolic_memory import DEFAULT_EVALUATIONS
 from autotune.cli.errors import UsageError
 from autotune.cli.strict import strict_float
-from autotune.cli.systolic_mapping import array_arg, chosen_mapping
+from autotune.cli.systolic_mapping import array_arg, assumptions_of, chosen_mapping
 from autotune.cli.workloads import add_input_shape, check_input_shape, workload_help
 from simcore.shape import Shape
 from simcore.systolic.model import (
@@ -36,8 +40,12 @@ from simcore.systolic.reports import report as systolic_report
 
 if TYPE_CHECKING:
     from search_spaces.base import Verdict
+    from simcore.energy import Technology
 
-HELP = "cycles, MAC utilization and buffer traffic of one GEMM on a systolic array (ws, os, is)"
+HELP = (
+    "cycles, MAC utilization, buffer traffic, energy and area of one GEMM on a systolic array "
+    "(ws, os, is), or with --arch on a machine with its buffers and DRAM"
+)
 # Problems up to this many MACs are checked against the cycle models without asking.
 AUTO_CHECK_MACS = 2**22
 CHECK_HELP = (
@@ -62,7 +70,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_input_shape(parser)
     parser.add_argument(
-        "--array", required=True, metavar="RxC", help="array rows x columns, e.g. 8x8"
+        "--array",
+        default=None,
+        metavar="RxC",
+        help="array rows x columns, e.g. 8x8 (or --arch: a machine with its memory)",
+    )
+    add_setting(parser, "arch")
+    add_setting(
+        parser,
+        "machine",
+        help="with --arch NAME|FILE: changes to the architecture by its dotted keys, e.g. "
+        '"dram.bandwidth=68 GB/s,buffers.unified.capacity=8 MiB"',
     )
     parser.add_argument(
         "--dataflow",
@@ -86,11 +104,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--assume",
-        default="default",
+        default=None,
         choices=tuple(PRESETS),
         help="modelling assumptions: default (shadow registers, edge tiles bypassed, os drain "
         "charged, folds overlapped) or scalesim (SCALE-Sim 3.0: none of these, edge tiles "
-        "padded, folds in sequence, the whole array); the options below override them",
+        "padded, folds in sequence, the whole array; with a SCALE-Sim .cfg as --arch, its "
+        "memory system too); the options below override them",
     )
     parser.add_argument(
         "--shadow",
@@ -132,6 +151,36 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="1|2",
         help="on-chip buffers of the HBM link (default 2)",
     )
+    add_setting(
+        parser,
+        "technology",
+        help="a technology table (TOML) to cost energy and area with, instead of the shipped "
+        "45 nm one (see docs/energy.md)",
+    )
+    parser.add_argument(
+        "--evaluations",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="with --arch: block schedules timed per GEMM, fastest first by their own lower "
+        f"bound (default {DEFAULT_EVALUATIONS})",
+    )
+    parser.add_argument(
+        "--tokens",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="with --arch and --workload: tokens one run of the workload produces, for tokens "
+        "per second and joules per token (default 1; a prefill of 2048 tokens: 2048)",
+    )
+    parser.add_argument(
+        "--layers",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="with --arch and --workload: runs of the workload per token, when it is one of N "
+        "identical layers (default 1; LLaMA-2-7B: 32)",
+    )
     parser.add_argument(
         "--json",
         action="store_true",
@@ -157,16 +206,6 @@ def _hbm(words: str | None, buffers: str) -> HbmLink:
     )  # whole rates print as ints
 
 
-def _assumptions(args: argparse.Namespace) -> Assumptions:
-    base = PRESETS[args.assume]
-    return Assumptions(
-        shadow=base.shadow if args.shadow is None else args.shadow == "on",
-        edges=base.edges if args.edges is None else args.edges,
-        drain=base.drain if args.drain is None else args.drain == "charged",
-        folds=base.folds if args.folds is None else args.folds,
-    )
-
-
 def _traffic_dict(t: Traffic) -> dict[str, int]:
     return {
         "a_reads": t.a_reads,
@@ -179,16 +218,18 @@ def _traffic_dict(t: Traffic) -> dict[str, int]:
 
 
 def _run_one(
-    args: argparse.Namespace, base: SystolicDesign, shape: Shape, check: bool
+    args: argparse.Namespace, base: SystolicDesign, shape: Shape, check: bool, tech: Technology
 ) -> dict[str, object]:
     from autotune.oracles.systolic import (
         verify_design,  # the cycle models: loaded when the command runs
     )
+    from simcore.energy.systolic import systolic_cost_of
 
     mapping, chosen = chosen_mapping(args, base, shape)
     design = base.with_mapping(mapping)
     found = systolic_report(design, shape)
     verdict: Verdict | None = verify_design(design, shape) if check else None
+    cost = systolic_cost_of(design, shape, tech, found.cycles)
     return {
         "mapping": {
             "rows": mapping.rows,
@@ -201,6 +242,10 @@ def _run_one(
         "tiles": found.tiles,
         "words_per_mac": found.words_per_mac,
         "traffic": _traffic_dict(found.traffic),
+        "energy_pj": cost.energy_pj,
+        "energy_per_mac_pj": cost.energy_per_mac_pj,
+        "energy_breakdown": cost.breakdown(),
+        "area_mm2": cost.area_mm2,
         "verification": None
         if verdict is None
         else {
@@ -219,11 +264,13 @@ def report(
     assume: Assumptions,
     hbm: HbmLink,
     check: bool,
+    tech: Technology,
 ) -> dict[str, object]:
     """The JSON object: every dataflow under `dataflows`, the first one's figures at the top."""
     flows = DATAFLOWS if args.dataflow == "all" else (args.dataflow,)
     runs = {
-        d: _run_one(args, SystolicDesign(array, d, None, assume, hbm), shape, check) for d in flows
+        d: _run_one(args, SystolicDesign(array, d, None, assume, hbm), shape, check, tech)
+        for d in flows
     }
     first = runs[flows[0]]
     checks = [r["verification"] for r in runs.values() if r["verification"] is not None]
@@ -245,6 +292,9 @@ def report(
         "cycles": first["cycles"],
         "mac_utilization": first["mac_utilization"],
         "tiles": first["tiles"],
+        "energy_pj": first["energy_pj"],
+        "area_mm2": first["area_mm2"],
+        "technology": tech.name,
         "words_per_mac": {d: r["words_per_mac"] for d, r in runs.items()},
         "dataflows": runs,
         "verified": all(c["verified"] for c in checks) if checks else None,  # type: ignore[index]
@@ -290,7 +340,11 @@ def format_text(out: dict[str, object]) -> str:
         ("total", "total words"),
     ):
         row("  " + label, [str(r["traffic"][key]) for r in order])
+    row("energy (nJ)", [f"{r['energy_pj'] / 1e3:,.1f}" for r in order])
+    row("  pJ per MAC", [f"{r['energy_per_mac_pj']:.4g}" for r in order])
+    row("area (mm2)", [f"{r['area_mm2']:.4g}" for r in order])
     lines.append(f"compulsory traffic MK + KN + MN = {out['compulsory_words']} words")
+    lines.append(f"energy and area: {out['technology']}")
     for d, r in runs.items():
         v = r["verification"]
         if v is not None:
@@ -314,20 +368,42 @@ def check_design_size(shape: Shape, array: SystolicArray, hbm: HbmLink) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.arch is not None:
+        from autotune.cli.systolic_machine import run_arch
+
+        return run_arch(args)
+    if args.array is None:
+        raise UsageError(
+            "give --array RxC (an array) or --arch NAME|FILE (a machine with its memory)"
+        )
+    for flag, value in (
+        ("--machine", args.machine),
+        ("--evaluations", args.evaluations),
+        ("--tokens", args.tokens),
+        ("--layers", args.layers),
+    ):
+        if value is not None:
+            raise UsageError(f"{flag} applies with --arch (a machine with its memory)")
+    args.assume = args.assume or "default"
     rows, cols = array_arg(args.array, "--array")
     array = SystolicArray(rows, cols)
     hbm = _hbm(args.hbm_words, args.buffers)
     if args.workload is not None:
         from autotune.cli.commands.systolic_workload import run_workload
 
-        return run_workload(args, SystolicDesign(array, "ws", None, _assumptions(args), hbm))
+        if args.tech is not None:
+            raise UsageError("--tech costs one --shape, or a workload on --arch (a machine)")
+        return run_workload(args, SystolicDesign(array, "ws", None, assumptions_of(args), hbm))
     if args.shape is None:
         raise UsageError("give --shape MxKxN (one GEMM) or --workload FILE (its GEMMs)")
     check_input_shape(args.input_shape, args.workload)
     shape = shape_arg(args.shape)
     check_design_size(shape, array, hbm)
     check = args.check or shape.m * shape.k * shape.n <= AUTO_CHECK_MACS
-    out = report(args, shape, array, _assumptions(args), hbm, check)
+    from autotune.cli.systolic_machine import technology
+
+    tech = technology(args.tech)
+    out = report(args, shape, array, assumptions_of(args), hbm, check, tech)
     print(json.dumps(out) if args.json else format_text(out))
     runs: dict[str, dict] = out["dataflows"]  # type: ignore[assignment]
     if any(r["verification"] is not None and not r["verification"]["ok"] for r in runs.values()):

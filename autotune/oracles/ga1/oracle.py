@@ -29,6 +29,7 @@ from autotune.oracles.capabilities import (
 from autotune.oracles.ga1 import machines
 from autotune.oracles.ga1.measures import MEASURES, TABLE_COLUMNS
 from autotune.oracles.ga1.sizes import GA1SizeGuard, chapter_best, largest_counts, padding_note
+from autotune.oracles.operations import Operations, OperationTime
 from search_spaces.base import EXACT, MODEL, SCALED, Family, GA1Family, Verdict
 from search_spaces.domains import Point
 from search_spaces.registry import DEFAULT_SPACES, find_family
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from simcore.energy import Cost
     from simcore.ga1.program import Program
     from simcore.ga1.timing import Timing
+    from workloads.graph import Operation as GraphOperation
 
 DEFAULT_SLOTS = 64  # the scratchpad of the main job (the chapter's larger machine)
 
@@ -64,6 +66,7 @@ class GA1Oracle(
     Notes,
     MachineSearch,
     ImportedSchedules,
+    Operations,
 ):
     name = "ga1"
     description = "the GA-1 cycle simulator: DMA, scratchpad slots and a tile matrix unit"
@@ -182,7 +185,7 @@ class GA1Oracle(
             "dma_busy": timing.dma_busy,
             "lower_bound": lower_bound(shape, machine),
             "slots_needed": ga1.slots_needed(point, shape, machine),
-            **self._energy(machine, timing),
+            **self.energy_metrics(machine, timing),
         }
 
     def verify(self, family: Family, point: Point, shape: Shape, machine: Machine) -> Verdict:
@@ -208,7 +211,7 @@ class GA1Oracle(
 
     # --- energy and area ------------------------------------------------------------------------
 
-    def _energy(self, machine: Machine, timing: Timing) -> Metrics:
+    def energy_metrics(self, machine: Machine, timing: Timing) -> Metrics:
         """Energy and area from the run's exact counts (simcore.energy.ga1)."""
         from simcore.energy import ga1_cost_of_timing
 
@@ -288,6 +291,18 @@ class GA1Oracle(
 
     def reference(self, shape: Shape, machine: Machine) -> tuple[int, str] | None:
         return chapter_best(shape, machine)
+
+    # --- a network's other operations (autotune/oracles/ga1/operations.py) ----------------------
+
+    def supports(self, operation: GraphOperation) -> bool:
+        from autotune.oracles.ga1 import operations
+
+        return operations.supports(operation)
+
+    def time_operation(self, operation: GraphOperation, machine: Machine) -> OperationTime:
+        from autotune.oracles.ga1 import operations
+
+        return operations.time_operation(operation, machine, self.tech())
 
     def notes(self, shape: Shape, machine: Machine) -> list[str]:
         note = padding_note(shape, machine)

@@ -155,14 +155,39 @@ def _column_tiles(total: int, block: int, cols: int) -> int:
     return full * math.ceil(block / cols) + (math.ceil(edge / cols) if edge else 0)
 
 
+def run_key(schedule: BlockSchedule, shape: Shape) -> tuple[object, ...]:
+    """What decides a schedule's run on a shape: its clipped blocks, the loops that have more
+    than one block (a loop of one block never moves), the buffering, and for each operand the
+    loops outside its span that index it and move (what replaces its tile). Schedules with
+    the same key run alike."""
+    s = schedule.clipped(shape)
+    grid = dict(zip("mkn", s.grid(shape)))
+    moving = "".join(d for d in s.order if grid[d] > 1)
+    replaced = tuple(
+        "".join(d for d in s.order[:span] if d in INDEXED_BY[operand] and grid[d] > 1)
+        for operand, span in zip("abc", s.span)
+    )
+    return (s.bm, s.bk, s.bn, moving, s.buffering, replaced)
+
+
+def distinct(schedules: Iterator[BlockSchedule], shape: Shape) -> Iterator[BlockSchedule]:
+    """The first schedule of each run_key."""
+    seen: set[tuple[object, ...]] = set()
+    for schedule in schedules:
+        key = run_key(schedule, shape)
+        if key not in seen:
+            seen.add(key)
+            yield schedule
+
+
 def fastest(
     machine: SystolicMachine, design: SystolicDesign, shape: Shape, budget: int = 400
 ) -> tuple[MemoryRun, int]:
-    """The fastest candidate found, and how many were evaluated."""
+    """The fastest candidate found, and how many were evaluated (one of each run_key)."""
     floor = bound(machine, shape, design).cycles
     ranked = sorted(
         ((max(floor, own_bound(machine, design, s, shape)), n, s))
-        for n, s in enumerate(candidates(machine, shape))
+        for n, s in enumerate(distinct(candidates(machine, shape), shape))
     )
     best: MemoryRun | None = None
     evaluated = 0

@@ -1,5 +1,5 @@
 """The GPT-2 MLP fused and unfused against AccelForge's fusion-aware mapper, without AccelForge:
-its figures (accelforge 1.0.467, benchmarks/bench_fusion_peer.py, provenance in the file) are in
+its figures (accelforge 1.0.467, benchmarks/peers/bench_fusion_peer.py, provenance in the file) are in
 tests/simcore/golden/accelforge_fusion.json. Same machine, every tensor 8 bits wide as
 AccelForge takes them; our schedules are the ones the benchmark's search finds (by DRAM words)."""
 

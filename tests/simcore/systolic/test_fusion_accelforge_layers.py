@@ -1,9 +1,10 @@
 """One BERT-base layer and one LLaMA-2-7B layer (prefill and decode) fused and unfused against
-AccelForge's fusion-aware mapper, without AccelForge: its figures (benchmarks/bench_fusion_peer.py,
-provenance in the file) are in tests/simcore/golden/accelforge_fusion.json. Each part is two
-products with the intermediate between them (an MLP; attention's Q K^T and (Q K^T) V, one head,
-times the heads, no softmax in AccelForge's einsums). Our schedules are the ones the
-benchmark's search finds by DRAM words, evaluated again here exactly."""
+AccelForge's fusion-aware mapper, without AccelForge: its figures
+(benchmarks/peers/bench_fusion_peer.py, provenance in the file) are in
+tests/simcore/golden/accelforge_fusion.json. Each part is two products with the intermediate
+between them (an MLP; attention's Q K^T and (Q K^T) V, one head, times the heads, no softmax in
+AccelForge's einsums). Our schedules are the ones the benchmark's search finds by DRAM words,
+evaluated again here exactly."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Access counts of block schedules equal AccelForge's for the same fixed mapping, without
-AccelForge: its counts (accelforge 1.0.467, benchmarks/bench_memory_peer_accelforge.py,
+AccelForge: its counts (accelforge 1.0.467, benchmarks/peers/bench_memory_peer_accelforge.py,
 provenance in the file) are in tests/simcore/golden/accelforge_memory.json.
 
 Conventions, checked here as the peer counts them: actions in bits (A and B 8 bits, C 16), so

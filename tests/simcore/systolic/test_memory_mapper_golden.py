@@ -1,5 +1,5 @@
 """Our block schedules move no more DRAM elements than the best mapping ZigZag's and AccelForge's
-mappers found for the same machine and GEMM (golden files from benchmarks/bench_memory_mappers.py,
+mappers found for the same machine and GEMM (golden files from benchmarks/peers/bench_memory_mappers.py,
 run in the peers' own virtualenvs); our fewest DRAM elements are recomputed here, by the counts
 of every candidate of the enumerative search."""
 

@@ -1,5 +1,5 @@
 """Access counts of block schedules equal ZigZag's for the same fixed mapping, without ZigZag:
-its counts (zigzag-dse 3.9.1, benchmarks/bench_memory_peer.py, provenance in the file) are in
+its counts (zigzag-dse 3.9.1, benchmarks/peers/bench_memory_peer.py, provenance in the file) are in
 tests/simcore/golden/zigzag_memory.json.
 
 Conventions, checked here as the peer counts them: elements, not words or accesses; ZigZag's
