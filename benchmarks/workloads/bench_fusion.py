@@ -16,13 +16,19 @@ one LLaMA-2-7B layer's attention fused and unfused on GA-1.
     softmax and P V as separate programs, each at its best schedule. Reported: cycles, DRAM
     tiles, the cycles and tiles over the bound, the CPU time of timing the best fused program
     (its tree built and timed) and of the whole search.
-(c) Verification of the chosen fused schedules: GA-1's on the reduced stand-in (labelled so),
+(c) The LLaMA-2-7B MLP (4096 -> 11008 -> 4096, one up projection with SiLU: the gate
+    projection is not a fused kind) fused and unfused on the systolic machine of (a) with a
+    4 MiB and a 1 MiB buffer at 128 bits a cycle, prefill (2048 tokens) and decode (one), each
+    the best by energy; and the least GA-1 slots its fused program needs.
+(d) Verification of the chosen fused schedules: GA-1's on the reduced stand-in (labelled so),
     the systolic one on a smaller MLP under the same machine and schedule.
 
 CPU times are time.process_time. Usage:
     python -m benchmarks.workloads.bench_fusion [--machines N] [--slots 64,256] [--tokens M]
-        [--hidden H] [--out FILE]
---quick (a smoke test) takes the first machine, a 256 x 768 -> 1024 -> 768 MLP, 256 slots and a few attention schedules. Writes FILE (results/bench_fusion.json by default).
+        [--hidden H] [--parts gpt2 attention llama-mlp] [--out FILE]
+--quick (a smoke test) takes the first machine, a 256 x 768 -> 1024 -> 768 MLP, 256 slots, a few
+attention schedules and (c)'s decode on the 1 MiB buffer only. Writes FILE
+(results/bench_fusion.json by default).
 """
 
 from __future__ import annotations
@@ -38,9 +44,10 @@ from benchmarks import harness
 from simcore.energy.fused import fused_cost
 from simcore.energy.technology import default_technology
 from simcore.fusion.groups import FusedMlp, decode, prefill
-from simcore.ga1.fused import AttentionParams, fused_program
+from simcore.ga1.fused import AttentionParams, FusedParams, fused_program
 from simcore.ga1.fused.bounds import bound as ga1_bound
-from simcore.ga1.fused.search import best_schedule
+from simcore.ga1.fused.program import slots_needed as ga1_slots_needed
+from simcore.ga1.fused.search import all_points, best_schedule
 from simcore.ga1.fused.unfused import unfused
 from simcore.ga1.machine import Machine
 from simcore.systolic.fused.search import best_fused, best_unfused, by_energy
@@ -127,7 +134,7 @@ def attention(quick: bool, slot_counts: list[int]) -> list[dict[str, Any]]:
             ("decode", decode(32, 2048, 128)),
         ):
             start = time.process_time()
-            points = None
+            points: list[FusedParams] | None = None
             if quick:
                 points = [
                     p
@@ -144,6 +151,7 @@ def attention(quick: bool, slot_counts: list[int]) -> list[dict[str, Any]]:
             unfused_cpu = time.process_time() - start
             b = ga1_bound(group, machine)
             verdict = best.program.verify(seed=2)
+            words = machine.T * machine.T
             rows.append(
                 {
                     "machine": f"GA-1, {slots} slots",
@@ -154,6 +162,11 @@ def attention(quick: bool, slot_counts: list[int]) -> list[dict[str, Any]]:
                     "unfused_cycles": apart.cycles,
                     "unfused_tiles": apart.tiles,
                     "unfused_parts": [dataclasses.asdict(p) for p in apart.parts],
+                    "fused_dram_words": timed.tiles_moved * words,
+                    "unfused_dram_words": apart.tiles * words,
+                    "fused_energy_pj": best.program.cost(None, timed).energy_pj,
+                    "unfused_energy_pj": apart.energy_pj,
+                    "macs": group.macs,
                     "bound_cycles": b.cycles,
                     "bound_tiles": b.tiles,
                     "fused_timing_cpu_ms": 1000 * timing_cpu,
@@ -163,6 +176,41 @@ def attention(quick: bool, slot_counts: list[int]) -> list[dict[str, Any]]:
                     "verification": verdict.describe(),
                 }
             )
+    return rows
+
+
+def llama_mlp(quick: bool) -> list[dict[str, Any]]:
+    """The LLaMA-2-7B MLP (one up projection, SiLU) fused and unfused on the systolic machine,
+    prefill over 2048 tokens and decode of one; on GA-1 the fused group's least slots."""
+    tech = default_technology()
+    objective = by_energy(tech)
+    rows = []
+    for phase, tokens in (("prefill", 2048), ("decode", 1)):
+        if quick and phase == "prefill":
+            continue
+        group = FusedMlp(tokens, 4096, 11008, 4096, activation="silu", bias=False)
+        ga1_slots = min(
+            ga1_slots_needed(group, Machine(slots=1 << 30), p) for p in all_points(group)
+        )
+        for capacity in ("1 MiB",) if quick else ("4 MiB", "1 MiB"):
+            machine = global_buffer_machine(capacity, "128 bits")
+            design = SystolicDesign(machine.array, machine.dataflow)
+            for name, search in (
+                ("fused", lambda: best_fused(machine, design, group, objective)),
+                (
+                    "unfused",
+                    lambda: best_unfused(machine, design, group, objective, epilogues=True),
+                ),
+            ):
+                start = time.process_time()
+                best = search()
+                row = mlp_row(name, best, time.process_time() - start, tech)
+                row["dram_words"] = float(best.run.dram_words)
+                row["energy_pj"] = fused_cost(best.run, tech).energy_pj
+                rows.append(
+                    {"machine": f"{capacity}, 128 bits/cycle", "phase": phase, **row,
+                     "ga1_fused_least_slots": ga1_slots}
+                )  # fmt: skip
     return rows
 
 
@@ -189,10 +237,34 @@ def print_tables(mlp: list[dict[str, Any]], attn: list[dict[str, Any]]) -> None:
             f"{r['fused_cycles'] / r['bound_cycles']:>7.3f} {r['fused_timing_cpu_ms']:>9.1f}"
         )
         print(f"{'':<26} {r['fused_schedule']}; {r['verification']}")
+        print(
+            f"{'':<26} DRAM words {r['fused_dram_words']:,} / {r['unfused_dram_words']:,}, "
+            f"energy {r['fused_energy_pj'] / 1e6:,.1f} / {r['unfused_energy_pj'] / 1e6:,.1f} uJ"
+        )
 
 
-# --quick: the first machine, a smaller MLP, 256 slots, a few attention schedules (attention(quick)); written to a
-# temporary file
+def print_llama_mlp(rows: list[dict[str, Any]]) -> None:
+    print("LLaMA-2-7B MLP (4096 -> 11008 SiLU -> 4096) on the 128x128 array, 128 bits/cycle")
+    print(
+        f"{'machine':<22} {'phase':<8} {'variant':<8} {'cycles':>12} {'DRAM words':>14} "
+        f"{'energy uJ':>11} {'pJ/MAC':>7} {'/bound':>7} {'search s':>9}"
+    )
+    for r in rows:
+        print(
+            f"{r['machine']:<22} {r['phase']:<8} {r['variant']:<8} {r['cycles']:>12,} "
+            f"{r['dram_words']:>14,.0f} {r['energy_pj'] / 1e6:>11,.1f} {r['pj_per_mac']:>7.3f} "
+            f"{r['bound_ratio']:>7.3f} {r['search_cpu_s']:>9.1f}"
+        )
+        print(f"{'':<32} {'; '.join(r['schedules'])}")
+    if rows:
+        print(f"on GA-1 the fused MLP needs at least {rows[0]['ga1_fused_least_slots']} slots")
+
+
+PARTS = ("gpt2", "attention", "llama-mlp")
+
+
+# --quick: the first machine, a smaller MLP, 256 slots, a few attention schedules and the LLaMA
+# MLP's decode on 1 MiB (attention(quick), llama_mlp(quick)); written to a temporary file
 QUICK = {
     "machines": 1,
     "tokens": 256,
@@ -211,13 +283,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--hidden", type=int, default=GPT2_MLP.hidden, help="the MLP's hidden width"
     )
+    parser.add_argument(
+        "--parts", nargs="+", choices=PARTS, default=list(PARTS), help="default: every part"
+    )
     args = parser.parse_args(argv)
-    mlp = gpt2_mlp(args.machines, dataclasses.replace(GPT2_MLP, m=args.tokens, hidden=args.hidden))
-    attn = attention(args.quick, [int(n) for n in args.slots.split(",")])
+    mlp = (
+        gpt2_mlp(args.machines, dataclasses.replace(GPT2_MLP, m=args.tokens, hidden=args.hidden))
+        if "gpt2" in args.parts
+        else []
+    )
+    slot_counts = [int(n) for n in args.slots.split(",")]
+    attn = attention(args.quick, slot_counts) if "attention" in args.parts else []
     print_tables(mlp, attn)
+    llama = llama_mlp(args.quick) if "llama-mlp" in args.parts else []
+    print()
+    print_llama_mlp(llama)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"gpt2_mlp": mlp, "llama_attention": attn}, indent=1))
+    out.write_text(
+        json.dumps({"gpt2_mlp": mlp, "llama_attention": attn, "llama_mlp": llama}, indent=1)
+    )
     print(f"wrote {out}")
     return 0
 

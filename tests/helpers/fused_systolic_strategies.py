@@ -61,6 +61,7 @@ def schedules_of(draw: st.DrawFn, group: EpilogueGemm | FusedMlp) -> GemmSchedul
         draw(st.booleans()),
         draw(st.sampled_from([1, 2])),
         draw(st.sampled_from([1, 2])),
+        draw(st.booleans()),
     )
 
 

@@ -8,9 +8,12 @@ The reduced operation keeps the kind, its options, the schedule and the machine,
     all of its own, as its slots depend on them);
   * the same kinds of band groups: three full groups at least, then the full operation's partial
     group if it has one; two matrices where the program runs matrix by matrix;
-  * under a causal mask, the same offset, bands whose diagonal lies inside the row and bands
-    whose row is wholly visible, with a middle run before the diagonal; where every band is
-    kept, every column tile they see (a cut would make a seen tile the partial one).
+  * under a causal mask, the same offset and the same kinds of band. A band's visits depend
+    only on where its diagonal ends relative to its first tile (clipped at three tiles) and to
+    the last column (clipped at two either side: masked tiles after it, the diagonal on the
+    padded last tile, rows wholly visible). Columns are cut to twelve past the first band's
+    diagonal and the bands near the last column move up by as many, so a band past the columns
+    exists in the stand-in only where the full operation has one.
 Verifying it (results, hazard replay, timings) checks every kind of visit and group the full
 program runs, not the full program: the label says so. The full program's timing needs no such
 stand-in: the tree is timed exactly at any size.
@@ -38,14 +41,10 @@ def reduced_op(op: VectorOp, params: VectorParams, T: int) -> VectorOp:
     """The reduced stand-in of `op` under `params` with tiles of T (see the module's note)."""
     rows = op.rows if op.per_matrix else op.batch * op.rows
     Rt, Ct = -(-rows // T), -(-op.cols // T)
+    resident = params.reduction == "resident" and op.family == "rows"
     if op.causal:
-        first = 1 + (T - 1 + op.causal_offset) // T  # tiles the first band sees
-        cols_tiles = min(Ct, first + COLUMN_TILES)
-        rows_tiles = min(Rt, max(1, cols_tiles - first + 3))
-        if rows_tiles == Rt:  # every band kept: keep every tile they see, and one unseen
-            cols_tiles = min(Ct, max(cols_tiles, (rows - 1 + op.causal_offset) // T + 2))
+        cols_tiles, rows_tiles = _causal_tiles(Rt, Ct, op.causal_offset, T, resident)
     else:
-        resident = params.reduction == "resident" and op.family == "rows"
         cols_tiles = Ct if resident else min(Ct, COLUMN_TILES)
         group = params.group
         rows_tiles = min(Rt, 3 * group + Rt % group)
@@ -55,3 +54,15 @@ def reduced_op(op: VectorOp, params: VectorParams, T: int) -> VectorOp:
         cols=_keep(cols_tiles, Ct, op.cols, T),
         batch=min(op.batch, 2) if op.per_matrix else 1,
     )
+
+
+def _causal_tiles(Rt: int, Ct: int, offset: int, T: int, resident: bool) -> tuple[int, int]:
+    """Column and row tiles of a causal stand-in: band k's diagonal ends in column tile
+    k + first - 1, and it reaches the last column from band `reach` = Ct - first on."""
+    first = 1 + (T - 1 + offset) // T  # tiles the first band sees
+    cols_tiles = Ct if resident else min(Ct, first + COLUMN_TILES)
+    cut = Ct - cols_tiles
+    reach = cols_tiles - first  # in the stand-in
+    if Rt - 1 - (reach + cut) <= -2:  # no band's diagonal comes near the last column
+        return cols_tiles, min(Rt, max(4, reach - 1))
+    return cols_tiles, min(Rt - cut, max(4, reach + 3))

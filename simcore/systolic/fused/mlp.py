@@ -10,7 +10,8 @@ For a row block of bm rows and each hidden block u of bh columns:
   * down: for each n block, the W2 block comes in and the array adds H' W2 into Y's block: kept
     in the accumulators across the hidden blocks (resident), or spilled to DRAM after every
     hidden block but the last and read back before the next.
-After the last hidden block each Y block gets b2 on the vector unit and drains. With two hidden
+After the last hidden block each Y block gets b2 on the vector unit and drains. With W1 and W2
+resident every weight block has a slot of its own and comes in during the first row block only. With two hidden
 sets the up projection of block u is issued before the down projection of block u - 1.
 """
 
@@ -33,10 +34,12 @@ class MlpBuild:
         slots = self.slots = Slots(costs.machine)
         x_count = self.Kb if s.x_resident else s.buffering
         self.x0 = slots.take("X blocks", "a", s.bm * s.bk, x_count)
-        self.w10 = slots.take("W1 blocks", "b", s.bk * s.bh, s.buffering)
+        w1_count = self.Kb * self.Hb if s.w_resident else s.buffering
+        self.w10 = slots.take("W1 blocks", "b", s.bk * s.bh, w1_count)
         self.h0 = slots.take("hidden sums", "c", s.bm * s.bh, s.h_buffers)
         self.hp0 = slots.take("hidden blocks", "a", s.bm * s.bh, s.h_buffers)
-        self.w20 = slots.take("W2 blocks", "b", s.bh * s.bn, s.buffering)
+        w2_count = self.Hb * self.Nb if s.w_resident else s.buffering
+        self.w20 = slots.take("W2 blocks", "b", s.bh * s.bn, w2_count)
         y_count = self.Nb if s.y_resident else 2
         self.y0 = slots.take("Y blocks", "c", s.bm * s.bn, y_count)
         self.b10 = slots.take("b1 blocks", "b", s.bh, s.h_buffers) if g.bias else -1
@@ -62,8 +65,13 @@ class MlpBuild:
         self.w2_ring = e.ring(self.w20, s.buffering)
         self.y_ring = e.ring(self.y0, self.Nb if s.y_resident else 2)
         self.b2_ring = e.ring(self.b20, 2) if self.b20 >= 0 else None
-        e.cycle(0, self.Rb - 1, lambda r: self._row_block(e, r))
-        self._row_block(e, self.Rb - 1)
+        first = 0
+        if s.w_resident:  # the first row block loads the weights, the others reuse them
+            self._row_block(e, 0)
+            first = 1
+        e.cycle(first, self.Rb - 1, lambda r: self._row_block(e, r))
+        if self.Rb - 1 >= first:
+            self._row_block(e, self.Rb - 1)
 
     def _row_block(self, e: Emitter, r: int) -> None:
         last = self.Hb - 1
@@ -119,8 +127,12 @@ class MlpBuild:
         else:
             x = self.x_ring.take()
             e.add(cost.link("load", "a", x, "X", self.rows(r), self.depth(k)))
-        w = self.w1_ring.take()
-        e.add(cost.link("load", "b", w, "W1", self.depth(k), self.hidden(u)))
+        if self.s.w_resident:  # each (k, u) block of W1 has a slot of its own
+            w = self.w10 + k * self.Hb + u
+        else:
+            w = self.w1_ring.take()
+        if r == 0 or not self.s.w_resident:
+            e.add(cost.link("load", "b", w, "W1", self.depth(k), self.hidden(u)))
         sums, _ = self._h(u)
         m0, m1 = self.rows(r)
         k0, k1 = self.depth(k)
@@ -152,8 +164,12 @@ class MlpBuild:
 
     def _down_step(self, e: Emitter, r: int, u: int, n: int) -> None:
         cost, s = self.costs, self.s
-        w = self.w2_ring.take()
-        e.add(cost.link("load", "b", w, "W2", self.hidden(u), self.cols(n)))
+        if s.w_resident:  # each (u, n) block of W2 has a slot of its own
+            w = self.w20 + u * self.Nb + n
+        else:
+            w = self.w2_ring.take()
+        if r == 0 or not s.w_resident:
+            e.add(cost.link("load", "b", w, "W2", self.hidden(u), self.cols(n)))
         if s.y_resident:
             y = self.y0 + n
         else:

@@ -72,11 +72,13 @@ class MlpSchedule:
     y_resident: bool = True
     buffering: int = 2
     h_buffers: int = 1
+    w_resident: bool = False
 
     def __post_init__(self) -> None:
         _positive(self, "bm", "bk", "bh", "bn")
         _choice("x_resident", self.x_resident, (False, True))
         _choice("y_resident", self.y_resident, (False, True))
+        _choice("w_resident", self.w_resident, (False, True))
         _choice("buffering", self.buffering, (1, 2))
         _choice("h_buffers", self.h_buffers, (1, 2))
 
@@ -91,14 +93,16 @@ class MlpSchedule:
             self.y_resident,
             self.buffering,
             self.h_buffers,
+            self.w_resident,
         )
 
     def describe(self) -> str:
         x = "X resident" if self.x_resident else "X streamed"
         y = "Y resident" if self.y_resident else "Y spilled"
+        w = ", W1 and W2 resident" if self.w_resident else ""
         return (
             f"rows {self.bm}, k {self.bk}, hidden {self.bh}, n {self.bn}, {x}, {y}, "
-            f"buffering {self.buffering}, hidden sets {self.h_buffers}"
+            f"buffering {self.buffering}, hidden sets {self.h_buffers}{w}"
         )
 
 
@@ -125,6 +129,9 @@ def mlp_params(group: FusedMlp) -> tuple[ParamSpec, ...]:
         ParamSpec("y_resident", "Y's row block stays in the accumulators", choices=(False, True)),
         ParamSpec("buffering", "slots of each streamed block", choices=(1, 2)),
         ParamSpec("h_buffers", "hidden blocks on chip (2: pipelined)", choices=(1, 2)),
+        ParamSpec(
+            "w_resident", "W1 and W2 stay on chip across the row blocks", choices=(False, True)
+        ),
     )
 
 
@@ -146,7 +153,9 @@ def gemm_schedule_of(point: Mapping[str, object]) -> GemmSchedule:
 
 
 def mlp_schedule_of(point: Mapping[str, object]) -> MlpSchedule:
-    flags = {name: bool(point.get(name, False)) for name in ("x_resident", "y_resident")}
+    flags = {
+        name: bool(point.get(name, False)) for name in ("x_resident", "y_resident", "w_resident")
+    }
     return MlpSchedule(
         _int(point, "bm"),
         _int(point, "bk"),
@@ -156,4 +165,5 @@ def mlp_schedule_of(point: Mapping[str, object]) -> MlpSchedule:
         flags["y_resident"],
         _int(point, "buffering"),
         _int(point, "h_buffers"),
+        flags["w_resident"],
     )

@@ -66,11 +66,11 @@ def mlp_candidates(machine: SystolicMachine, group: FusedMlp) -> list[MlpSchedul
     r, c = machine.array.rows, machine.array.cols
     g = group
     return [
-        MlpSchedule(bm, bk, bh, bn, xr, yr, buffering, hb)
+        MlpSchedule(bm, bk, bh, bn, xr, yr, buffering, hb, wr)
         for bm, bk, bh, bn in itertools.product(
             sides(g.m, r), sides(g.d, r), sides(g.hidden, c), sides(g.d_out, c)
         )
-        for xr, yr in itertools.product((False, True), (False, True))
+        for xr, yr, wr in itertools.product((False, True), (False, True), (False, True))
         for buffering, hb in itertools.product((1, 2), (1, 2))
     ]
 

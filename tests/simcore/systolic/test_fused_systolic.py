@@ -5,6 +5,7 @@ that does not fit is refused by arithmetic, naming the store."""
 
 from __future__ import annotations
 
+import dataclasses
 from fractions import Fraction
 
 import pytest
@@ -82,8 +83,8 @@ def _mlp_traffic(g: FusedMlp, s: MlpSchedule) -> dict[str, int]:
     spills = 0 if s.y_resident else (hidden - 1) * g.m * g.d_out
     found = {
         "X": g.m * g.d * (1 if s.x_resident else hidden),
-        "W1": g.d * g.hidden * rows,
-        "W2": g.hidden * g.d_out * rows,
+        "W1": g.d * g.hidden * (1 if s.w_resident else rows),
+        "W2": g.hidden * g.d_out * (1 if s.w_resident else rows),
         "Y": g.m * g.d_out,
         "Y.partial": 2 * spills,
     }
@@ -119,6 +120,22 @@ def test_a_single_product_is_the_memory_systems_block_schedule(data) -> None:
     got = evaluate_fused(machine, design, EpilogueGemm(m, k, n), s)
     assert got.cycles == want.cycles
     assert got.dram_words == want.counts.dram.link_words(machine)
+
+
+def test_resident_weights_come_in_once_for_all_row_blocks() -> None:
+    machine = load_arch("gemmini")
+    design = SystolicDesign(machine.array, machine.dataflow)
+    group = FusedMlp(96, 32, 64, 48, activation="gelu", bias=True)
+    for h_buffers in (1, 2):
+        schedule = MlpSchedule(32, 16, 32, 16, True, True, 2, h_buffers, w_resident=True)
+        run = evaluate_fused(machine, design, group, schedule)
+        dram = run.kernels[0].counts.dram
+        assert (dram["W1"].reads, dram["W2"].reads, dram["X"].reads) == (32 * 64, 64 * 48, 96 * 32)
+        assert verify_fused(machine, design, group, schedule, seed=5).ok
+        streamed = evaluate_fused(
+            machine, design, group, dataclasses.replace(schedule, w_resident=False)
+        )
+        assert run.dram_words < streamed.dram_words
 
 
 def test_fusion_keeps_the_hidden_block_on_chip() -> None:
