@@ -42,9 +42,12 @@ SEARCH_FULL_PRODUCTS = 1 << 23
 # A schedule past that limit gets this many simulated products to settle into a period (about a
 # quarter of a second, hundreds of times what a settling schedule needs).
 PERIODIC_ALLOWANCE = 1 << 20
-# Verification runs the whole program up to this many products (a few seconds, and operands of
-# tens of MB); past it, the same schedule on its reduced shape (simcore.ga1.reduced).
+# Verification runs the whole program up to this many products (a few seconds) and while its
+# matrices (`verification_data_bytes`) stay within FULL_VERIFICATION_BYTES; past either, the same
+# schedule on its reduced shape (simcore.ga1.reduced): a tall product of few tiles has operands
+# of gigabytes.
 FULL_VERIFICATION_PRODUCTS = 1 << 22
+FULL_VERIFICATION_BYTES = 1 << 28
 # The periodic method takes its signatures over every slot: past this many it times in full
 # (simcore/ga1/engine/methods.py).
 PERIODIC_MOST_SLOTS = 4096
@@ -85,6 +88,23 @@ class Work:
         return min(full_limit, max(PERIODIC_ALLOWANCE, 16 * self.periodic_products))
 
 
+def verification_data_bytes(shape: Shape) -> int:
+    """The matrices a verification holds, in float64: A and B (and, while they are drawn, an
+    integer copy of the larger), C and numpy's product."""
+    m, k, n = shape.m, shape.k, shape.n
+    operands = m * k + k * n
+    return 8 * max(operands + max(m * k, k * n), operands + 2 * m * n)
+
+
+def verified_in_full(shape: Shape, machine: Machine) -> bool:
+    """Whether a verification runs the whole program (else its reduced shape's)."""
+    Mt, Kt, Nt = shape.tiles(machine.T)
+    return (
+        Mt * Kt * Nt <= FULL_VERIFICATION_PRODUCTS
+        and verification_data_bytes(shape) <= FULL_VERIFICATION_BYTES
+    )
+
+
 def periodic_products(shape: Shape, machine: Machine) -> int:
     """About how many products the periodic method simulates: PERIODIC_UNITS units at each loop
     level (or all of them, where there are fewer) of blocks of about the slots' area."""
@@ -113,14 +133,13 @@ def estimate(shape: Shape, machine: Machine) -> Work:
         + HISTORY_BYTES_PER_SLOT * machine.slots
         + CHUNK_BYTES
     )
-    operands = 8 * (shape.m * shape.k + shape.k * shape.n)
-    if products > FULL_VERIFICATION_PRODUCTS:  # verified on a reduced shape: a few blocks a side
-        side = 8 * machine.T * max(2, math.isqrt(machine.slots))
-        shape = Shape(*(min(d, side) for d in (shape.m, shape.k, shape.n)))
-        operands = 8 * (shape.m * shape.k + shape.k * shape.n)
-    verification = (
-        2 * operands + 8 * 2 * shape.m * shape.n + 8 * machine.slots * machine.T**2 + state
+    # past the full run's limits, a reduced shape's run within them (simcore.ga1.reduced)
+    data = (
+        verification_data_bytes(shape)
+        if verified_in_full(shape, machine)
+        else FULL_VERIFICATION_BYTES
     )
+    verification = data + 8 * machine.slots * machine.T**2 + state
     instructions = ROWS_PER_PRODUCT * products
     return Work(
         products=products,
