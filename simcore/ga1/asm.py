@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 
 from simcore.ga1.program import OPCODES, Program, ProgramBuilder, ProgramError
+from simcore.shape import parse_int, quoted
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -41,15 +42,15 @@ def instruction(line: str) -> tuple[object, ...]:
     words = line.split()
     name = words[0]
     if name not in OPCODES:
-        raise ProgramError(f"unknown instruction {name!r}")
+        raise ProgramError(f"unknown instruction {quoted(name)}")
     operands: list[object] = []
     for index, word in enumerate(words[1:], start=1):
         if word == "-":
             operands.append(None)
         elif name == "vscale" and index == 3:
             operands.append(float(word))
-        elif re.fullmatch(r"-?\d+", word):
-            operands.append(int(word))
+        elif re.fullmatch(r"-?[0-9]+", word, re.ASCII):
+            operands.append(parse_int(word, f"operand {index}"))
         else:
             operands.append(word)
     return (name, *operands)
@@ -68,7 +69,7 @@ def tuples(text: str) -> list[tuple[object, ...]]:
             found.append(instruction(line))
             builder.add_tuple(found[-1])
         except (ProgramError, ValueError) as exc:
-            raise ProgramError(f"line {number}: {exc}: {raw.strip()!r}") from None
+            raise ProgramError(f"line {number}: {exc}: {quoted(raw.strip())}") from None
     return found
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from simcore.ga1.generator.strips import MAX_STRIPS
 from simcore.ga1.machine import Machine
 from simcore.shape import Shape
 
@@ -55,6 +56,12 @@ PERIODIC_MOST_SLOTS = 4096
 # tiles, and a table of a few entries per slot beyond.
 DIRECT_TILES = 1 << 18
 HISTORY_BYTES_PER_SLOT = 8 * 3 * 9 * 12  # the periodic method's signatures kept: 3 levels, 9 deep
+# A schedule's cell tables (a few entries per cell of its at most four block shapes, each of at
+# most the slots' cells), built as Python lists and packed.
+TABLE_BYTES_PER_SLOT = 4 * 5 * 48
+# A strip schedule's record of a strip, built as a Python list and packed; a schedule has at most
+# as many strips as tiles across, and at most MAX_STRIPS (simcore.ga1.generator.strips).
+STRIP_BYTES = 14 * 48
 
 
 @dataclass(frozen=True)
@@ -128,9 +135,11 @@ def estimate(shape: Shape, machine: Machine) -> Work:
     products = Mt * Kt * Nt
     tiles = Mt * Kt + Kt * Nt + Mt * Nt
     tile_map = tiles if tiles <= DIRECT_TILES else 8 * machine.slots
+    strips = min(MAX_STRIPS, max(Mt, Nt))
     state = (
-        8 * (tile_map + 16 * machine.slots + Mt + Nt)
-        + HISTORY_BYTES_PER_SLOT * machine.slots
+        8 * (tile_map + 16 * machine.slots)
+        + (HISTORY_BYTES_PER_SLOT + TABLE_BYTES_PER_SLOT) * machine.slots
+        + STRIP_BYTES * strips
         + CHUNK_BYTES
     )
     # past the full run's limits, a reduced shape's run within them (simcore.ga1.reduced)

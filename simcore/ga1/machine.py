@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 from dataclasses import dataclass
 from typing import Mapping, Union
 
+from simcore.shape import parse_int
 from simcore.systolic.tie import mxu_timing, parse_array
-
-_INTEGER = re.compile(r"[+-]?[0-9]+", re.ASCII)
 
 # Parameters a user may set, in the chapter's order.
 MACHINE_KEYS: tuple[str, ...] = (
@@ -109,10 +107,10 @@ def parse_overrides(text: str) -> dict[str, OverrideValue]:
         if key not in MACHINE_KEYS:
             known = ", ".join((*MACHINE_KEYS, MXU_ARRAY))
             raise MachineError(f"unknown machine parameter {key!r} (known: {known})")
-        value = raw.strip()
-        if not _INTEGER.fullmatch(value):  # int() would take other scripts' digits and '1_000'
-            raise MachineError(f"machine parameter {key} needs an integer, got {value!r}")
-        result[key] = int(value)
+        try:
+            result[key] = parse_int(raw, f"machine parameter {key}")
+        except ValueError as exc:
+            raise MachineError(str(exc)) from None
     return result
 
 
