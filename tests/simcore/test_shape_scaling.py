@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -20,7 +21,18 @@ from simcore.ga1.lower_bounds import compute_pipeline_bound, max_products_after
 from simcore.ga1.machine import Machine
 from simcore.ga1.reduced import _line_descriptors, _runs, _strip_kinds
 from simcore.shape import Shape
+from simcore.systolic import (
+    Assumptions,
+    HbmLink,
+    Mapping,
+    SystolicArray,
+    SystolicDesign,
+    closed_form,
+    schedule,
+)
+from simcore.systolic import cycles as systolic_cycles
 from tests.helpers.generator_strategies import strip_params
+from tests.helpers.systolic_strategies import designs
 
 HUGE = 1 << 40
 
@@ -153,3 +165,43 @@ def test_strip_kinds_equal_the_listing(long, cut, slots, params):
     assert _strip_kinds(long, cut, slots, params) == _strip_kinds_by_listing(
         long, cut, slots, params
     )
+
+
+# --- the systolic closed form: periods of more than one tile, any length ---------------------
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    design=designs(max_side=4),
+    long=st.integers(1, 400),
+    side=st.tuples(st.integers(1, 9), st.integers(1, 9)),
+    axis=st.integers(0, 2),
+)
+def test_the_systolic_count_equals_the_walk_on_long_shapes(design, long, side, axis):
+    dims = list(side)
+    dims.insert(axis, long)
+    shape = Shape(*dims)
+    assert systolic_cycles(design, shape) == schedule(design, shape).cycles
+
+
+@pytest.mark.parametrize("dataflow", ["ws", "is", "os"])
+@pytest.mark.parametrize("buffers", [1, 2])
+@pytest.mark.parametrize("words", [None, 0.5, 3, 64])
+def test_the_systolic_count_takes_a_bounded_number_of_steps(dataflow, buffers, words, monkeypatch):
+    steps = []
+    for name in ("stationary_step", "output_step"):
+        original = getattr(closed_form, name)
+
+        def counted(*args, original=original):
+            steps.append(1)
+            return original(*args)
+
+        monkeypatch.setattr(closed_form, name, counted)
+    design = SystolicDesign(
+        SystolicArray(64, 64), dataflow, None, Assumptions(), HbmLink(words, buffers)
+    )
+    for shape in (Shape(HUGE, 8, 8), Shape(8, HUGE, 8), Shape(8, 8, HUGE), Shape(1_000_000, 8, 8)):
+        steps.clear()
+        for mapping in (Mapping(64, 64), Mapping(8, 64, "row-outer"), Mapping(3, 5)):
+            closed_form.cycles(design.with_mapping(mapping), shape)
+        assert len(steps) < 3000, (shape, len(steps))
