@@ -65,6 +65,13 @@ class Technology:
     sram_um2_per_kib: float
     dma_lane_um2: float
     sources: tuple[tuple[str, str], ...] = ()
+    hbm_read_pj: float | None = None  # optional: a table without them cannot cost an HBM link
+    hbm_write_pj: float | None = None
+    # The vector unit's arithmetic per word (optional: a table without them leaves it uncosted).
+    vector_add_pj: float | None = None  # add, subtract, max, relu, negate, a reduction's step
+    vector_mul_pj: float | None = None  # multiply, scale
+    vector_div_pj: float | None = None
+    sfu_pj: float | None = None  # exp and the sfu's functions
 
     @property
     def accumulator_words(self) -> float:
@@ -103,7 +110,19 @@ def _log_log(points: tuple[SramPoint, ...], kib: float, field: str) -> float:
 
 # ---- the schema: section, key, unit kind ------------------------------------------------------
 
-ENERGY_KEYS = tuple(f.name for f in fields(Technology) if f.name.endswith("_pj"))
+OPTIONAL_ENERGY_KEYS = (
+    "hbm_read_pj",
+    "hbm_write_pj",
+    "vector_add_pj",
+    "vector_mul_pj",
+    "vector_div_pj",
+    "sfu_pj",
+)
+ENERGY_KEYS = tuple(
+    f.name
+    for f in fields(Technology)
+    if f.name.endswith("_pj") and f.name not in OPTIONAL_ENERGY_KEYS
+)
 AREA_KEYS = ("pe_um2", "shadow_register_um2", "sram_um2_per_kib", "dma_lane_um2")
 SRAM_KEYS = ("kib", "read_pj", "write_pj")
 TOP_KEYS = ("name", "word_bits", "accumulator_bits", "energy", "sram", "area")
@@ -231,18 +250,25 @@ def technology_from_dict(data: Mapping[str, Any]) -> Technology:
             raise TechnologyError(
                 f"{section}: expected a table, got {type(data[section]).__name__}"
             )
-    _table("energy.", data["energy"], ENERGY_KEYS)
+    _table("energy.", data["energy"], ENERGY_KEYS, OPTIONAL_ENERGY_KEYS)
     _table("area.", data["area"], AREA_KEYS)
     if not isinstance(data["name"], str) or not data["name"].strip():
         raise TechnologyError(f"name: expected a non-empty string, got {data['name']!r}")
     values: dict[str, Any] = {
         key: _quantity(f"energy.{key}", data["energy"][key], "pj") for key in ENERGY_KEYS
     }
+    values.update(
+        {
+            key: _quantity(f"energy.{key}", data["energy"][key], "pj")
+            for key in OPTIONAL_ENERGY_KEYS
+            if key in data["energy"]
+        }
+    )
     values.update({key: _quantity(f"area.{key}", data["area"][key], "um2") for key in AREA_KEYS})
     sources = data.get("sources", {})
     if not isinstance(sources, dict) or not all(isinstance(v, str) for v in sources.values()):
         raise TechnologyError('sources: expected a table of key = "citation" strings')
-    citable = (*ENERGY_KEYS, *AREA_KEYS, "sram")
+    citable = (*ENERGY_KEYS, *OPTIONAL_ENERGY_KEYS, *AREA_KEYS, "sram")
     for key in sources:
         if key not in citable:
             raise TechnologyError(f"sources.{key}: cites a key the table does not have")
@@ -292,6 +318,9 @@ def technology_to_dict(tech: Technology) -> dict[str, Any]:
         if getattr(tech, key) is not None:
             data[key] = getattr(tech, key)
     data["energy"] = {key: getattr(tech, key) for key in ENERGY_KEYS}
+    data["energy"].update(
+        {key: getattr(tech, key) for key in OPTIONAL_ENERGY_KEYS if getattr(tech, key) is not None}
+    )
     data["sram"] = [{"kib": p.kib, "read_pj": p.read_pj, "write_pj": p.write_pj} for p in tech.sram]
     data["area"] = {key: getattr(tech, key) for key in AREA_KEYS}
     if tech.sources:

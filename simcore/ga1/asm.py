@@ -7,6 +7,7 @@
     mxu C A B                   matrix unit: slot C += slot A @ slot B
     vop FUNC DST A B|-          elementwise (B is - for relu and neg)
     exp DST A / vscale DST A K / rowred FUNC DST A / bcastcol DST A / masklen SLOT ROWS COLS
+    sfu FUNC DST A / transpose DST A     the extensions beyond the chapter (docs/vector.md)
 
 `#` starts a comment; blank lines are skipped. `from_text(to_text(p))` rebuilds `p` exactly,
 and each line is the listing's tuple `(name, operand, ...)` written out."""

@@ -6,7 +6,8 @@ schedule is what its instructions say, whatever their timing.
 
 from __future__ import annotations
 
-from typing import Mapping
+import math
+from typing import Callable, Mapping
 
 import numpy as np
 
@@ -20,8 +21,11 @@ from simcore.ga1.program import (
     NONE,
     OP,
     ROWRED,
+    SFU,
+    SFU_FUNCS,
     STORE,
     TENSOR,
+    TRANSPOSE,
     VOP,
     VOP_FUNCS,
     VSCALE,
@@ -49,6 +53,22 @@ _VOPS = {
     "relu": lambda x, _y: np.maximum(x, 0.0),
     "neg": lambda x, _y: -x,
 }
+
+
+def _rsqrt(x: np.ndarray) -> np.ndarray:
+    # IEEE's rSqrt: +inf at +0, -inf at -0, nan below zero, 0 at +inf.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return 1.0 / np.sqrt(x)
+
+
+_ERF = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    return np.asarray(_ERF(x), dtype=np.float64)
+
+
+_SFUS: dict[str, Callable[[np.ndarray], np.ndarray]] = {"rsqrt": _rsqrt, "erf": _erf}
 
 
 def _row_max(source: np.ndarray) -> np.ndarray:
@@ -101,6 +121,10 @@ def execute(
             spad[s0] = np.repeat(reduced[:, None], T, axis=1)
         elif op == BCASTCOL:
             spad[s0] = np.repeat(spad[s1][:, :1], T, axis=1)
+        elif op == SFU:
+            spad[s0] = _SFUS[SFU_FUNCS[sub]](spad[s1])
+        elif op == TRANSPOSE:
+            spad[s0] = spad[s1].T.copy()
         elif op == MASKLEN:
             masked = np.zeros((T, T))
             rows, cols = (

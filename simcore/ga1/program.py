@@ -14,8 +14,10 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-# Opcodes, in the order the chapter lists them.
-LOAD, STORE, ZERO, MXU, VOP, EXP, VSCALE, ROWRED, BCASTCOL, MASKLEN = range(10)
+# Opcodes, in the order the chapter lists them, then the two extensions beyond the chapter (sfu:
+# a special function on the exp path, transpose: a tile transposed by the vector unit; see
+# docs/vector.md).
+LOAD, STORE, ZERO, MXU, VOP, EXP, VSCALE, ROWRED, BCASTCOL, MASKLEN, SFU, TRANSPOSE = range(12)
 OPCODE_NAMES: tuple[str, ...] = (
     "load",
     "store",
@@ -27,14 +29,19 @@ OPCODE_NAMES: tuple[str, ...] = (
     "rowred",
     "bcastcol",
     "masklen",
+    "sfu",
+    "transpose",
 )
+CHAPTER_OPCODES = frozenset(range(MASKLEN + 1))
+EXTENSION_OPCODES = frozenset({SFU, TRANSPOSE})
 OPCODES: dict[str, int] = {name: code for code, name in enumerate(OPCODE_NAMES)}
 VOP_FUNCS: tuple[str, ...] = ("add", "sub", "mul", "div", "max", "relu", "neg")
 UNARY_VOPS = frozenset({"relu", "neg"})
 ROWRED_FUNCS: tuple[str, ...] = ("sum", "max")
+SFU_FUNCS: tuple[str, ...] = ("rsqrt", "erf")
 
 # Columns of a program row. Unused fields are -1.
-#   OP   opcode            SUB  vop/rowred function index
+#   OP   opcode            SUB  vop/rowred/sfu function index
 #   S0   destination slot  S1, S2  source slots
 #   TENSOR  index into Program.tensors     X, Y  tile coordinates (masklen: rows, cols)
 OP, SUB, S0, S1, S2, TENSOR, X, Y = range(8)
@@ -98,7 +105,7 @@ class Program:
         counts = (
             np.bincount(self.code[:, OP], minlength=len(OPCODE_NAMES))
             if len(self)
-            else np.zeros(10, int)
+            else np.zeros(len(OPCODE_NAMES), int)
         )
         return {name: int(counts[i]) for i, name in enumerate(OPCODE_NAMES)}
 
@@ -136,12 +143,14 @@ def instruction_tuple(
         return (name, s0, s1, s2)
     if op == VOP:
         return (name, VOP_FUNCS[sub], s0, s1, None if s2 == NONE else s2)
-    if op in (EXP, BCASTCOL):
+    if op in (EXP, BCASTCOL, TRANSPOSE):
         return (name, s0, s1)
     if op == VSCALE:
         return (name, s0, s1, const)
     if op == ROWRED:
         return (name, ROWRED_FUNCS[sub], s0, s1)
+    if op == SFU:
+        return (name, SFU_FUNCS[sub], s0, s1)
     return (name, s0, x, y)  # masklen
 
 
@@ -212,7 +221,7 @@ class ProgramBuilder:
             if second == NONE and func not in UNARY_VOPS:
                 raise ValueError(f"vector op {func!r} needs two operands")
             return (op, VOP_FUNCS.index(str(func)), slot(d), slot(a), second, NONE, NONE, NONE)
-        if op in (EXP, BCASTCOL):
+        if op in (EXP, BCASTCOL, TRANSPOSE):
             _, d, a = ins
             return (op, NONE, slot(d), slot(a), NONE, NONE, NONE, NONE)
         if op == VSCALE:
@@ -223,6 +232,11 @@ class ProgramBuilder:
             if func not in ROWRED_FUNCS:
                 raise ValueError(f"unknown reduction {func!r}")
             return (op, ROWRED_FUNCS.index(str(func)), slot(d), slot(a), NONE, NONE, NONE, NONE)
+        if op == SFU:
+            _, func, d, a = ins
+            if func not in SFU_FUNCS:
+                raise ValueError(f"unknown special function {func!r}")
+            return (op, SFU_FUNCS.index(str(func)), slot(d), slot(a), NONE, NONE, NONE, NONE)
         _, s, r, c = ins  # masklen
         return (op, NONE, slot(s), NONE, NONE, NONE, int(r), int(c))  # type: ignore[call-overload]
 

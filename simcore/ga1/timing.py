@@ -24,10 +24,13 @@ from simcore.ga1.program import (
     MASKLEN,
     MXU,
     NONE,
+    OPCODE_NAMES,
     ROWRED,
     S0,
     S2,
+    SFU,
     STORE,
+    TRANSPOSE,
     VOP,
     VSCALE,
     ZERO,
@@ -37,6 +40,18 @@ from simcore.ga1.program import (
 
 DMA, MXU_ENGINE, VPU = 0, 1, 2
 ENGINE_NAMES: tuple[str, ...] = ("dma", "mxu", "vpu")
+# Every vector-unit opcode, the extensions (sfu, transpose) last.
+VECTOR_OPCODES: tuple[int, ...] = (
+    ZERO,
+    VOP,
+    EXP,
+    VSCALE,
+    ROWRED,
+    BCASTCOL,
+    MASKLEN,
+    SFU,
+    TRANSPOSE,
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -72,11 +87,12 @@ class Timing:
 
 
 def vector_duration(machine: Machine, op: int) -> int:
-    """Cycles of a vector-unit instruction (zero and masklen take one)."""
+    """Cycles of a vector-unit instruction (zero and masklen take one). The sfu extension costs
+    what exp does (the same special-function lanes); transpose what a lane pass does."""
     lanes_pass = math.ceil(machine.tile_words / machine.vpu_lanes)
     if op in (ZERO, MASKLEN):
         return 1
-    if op == EXP:
+    if op in (EXP, SFU):
         return math.ceil(machine.tile_words / machine.sfu_lanes) + 1
     if op == ROWRED:
         return lanes_pass + 3
@@ -109,8 +125,8 @@ def run_timing(machine: Machine, program: Program, record: bool = False) -> Timi
     dma_cycles = machine.dma_cycles
     mxu_cycles = machine.mxu_cycles
     fill = machine.mxu_fill
-    durations = [0] * 10
-    for op in (ZERO, VOP, EXP, VSCALE, ROWRED, BCASTCOL, MASKLEN):
+    durations = [0] * len(OPCODE_NAMES)
+    for op in VECTOR_OPCODES:
         durations[op] = vector_duration(machine, op)
     n = len(program)
     starts = [0] * n if record else None

@@ -61,8 +61,10 @@ def draw_instruction(
     if kind == "mxu_same":
         s = slot()
         return ("mxu", s, s, s)  # c == a == b
-    if kind in ("exp", "bcastcol"):
+    if kind in ("exp", "bcastcol", "transpose"):
         return (kind, slot(), slot())
+    if kind == "sfu":
+        return ("sfu", draw(st.sampled_from(["rsqrt", "erf"])), slot(), slot())
     if kind == "vscale":
         return ("vscale", slot(), slot(), draw(st.sampled_from(VSCALE_CONSTANTS)))
     if kind == "rowred":
@@ -95,8 +97,14 @@ KINDS = (
 )
 
 
+# The instructions beyond the chapter (its listing does not run them).
+EXTENSION_KINDS = ("sfu", "transpose")
+
+
 @st.composite
-def cases(draw: st.DrawFn) -> tuple[dict[str, int], dict[str, np.ndarray], list[tuple[Any, ...]]]:
+def cases(
+    draw: st.DrawFn, kinds: tuple[str, ...] = KINDS
+) -> tuple[dict[str, int], dict[str, np.ndarray], list[tuple[Any, ...]]]:
     params = draw(machines())
     T = params["T"]
     dram = {}
@@ -114,7 +122,7 @@ def cases(draw: st.DrawFn) -> tuple[dict[str, int], dict[str, np.ndarray], list[
     # An explicit length: plain st.lists keeps programs short, and the interesting bugs need a
     # few instructions to line up (a load, a producer, a consumer, a store).
     length = draw(st.sampled_from(range(25)))
-    palette = tuple(draw(st.lists(st.sampled_from(KINDS), min_size=1, max_size=5, unique=True)))
+    palette = tuple(draw(st.lists(st.sampled_from(kinds), min_size=1, max_size=5, unique=True)))
     kinds = ("load", "load", "store", *palette)
     program = [draw_instruction(draw, T, params["slots"], shapes, kinds) for _ in range(length)]
     # End by storing every slot to a dump tensor: the whole final scratchpad is compared, not

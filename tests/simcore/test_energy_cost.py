@@ -14,6 +14,7 @@ from simcore.energy import (
     CATEGORIES,
     CountError,
     Ga1Counts,
+    VectorWork,
     ga1_cost,
     ga1_counts,
     ga1_counts_of_program,
@@ -86,7 +87,17 @@ def test_a_program_with_other_vector_instructions_is_counted_from_the_program() 
     program = Program.from_tuples([("load", 0, "A", 0, 0), ("exp", 1, 0), ("store", 1, "A", 0, 0)])
     counts = ga1_counts_of_program(run_timing(machine, program), program)
     assert (counts.loads, counts.stores, counts.zeros, counts.other_vector) == (1, 1, 0, 1)
-    assert "1 vector instructions other than zero" in ga1_cost(machine, counts, TECH).not_counted[0]
+    assert counts.vector == VectorWork(special=1, tile_reads=1, tile_writes=1)
+    cost = ga1_cost(machine, counts, TECH)  # 64 exps, a tile read and written by the vector unit
+    compute = {item.name: item.total for item in cost.category("compute").items}
+    assert compute["special functions: exp, sfu (T^2 per instruction)"] == 64 * TECH.sfu_pj
+    on_chip = {item.name: item.amount for item in cost.category("on_chip").items}
+    assert (
+        on_chip["scratchpad reads: vector unit"] == on_chip["scratchpad writes: vector unit"] == 64
+    )
+    assert not any("vector" in note for note in cost.not_counted)
+    without = dataclasses.replace(TECH, vector_add_pj=None)  # a table without the vector lines
+    assert "the vector unit's arithmetic" in ga1_cost(machine, counts, without).not_counted[0]
 
 
 def test_counts_must_be_whole_and_non_negative() -> None:

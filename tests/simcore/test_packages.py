@@ -11,7 +11,14 @@ import pytest
 
 import simcore
 
-PACKAGES = ("simcore", "simcore.ga1", "simcore.systolic", "simcore.ga1.engine", "simcore.energy")
+PACKAGES = (
+    "simcore",
+    "simcore.ga1",
+    "simcore.systolic",
+    "simcore.ga1.engine",
+    "simcore.energy",
+    "simcore.ga1.vector",
+)
 
 
 def submodules(package: ModuleType) -> list[str]:

@@ -19,22 +19,19 @@ import numpy as np
 from simcore.ga1.engine.jit import inline_ir, kernel
 from simcore.ga1.machine import Machine
 from simcore.ga1.program import (
-    BCASTCOL,
-    EXP,
     LOAD,
     MASKLEN,
     MXU,
     NONE,
-    ROWRED,
+    OPCODE_NAMES,
     STORE,
-    VOP,
-    VSCALE,
+    TRANSPOSE,
     WIDTH,
     ZERO,
     Program,
     ProgramError,
 )
-from simcore.ga1.timing import Timing, check_slots, vector_duration
+from simcore.ga1.timing import VECTOR_OPCODES, Timing, check_slots, vector_duration
 
 # The DMA is busy DMA_CYCLES per transfer and the matrix unit MXU_CYCLES per product, so their busy
 # times follow from the counts (timing_of); VPU_BUSY adds up vector durations, ZEROS counts zeros.
@@ -54,7 +51,7 @@ from simcore.ga1.timing import Timing, check_slots, vector_duration
     FILL,
 ) = range(13)
 DURATION = 13  # DURATION + opcode: a vector-unit instruction's cycles
-SLOTS = DURATION + 10  # the slot count
+SLOTS = DURATION + len(OPCODE_NAMES)  # the slot count
 BAD = SLOTS + 1  # the first malformed row time_rows met, or -1
 SLOT0 = 32  # then READY, ACC_READY, BY_MXU and BY_OTHERS of every slot, slot after slot
 READY, ACC_READY, BY_MXU, BY_OTHERS = range(4)
@@ -86,7 +83,7 @@ def _clock_at_zero(machine: Machine) -> np.ndarray:
     clock[DMA_CYCLES] = machine.dma_cycles
     clock[MXU_CYCLES] = machine.mxu_cycles
     clock[FILL] = machine.mxu_fill
-    for op in (ZERO, VOP, EXP, VSCALE, ROWRED, BCASTCOL, MASKLEN):
+    for op in VECTOR_OPCODES:
         clock[DURATION + op] = vector_duration(machine, op)
     return clock
 
@@ -251,7 +248,7 @@ def time_rows(clock: np.ndarray, rows: np.ndarray, n: int, times: np.ndarray) ->
             break
         if index < n:
             op = rows[index * WIDTH]
-            if op <= ZERO or op > MASKLEN or not _vector(clock, rows, index, times):
+            if op <= ZERO or op > TRANSPOSE or not _vector(clock, rows, index, times):
                 clock[BAD] = index
                 break
             index += 1

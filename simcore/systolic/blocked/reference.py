@@ -1,0 +1,260 @@
+"""The reference engine: the block schedule as a program of operations, timed one by one.
+
+The program walks the blocks in the loop order. Every step computes one block C[i,j] += A[i,k]
+B[k,j] on the array. An operand's tile (one block, or the blocks its span reaches: see
+`schedule`) is replaced when a loop outside its span moves it on. Before a step, in this order,
+the link is asked to:
+  1. load the A block, if it is not in A's tile yet (a new tile starts empty);
+  2. load the B block, likewise;
+  3. when C's tile is replaced: drain every block of the previous tile (partial sums, at
+     accumulator width, if their last k block is not the GEMM's last; else the outputs, at
+     output width), then, for a C block not in its tile yet, read its partial sums back if an
+     earlier k block has already been added into it (its k block is not 0);
+and after the last step it drains the last C tile. A tile occupies a slot of its operand: with
+single buffering the new tile takes the one slot, with double buffering the slots alternate.
+The timing rule:
+  * the link serves requests one at a time in the order above; a request starts when the link
+    is free and its slot is free, and its data is in place `latency` cycles after the link has
+    moved it (`Link.occupancy`);
+  * an A or B slot is free once the last step reading its previous tile has finished; a C slot
+    is free once the last drain of its previous tile has left it;
+  * a step starts when the previous step has finished and its three blocks are in place (a new
+    C block without partial sums to read back needs only its slot) and takes the array's time
+    for the block (`block_cycles`);
+  * the run ends when the last step has finished and the last write is complete.
+Stall cycles are the cycles the array is not computing a block: the run's cycles minus the sum
+of the blocks' times.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from simcore.shape import Shape
+from simcore.systolic.blocked.schedule import (
+    INDEXED_BY,
+    BlockSchedule,
+    block_cycles,
+    check_design,
+    transfer,
+)
+from simcore.systolic.machine import SystolicMachine
+from simcore.systolic.model import SystolicDesign
+
+
+@dataclass
+class Op:
+    """One operation: a transfer on the link or a step on the array, with its times."""
+
+    kind: str  # load-a, load-b, c-back, c-partial, c-final, compute
+    block: tuple[int, int]
+    elements: int
+    words: Fraction = Fraction(0)
+    after: list[int] = field(default_factory=list)  # ops whose data must be in place
+    slot_after: list[int] = field(default_factory=list)  # ops that free this op's slot
+    duration: int = 0
+    start: int = 0
+    end: int = 0  # link: occupancy end; compute: last cycle + 1
+    ready: int = 0  # link: data in place (end + latency); compute: end
+    slot: int = 0
+    dims: tuple[int, int, int] = (0, 0, 0)  # a step's block, bm x bk x bn
+    tile: int = 0  # a transfer's tile of its operand (a step's: of C), numbered as they come in
+    k: int = 0  # a step's k block
+
+
+@dataclass
+class Tiles:
+    """An operand's on-chip tiles: the one in use (named by the indices of its loops outside the
+    span), the blocks of it already in, how many tiles have come in, and for each slot the op
+    that frees it (the last step reading its tile, or the last drain moving it out)."""
+
+    count: int
+    instance: tuple[int, ...] | None = None
+    loaded: dict[tuple[int, int], int] = field(default_factory=dict)  # block -> elements
+    runs: int = 0
+    freed_by: dict[int, int] = field(default_factory=dict)
+    wait: list[int] = field(default_factory=list)
+
+    def enter(self, instance: tuple[int, ...]) -> None:
+        """A new tile takes the next slot; its blocks wait for that slot to be free."""
+        slot = self.runs % self.count
+        self.runs += 1
+        self.instance, self.loaded = instance, {}
+        freed = self.freed_by.get(slot)
+        self.wait = [] if freed is None else [freed]
+
+    @property
+    def slot(self) -> int:
+        return (self.runs - 1) % self.count
+
+
+def steps(schedule: BlockSchedule, shape: Shape) -> list[tuple[int, int, int]]:
+    """Block indices (i, k, j) of every step, in loop order."""
+    counts = dict(zip("mkn", schedule.grid(shape)))
+    loops = [range(counts[d]) for d in schedule.order]
+    out = []
+    for index in itertools.product(*loops):
+        where = dict(zip(schedule.order, index))
+        out.append((where["m"], where["k"], where["n"]))
+    return out
+
+
+def _extent(index: int, block: int, size: int) -> int:
+    return min(block, size - index * block)
+
+
+class Program:
+    """The operations in issue order, with their dependencies and durations."""
+
+    def __init__(self, machine: SystolicMachine) -> None:
+        self.machine = machine
+        self.ops: list[Op] = []
+
+    def emit(self, op: Op, what: str | None = None) -> int:
+        if what is not None:  # a transfer: its words and its cycles on the link
+            op.words, rate = transfer(self.machine, what, op.elements)
+            op.duration = self.machine.memory.dram.occupancy(op.words, rate)
+        self.ops.append(op)
+        return len(self.ops) - 1
+
+    def drain(self, c: Tiles, last_compute: int, final: bool) -> None:
+        """Drain every block of the C tile in use once its last step has finished."""
+        what = "c-final" if final else "c-partial"
+        for block, elements in c.loaded.items():
+            op = Op(what, block, elements, after=[last_compute], slot=c.slot, tile=c.runs - 1)
+            c.freed_by[c.slot] = self.emit(op, what)
+
+
+def _instance(schedule: BlockSchedule, operand: str, index: dict[str, int]) -> tuple[int, ...]:
+    """The indices of the operand's loops outside its span: they name its tile."""
+    span = schedule.span["abc".index(operand)]
+    return tuple(index[d] for d in INDEXED_BY[operand] if schedule.level(d) < span)
+
+
+def build_program(
+    machine: SystolicMachine, design: SystolicDesign, schedule: BlockSchedule, shape: Shape
+) -> list[Op]:
+    s = schedule.clipped(shape)
+    kb = s.grid(shape)[1]
+    program = Program(machine)
+    tiles = {x: Tiles(n) for x, n in zip("abc", s.buffering)}
+    last_compute, last_k = -1, 0
+    for i, k, j in steps(s, shape):
+        index = {"m": i, "k": k, "n": j}
+        bm, bk, bn = _extent(i, s.bm, shape.m), _extent(k, s.bk, shape.k), _extent(j, s.bn, shape.n)
+        data: list[int] = []
+        slot_wait: list[int] = []
+        for operand, block, elements in (("a", (i, k), bm * bk), ("b", (k, j), bk * bn)):
+            t = tiles[operand]
+            instance = _instance(s, operand, index)
+            if t.instance != instance:
+                t.enter(instance)
+            if block not in t.loaded:
+                t.loaded[block] = elements
+                op = Op(
+                    f"load-{operand}",
+                    block,
+                    elements,
+                    slot_after=t.wait,
+                    slot=t.slot,
+                    tile=t.runs - 1,
+                )
+                data.append(program.emit(op, operand))
+        c = tiles["c"]
+        instance = _instance(s, "c", index)
+        if c.instance != instance:
+            if c.instance is not None:
+                program.drain(c, last_compute, last_k == kb - 1)
+            c.enter(instance)
+        if (i, j) not in c.loaded:
+            c.loaded[(i, j)] = bm * bn
+            if k > 0:  # partial sums of earlier k blocks come back
+                op = Op("c-back", (i, j), bm * bn, slot_after=c.wait, slot=c.slot, tile=c.runs - 1)
+                data.append(program.emit(op, "c-back"))
+            else:
+                slot_wait.extend(c.wait)
+        duration = block_cycles(machine, design, bm, bk, bn)
+        compute = Op(
+            "compute",
+            (i, j),
+            bm * bk * bn,
+            after=data,
+            slot_after=slot_wait,
+            duration=duration,
+            dims=(bm, bk, bn),
+            slot=c.slot,
+            tile=c.runs - 1,
+            k=k,
+        )
+        last_compute, last_k = program.emit(compute), k
+        for operand in "ab":
+            tiles[operand].freed_by[tiles[operand].slot] = last_compute
+    program.drain(tiles["c"], last_compute, last_k == kb - 1)
+    return program.ops
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """The timed program, the run's cycles, the array's busy cycles and the stall cycles."""
+
+    ops: tuple[Op, ...]
+    cycles: int
+    compute_cycles: int
+
+    @property
+    def stall_cycles(self) -> int:
+        return self.cycles - self.compute_cycles
+
+
+def run_reference(
+    machine: SystolicMachine, design: SystolicDesign, schedule: BlockSchedule, shape: Shape
+) -> Timeline:
+    """Time the program one operation at a time (see the module docstring)."""
+    check_design(machine, design)
+    ops = build_program(machine, design, schedule, shape)
+    latency = machine.memory.dram.latency
+    link_free = array_free = 0
+    end = 0
+    for op in ops:
+        data = max((ops[n].ready for n in op.after), default=0)
+        slot = max((_slot_free(ops[n]) for n in op.slot_after), default=0)
+        if op.kind == "compute":
+            op.start = max(array_free, data, slot)
+            op.end = op.ready = op.start + op.duration
+            array_free = op.end
+        else:
+            op.start = max(link_free, data, slot)
+            op.end = op.start + op.duration
+            op.ready = op.end + latency
+            link_free = op.end
+        end = max(end, op.ready)
+    busy = sum(op.duration for op in ops if op.kind == "compute")
+    return Timeline(tuple(ops), end, busy)
+
+
+def _slot_free(op: Op) -> int:
+    """A slot is free when the step that last read it has finished, or the drain that moved it
+    out has left the link."""
+    return op.end
+
+
+def reference_dram(timeline: Timeline) -> dict[str, int]:
+    """DRAM elements and requests of the timed program, counted op by op."""
+    out = dict.fromkeys(("a_reads", "b_reads", "c_reads", "c_partial_writes", "c_final_writes"), 0)
+    requests = dict.fromkeys(("a", "b", "c_read", "c_write"), 0)
+    names = {
+        "load-a": ("a_reads", "a"),
+        "load-b": ("b_reads", "b"),
+        "c-back": ("c_reads", "c_read"),
+        "c-partial": ("c_partial_writes", "c_write"),
+        "c-final": ("c_final_writes", "c_write"),
+    }
+    for op in timeline.ops:
+        if op.kind in names:
+            field_name, request = names[op.kind]
+            out[field_name] += op.elements
+            requests[request] += 1
+    out.update({f"{k}_requests": v for k, v in requests.items()})
+    return out
