@@ -17,6 +17,10 @@ do not: nesting (each recurses per level, and fails past about 300 with Recursio
 segments of a dotted TOML key (tomllib's work grows with their square: 20 KB of `a.a.a...` take
 seconds and hundreds of MB), and the digits of an integer (int() refuses past 4,300 with a message
 about Python). Values are the caller's to check (types, ranges), with its own one-line errors.
+
+`check_writable(path, what, may_create)` is the other direction: a command that will write a
+result checks, before any work, that the file can be written where it is named, creating no
+folder outside the one it owns.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import json
 import os
 import stat
 import sys
+from pathlib import Path
 from typing import Any
 
 from simcore.shape import MOST_DIGITS, parse_int
@@ -226,3 +231,36 @@ def _string_end(text: str, start: int) -> int:
     while index < size and text[index] not in (quote, "\n"):
         index += 2 if quote == '"' and text[index] == "\\" else 1
     return min(index + 1, size)
+
+
+# ---- where a result will be written ---------------------------------------------------------
+
+
+def check_writable(
+    path: str | os.PathLike[str], what: str, may_create: str | os.PathLike[str] | None = None
+) -> None:
+    """Refuse (FileError), before any work, a file that could not be written where it is named:
+    its folder must be a folder this process may write in, or not exist yet inside `may_create`
+    (a folder the caller makes, such as the results folder: nothing is ever created outside
+    it); an existing file of that name must be a regular file. Nothing is created here."""
+    target = Path(path)
+    if target.exists() and not target.is_file():
+        raise FileError(f"{what} {target} is {_kind(os.stat(target).st_mode)}, not a regular file")
+    folder = target.parent
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if existing != folder:
+        inside = may_create is not None and _within(folder, Path(may_create))
+        if not inside:
+            raise FileError(f"{what} {target}: the folder {folder} does not exist")
+    if not existing.is_dir():
+        raise FileError(f"{what} {target}: {existing} is a file, not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise FileError(f"{what} {target}: the folder {existing} is not writable")
+
+
+def _within(folder: Path, parent: Path) -> bool:
+    """`folder` is `parent` or lies inside it (both made absolute, links not followed)."""
+    folder, parent = Path(os.path.abspath(folder)), Path(os.path.abspath(parent))
+    return folder == parent or parent in folder.parents

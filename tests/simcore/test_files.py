@@ -207,3 +207,24 @@ def test_leading_zeros_are_not_digits() -> None:
     assert (parse_int("-007", "x"), parse_int("+0", "x")) == (-7, 0)
     with pytest.raises(ValueError, match="x needs an integer, got '1_000'"):
         parse_int("1_000", "x")
+
+
+def test_an_output_is_checked_before_anything_is_written(tmp_path: Path) -> None:
+    from simcore.files import check_writable
+
+    results = tmp_path / "results"
+    check_writable(tmp_path / "x.json", "--out")  # an existing folder
+    check_writable(results / "optimum" / "x.json", "--out", may_create=results)
+    assert not results.exists()  # nothing is created
+    for path, fragment in (
+        (Path("/nonexistent/x.json"), "the folder /nonexistent does not exist"),
+        (tmp_path / "a" / "b.json", "does not exist"),
+        (Path("/dev/null"), "a device, not a regular file"),
+        (tmp_path, "a folder, not a regular file"),
+    ):
+        with pytest.raises(FileError, match=fragment):
+            check_writable(path, "--out", may_create=results)
+    (tmp_path / "file").write_text("")
+    with pytest.raises(FileError, match="is a file, not a folder"):
+        check_writable(tmp_path / "file" / "x.json", "--out")
+    assert not Path("/nonexistent").exists()
