@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -31,15 +30,6 @@ ANNOUNCE_ROWS = 1_000_000  # a program this long takes seconds to build and to d
 _compile_announced = (
     False  # the compile notice is printed once per process, not per machine of a sweep
 )
-
-
-def _memory_default() -> int:
-    """Half the machine's memory, at most 16 GB."""
-    try:
-        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):
-        physical = 8 << 30
-    return min(physical // 2, 16 << 30)
 
 
 def _bytes(text: str) -> int:
@@ -90,9 +80,10 @@ def add_memory_limit(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--max-memory",
         type=_bytes,
-        default=_memory_default(),
+        default=1 << 30,
         metavar="SIZE",
-        help="refuse work that needs more memory, e.g. 8G (default: half the machine's, at most 16G)",
+        help="refuse work whose peak memory, the process's own included, would pass this, e.g. 8G "
+        "(default 1G)",
     )
 
 

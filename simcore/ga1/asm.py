@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from simcore.ga1.program import OPCODES, Program, ProgramBuilder, ProgramError
+from simcore.ga1.program import OPCODES, Program, ProgramBuilder, ProgramError, instruction_tuple
 from simcore.shape import parse_int, quoted
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -33,9 +33,22 @@ def _operand(value: object) -> str:
     return text
 
 
+TEXT_CHUNK = 1 << 14  # instructions turned into text at a time: the program is never held as tuples
+
+
 def to_text(program: Program) -> str:
     """One line per instruction: `load 0 A 3 1`, `mxu 2 0 1`, ..."""
-    return "".join(" ".join(_operand(x) for x in ins) + "\n" for ins in program.to_tuples())
+    parts = []
+    for at in range(0, len(program), TEXT_CHUNK):
+        rows = program.code[at : at + TEXT_CHUNK].tolist()
+        consts = program.consts[at : at + TEXT_CHUNK].tolist()
+        parts.append(
+            "".join(
+                " ".join(_operand(x) for x in instruction_tuple(row, program.tensors, k)) + "\n"
+                for row, k in zip(rows, consts)
+            )
+        )
+    return "".join(parts)
 
 
 def instruction(line: str) -> tuple[object, ...]:

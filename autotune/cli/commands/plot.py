@@ -317,7 +317,7 @@ def timeline(
     utilization = timing.mxu_util(machine)
     drawn = plots.Timeline(
         timing.cycles,
-        tuple(busy_spans(program, timing.starts, timing.finishes)),
+        tuple(busy_spans(program, timing.starts, timing.finishes, most=4096)),
         tuple(first_instructions(program, timing.starts, timing.finishes, ZOOM_CYCLES)),
         ZOOM_CYCLES,
     )
