@@ -40,6 +40,11 @@ SECONDS_PER_PRODUCT = 1.5e-7  # generation and timing, the slowest family
 PERIODIC_UNITS = 8
 SECONDS_PER_SIMULATED = 2.5e-7
 PERIODIC_SETUP_SECONDS = 2e-4  # the plan, the state and the lower bound's look-up, per evaluation
+# Before a jump the method compares the kinds of the units ahead with those a period before, up to
+# where they differ: a walk over every band, every block of a band and (a rotating window) every
+# k step, each unit a few compiled look-ups. Counted here as simulated products, so that a shape
+# of billions of tiles a side is refused under --max-products as its simulation would be.
+SCAN_SECONDS_PER_UNIT = 2e-8
 # An evaluation simulates at most this many products in full (about 20 s): a schedule that does
 # not settle into a period is timed in full up to it, and refused past it.
 FULL_SIMULATION_PRODUCTS = 1 << 27
@@ -121,7 +126,8 @@ def verified_in_full(shape: Shape, machine: Machine) -> bool:
 
 def periodic_products(shape: Shape, machine: Machine) -> int:
     """About how many products the periodic method simulates: PERIODIC_UNITS units at each loop
-    level (or all of them, where there are fewer) of blocks of about the slots' area."""
+    level (or all of them, where there are fewer) of blocks of about the slots' area, and its walk
+    over the units' kinds (SCAN_SECONDS_PER_UNIT) as the products it takes as long as."""
     Mt, Kt, Nt = shape.tiles(machine.T)
     if machine.slots > PERIODIC_MOST_SLOTS:
         return Mt * Kt * Nt
@@ -133,7 +139,8 @@ def periodic_products(shape: Shape, machine: Machine) -> int:
     simulated = (
         min(bands, level) * min(side, Mt) * min(blocks, level) * min(side, Nt) * min(Kt, level)
     )
-    return min(Mt * Kt * Nt, simulated)
+    scanned = math.ceil((Mt + Kt + Nt) * SCAN_SECONDS_PER_UNIT / SECONDS_PER_SIMULATED)
+    return min(Mt * Kt * Nt, simulated + scanned)
 
 
 def estimate(shape: Shape, machine: Machine) -> Work:
