@@ -37,13 +37,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 from autotune.record import TrialRecord
-from autotune.run.settings import option_names, options_of, plan_of
+from autotune.run.resolve import option_names, options_of, plan_of
 from simcore.shape import Shape
 
 if TYPE_CHECKING:
     import optuna
     import pandas as pd
 
+    from autotune.oracles import Oracle
     from autotune.run.pipeline import Outcome, RunOptions
 
 __all__ = ["LeaderboardEntry", "TuneResult", "load", "tune"]
@@ -65,11 +66,25 @@ class LeaderboardEntry:
     record: TrialRecord | None = None  # that trial as stored (evaluation, provenance, origin)
 
     @staticmethod
-    def of_row(row: Mapping[str, Any], study: optuna.Study | None = None) -> LeaderboardEntry:
+    def of_row(
+        row: Mapping[str, Any], study: optuna.Study | None = None, oracle: Oracle | None = None
+    ) -> LeaderboardEntry:
         """The entry of a leaderboard row (`autotune.results.leaderboard.json_rows`), with its
-        trial's record when the study is given."""
-        from autotune.results.leaderboard import METRICS
+        trial's record when the study is given; its metrics are the row's figures among the
+        measures of `oracle` (None: of every installed oracle)."""
+        from autotune import oracles
 
+        measures = (
+            oracle.measures
+            if oracle is not None
+            else tuple(m for name in oracles.names() for m in oracles.get(name).measures)
+        )
+        machine = json.loads(str(row.get("machine_json") or "{}"))
+        metrics = {
+            m.key: row[m.key]
+            for m in measures
+            if m.key not in machine and row.get(m.key) is not None
+        }
         schedule = json.loads(str(row["params_json"])) if row.get("params_json") else {}
         schedule.pop("family", None)
         trial = int(row["trial"]) if row.get("trial") is not None else None
@@ -83,10 +98,10 @@ class LeaderboardEntry:
             int(cycles) if cycles is not None else None,
             row.get("family"),
             schedule,
-            json.loads(str(row.get("machine_json") or "{}")),
+            machine,
             row.get("verified"),
             str(row.get("verification") or "none"),
-            {k: row[k] for k in METRICS if row.get(k) is not None},
+            metrics,
             trial,
             found,
         )
@@ -153,11 +168,14 @@ def tune(
         seed=seed,
         storage=storage,
         results=Path(results),
+        **{"worker_setup": None if verbose else _quiet_worker},
         **{k: v for k, v in settings.items() if k in known},
     )
+    checked = pipeline.check(plan, options)  # the size guard's notices, the oracle's notes
     with _optuna_quiet(not verbose):
-        outcome = pipeline.run(plan, options)
-    return _result(outcome, options, (*plan.workload.warnings, *plan.notes()))
+        outcome = pipeline.run_checked(checked)
+    notes = (*plan.workload.warnings, *checked.notices, *checked.notes)
+    return _result(outcome, options, notes, plan.the_oracle())
 
 
 def load(
@@ -171,10 +189,10 @@ def load(
     study's leaderboard is rebuilt from its storage when the file is missing or holds fewer
     trials than the storage."""
     if not isinstance(path_or_study, (str, os.PathLike)):
-        from autotune.run.load import rebuild
+        from autotune.run.rebuild import rebuild
 
         return rebuild(path_or_study, None).frame
-    from autotune.run.load import load as find
+    from autotune.results.load import load as find
 
     return find(os.fspath(path_or_study), Path(results), storage).frame
 
@@ -198,7 +216,17 @@ def _optuna_quiet(quiet: bool) -> Iterator[None]:
         optuna.logging.set_verbosity(level)
 
 
-def _result(outcome: Outcome, options: RunOptions, notes: tuple[str, ...]) -> TuneResult:
+def _quiet_worker() -> None:
+    """A worker process's logging, as `tune(verbose=False)` keeps its own (no per-trial lines)."""
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+
+
+def _result(
+    outcome: Outcome, options: RunOptions, notes: tuple[str, ...], oracle: Oracle
+) -> TuneResult:
     from autotune.results.leaderboard import json_rows
 
     studies = tuple(_readable(s.study, s.name, options) for s in outcome.studies)
@@ -208,7 +236,7 @@ def _result(outcome: Outcome, options: RunOptions, notes: tuple[str, ...]) -> Tu
         frame = outcome.studies[0].frame
         rows = json_rows(frame.head(1)) if not frame.empty else []
         feasible = bool(rows) and bool(rows[0].get("feasible"))
-        best = LeaderboardEntry.of_row(rows[0], studies[0]) if feasible else None
+        best = LeaderboardEntry.of_row(rows[0], studies[0], oracle) if feasible else None
     return TuneResult(
         frame,
         best,

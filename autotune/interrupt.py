@@ -10,9 +10,10 @@
 - SIGTERM (`timeout`, `kill`, a batch system) is handled as Ctrl-C; the run then exits with
   128 + the first signal's number (`STOP.exit_status`).
 
-Worker processes start with Ctrl-C ignored (a terminal sends it to every process of the group,
-and a worker still importing would die with a traceback); the parent passes the request on
-through an Event, and a second Ctrl-C terminates them (`leave_on_terminate`)."""
+Worker processes ignore Ctrl-C (a terminal sends it to every process of the group, and a worker
+still importing would die with a traceback); the parent passes the request on through an Event,
+and a second Ctrl-C terminates them (`leave_on_terminate`). While the parent starts them, Ctrl-C
+is blocked, not ignored: one pressed meanwhile waits and reaches the parent once they are started."""
 
 from __future__ import annotations
 
@@ -116,16 +117,32 @@ def graceful_stop() -> Iterator[StopRequest]:
 
 @contextlib.contextmanager
 def children_ignore_ctrl_c() -> Iterator[None]:
-    """Processes started within the block begin with SIGINT ignored (an ignored signal stays
-    ignored across exec). Keep the block short: a Ctrl-C within it is lost to us too."""
+    """Processes started within the block begin with Ctrl-C blocked (a signal mask survives fork
+    and exec), and each calls `ignore_ctrl_c` first thing. A Ctrl-C pressed meanwhile is held
+    pending here and handled when the block ends: ignoring it for the block would lose it."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if not hasattr(signal, "pthread_sigmask"):  # no signal masks (Windows): ignore for the block
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, previous)
+        return
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def ignore_ctrl_c() -> None:
+    """In a process started by `children_ignore_ctrl_c`: ignore Ctrl-C from now on. One that
+    arrived while it started is dropped with it (its parent holds the request)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def leave_on_terminate() -> None:

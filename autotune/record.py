@@ -243,12 +243,15 @@ def study_identity(study: Any) -> dict[str, Any] | None:
 
 
 def study_plan(study: Any) -> dict[str, Any] | None:
-    return study.user_attrs.get(STUDY_PLAN)
+    found = study.user_attrs.get(STUDY_PLAN)
+    return dict(found) if found is not None else None
 
 
 def study_gemm(study: Any) -> str | None:
-    return study.user_attrs.get(STUDY_GEMM)
+    found = study.user_attrs.get(STUDY_GEMM)
+    return str(found) if found is not None else None
 
 
 def study_sampler(study: Any) -> dict[str, Any] | None:
-    return study.user_attrs.get(STUDY_SAMPLER)
+    found = study.user_attrs.get(STUDY_SAMPLER)
+    return dict(found) if found is not None else None

@@ -23,7 +23,7 @@ from simcore.shape import Shape  # noqa: E402
 from simcore.systolic.archs import load_arch  # noqa: E402
 from simcore.systolic.blocked import BlockSchedule, evaluate  # noqa: E402
 from simcore.systolic.blocked.fast import run_fast  # noqa: E402
-from simcore.systolic.blocked.schedule import block_cycles  # noqa: E402
+from simcore.systolic.blocked.stream import block_tiles  # noqa: E402
 from simcore.systolic.model import SystolicDesign  # noqa: E402
 
 CASES = (
@@ -37,7 +37,7 @@ CASES = (
     ),
     ("tpuv4i", Shape(4096, 4096, 11008), BlockSchedule(1024, 1024, 1024, "mnk", (2, 2, 2))),
     ("tpuv4i", Shape(1, 4096, 11008), BlockSchedule(1, 4096, 512, "mnk", (2, 2, 2))),
-    ("gemmini", Shape(4096, 4096, 11008), BlockSchedule(128, 256, 64, "mnk", (2, 2, 2))),
+    ("gemmini", Shape(512, 4096, 4096), BlockSchedule(128, 256, 64, "mnk", (2, 2, 2))),
 )
 
 
@@ -61,7 +61,7 @@ def main() -> None:
     for arch, shape, schedule in CASES:
         machine = load_arch(arch)
         design = SystolicDesign(machine.array, machine.dataflow)
-        block_cycles.cache_clear()
+        block_tiles.cache_clear()
         first = _cpu(lambda: evaluate(machine, design, schedule, shape), 1)
         fast = _cpu(lambda: evaluate(machine, design, schedule, shape), args.repeats)
         ref = _cpu(lambda: evaluate(machine, design, schedule, shape, "reference"), 1)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 from search_spaces.domains import Param, Point
 from simcore.ga1.machine import Machine
@@ -58,6 +58,8 @@ class Family(ABC):
     name: str = ""
     description: str = ""
     oracle: str = ""  # the name of the oracle that times it (autotune.oracles)
+    # What `violation` grades: a search records it as the constraint `{limit}_over`.
+    limit: str = "machine"
     # A family of schedules imported whole into a study (search_spaces.stored): a search ranks and
     # verifies its trials like any other but never draws one, and no space declares it.
     imported: bool = False
@@ -92,6 +94,7 @@ class GA1Family(Family):
     """A family that decodes into a generator of GA-1 programs (simcore.ga1.engine)."""
 
     oracle = "ga1"
+    limit = "slots"  # the scratchpad's tile slots
 
     @abstractmethod
     def slots_needed(self, point: Point, shape: Shape, machine: Machine) -> int:
@@ -115,6 +118,6 @@ class Space:
     families: tuple[Family, ...]
 
 
-def canonical_json(point: Point) -> str:
+def canonical_json(point: Mapping[str, object]) -> str:
     """One canonical text for a point: caches, leaderboards and the reference file key on it."""
     return json.dumps(point, sort_keys=True, separators=(",", ":"))

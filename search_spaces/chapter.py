@@ -50,7 +50,7 @@ class BlockedFamily(GA1Family):
 
     def seed_points(self, shape: Shape, machine: Machine) -> list[Point]:
         Mt, _Kt, Nt = shape.tiles(machine.T)
-        points = []
+        points: list[Point] = []
         for schedule in chapter_sweep():
             block = schedule.block(shape, machine)
             if block is None:

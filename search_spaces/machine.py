@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
+from typing import ClassVar
 
 from search_spaces.domains import Choice, IntRange, Param, Point
 from simcore.ga1.machine import Machine, MachineError
@@ -72,6 +74,7 @@ class MachineSpace:
 
     ranges: tuple[tuple[str, IntRange | Choice], ...]
     max_scratchpad_words: int
+    limit: ClassVar[str] = "scratchpad"  # what `violation` grades (a constraint `scratchpad_over`)
 
     @staticmethod
     def create(
@@ -117,3 +120,27 @@ class MachineSpace:
                     else min(domain.options, key=lambda v: (abs(int(v) - value), v))
                 )  # type: ignore[arg-type]
         return point
+
+    def corners(self, base: Machine) -> list[Machine]:
+        """Every corner of the ranges: a machine's counts grow with each parameter one way, so
+        the corners bound every machine in between."""
+        ends: list[tuple[str, list[int]]] = []
+        for name, domain in self.ranges:
+            values = [domain.low, domain.high] if isinstance(domain, IntRange) else domain.options
+            ends.append((name, sorted({min(int(v) for v in values), max(int(v) for v in values)})))
+        found = []
+        for values in itertools.product(*(options for _, options in ends)):
+            try:
+                found.append(base.replace(**dict(zip((n for n, _ in ends), values))))
+            except ValueError:  # not a machine at all: the search refuses it elsewhere
+                continue
+        return found or [base]
+
+    def reachable(self, base: Machine) -> list[Machine]:
+        """The machines that bound what an evaluation may simulate: the corners, each with no
+        more slots than the scratchpad budget holds (a machine over it is never simulated)."""
+        most = max(3, self.max_scratchpad_words // base.tile_words)
+        found = {
+            m.key(): m for m in (m.replace(slots=min(m.slots, most)) for m in self.corners(base))
+        }
+        return list(found.values())

@@ -134,7 +134,7 @@ class StripsFamily(GA1Family):
         return engine.Strips(shape, machine, self.to_params(point))
 
     def seed_points(self, shape: Shape, machine: Machine) -> list[Point]:
-        """The three points that did best over the benchmark's cases (benchmarks/bench_structures.py):
+        """The three points that did best over the benchmark's cases (benchmarks/quality/bench_structures.py):
         held tiles retiring over the last two streamed lines with a short tail (128^3 at 32 slots),
         plain streaming with a long protection (16 slots), and a wider reserve (tall, thin products)."""
         params = self.params(shape, machine.T)

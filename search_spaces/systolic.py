@@ -82,6 +82,7 @@ class SystolicFamily(Family):
     name = "systolic"
     description = "an R x C systolic array (ws, os or is) and its mapping under a PE budget, timed by the closed form"
     oracle = "systolic"
+    limit = "pe"  # the processing elements over the budget
 
     def __init__(
         self, pe_budget: int, max_hbm_words: int, assumptions: Assumptions = DEFAULT_ASSUMPTIONS

@@ -23,6 +23,10 @@ if str(ROOT) not in sys.path:
 
 REFERENCE_GA1_DIR = ROOT.parent / "shared" / "reference" / "ga1"
 
+from tests.helpers.examples import load_profile  # noqa: E402 (needs ROOT on sys.path)
+
+load_profile()  # hypothesis: `dev` unless AUTOTUNE_HYPOTHESIS_PROFILE=ci (.ci/run)
+
 
 class ReferenceGA1(NamedTuple):
     """The chapter's listings: `ga` (Machine, Sim) and `schedules` (blocked, kouter, ...)."""

@@ -1,9 +1,9 @@
-"""Regenerate the bundled real networks in search_spaces/workloads/: each network's ONNX graph is
+"""Regenerate the bundled real networks in workloads/networks/: each network's ONNX graph is
 built from its published configuration (tools/onnx_nets.py), read back with autotune's ONNX
-importer (search_spaces/formats/onnx_graph.py), and written as a TOML workload whose header says
+importer (workloads/onnx_graph.py), and written as a TOML workload whose header says
 where the shapes come from and what they add up to.
 
-    python tools/make_workloads.py            # writes search_spaces/workloads/<name>.toml
+    python tools/make_workloads.py            # writes workloads/networks/<name>.toml
     python tools/make_workloads.py --check    # exit 1 if a bundled file is not what it writes
 
 tests/search_spaces/test_bundled_networks.py checks every file against independent counts
@@ -27,11 +27,11 @@ import onnx_nets  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from search_spaces.formats.onnx_graph import read_onnx  # noqa: E402
-from search_spaces.gemm_list import totals  # noqa: E402
-from search_spaces.workload import Workload  # noqa: E402
+from workloads import Workload  # noqa: E402
+from workloads.listing import totals  # noqa: E402
+from workloads.onnx_graph import read_onnx  # noqa: E402
 
-OUT = ROOT / "search_spaces" / "workloads"
+OUT = ROOT / "workloads" / "networks"
 
 
 @dataclass(frozen=True)

@@ -10,20 +10,20 @@ environment, outside the repository, then run this script with the project's Pyt
     python tools/scalesim_golden.py --venv /work/scalesim-venv
 
 Without the environment the script says so and exits 0 (CI does not install SCALE-Sim). Each
-case runs SCALE-Sim's own command line, `python -m scalesim.scale -c scale.cfg -t gemm.csv -l
-layout.csv -i gemm -p out -s N`, through `probe` below (run by the environment's Python), with
-SRAMs large enough that nothing stalls and its CALC bandwidth mode; it records the reports'
-Total Cycles, Stall Cycles, SRAM reads and writes, and the rows of the demand matrices.
+case runs SCALE-Sim as its own command line `python -m scalesim.scale -c scale.cfg -t gemm.csv -l
+layout.csv -i gemm -p out -s N` does, through tools/scalesim_driver.py (run by the environment's
+Python), with SRAMs large enough that nothing stalls and its CALC bandwidth mode; it records the
+reports' Total Cycles, Stall Cycles, SRAM reads and writes, and the rows of the demand matrices.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
+
+from scalesim_driver import DATAFLOWS, probe, python_of  # tools/, this script's folder
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "tests" / "simcore" / "golden" / "scalesim.json"
@@ -42,116 +42,19 @@ CASES: tuple[tuple[int, int, int, int, int], ...] = (
     (48, 40, 100, 12, 20),
     (3, 2, 1, 4, 4),
 )
-DATAFLOWS = ("ws", "os", "is")
-
-CONFIG = """[general]
-run_name = golden
-
-[architecture_presets]
-ArrayHeight: {rows}
-ArrayWidth: {cols}
-IfmapSramSzkB: 65536
-FilterSramSzkB: 65536
-OfmapSramSzkB: 65536
-IfmapOffset: 0
-FilterOffset: 100000000
-OfmapOffset: 200000000
-Dataflow: {dataflow}
-Bandwidth: 10
-ReadRequestBuffer: 32
-WriteRequestBuffer: 32
-
-[layout]
-IfmapCustomLayout: False
-IfmapSRAMBankBandwidth: 10
-IfmapSRAMBankNum: 10
-IfmapSRAMBankPort: 2
-FilterCustomLayout: False
-FilterSRAMBankBandwidth: 10
-FilterSRAMBankNum: 10
-FilterSRAMBankPort: 2
-
-[sparsity]
-SparsitySupport: false
-SparseRep: ellpack_block
-OptimizedMapping: false
-BlockSize: 8
-RandomNumberGeneratorSeed: 40
-
-[run_presets]
-InterfaceBandwidth: CALC
-UseRamulatorTrace: False
-"""
 SCALESIM_COMMAND = (
     "python -m scalesim.scale -c scale.cfg -t gemm.csv -l layout.csv -i gemm -p out -s N"
 )
 
 
-def _report(path: Path) -> dict[str, str]:
-    header, values = path.read_text().splitlines()[:2]
-    return {h.strip(): v.strip() for h, v in zip(header.split(","), values.split(",")) if h.strip()}
-
-
-def probe(m: int, k: int, n: int, rows: int, cols: int, dataflow: str) -> dict[str, object]:
-    """Run SCALE-Sim on one case (inside its environment) and collect its figures."""
-    import contextlib
-    import importlib.metadata
-    import io
-
-    import numpy
-    from scalesim.scale_sim import scalesim
-
-    with tempfile.TemporaryDirectory() as tmp:
-        work = Path(tmp)
-        (work / "scale.cfg").write_text(CONFIG.format(rows=rows, cols=cols, dataflow=dataflow))
-        (work / "gemm.csv").write_text(
-            f"Layer, M, N, K,\ngemm, {m}, {n}, {k},\n"
-        )  # SCALE-Sim's column order
-        (work / "layout.csv").write_text("Layer,\n")
-        with contextlib.redirect_stdout(io.StringIO()):
-            sim = scalesim(
-                save_disk_space=True,
-                verbose=False,
-                config=str(work / "scale.cfg"),
-                topology=str(work / "gemm.csv"),
-                layout=str(work / "layout.csv"),
-                input_type_gemm=True,
-            )
-            sim.run_scale(top_path=str(work / "out"))
-        compute = _report(work / "out" / "golden" / "COMPUTE_REPORT.csv")
-        access = _report(work / "out" / "golden" / "DETAILED_ACCESS_REPORT.csv")
-        system = sim.runner.single_layer_sim_object_list[0].compute_system
-        rows_of = [mat.shape[0] for mat in system.get_demand_matrices()]
-    return {
-        "scalesim": importlib.metadata.version("scalesim"),
-        "numpy": numpy.__version__,
-        "total_cycles": int(compute["Total Cycles"]),
-        "stall_cycles": int(compute["Stall Cycles"]),
-        "demand_rows": rows_of[0],
-        "demand_rows_all": rows_of,
-        "ifmap_sram_reads": int(float(access["SRAM IFMAP Reads"])),
-        "filter_sram_reads": int(float(access["SRAM Filter Reads"])),
-        "ofmap_sram_writes": int(float(access["SRAM OFMAP Writes"])),
-    }
-
-
-def generate(venv: Path) -> dict[str, object]:
-    python = venv / "bin" / "python"
+def generate(python: Path) -> dict[str, object]:
     cases = []
     version = None
     for m, k, n, rows, cols in CASES:
         for dataflow in DATAFLOWS:
-            argv = [
-                str(python),
-                str(Path(__file__).resolve()),
-                "probe",
-                *map(str, (m, k, n, rows, cols)),
-                dataflow,
-            ]
-            figures = json.loads(
-                subprocess.run(argv, check=True, capture_output=True, text=True).stdout
-            )
-            version = {"scalesim": figures.pop("scalesim"), "numpy": figures.pop("numpy")}
+            found = probe(python, "gemm", *map(str, (m, k, n, rows, cols)), dataflow)
+            version = {"scalesim": found["scalesim"], "numpy": found["numpy"]}
+            figures = found["layers"][0]
             cases.append(
                 {
                     "m": m,
@@ -189,13 +92,6 @@ def generate(venv: Path) -> dict[str, object]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command")
-    run = sub.add_parser(
-        "probe", help="(inside the SCALE-Sim environment) run one case, print JSON"
-    )
-    for name in ("m", "k", "n", "rows", "cols"):
-        run.add_argument(name, type=int)
-    run.add_argument("dataflow", choices=DATAFLOWS)
     parser.add_argument(
         "--venv",
         type=Path,
@@ -204,16 +100,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--out", type=Path, default=OUT, help="where to write the golden data")
     args = parser.parse_args(argv)
-    if args.command == "probe":
-        print(json.dumps(probe(args.m, args.k, args.n, args.rows, args.cols, args.dataflow)))
-        return 0
-    if not (args.venv / "bin" / "python").exists():
+    python = python_of(args.venv)
+    if python is None:
         print(
             f"skipping: no SCALE-Sim environment at {args.venv} (see this script's docstring)",
             file=sys.stderr,
         )
         return 0
-    data = generate(args.venv)
+    data = generate(python)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     tmp = args.out.with_suffix(".tmp")
     tmp.write_text(json.dumps(data, indent=1) + "\n")

@@ -10,15 +10,88 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from autotune.cli.errors import UsageError
 from autotune.cli.strict import strict_int
+from autotune.settings import FLAG, SETTINGS, TEXT, Kind, help_of
 from simcore.shape import Shape, ShapeError, parse_shape
 
 if TYPE_CHECKING:
     from autotune.oracles import Oracle
     from simcore.ga1.schedules import ChapterSchedule
+
+
+class _LateHelp(str):
+    """A help text read from the installed plug-ins (oracles' measures, samplers, formats) only
+    when `--help` prints it: argparse formats help as `help % params`."""
+
+    def __new__(cls, make: Callable[[], str]) -> _LateHelp:
+        found = super().__new__(cls, "...")
+        found.make = make  # type: ignore[attr-defined]
+        return found
+
+    def __mod__(self, params: Any) -> str:
+        return self.make() % params  # type: ignore[attr-defined,no-any-return]
+
+    def strip(self, chars: str | None = None) -> str:
+        return str(self.make()).strip(chars)  # type: ignore[attr-defined]
+
+    def __str__(self) -> str:
+        return str(self.make())  # type: ignore[attr-defined]
+
+
+def _reader(kind: Kind) -> Callable[[str], Any]:
+    """The kind's reader as argparse's `type`: its refusal is argparse's one-line error."""
+
+    def read(text: str) -> Any:
+        try:
+            return kind(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    read.__name__ = "value"
+    return read
+
+
+def add_setting(
+    parser: argparse.ArgumentParser | argparse._MutuallyExclusiveGroup,
+    name: str,
+    **given: Any,
+) -> argparse.Action:
+    """The option of a declared setting (autotune.settings); `given` changes what this command
+    takes (help, default, required, metavar, type)."""
+    setting = SETTINGS[name]
+    options: dict[str, Any] = {"default": setting.default}
+    if setting.kind is FLAG:
+        options["action"] = "store_true"
+    else:
+        options["action"] = "append" if setting.repeated else "store"
+        if setting.kind is not TEXT:
+            options["type"] = _reader(setting.kind)
+        if setting.metavar:
+            options["metavar"] = setting.metavar
+        if setting.choices is not None:
+            options["choices"] = setting.choices()
+    if callable(setting.help):
+        options["help"] = _LateHelp(lambda: _escaped(help_of(setting)))
+    else:
+        options["help"] = _escaped(help_of(setting))
+    if "help" in given:
+        given["help"] = _escaped(given["help"])
+    options.update(given)
+    if options["action"] in ("store_true", "append"):
+        options.pop("type", None)
+    return parser.add_argument(setting.flag, **options)
+
+
+def add_settings(parser: argparse.ArgumentParser, *names: str) -> None:
+    for name in names:
+        add_setting(parser, name)
+
+
+def _escaped(text: str) -> str:
+    return text.replace("%", "%%")
 
 
 def shape_arg(text: str) -> Shape:
@@ -146,9 +219,9 @@ def add_source(parser: argparse.ArgumentParser) -> None:
         metavar="PATH_OR_STUDY",
         help="a study name, a results/<study>/ folder or a parquet file autotune wrote",
     )
-    parser.add_argument(
-        "--storage",
-        default=None,
+    add_setting(
+        parser,
+        "storage",
         help="the study's storage: a journal path or an RDB URL "
         "(default results/<study>/study.journal, or study.db)",
     )
@@ -156,40 +229,17 @@ def add_source(parser: argparse.ArgumentParser) -> None:
 
 
 def add_shape(parser: argparse.ArgumentParser, required: bool = True) -> None:
-    parser.add_argument(
-        "--shape",
-        required=required,
-        metavar="MxKxN",
-        help="product shape: A is M x K, B is K x N (for example 128x128x128)",
-    )
+    add_setting(parser, "shape", required=required)
 
 
 def add_machine(parser: argparse.ArgumentParser, slots: bool = True) -> None:
     if slots:
-        parser.add_argument(
-            "--slots",
-            type=positive_int,
-            default=None,
-            help="GA-1 scratchpad tile slots (default 64; the same as --machine slots=N)",
-        )
-    parser.add_argument(
-        "--machine",
-        default=None,
-        metavar="KEY=VALUE[,KEY=VALUE...]",
-        help="the oracle's machine parameters. GA-1, by the chapter's names: T, slots, dma_setup, "
-        "dma_words_per_cycle, mxu_cycles, mxu_fill, vpu_lanes, sfu_lanes; or mxu_array=RxC to derive "
-        "mxu_cycles and mxu_fill from a systolic array. systolic: pe_budget, max_hbm_words",
-    )
+        add_setting(parser, "slots")
+    add_setting(parser, "machine")
 
 
 def add_results(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--results",
-        type=Path,
-        default=Path("results"),
-        metavar="DIR",
-        help="the results folder (default ./results)",
-    )
+    add_setting(parser, "results")
 
 
 def add_json(
@@ -211,21 +261,21 @@ def machine_text(overrides_text: str | None, extra: dict[str, int | None]) -> st
         if key.strip() in given:
             raise UsageError(f"--machine gives {key.strip()} twice")
         given[key.strip()] = value.strip()
-    for key, value in extra.items():
-        if value is None:
+    for key, number in extra.items():
+        if number is None:
             continue
-        if key in given and given[key] != str(value):
+        if key in given and given[key] != str(number):
             flag = "--" + key.replace("_", "-")
             raise UsageError(
-                f"{flag} {value} and --machine {key}={given[key]} disagree: give it once"
+                f"{flag} {number} and --machine {key}={given[key]} disagree: give it once"
             )
         if key not in given:
-            items.append(f"{key}={value}")
+            items.append(f"{key}={number}")
     return ",".join(items)
 
 
-def build_machine(oracle: Oracle, overrides_text: str | None, **extra: int | None) -> Any:
-    """The oracle's machine of --machine and the flags that name one of its keys."""
+def machine_flags(oracle: Oracle, overrides_text: str | None, **extra: int | None) -> str:
+    """--machine with the flags that name one of the oracle's machine keys, as one text."""
     keys = set(oracle.default_machine().as_dict())
     for key, value in extra.items():
         if value is not None and key not in keys:  # a flag the oracle would ignore
@@ -233,7 +283,12 @@ def build_machine(oracle: Oracle, overrides_text: str | None, **extra: int | Non
                 f"--{key.replace('_', '-')} {value}: the {oracle.name} oracle's machine has no {key} "
                 f"(its parameters: {', '.join(sorted(keys))})"
             )
-    text = machine_text(overrides_text, {k: v for k, v in extra.items() if k in keys})
+    return machine_text(overrides_text, {k: v for k, v in extra.items() if k in keys})
+
+
+def build_machine(oracle: Oracle, overrides_text: str | None, **extra: int | None) -> Any:
+    """The oracle's machine of --machine and the flags that name one of its keys."""
+    text = machine_flags(oracle, overrides_text, **extra)
     try:
         return oracle.parse_machine(text)
     except ValueError as exc:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence, cast
 
 from autotune import __version__
 from autotune.cli.errors import UsageError, message
+from autotune.cli.quiet import quiet_libraries
 from autotune.cli.strict import strict
 from autotune.errors import AutotuneError
-from autotune.run.quiet import quiet_libraries
 
 DEFAULT_COMMAND = "tune"
 
@@ -92,7 +92,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         quiet_libraries()
         parser = build_parser()
-        commands = set(parser._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
+        subparsers = parser._subparsers._group_actions[0]  # type: ignore[union-attr]
+        commands = set(cast(Mapping[str, Any], subparsers.choices))
         args = parser.parse_args(_with_default_command(argv, commands))
         if not getattr(args, "run", None):
             parser.print_help()

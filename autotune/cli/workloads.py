@@ -8,14 +8,25 @@ import re
 import sys
 
 from autotune.cli.errors import UsageError
-from autotune.run.settings import workload_source
-from search_spaces.workload import DynamicShapeError, Workload, WorkloadError, load_workload
+from autotune.run.resolve import workload_source
+from workloads import DynamicShapeError, Workload, WorkloadError, load_workload
+from workloads.formats import described, installed
 
 INPUT_SHAPE_HELP = (
     "an ONNX input's shape, NAME=1x3x224x224 (repeatable): needed for inputs with "
     "dynamic dimensions"
 )
 _INPUT_SHAPE = re.compile(r"^(?P<name>.+)=(?P<dims>[0-9]+(?:[xX][0-9]+)*)$")  # ASCII digits only
+
+
+def workload_help(what: str = "") -> str:
+    """What --workload takes, from the installed formats, then `what` the command does with it."""
+    return f"{described()}, or a bundled network's name (workloads/networks/){what}"
+
+
+def format_titles() -> str:
+    """The installed formats' names, for a short help line: "TOML, CSV, ..."."""
+    return ", ".join(f.title for f in installed())
 
 
 def add_input_shape(parser: argparse.ArgumentParser) -> None:

@@ -6,41 +6,46 @@ A package adds an oracle by declaring, in its pyproject.toml,
     toy = "toy_oracle:ORACLE"
 
 where `ORACLE` is an `Oracle` instance. autotune's own GA-1 and systolic oracles are declared
-the same way. A source tree that is not installed (no entry points) still finds those two.
+the same way (`BUILT_IN` is what a source tree that is not installed falls back to; a test holds
+it equal to pyproject.toml). What an oracle may do besides its core is a capability
+(autotune.oracles.capabilities), asked for with `oracle.capability(Kind)`.
 """
 
 from __future__ import annotations
 
 import functools
-from importlib import import_module
-from importlib.metadata import entry_points
 from pathlib import Path
 
-from autotune.errors import OracleError
-from autotune.oracles.base import Metrics, Oracle, Work
+from autotune import plugins
+from autotune.errors import EvaluationRefused, Infeasible, OracleError
+from autotune.oracles.base import Metrics, Oracle, configured
+from autotune.oracles.measures import Measure
 from search_spaces.base import Family
 
 GROUP = "autotune.oracles"
 DEFAULT_ORACLE = "ga1"
-# What an uninstalled source tree falls back to; an installed autotune reads its entry points.
-_BUILT_IN = {"ga1": "autotune.oracles.ga1:ORACLE", "systolic": "autotune.oracles.systolic:ORACLE"}
+BUILT_IN = {"ga1": "autotune.oracles.ga1:ORACLE", "systolic": "autotune.oracles.systolic:ORACLE"}
 
 __all__ = [
     "DEFAULT_ORACLE",
     "GROUP",
+    "EvaluationRefused",
+    "Infeasible",
+    "Measure",
     "Metrics",
     "Oracle",
     "OracleError",
-    "Work",
+    "configured",
     "family_of",
     "get",
+    "of_identity",
     "names",
 ]
 
 
 @functools.lru_cache(maxsize=1)
 def _declared() -> dict[str, str]:
-    return {**_BUILT_IN, **{ep.name: ep.value for ep in entry_points(group=GROUP)}}
+    return plugins.declared(GROUP, BUILT_IN)
 
 
 def names() -> list[str]:
@@ -56,9 +61,8 @@ def get(name: str) -> Oracle:
         raise OracleError(
             f"unknown oracle {name!r} (installed: {', '.join(names())})", setting="oracle"
         )
-    module_name, _, attribute = target.partition(":")
     try:
-        found = getattr(import_module(module_name), attribute or "ORACLE")
+        found = plugins.load(target, "ORACLE")
     except (ImportError, AttributeError) as exc:
         raise OracleError(
             f"oracle {name!r} ({target}) cannot be loaded: {exc}", setting="oracle"
@@ -66,6 +70,23 @@ def get(name: str) -> Oracle:
     if not isinstance(found, Oracle):
         raise OracleError(f"oracle {name!r} ({target}) is not an autotune Oracle", setting="oracle")
     return found
+
+
+def of_identity(name: str) -> Oracle:
+    """The oracle a study's identity names: by its name, or (a co-design) by the name its
+    MachineSearch gives co-design studies; OracleError when none is installed."""
+    from autotune.oracles.capabilities import MachineSearch
+
+    if name in _declared():
+        return get(name)
+    for candidate in names():
+        try:
+            searcher = get(candidate).capability(MachineSearch)
+        except OracleError:
+            continue
+        if searcher is not None and searcher.codesign_oracle == name:
+            return get(candidate)
+    raise OracleError(f"no installed oracle makes studies of {name!r}", setting="oracle")
 
 
 def family_of(
@@ -77,11 +98,9 @@ def family_of(
     order = ([oracle] if oracle else []) + [n for n in names() if n != oracle]
     for candidate in order:
         try:
-            found = get(candidate)
+            found = configured(get(candidate), study_folder=study_folder)
         except OracleError:
             continue
-        if study_folder is not None:
-            found = found.with_study_folder(study_folder)
         family = found.family(name)
         if family is not None:
             return found, family

@@ -2,6 +2,11 @@
 its search spaces on its machine. The run pipeline, the samplers and the results ask an oracle;
 they never ask which oracle they hold.
 
+The core below is what every oracle is: five abstract methods (`parse_machine`,
+`machine_from_record`, `families`, `evaluate`, `verify`) and a few with defaults. What only some
+oracles do (a size guard, energy and area, pictures, a machine search, ...) is a capability
+(autotune.oracles.capabilities), asked for with `oracle.capability(Kind)`.
+
 An oracle is found by name through the entry-point group `autotune.oracles` (see
 `autotune.oracles.get`); GA-1 and the systolic array register there like any third-party
 package would. `examples/toy_oracle/` is a complete minimal one.
@@ -9,52 +14,23 @@ package would. `examples/toy_oracle/` is a complete minimal one.
 
 from __future__ import annotations
 
-import copy
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Protocol
+from typing import TYPE_CHECKING, Any, Mapping, TypeVar
 
+from autotune.errors import EvaluationRefused, Infeasible
+from autotune.oracles.measures import CYCLES, Measure, TableColumn
 from search_spaces.base import Family, Verdict
 from search_spaces.domains import Point
 from simcore.shape import CountLimitError, Shape, check_count
 
 if TYPE_CHECKING:
-    from simcore.energy import Cost, Technology
+    from simcore.energy import Technology
 
 Metrics = dict[str, object]
+Kind = TypeVar("Kind")
 
-
-class EvaluationRefused(ValueError):
-    """The oracle will not evaluate this candidate within its limit of work (the message says
-    why); the search records the candidate as infeasible and goes on."""
-
-
-class Work(Protocol):
-    """What one evaluation of a shape costs, for the size guard (simcore.ga1.estimate.Work)."""
-
-    @property
-    def products(self) -> int: ...  # the oracle's unit of work (GA-1: tile products)
-
-    @property
-    def instructions(self) -> int: ...  # instructions of the program a picture builds
-
-    @property
-    def evaluation_bytes(self) -> int: ...
-
-    @property
-    def verification_bytes(self) -> int: ...
-
-    @property
-    def program_bytes(self) -> int: ...
-
-    @property
-    def evaluation_seconds(self) -> float: ...  # simulated in full
-
-    @property
-    def periodic_products(self) -> int: ...  # simulated where the schedule settles into a period
-
-    @property
-    def periodic_seconds(self) -> float: ...
+__all__ = ["EvaluationRefused", "Infeasible", "Metrics", "Oracle", "configured"]
 
 
 class Oracle(ABC):
@@ -66,49 +42,18 @@ class Oracle(ABC):
 
     name: str = ""
     description: str = ""
-    measures: tuple[str, ...] = ("cycles",)  # what may be an objective
-    # The measures the machine alone sets: one value for every schedule on a fixed machine, so
-    # an objective only where its machine is searched.
-    machine_measures: tuple[str, ...] = ()
+    # What it reports, declared once (autotune.oracles.measures): the objectives a run may name,
+    # the leaderboard's metric columns in this order, their labels, directions and budgets.
+    measures: tuple[Measure, ...] = (CYCLES,)
     default_objectives: tuple[str, ...] = ("cycles",)
     default_spaces: tuple[str, ...] = ()  # the search spaces a run uses by default
     takes_workloads: bool = True  # several GEMMs in one run
-    searches_machines: bool = False  # machine parameters searched with schedules
-    technology: Technology | None = None  # energy and area table; None: the shipped one
-    full_limit: int | None = None  # most units of work simulated in full; None: the oracle's own
+    table_columns: tuple[TableColumn, ...] = ()  # what the compact tables show besides objectives
 
-    def with_full_limit(self, limit: int | None) -> Oracle:
-        """This oracle simulating at most `limit` units of work in full per evaluation (a copy);
-        None: its own default."""
-        configured = copy.copy(self)
-        configured.full_limit = limit
-        return configured
-
-    # The results folder of the study whose entries this oracle rebuilds: where the schedules
-    # imported whole into that study are kept (Family.imported); None: none at hand.
-    study_folder: Path | None = None
-
-    def with_study_folder(self, folder: Path | None) -> Oracle:
-        """This oracle rebuilding the imported schedules of the study whose results folder is
-        `folder` (a copy: the registered oracle is unchanged)."""
-        configured = copy.copy(self)
-        configured.study_folder = folder
-        return configured
-
-    def with_technology(self, technology: Technology | None) -> Oracle:
-        """This oracle costing energy and area with `technology` (a copy: the registered oracle
-        is unchanged); None: the shipped default table."""
-        configured = copy.copy(self)
-        configured.technology = technology
-        return configured
-
-    def tech(self) -> Technology:
-        """The technology table this oracle costs energy and area with."""
-        if self.technology is not None:
-            return self.technology
-        from simcore.energy import default_technology
-
-        return default_technology()
+    def capability(self, kind: type[Kind]) -> Kind | None:
+        """This oracle as `kind` (a capability of autotune.oracles.capabilities), or None when
+        it has not that capability. The one way every caller asks."""
+        return self if isinstance(self, kind) else None
 
     # --- the machine -------------------------------------------------------------------------
 
@@ -136,8 +81,13 @@ class Oracle(ABC):
     def describe_machine(self, machine: Any) -> str:
         return ",".join(f"{k}={v}" for k, v in machine.as_dict().items())
 
+    def check_machine(self, machine: Any) -> None:
+        """Raise a ValueError when no schedule can run on the machine."""
+
+    # --- the study: what a resumed study must match, and its default names --------------------
+
     def identity(self, machine: Any) -> dict[str, object]:
-        """The machine's part of a study's identity (what a resumed study must match)."""
+        """The machine's part of a study's identity."""
         return {"machine": machine.key()}
 
     def study_prefix(self, shape: Shape, machine: Any) -> str:
@@ -148,16 +98,13 @@ class Oracle(ABC):
         """The start of a workload run's default name."""
         return f"workload-{workload}"
 
-    def check_machine(self, machine: Any) -> None:
-        """Raise a ValueError when no schedule can run on the machine."""
+    def plain_machine(self, machine: Any) -> Any:
+        """The machine that `study_prefix` names in full: a study on it needs no digest."""
+        return self.default_machine()
 
     def upgrade_plan(self, stored: dict[str, Any]) -> dict[str, Any]:
         """A run plan stored by an earlier autotune, in today's fields."""
         return stored
-
-    def plain_machine(self, machine: Any) -> Any:
-        """The machine that `study_prefix` names in full: a study on it needs no digest."""
-        return self.default_machine()
 
     # --- the search spaces -------------------------------------------------------------------
 
@@ -166,15 +113,16 @@ class Oracle(ABC):
         """The families of the named spaces (the oracle's defaults when empty)."""
 
     def family(self, name: str) -> Family | None:
-        """A family by name with the default settings, to rebuild a recorded entry (a family of
-        imported schedules reads them from `study_folder`)."""
+        """A family by name with the default settings, to rebuild a recorded entry."""
         return None
 
     # --- cost --------------------------------------------------------------------------------
 
     @abstractmethod
     def evaluate(self, family: Family, point: Point, shape: Shape, machine: Any) -> Metrics:
-        """The cost of a feasible point: at least `cycles`."""
+        """The cost of a feasible point: at least `cycles` (and each measure it declares).
+        Infeasible for a point that turns out not to fit; EvaluationRefused for one too costly
+        to time."""
 
     @abstractmethod
     def verify(self, family: Family, point: Point, shape: Shape, machine: Any) -> Verdict:
@@ -182,18 +130,6 @@ class Oracle(ABC):
 
     def bound(self, shape: Shape, machine: Any) -> int | None:
         """A proven lower bound on the cycles of any schedule, or None."""
-        return None
-
-    def reference(self, shape: Shape, machine: Any) -> tuple[int, str] | None:
-        """The best hand-written schedule this oracle knows: (cycles, label), or None."""
-        return None
-
-    def notes(self, shape: Shape, machine: Any) -> list[str]:
-        """What a user should know before tuning the shape, one line each."""
-        return []
-
-    def work(self, shape: Shape, machine: Any) -> Work | None:
-        """What one evaluation costs (the size guard), or None when it is always cheap."""
         return None
 
     def largest_counts(self, shape: Shape, machine: Any) -> list[tuple[int, str]]:
@@ -205,50 +141,27 @@ class Oracle(ABC):
         """Refuse (SizeError) a shape whose counts could pass a 64-bit integer on `machine`."""
         check_counts(shape, self.largest_counts(shape, machine))
 
-    def best_schedules(
-        self, families: tuple[Family, ...], shape: Shape, machine: Any
-    ) -> tuple[tuple[str, Point, Metrics] | None, tuple[str, Point, Metrics] | None]:
-        """For a co-design: the best of a fixed portfolio of schedules and the best
-        hand-written one, each (family, point, metrics); only for `searches_machines`."""
-        raise NotImplementedError(f"oracle {self.name!r} does not search machines")
 
-    # --- energy and area (optional) ----------------------------------------------------------
-    # An oracle that costs them reports, with every evaluation, the metrics of
-    # simcore.energy.Cost.metrics (energy_pj, energy_per_mac_pj, edp, area_mm2 and the
-    # breakdown) and lists energy, edp and area among its measures.
+def configured(
+    oracle: Oracle,
+    *,
+    technology: Technology | None = None,
+    full_limit: int | None = None,
+    study_folder: Path | None = None,
+) -> Oracle:
+    """`oracle` costing with `technology`, simulating at most `full_limit` units in full, and
+    rebuilding the schedules imported into the study in `study_folder`, each where the oracle
+    has the capability it concerns (a copy when any applies)."""
+    from autotune.oracles.capabilities import EnergyAndArea, ImportedSchedules, SizeGuard
 
-    def machine_area_mm2(self, machine: Any) -> float | None:
-        """The machine's area when the machine alone sets it; None when not costed."""
-        return None
-
-    def area_mm2(self, family: Family, point: Point, shape: Shape, machine: Any) -> float | None:
-        """The area a candidate occupies, known before it runs; None when not costed."""
-        return self.machine_area_mm2(machine)
-
-    def cost(self, family: Family, point: Point, shape: Shape, machine: Any) -> Cost | None:
-        """The point's energy and area with every line item, or None when not costed."""
-        return None
-
-    timing_methods: tuple[str, ...] = ()  # ways to time a point again (the first: evaluate's)
-
-    def cycles_by(
-        self, family: Family, point: Point, shape: Shape, machine: Any, method: str
-    ) -> int:
-        """The point's cycles timed by `method`, one of `timing_methods` (ValueError otherwise;
-        EvaluationRefused past the limit of work simulated in full)."""
-        raise ValueError(f"the {self.name} oracle has one timing method")
-
-    # --- pictures (optional) -----------------------------------------------------------------
-
-    def report(
-        self, family: Family, point: Point, shape: Shape, machine: Any, per_char: int | None = None
-    ) -> str:
-        """A human picture of the point (GA-1: the engine timeline)."""
-        return ""
-
-    def program(self, family: Family, point: Point, shape: Shape, machine: Any) -> Any | None:
-        """The point's program, for export and timeline plots; None for an oracle without one."""
-        return None
+    found: Any = oracle
+    if technology is not None and oracle.capability(EnergyAndArea) is not None:
+        found = found.with_technology(technology)
+    if full_limit is not None and oracle.capability(SizeGuard) is not None:
+        found = found.with_full_limit(full_limit)
+    if study_folder is not None and oracle.capability(ImportedSchedules) is not None:
+        found = found.with_study_folder(study_folder)
+    return found  # type: ignore[no-any-return]
 
 
 def check_counts(shape: Shape, counts: list[tuple[int, str]]) -> None:

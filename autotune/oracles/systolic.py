@@ -14,11 +14,22 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 from fractions import Fraction
-from typing import Any, Mapping
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Mapping
 
 from autotune.oracles.base import Metrics, Oracle
+from autotune.oracles.capabilities import EnergyAndArea, Report
+from autotune.oracles.measures import (
+    AREA,
+    CYCLES,
+    EDP,
+    ENERGY,
+    ENERGY_BREAKDOWN,
+    ENERGY_COLUMNS,
+    ENERGY_PER_MAC,
+    LOWER_BOUND,
+    MACS,
+    Measure,
+)
 from search_spaces.base import EXACT, MODEL, SCALED, Family, Verdict
 from search_spaces.domains import Point
 from search_spaces.systolic import (
@@ -28,10 +39,8 @@ from search_spaces.systolic import (
     SystolicFamily,
     systolic_family,
 )
-from simcore.energy import Cost, systolic_area_mm2, systolic_cost, systolic_counts
 from simcore.shape import Shape
 from simcore.systolic.closed_form import cycles, schedule
-from simcore.systolic.cycle import SystolicTimingError, engine_words, simulate_systolic
 from simcore.systolic.model import (
     SystolicDesign,
     Traffic,
@@ -40,6 +49,9 @@ from simcore.systolic.model import (
     roles,
     tile_count,
 )
+
+if TYPE_CHECKING:
+    from simcore.energy import Cost
 
 # The event engine's cost, in seconds: per tile (closed form and checks), per PE of every tile,
 # per multiply-accumulate of the block products and numpy's product. Measured on a laptop core.
@@ -72,6 +84,24 @@ class SystolicBudget:
         return ",".join(f"{k}={v}" for k, v in self.as_dict().items())
 
 
+# What a design's run reports, in the leaderboard's column order.
+MEASURES: tuple[Measure, ...] = (
+    CYCLES,
+    ENERGY,
+    ENERGY_PER_MAC,
+    EDP,
+    AREA,
+    Measure("words_per_mac", unit="words", help="buffer words moved per multiply-accumulate"),
+    Measure("mac_utilization", objective=False),
+    LOWER_BOUND,
+    MACS,
+    *ENERGY_BREAKDOWN,
+    Measure("tiles", objective=False, dtype="int"),
+    Measure("pes", unit="PEs", dtype="int", help="the design's processing elements"),
+    Measure("buffer_words", objective=False, dtype="int"),
+)
+
+
 def parse_budget(text: str) -> SystolicBudget:
     values: dict[str, int] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
@@ -97,10 +127,11 @@ def _systolic(family: Family) -> SystolicFamily:
     return family
 
 
-class SystolicOracle(Oracle):
+class SystolicOracle(Oracle, EnergyAndArea, Report):
     name = "systolic"
     description = "an R x C systolic array (ws, os, is) and its mapping under a PE budget"
-    measures = ("cycles", "energy", "edp", "area", "words_per_mac", "pes")
+    measures = MEASURES
+    table_columns = ENERGY_COLUMNS
     default_objectives = ("cycles", "words_per_mac")
     default_spaces = ("systolic",)
     takes_workloads = True
@@ -175,12 +206,16 @@ class SystolicOracle(Oracle):
         self, design: SystolicDesign, shape: Shape, run_cycles: int, traffic: Traffic
     ) -> Cost:
         """Energy and area from the model's exact counts (simcore.energy.systolic)."""
+        from simcore.energy import systolic_cost, systolic_counts
+
         tech = self.tech()
         return systolic_cost(
             design, systolic_counts(design, shape, run_cycles, tech, traffic), tech
         )
 
     def area_mm2(self, family: Family, point: Point, shape: Shape, machine: Any) -> float:
+        from simcore.energy import systolic_area_mm2
+
         return systolic_area_mm2(_systolic(family).design(point), shape, self.tech())
 
     def cost(self, family: Family, point: Point, shape: Shape, machine: Any) -> Cost:
@@ -251,6 +286,8 @@ class VerifyPlan:
 
 def check_cost(design: SystolicDesign, shape: Shape) -> tuple[float, int]:
     """(estimated seconds, words allocated) of running the event engine on the full problem."""
+    from simcore.systolic.cycle import engine_words
+
     cut = tile_count(design, shape)
     pes = design.used.rows * design.used.cols
     macs = shape.m * shape.k * shape.n
@@ -289,6 +326,10 @@ def verify_plan(design: SystolicDesign, shape: Shape) -> VerifyPlan:
 def run_check(design: SystolicDesign, shape: Shape, seed: int = 0) -> tuple[bool, str]:
     """The design's own cycle model on random integer matrices: its cycles equal the closed
     form, its product numpy's, its buffer words the traffic formula."""
+    import numpy as np
+
+    from simcore.systolic.cycle import SystolicTimingError, simulate_systolic
+
     rng = np.random.default_rng(seed)
     # Small integers in float64: exact, and the block products run on BLAS.
     a = rng.integers(-9, 10, size=(shape.m, shape.k)).astype(np.float64)
@@ -313,6 +354,8 @@ def run_check(design: SystolicDesign, shape: Shape, seed: int = 0) -> tuple[bool
 
 def verify_design(design: SystolicDesign, shape: Shape, seed: int = 0) -> Verdict:
     """Run the design's own cycle model: `exact` on the full shape, `scaled` on a smaller one."""
+    from simcore.systolic.cycle import engine_words
+
     plan = verify_plan(design, shape)
     if engine_words(plan.design, plan.shape) > VERIFY_WORDS:  # a padded sub-array of 10^10 PEs
         return Verdict(True, MODEL, f"{design.dataflow}: timed only, too large to run")

@@ -18,7 +18,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from autotune.errors import ResultsError
+from autotune.errors import ResultsError, Text, ref
 from autotune.storage.names import blocking_file, ensure_folder
 
 _CHECKSUM = b"autotune.sha256"  # of the schema and metadata: a damaged footer shows on reading
@@ -230,7 +230,9 @@ def check_output(path: Path, force: bool, setting: str = "out") -> Path:
             f"{path} is not a regular file (a device or a FIFO?): write elsewhere", setting=setting
         )
     if path.exists() and not force:
-        raise ResultsError(f"{path} exists: replacing it needs force=True", setting=setting)
+        raise ResultsError(
+            Text(f"{path} exists: replacing it needs ", ref("force", True)), setting=setting
+        )
     return path
 
 

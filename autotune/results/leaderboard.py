@@ -15,37 +15,28 @@ from optuna.trial import TrialState
 
 from autotune import __version__, oracles
 from autotune.oracles import Oracle
+from autotune.oracles.capabilities import Reference
+from autotune.oracles.measures import Measure
 from autotune.record import Evaluation, TrialRecord
-from autotune.search.objectives import DIRECTIONS, evaluation_source, objective_value
+from autotune.search.objectives import evaluation_source
 from autotune.search.problem import Entry, Search
 from search_spaces.base import Family, canonical_json
+from search_spaces.domains import Point
 from simcore.shape import Shape
 
-# Metrics first in this order when present; any other metric a family reports follows. Energy
-# in pJ (the breakdown by category after; a category the oracle does not count is absent), EDP
-# in pJ x cycles, area in mm2.
-ENERGY_METRICS: tuple[str, ...] = ("energy_pj", "energy_per_mac_pj", "edp", "area_mm2")
-BREAKDOWN: tuple[str, ...] = (
-    "energy_compute_pj",
-    "energy_register_pj",
-    "energy_on_chip_pj",
-    "energy_off_chip_pj",
-)
-METRICS: tuple[str, ...] = (
-    "cycles",
-    *ENERGY_METRICS,
-    "tiles_moved",
-    "loads",
-    "stores",
-    "mxu_util",
-    "dma_busy",
-    "words_per_mac",
-    "mac_utilization",
-    "lower_bound",
-    "macs",
-    *BREAKDOWN,
-)
+# Keys of a stored evaluation that are no metric column: the search's graded limits, a co-design's
+# per-GEMM results, and the schema's own `slots_needed` column (what a schedule needs of its
+# machine's scratchpad, for oracles that count it).
 NOT_METRICS = frozenset({"slots_needed", "constraints", "shapes", "no_schedule", "chapter_cycles"})
+# The leaderboard's own float columns (the oracle's are its measures of dtype "float").
+FLOATS: tuple[str, ...] = (
+    "ratio_to_bound",
+    "ratio_to_chapter_best",
+    "weight",
+    "weighted_cycles",
+    "total_energy_pj",
+    "total_edp",
+)
 NONE = "none"  # the verification column of an entry nobody checked
 
 
@@ -91,7 +82,8 @@ class Ranked:
 def records(study: optuna.Study, search: Search) -> list[Ranked]:
     """The study's distinct candidates, ranked, the Pareto front marked."""
     found: dict[str, Ranked] = {}
-    signs = [-1.0 if DIRECTIONS[name] == "maximize" else 1.0 for name in search.objectives]
+    objectives = search.measures
+    signs = [-1.0 if measure.maximized else 1.0 for measure in objectives]
     for trial in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
         record = TrialRecord.of_trial(trial)
         key = search.key_of(record.params) if record else None
@@ -103,7 +95,7 @@ def records(study: optuna.Study, search: Search) -> list[Ranked]:
         schedule = {k: v for k, v in point.items() if k not in machine or k == "family"}
         source = evaluation_source(evaluation)
         values = (
-            tuple(s * objective_value(source, name) for s, name in zip(signs, search.objectives))
+            tuple(s * m.value(source) for s, m in zip(signs, objectives))
             if evaluation.feasible
             else None
         )
@@ -145,7 +137,8 @@ def rows_of(
         {p.name for f in families for p in f.params(info.shape, T)}
         | {k for r in ranked for e in r.entries for k in (e.point or {})}
     )
-    metric_names = list(METRICS)
+    # The oracle's measures first, in its declared order; any other metric reported follows.
+    metric_names = [measure.key for measure in info.oracle.measures]
     for record in ranked:
         for entry in record.entries:
             metric_names += [
@@ -233,8 +226,8 @@ def machine_of(row: Mapping[str, object], oracle: Oracle) -> Any:
     return oracle.machine_from_record(json.loads(str(row.get("machine_json") or "{}")))
 
 
-def schedule_point(row: Mapping[str, object]) -> dict[str, object]:
-    point = json.loads(str(row["params_json"]))
+def schedule_point(row: Mapping[str, object]) -> Point:
+    point: Point = json.loads(str(row["params_json"]))
     point.pop("family", None)
     return point
 
@@ -267,7 +260,8 @@ def annotate(
         if row["chapter_best_cycles"] is None and (
             row["trial"] in chosen or machine == info.base_machine
         ):
-            best = oracle.reference(shape, machine)
+            hand = oracle.capability(Reference)
+            best = hand.reference(shape, machine) if hand is not None else None
             if best is not None:
                 row.update(chapter_best_cycles=best[0], chapter_best_schedule=best[1])
         if row["chapter_best_cycles"] is not None and row["ratio_to_chapter_best"] is None:
@@ -298,25 +292,16 @@ def _column(values: list[object]) -> pd.api.extensions.ExtensionArray | list[obj
     return values
 
 
-def to_frame(rows: list[dict[str, object]]) -> pd.DataFrame:
+def to_frame(rows: list[dict[str, object]], measures: Sequence[Measure] = ()) -> pd.DataFrame:
+    """The rows as a typed frame, ranked in order; the float `measures` (the oracle's) and the
+    leaderboard's own float columns stay Float64 even when every value is whole or missing."""
     if not rows:
         return pd.DataFrame()
     columns = list(rows[0])
-    data = {"rank": list(range(1, len(rows) + 1))}
+    data: dict[str, Any] = {"rank": list(range(1, len(rows) + 1))}
     data.update({name: _column([row.get(name) for row in rows]) for name in columns})
     frame = pd.DataFrame(data)
-    floats = (
-        "mxu_util",
-        "dma_busy",
-        "ratio_to_bound",
-        "ratio_to_chapter_best",
-        "weight",
-        "weighted_cycles",
-        *ENERGY_METRICS,
-        *BREAKDOWN,
-        "total_energy_pj",
-        "total_edp",
-    )
+    floats = [m.key for m in measures if m.dtype == "float"] + list(FLOATS)
     for name in floats:
         if name in frame:
             frame[name] = frame[name].astype("Float64")
@@ -326,7 +311,7 @@ def to_frame(rows: list[dict[str, object]]) -> pd.DataFrame:
     return frame
 
 
-def json_rows(frame: pd.DataFrame) -> list[dict[str, object]]:
+def json_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
     """Rows as plain JSON-ready dicts (missing values become None)."""
     rows = []
     for record in frame.to_dict(orient="records"):

@@ -14,6 +14,7 @@ from typing import Sequence
 
 import numpy as np
 
+from autotune.oracles.capabilities import Timeline
 from autotune.results.files import atomically
 
 MARK_KEY, MARK_TEXT = "autotune", "plot"  # a PNG text chunk: a picture autotune drew
@@ -147,20 +148,8 @@ def pareto_png(fronts: Sequence[Front], title: str, path: Path) -> Path:
     return _save(fig, plt, path)
 
 
-ENGINE_ROWS = (("DMA load", "tab:blue"), ("DMA store", "tab:orange"), ("matrix unit", "tab:green"))
-
-
-@dataclass(frozen=True)
-class Timeline:
-    """What a timeline draws, per row of ENGINE_ROWS: the row's busy spans over the whole run
-    (instructions that run back to back merged into one span: the same picture, from a few spans
-    where a large program has millions of instructions) and, for the zoomed panel, each of its
-    instructions that starts in the first `zoom` cycles. Spans are (n, 2) arrays of (start, finish)."""
-
-    cycles: int
-    spans: tuple[np.ndarray, ...]
-    first: tuple[np.ndarray, ...]
-    zoom: int | None = None
+# The colours of a timeline's engines, in its order.
+ENGINE_COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")
 
 
 def _bars(spans: np.ndarray) -> list[tuple[int, int]]:
@@ -179,7 +168,8 @@ def timeline_png(timeline: Timeline, title: str, path: Path) -> Path:
         len(panels), 1, figsize=(SIZE[0], 2.2 + 1.8 * len(panels)), squeeze=False
     )
     for ax, (high, rows) in zip(axes[:, 0], panels):
-        for row, ((name, color), spans) in enumerate(zip(ENGINE_ROWS, rows)):
+        engines = list(zip(timeline.engines, ENGINE_COLOURS))
+        for row, ((name, color), spans) in enumerate(zip(engines, rows)):
             if len(spans):
                 ax.broken_barh(
                     _bars(spans),
@@ -189,8 +179,8 @@ def timeline_png(timeline: Timeline, title: str, path: Path) -> Path:
                     linewidth=0.4,
                     label=name,
                 )
-        ax.set_yticks(range(len(ENGINE_ROWS)), [name for name, _ in ENGINE_ROWS])
-        ax.set_ylim(-0.6, len(ENGINE_ROWS) - 0.4)
+        ax.set_yticks(range(len(engines)), [name for name, _ in engines])
+        ax.set_ylim(-0.6, len(engines) - 0.4)
         ax.set_xlim(0, high)
         ax.set_xlabel("cycle")
         ax.invert_yaxis()

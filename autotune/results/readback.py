@@ -1,24 +1,25 @@
 """Results read back: one entry of a leaderboard, the list of studies, and one entry exported as
 a schedule file (JSON, which `tune --enqueue` takes back) or as its oracle's program (text).
-(`autotune.run.load` finds a study's leaderboard, rebuilt from its storage when stale.)"""
+(`autotune.results.load` finds a study's leaderboard, rebuilt from its storage when stale.)"""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Mapping, Sequence, cast
 
 import pandas as pd
 
 from autotune import __version__, oracles, record
 from autotune.errors import AutotuneError, ResultsError
+from autotune.oracles.capabilities import Programs
 from autotune.results import leaderboard as board
 from autotune.results.owner import LEADERBOARD, written
 from autotune.search.problem import Candidate
 from autotune.storage import local_storages, read_studies
 from autotune.storage.names import input_file
-from simcore.ga1.asm import to_text
+from search_spaces.domains import Point
 from simcore.shape import Shape, parse_shape
 
 EXPORT_FORMAT = "autotune-schedule"
@@ -32,7 +33,7 @@ class Loaded:
     path: Path
 
 
-def entry(loaded: Loaded, rank: int) -> dict[str, object]:
+def entry(loaded: Loaded, rank: int) -> dict[str, Any]:
     if loaded.frame.empty or loaded.metadata.get("kind") not in (
         "leaderboard",
         "pareto",
@@ -127,10 +128,10 @@ def _summary(study, url: str) -> dict[str, object]:  # type: ignore[no-untyped-d
 
 
 def _short_machine(ident: dict) -> str:  # type: ignore[type-arg]
-    """The machine as its oracle says it briefly (GA-1: slots and what differs from the chapter's)."""
+    """The machine as its oracle says it briefly (`Oracle.describe_machine`)."""
     key = str(ident.get("machine") or "")
     try:
-        oracle = oracles.get(str(ident.get("oracle") or "").removesuffix("-codesign"))
+        oracle = oracles.of_identity(str(ident.get("oracle") or ""))
         return oracle.describe_machine(oracle.parse_machine(key))
     except (AutotuneError, ValueError):
         return key
@@ -160,7 +161,7 @@ def format_studies(rows: list[dict[str, object]]) -> str:
     widths[0] = max([widths[0], *(len(name) for name, _ in damaged)])
     right = {4, 5}  # numbers
 
-    def line(values: list[str]) -> str:
+    def line(values: Sequence[str]) -> str:
         cells = zip(values, widths)
         return "  ".join(
             v.rjust(w) if i in right else v.ljust(w) for i, (v, w) in enumerate(cells)
@@ -220,20 +221,20 @@ def export_asm(
     if found is None:
         raise ResultsError(f"unknown schedule family {row['family']!r}")
     oracle, family = found
-    shape, machine = (
-        Shape(int(row["m"]), int(row["k"]), int(row["n"])),
-        board.machine_of(row, oracle),
-    )  # type: ignore[call-overload]
-    program = oracle.program(family, board.schedule_point(row), shape, machine)
-    if program is None:
-        raise ResultsError(f"family {family.name!r} has no GA-1 program: export it as JSON")
+    programs = oracle.capability(Programs)
+    if programs is None:
+        raise ResultsError(f"the {oracle.name} oracle builds no programs: export it as JSON")
+    shape = Shape(int(row["m"]), int(row["k"]), int(row["n"]))  # type: ignore[call-overload]
+    machine = board.machine_of(row, oracle)
+    program = programs.program(family, board.schedule_point(row), shape, machine)
+    T = oracle.tile_edge(machine)
     header = [
         f"# autotune {__version__}: study {metadata.get('study')!r}, rank {rank}, {shape} ({row.get('gemm')})",
         f"# schedule {row['params_json']}",
         f"# machine {','.join(f'{k}={v}' for k, v in machine.as_dict().items())}",
-        f"# {row.get('cycles')} cycles (simcore); A is M x K, B is K x N, C = A B; tiles of {machine.T}x{machine.T}",
+        f"# {row.get('cycles')} cycles (simcore); A is M x K, B is K x N, C = A B; tiles of {T}x{T}",
     ]
-    return "\n".join(header) + "\n" + to_text(program)
+    return "\n".join(header) + "\n" + programs.program_text(program)
 
 
 def schedules(path: Path) -> list[dict[str, object]]:
@@ -294,6 +295,5 @@ def starting_point(
             raise ResultsError(
                 f"{source} was exported for another machine: {differs or 'unknown parameters'}"
             )
-    return Candidate(
-        str(item["family"]), dict(item["params"]), {k: machine[k] for k in searched if k in machine}
-    )  # type: ignore[call-overload]
+    params = cast(Point, dict(cast(Mapping[str, Any], item["params"])))
+    return Candidate(str(item["family"]), params, {k: machine[k] for k in searched if k in machine})

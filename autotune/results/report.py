@@ -9,12 +9,12 @@ layers furthest from their bound close the report. Pure functions of a workload 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, cast
 
 import numpy as np
 import pandas as pd
 
-from search_spaces.gemm_list import weight_text
+from workloads.listing import weight_text
 
 COSTLIEST = 3  # layers named as costing most
 FURTHEST = 3  # layers named as furthest from their bound
@@ -193,8 +193,8 @@ def chart(frame: pd.DataFrame, metadata: Mapping[str, object], path: Path) -> Pa
         ratios.append(None)
     total = metadata.get("weighted_cycles")
     title = f"workload {metadata.get('workload')}: {len(frame)} GEMMs" + (
-        f", {float(total):,.0f} weighted cycles" if total else ""
-    )  # type: ignore[arg-type]
+        f", {float(cast(float, total)):,.0f} weighted cycles" if total else ""
+    )
     return plots.layers_png(plots.Layers(tuple(names), tuple(shares), tuple(ratios)), title, path)
 
 
@@ -208,8 +208,8 @@ def format_report(frame: pd.DataFrame, metadata: Mapping[str, object]) -> str:
         f"workload {metadata.get('workload')!r}: {len(frame)} GEMMs ({weight_text(instances)} runs)"
         + (f" on the {metadata['oracle']} oracle" if metadata.get("oracle") else "")
         + f" ({','.join(f'{k}={v}' for k, v in machine.items())})"
-        + (f", {float(area):.4f} mm2" if area else "")
-    ]  # type: ignore[arg-type]
+        + (f", {float(cast(float, area)):.4f} mm2" if area else "")
+    ]
     has_chapter = "chapter_best_cycles" in frame and bool(
         frame["chapter_best_cycles"].notna().any()
     )

@@ -19,16 +19,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
-from autotune import __version__
-from autotune.errors import ResultsError
+from autotune import __version__, oracles
+from autotune.errors import AutotuneError, ResultsError
+from autotune.oracles import Oracle
+from autotune.oracles.capabilities import MachineSearch
+from autotune.oracles.measures import AREA, CYCLES, ENERGY, Measure, TableColumn
 from autotune.results.files import read_parquet, write_parquet
 from autotune.results.labels import VERIFIED_LABELS, verified_label  # noqa: F401 - read by the tables' readers
 from autotune.search.codesign import machine_value
-from autotune.search.objectives import objective_value
+from autotune.search.objectives import measures_of
 
 SCHEMAS: dict[str, int] = {"leaderboard": 4, "pareto": 4, "workload": 5, "baseline": 1, "sweep": 1}
 READABLE: dict[str, frozenset[object]] = {
@@ -69,7 +72,7 @@ def read(path: Path) -> tuple[pd.DataFrame, dict[str, object]]:
         kind == "leaderboard" and metadata.get("variant") == "pareto"
     ):  # schema 1 wrote a front as a variant
         kind = metadata["kind"] = "pareto"
-    newest = max((v for v in READABLE.get(kind, ()) if isinstance(v, int)), default=None)  # type: ignore[arg-type]
+    newest = max((v for v in READABLE.get(str(kind), ()) if isinstance(v, int)), default=None)
     if (
         newest is not None
         and isinstance(schema, int)
@@ -139,51 +142,55 @@ def describe(frame: pd.DataFrame, metadata: Mapping[str, object], top: int) -> s
     if kind == "workload":
         return format_workload(frame, metadata)
     if kind in ("baseline", "sweep"):
-        columns = [
-            c
-            for c in (
-                "m",
-                "k",
-                "n",
-                "slots",
-                "dma_setup",
-                "dma_words_per_cycle",
-                "schedule",
-                "fits",
-                "cycles",
-                "mxu_util",
-                "vs_best",
-                "verified",
-            )
-            if c in frame
-        ]
-        return f"{kind} of {metadata.get('shape')}, {len(frame)} rows\n" + frame[columns].head(
+        # The columns its writer chose to show (every column of a file that names none).
+        listed = metadata.get("columns")
+        shown = [c for c in listed if c in frame] if isinstance(listed, list) else list(frame)
+        return f"{kind} of {metadata.get('shape')}, {len(frame)} rows\n" + frame[shown].head(
             top
         ).to_string(index=False)
-    objectives = tuple(metadata.get("objectives") or ("cycles",))  # type: ignore[arg-type]
+    oracle = oracle_of(metadata)
+    names = metadata.get("objectives") or ("cycles",)
+    objectives = measures_of(oracle, names)  # type: ignore[arg-type]
     head = f"study {metadata.get('study')!r}, shape {metadata.get('shape')}, {len(frame)} distinct entries"
     if metadata.get("variant") == "codesign" or (kind == "pareto" and "total_cycles" in frame):
         return head + "\n" + format_front(frame, metadata)
+    columns = oracle.table_columns if oracle is not None else ()
     return (
         head
         + ("" if kind != "pareto" else " on the Pareto front")
         + "\n"
-        + format_rows(frame, top, objectives)
-    )  # type: ignore[arg-type]
+        + format_rows(frame, top, objectives, columns)
+    )
 
 
-def format_rows(frame: pd.DataFrame, top: int, objectives: Sequence[str] = ("cycles",)) -> str:
-    """A compact table of the top entries; columns follow what the leaderboard holds."""
+def oracle_of(metadata: Mapping[str, object]) -> Oracle | None:
+    """The oracle a results file was written with (files that name none: the default one);
+    None when it is not installed here."""
+    try:
+        return oracles.get(str(metadata.get("oracle") or oracles.DEFAULT_ORACLE))
+    except AutotuneError:
+        return None
+
+
+def format_rows(
+    frame: pd.DataFrame,
+    top: int,
+    objectives: Sequence[Measure] = (CYCLES,),
+    shown: Sequence[TableColumn] = (),
+) -> str:
+    """A compact table of the top entries: the objectives, the comparisons the leaderboard
+    holds, then the oracle's `shown` columns (its TableColumn declarations) where present."""
 
     def has(name: str) -> bool:
         return name in frame.columns and bool(frame[name].notna().any())
 
-    columns: list[tuple[str, int, object]] = [("rank", 4, lambda r: r["rank"])]
+    names = {m.name for m in objectives}
+    columns: list[tuple[str, int, Any]] = [("rank", 4, lambda r: r["rank"])]
     if has("gemm") and frame["gemm"].nunique() > 1:
         columns.append(("gemm", 10, lambda r: r["gemm"]))
-    for name in objectives:
+    for measure in objectives:
         columns.append(
-            (name, max(9, len(name)), lambda r, name=name: _fmt(objective_value(r, name)))
+            (measure.name, max(9, len(measure.name)), lambda r, m=measure: _fmt(m.value(r)))
         )
     if has("ratio_to_chapter_best"):
         columns.append(
@@ -205,25 +212,12 @@ def format_rows(frame: pd.DataFrame, top: int, objectives: Sequence[str] = ("cyc
                 lambda r: f"{r['ratio_to_bound']:.3f}" if pd.notna(r["ratio_to_bound"]) else "-",
             )
         )
-    if has("tiles_moved"):
-        columns.append(("tiles", 6, lambda r: r["tiles_moved"]))
-    if has("mxu_util"):
-        columns.append(("mxu", 5, lambda r: f"{r['mxu_util']:.0%}"))
-    if has("energy_per_mac_pj"):
-        columns.append(("pJ/MAC", 7, lambda r: _float(r["energy_per_mac_pj"], ".4g")))
-    if (
-        has("area_mm2") and "area" not in objectives and frame["area_mm2"].nunique() > 1
-    ):  # area a search varied
-        columns.append(("mm2", 7, lambda r: _float(r["area_mm2"], ".4f")))
-    if has("slots"):
-        columns.append(("slots", 5, lambda r: r["slots"]))
-    for name, title in (
-        ("dma_setup", "setup"),
-        ("dma_words_per_cycle", "w/cyc"),
-        ("mxu_cycles", "mxu_c"),
-    ):
-        if has(name) and frame[name].nunique() > 1:  # machine parameters a search varied
-            columns.append((title, 5, lambda r, name=name: r[name]))
+    for column in shown:
+        if not has(column.key) or column.unless_objective in names:
+            continue
+        if column.varied and frame[column.key].nunique() <= 1:
+            continue  # the same on every row: a parameter no search varied
+        columns.append((column.title, column.width, lambda r, c=column: c.text(r[c.key])))
     if len(objectives) > 1:
         columns.append(("pareto", 6, lambda r: "yes" if r["pareto"] else ""))
     columns.append(("verified", 8, lambda r: verified_label(r)))
@@ -237,7 +231,7 @@ def format_rows(frame: pd.DataFrame, top: int, objectives: Sequence[str] = ("cyc
         lines.append(
             " ".join(f"{str(get(row)):>{width}}" for _, width, get in columns)
             + f"  {row['params_json']}"
-        )  # type: ignore[operator]
+        )
     return "\n".join(lines)
 
 
@@ -249,18 +243,24 @@ def format_workload(frame: pd.DataFrame, metadata: Mapping[str, object]) -> str:
 
 
 def format_front(frame: pd.DataFrame, metadata: Mapping[str, object]) -> str:
-    """One line per Pareto machine of a co-design: its parameters, objectives and the chapter's total there."""
-    objectives = list(metadata.get("objectives") or ["cycles"])  # type: ignore[call-overload]
-    note = "; mxu_cycles maximised: a slower unit is cheaper" if "mxu_cycles" in objectives else ""
+    """One line per Pareto machine of a co-design: its parameters (the oracle's machine columns),
+    objectives and the chapter's total there."""
+    oracle = oracle_of(metadata)
+    objectives = measures_of(oracle, metadata.get("objectives") or ["cycles"])  # type: ignore[arg-type]
+    note = "".join(
+        f"; {m.name} maximised" + (f": {m.why}" if m.why else "") for m in objectives if m.maximized
+    )
+    search = oracle.capability(MachineSearch) if oracle is not None else None
+    machine_columns = search.front_columns if search is not None else ()
     front = frame[frame["pareto"] == True] if "pareto" in frame else frame  # noqa: E712
-    costed = "total_energy_pj" in front and bool(front["total_energy_pj"].notna().any())
+    total_energy = str(ENERGY.total_column)
+    costed = total_energy in front and bool(front[total_energy].notna().any())
     energy_head = f"{'energy pJ':>11}{'mm2':>8}" if costed else ""
+    names = ", ".join(m.name for m in objectives)
     lines = [
-        f"Pareto front ({', '.join(objectives)}{note}) for workload {metadata.get('workload')!r}:",
-        (
-            f"{'slots':>5}{'spad words':>11}{'setup':>6}{'words/cyc':>10}{'mxu_cyc':>8}{'cycles':>11}{energy_head}"
-            f"{'chapter':>11}{'gain':>7}{'verified':>9}"
-        ),
+        f"Pareto front ({names}{note}) for workload {metadata.get('workload')!r}:",
+        "".join(f"{c.title:>{c.width}}" for c in machine_columns)
+        + f"{'cycles':>11}{energy_head}{'chapter':>11}{'gain':>7}{'verified':>9}",
     ]
     if front.empty:
         lines.append(_no_feasible_machine(frame))
@@ -274,13 +274,13 @@ def format_front(frame: pd.DataFrame, metadata: Mapping[str, object]) -> str:
             else "-"
         )
         energy = (
-            f"{_float(machine_value(r, 'energy'), '.4g'):>11}{_float(r.get('area_mm2'), '.4f'):>8}"
+            f"{_float(machine_value(r, ENERGY), '.4g'):>11}{_float(r.get(AREA.key), '.4f'):>8}"
             if costed
             else ""
         )
         lines.append(
-            f"{r['slots']:>5}{r['scratchpad_words']:>11}{r['dma_setup']:>6}{r['dma_words_per_cycle']:>10}"
-            f"{r['mxu_cycles']:>8}{r['total_cycles']:>11.0f}{energy}{_text(r['chapter_total_cycles']):>11}"
+            "".join(f"{c.text(r[c.key]):>{c.width}}" for c in machine_columns)
+            + f"{r['total_cycles']:>11.0f}{energy}{_text(r['chapter_total_cycles']):>11}"
             f"{gain:>7}{verified:>9}"
         )
     return "\n".join(lines)

@@ -20,12 +20,16 @@ from optuna.trial import TrialState
 
 from autotune import record
 from autotune.errors import StorageError, StudyError
+from autotune.oracles import configured
 from autotune.record import Provenance
 from autotune.results import leaderboard as board
-from autotune.run import pipeline
-from autotune.run.options import RunOptions, StudyOutcome, verify_top_default
+from autotune.run.check import check
+from autotune.run.finish import finish
+from autotune.run.jobs import StudyOutcome
+from autotune.run.options import RunOptions, verify_top_default
 from autotune.run.plan import RunPlan
-from autotune.run.settings import plan_of
+from autotune.run.resolve import plan_of
+from autotune.run.study import close_studies, open_studies
 from autotune.search.objectives import objective_values
 from autotune.search.problem import Candidate, Problem
 from autotune.search.sampling import DEFAULT_SAMPLER, encoding_for
@@ -42,7 +46,7 @@ class Destination:
     name: str
     storage: str | None  # as given (None: the default journal under results/<study>/)
     results: Path
-    spec: RunPlan  # the study's own plan, or a new study's
+    plan: RunPlan  # the study's own plan, or a new study's
     sampler: str  # the study's recorded sampler and seed (a new study: the defaults)
     seed: int
     exists: bool
@@ -82,47 +86,47 @@ def destination(
         raise StorageError(str(exc), setting="enqueue") from None
     study = existing_study(url, name)
     if study is None:
-        spec = plan_of(shape, oracle=oracle, machine=machine)
-        spec.validate()
-        return Destination(name, storage, results, spec, DEFAULT_SAMPLER, 0, False)
+        plan = plan_of(shape, oracle=oracle, machine=machine)
+        plan.validate()
+        return Destination(name, storage, results, plan, DEFAULT_SAMPLER, 0, False)
     stored = record.study_plan(study)
     if stored is None:
         raise StudyError(
             f"study {name!r} predates stored run settings: resume it with `tune` first",
             setting="enqueue",
         )
-    spec = RunPlan.from_json(stored)
-    _check_same(name, spec, shape, machine, oracle)
+    plan = RunPlan.from_json(stored)
+    _check_same(name, plan, shape, machine, oracle)
     sampler = record.study_sampler(study) or {}
     return Destination(
         name,
         storage,
         results,
-        spec,
+        plan,
         str(sampler.get("sampler", DEFAULT_SAMPLER)),
         int(sampler.get("seed", 0)),
         True,
     )
 
 
-def _check_same(name: str, spec: RunPlan, shape: Shape, machine: Any, oracle: str) -> None:
-    if spec.oracle != oracle:
+def _check_same(name: str, plan: RunPlan, shape: Shape, machine: Any, oracle: str) -> None:
+    if plan.oracle != oracle:
         raise StudyError(
-            f"study {name!r} is a study of the {spec.oracle} oracle, not {oracle}: "
+            f"study {name!r} is a study of the {plan.oracle} oracle, not {oracle}: "
             f"choose another study",
             setting="enqueue",
         )
-    if not spec.single or spec.search_machine:
-        kind = "a GEMM of a workload" if not spec.single else "a search of machines"
+    if not plan.single or plan.search_machine:
+        kind = "a GEMM of a workload" if not plan.single else "a search of machines"
         raise StudyError(
             f"study {name!r} is {kind}: a schedule goes into a study of one product on one machine",
             setting="enqueue",
         )
-    theirs = spec.workload.gemms[0].shape
-    if theirs != shape or spec.machine != machine:
-        described = spec.the_oracle().describe_machine
+    theirs = plan.workload.gemms[0].shape
+    if theirs != shape or plan.machine != machine:
+        described = plan.the_oracle().describe_machine
         raise StudyError(
-            f"study {name!r} tunes {theirs} on {described(spec.machine)}; this schedule is of "
+            f"study {name!r} tunes {theirs} on {described(plan.machine)}; this schedule is of "
             f"{shape} on {described(machine)}: choose another study",
             setting="enqueue",
         )
@@ -141,7 +145,7 @@ def import_schedule(
     verify and write the study's leaderboard. The candidate is evaluated and verified by the
     study's oracle first: one that does not fit, does not run in `cycles` (when given) or fails
     verification is refused (StudyError), and nothing is added."""
-    spec = replace(destination.spec, encoding=encoding_for(destination.sampler))
+    plan = replace(destination.plan, encoding=encoding_for(destination.sampler))
     options = RunOptions(
         trials=1,
         sampler=destination.sampler,
@@ -150,12 +154,12 @@ def import_schedule(
         storage=destination.storage,
         results=destination.results,
     )
-    jobs = pipeline.open_jobs(spec, options, destination.name)
+    jobs = open_studies(check(plan, options))
     try:
         job = jobs[0]
         search = job.search
         assert isinstance(search, Problem)  # a single product's study searches schedules
-        search = replace(search, oracle=search.oracle.with_study_folder(destination.folder))
+        search = replace(search, oracle=configured(search.oracle, study_folder=destination.folder))
         candidate = search.canonical(candidate)
         evaluation, verdict = _checked(search, candidate, cycles)
         with job.shared.locked():  # a tuner running on the study adds its trials in between
@@ -165,18 +169,18 @@ def import_schedule(
                 job.study.add_trial(_trial(search, evaluation, provenance, origin, source))
                 number = _holding(job.study, search, candidate)
         assert number is not None
-        verify_top = verify_top_default(spec)
-        outcome = pipeline.finish(
+        verify_top = verify_top_default(plan)
+        outcome = finish(
             job.study,
             job.search,
-            spec,
+            plan,
             job.gemm,
             verify_top,
             destination.results,
             job.settings.storage_url,
         )
     finally:
-        pipeline.close_jobs(jobs)
+        close_studies(jobs)
     row = next(r for r in board.json_rows(outcome.frame) if r["trial"] == number)
     return Imported(destination.name, number, added, row, outcome, verdict)
 
@@ -221,7 +225,7 @@ def _trial(
 ) -> optuna.trial.FrozenTrial:
     """The completed trial of an imported schedule: its values, constraints and record, and no
     Optuna parameters (see the module's docstring)."""
-    values = objective_values(evaluation, search.objectives)
+    values = objective_values(evaluation, search.measures)
     trial = optuna.trial.create_trial(
         state=TrialState.COMPLETE,
         values=list(values) if isinstance(values, tuple) else [values],

@@ -8,6 +8,7 @@ autotune.storage), and a candidate another worker is evaluating is waited for.""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 
 import optuna
@@ -49,7 +50,7 @@ class Objective:
     def __call__(self, trial: optuna.Trial) -> float | tuple[float, ...]:
         try:
             record_provenance(trial, self.provenance)  # who ran it, with what
-            candidate = self.search.sample(lambda param: suggest(trial, param))
+            candidate = self.search.sample(functools.partial(suggest, trial))
             key = candidate.key()
             twin = (
                 self._refresh(key, trial.number)
@@ -79,7 +80,7 @@ class Objective:
         record_result(trial, evaluation)
         for name, value in self.search.constraints(evaluation).items():
             trial.set_constraint(name, value)
-        return objective_values(evaluation, self.search.objectives)
+        return objective_values(evaluation, self.search.measures)
 
     def _learn(self, trial: optuna.trial.FrozenTrial) -> str | None:
         key = self.search.key_of(candidate_params(trial))

@@ -1,30 +1,24 @@
-"""What a run is given besides its plan, and what it gives back: the run's options, one
-study's settings (what a worker process needs to open it), and the outcomes."""
+"""What a run is given besides its plan: how it runs (`RunOptions`). Loads nothing heavy: the
+plan stage checks options before Optuna or the engine is imported."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Callable
 
-import optuna
-import pandas as pd
-
+from autotune import settings
 from autotune.errors import PlanError
-from autotune.run.plan import RunPlan
-from autotune.search.problem import Candidate, Search
-from autotune.search.sampling import DEFAULT_SAMPLER, encoding_for
-from autotune.storage import (
-    GRACE_SECONDS,
-    HEARTBEAT_SECONDS,
-    SharedStudy,
-    is_memory,
-)
-from search_spaces.workload import Gemm
+from autotune.search.sampling import DEFAULT_SAMPLER, spec
+
+if TYPE_CHECKING:
+    from autotune.run.plan import RunPlan
+    from autotune.search.problem import Candidate
 
 
-def verify_top_default(spec: RunPlan) -> int:
+def verify_top_default(plan: RunPlan) -> int:
     """Entries verified by default: ten for one product; a workload uses each GEMM's winner."""
-    return 10 if spec.single else 1
+    return 10 if plan.single else 1
 
 
 @dataclass(frozen=True)
@@ -33,9 +27,8 @@ class RunOptions:
     sampler: str = DEFAULT_SAMPLER
     seed: int = 0
     study: str | None = None
-    storage: str | None = (
-        None  # a storage address (autotune.storage.locations); None: a journal per study under results/
-    )
+    # A storage address (autotune.storage.locations); None: a journal per study under results/.
+    storage: str | None = None
     results: Path = Path("results")
     workers: int = 1
     timeout: float | None = None
@@ -43,79 +36,25 @@ class RunOptions:
     verify_top: int | None = None  # None: verify_top_default
     allow_sampler_change: bool = False
     starts: tuple[Candidate, ...] = ()  # starting points (exported schedules), run first
-    transfer: bool = (
-        False  # also start from earlier studies' best on nearby problems (autotune.search.transfer)
-    )
+    # Also start from earlier studies' best on nearby problems (autotune.search.transfer).
+    transfer: bool = False
     write: bool = True
     progress: bool = False
+    max_memory: int | None = None  # bytes a run may need (None: 1 GiB)
+    # What each worker process does first (the front end's logging); a module's function.
+    worker_setup: Callable[[], None] | None = None
 
 
-@dataclass(frozen=True)
-class StudySettings:
-    """Everything a worker process needs to open the study (picklable)."""
+def check_options(options: RunOptions) -> None:
+    """Each option as its setting's declaration takes it (autotune.settings), and the options
+    that exclude each other."""
+    from autotune.storage.locations import is_memory
 
-    name: str
-    storage_url: str
-    sampler: str
-    seed: int
-    objectives: tuple[str, ...]
-    heartbeat_seconds: int = HEARTBEAT_SECONDS
-    grace_seconds: int = GRACE_SECONDS
-
-
-@dataclass
-class StudyOutcome:
-    name: str
-    gemm: Gemm | None
-    frame: pd.DataFrame
-    trials: int
-    distinct: int
-    failures: list[str]
-    paths: list[Path] = field(default_factory=list)
-    verified: bool = True  # False: an interrupted run ranked it without verifying
-    study: optuna.Study | None = None  # the run's handle (closed with the run's storage)
-
-
-@dataclass
-class Outcome:
-    name: str
-    studies: list[StudyOutcome]
-    summary: pd.DataFrame | None  # a workload tuned GEMM by GEMM: each GEMM's winner
-    summary_metadata: dict[str, object]
-    paths: list[Path]  # what to tell the user was written
-    elapsed: float
-    interrupted: bool
-
-    @property
-    def failures(self) -> list[str]:
-        return [f for s in self.studies for f in s.failures]
-
-
-def _check_options(options: RunOptions) -> None:
-    if options.trials < 1:
-        raise PlanError(f"trials must be at least 1, got {options.trials}", setting="trials")
-    if options.timeout is not None and options.timeout <= 0:
-        raise PlanError("timeout must be positive", setting="timeout")
-    if options.verify_top is not None and options.verify_top < 0:
-        raise PlanError(
-            f"verify_top must not be negative, got {options.verify_top}", setting="verify_top"
-        )
+    for name in ("trials", "seed", "workers", "timeout", "heartbeat", "verify_top", "max_memory"):
+        settings.check(name, getattr(options, name))
+    spec(options.sampler)  # an unknown sampler, named
     if options.storage is not None and is_memory(options.storage) and options.workers > 1:
         raise PlanError(
             "an in-memory study lives in one process: several workers need a storage",
             setting="workers",
         )
-    encoding_for(options.sampler)
-
-
-@dataclass
-class Job:
-    """One study of a run, opened and checked."""
-
-    settings: StudySettings
-    gemm: Gemm | None
-    search: Search
-    shared: SharedStudy
-    study: optuna.Study
-    starts: tuple[Candidate, ...]
-    grid: tuple[Candidate, ...] = ()  # with --sampler grid: every feasible point, built up front

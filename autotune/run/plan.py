@@ -14,17 +14,23 @@ from dataclasses import dataclass
 from typing import Any
 
 from autotune import oracles
-from autotune.errors import PlanError
-from autotune.oracles import Oracle
-from autotune.run.sizes import bounding_machines, check_shape_count, check_sizes
+from autotune.errors import PlanError, Text, ref
+from autotune.oracles import Oracle, configured
+from autotune.oracles.capabilities import (
+    EnergyAndArea,
+    MachineSearch,
+    MachineSettings,
+    MachineSpace,
+    Notes,
+)
+from autotune.oracles.measures import BUDGETED, Measure, find
+from autotune.run.sizes import check_shape_count, check_sizes
 from autotune.run.tradeoffs import check_objectives
 from autotune.search.codesign import Codesign
+from autotune.search.objectives import measures_of
 from autotune.search.problem import Problem, Search
 from search_spaces.base import Family
-from search_spaces.domains import IntRange
-from search_spaces.machine import MachineSpace, parse_ranges
 from search_spaces.registry import LEGACY_SPACES, SpaceError, available
-from search_spaces.workload import Gemm, Workload
 from simcore.energy import (
     Technology,
     TechnologyError,
@@ -33,6 +39,7 @@ from simcore.energy import (
     technology_to_dict,
 )
 from simcore.shape import Shape, parse_shape
+from workloads import Gemm, Workload
 
 # The most notes on a workload's shapes printed one by one.
 NOTES_SHOWN = 8
@@ -73,9 +80,15 @@ class RunPlan:
         )
 
     def the_oracle(self) -> Oracle:
-        """The oracle, costing energy and area with the plan's technology table."""
-        found = oracles.get(self.oracle).with_technology(self.technology)
-        return found.with_full_limit(self.max_products)
+        """The oracle, costing energy and area with the plan's technology table and simulating
+        at most `max_products` in full (where it has those capabilities)."""
+        return configured(
+            oracles.get(self.oracle), technology=self.technology, full_limit=self.max_products
+        )
+
+    def objective_measures(self) -> tuple[Measure, ...]:
+        """The objectives' declarations, from the oracle's measures."""
+        return measures_of(self.the_oracle(), self.objectives)
 
     @property
     def codesign(self) -> bool:
@@ -97,27 +110,24 @@ class RunPlan:
         except ValueError as exc:
             raise PlanError(str(exc), setting="spaces") from None
 
+    def machine_settings(self) -> MachineSettings:
+        return MachineSettings(
+            self.machine_range,
+            self.max_scratchpad_words,
+            self.max_dma_words_per_cycle,
+            self.pe_budget,
+            self.area_budget,
+        )
+
     def machine_space(self) -> MachineSpace | None:
-        if not self.search_machine:
+        """The machines searched (with search_machine), as the oracle's MachineSearch sets them."""
+        searcher = self.the_oracle().capability(MachineSearch)
+        if not self.search_machine or searcher is None:
             return None
         try:
-            space = MachineSpace.create(
-                self.machine, parse_ranges(self.machine_range), self.max_scratchpad_words
-            )
+            return searcher.machine_space(self.machine, self.machine_settings())
         except ValueError as exc:
             raise PlanError(str(exc), setting="machine_range") from None
-        if self.area_budget is None or self.max_scratchpad_words is not None:
-            return space
-        # Under an area budget the area limits the scratchpad: only the slots range bounds it.
-        slots = dict(space.ranges).get("slots")
-        top = (
-            slots.high
-            if isinstance(slots, IntRange)
-            else max(slots.options)
-            if slots
-            else self.machine.slots
-        )  # type: ignore[union-attr]
-        return dataclasses.replace(space, max_scratchpad_words=int(top) * self.machine.tile_words)  # type: ignore[arg-type]
 
     def validate(self) -> None:
         """Every combination the searches cannot honour is a one-line PlanError."""
@@ -127,10 +137,13 @@ class RunPlan:
                 f"the {oracle.name} oracle tunes one product at a time, not a workload",
                 setting="workload",
             )
-        if self.search_machine and not oracle.searches_machines:
+        if self.search_machine and oracle.capability(MachineSearch) is None:
             raise PlanError(
-                f"the {oracle.name} oracle searches its machine itself: "
-                f"search_machine is for oracles that do not",
+                Text(
+                    f"the {oracle.name} oracle searches its machine itself: ",
+                    ref("search_machine"),
+                    " is for oracles that do not",
+                ),
                 setting="search_machine",
             )
         self.families()  # the spaces resolve, or a PlanError names them
@@ -139,12 +152,22 @@ class RunPlan:
         )
         if (self.machine_range or self.max_scratchpad_words) and not self.search_machine:
             raise PlanError(
-                "machine_range and max_scratchpad_words need search_machine",
+                Text(
+                    ref("machine_range"),
+                    " and ",
+                    ref("max_scratchpad_words"),
+                    " need ",
+                    ref("search_machine"),
+                ),
                 setting="machine_range",
             )
         if self.max_dma_words_per_cycle is not None and not self.codesign:
             raise PlanError(
-                "max_dma_words_per_cycle is for a workload with search_machine",
+                Text(
+                    ref("max_dma_words_per_cycle"),
+                    " is for a workload with ",
+                    ref("search_machine"),
+                ),
                 setting="max_dma_words_per_cycle",
             )
         self._validate_budgets(oracle)
@@ -153,36 +176,46 @@ class RunPlan:
                 oracle.check_machine(self.machine)
             except ValueError as exc:
                 raise PlanError(str(exc), setting="machine") from None
-        machines = bounding_machines(self.machine, self.machine_space())
+        space = self.machine_space()
+        machines = space.corners(self.machine) if space is not None else [self.machine]
         check_sizes(self.workload.gemms, machines, self.single, oracle)  # 64 bits on every machine
         check_shape_count(self.workload.gemms)
 
     def _validate_budgets(self, oracle: Oracle) -> None:
         """A budget is positive and for a search that varies what it limits, on an oracle that
         costs it: a searched machine, or a systolic design (the point is the machine)."""
-        for setting, measure in (("area_budget", "area"), ("energy_budget", "energy")):
+        for measure in BUDGETED:
+            setting = str(measure.budget)
             value = getattr(self, setting)
             if value is None:
                 continue
             if not math.isfinite(value) or value <= 0:
                 raise PlanError(
-                    f"{setting} must be a positive number, got {value}", setting=setting
+                    Text(ref(setting), f" must be a positive number, got {value}"), setting=setting
                 )
-            if measure not in oracle.measures:
+            if find(oracle.measures, measure.name) is None:
                 raise PlanError(
-                    f"the {oracle.name} oracle does not cost {measure}", setting=setting
+                    f"the {oracle.name} oracle does not cost {measure.name}", setting=setting
                 )
-            if oracle.searches_machines and not self.search_machine:
+            if oracle.capability(MachineSearch) is not None and not self.search_machine:
                 raise PlanError(
-                    f"{setting} needs search_machine (a machine to keep within it)", setting=setting
+                    Text(
+                        ref(setting),
+                        " needs ",
+                        ref("search_machine"),
+                        " (a machine to keep within it)",
+                    ),
+                    setting=setting,
                 )
 
     def notes(self) -> list[str]:
         """The oracle's notes on the shapes (a padded shape, ...), each once; past NOTES_SHOWN
         of them, one line counts the rest (a network of many padded layers)."""
         seen: dict[str, None] = {}
-        for gemm in self.workload.gemms:
-            seen.update(dict.fromkeys(self.the_oracle().notes(gemm.shape, self.machine)))
+        noted = self.the_oracle().capability(Notes)
+        if noted is not None:
+            for gemm in self.workload.gemms:
+                seen.update(dict.fromkeys(noted.notes(gemm.shape, self.machine)))
         notes = list(seen)
         if len(notes) <= NOTES_SHOWN:
             return notes
@@ -192,9 +225,10 @@ class RunPlan:
     def searches(self) -> list[tuple[Gemm | None, Search]]:
         """One search per study: a schedule search per GEMM, or one co-design search."""
         found, space, oracle = self.families(), self.machine_space(), self.the_oracle()
+        searches: list[tuple[Gemm | None, Search]]
         if self.codesign:
             assert space is not None
-            return [
+            searches = [
                 (
                     None,
                     Codesign(
@@ -211,7 +245,8 @@ class RunPlan:
                     ),
                 )
             ]
-        return [
+            return searches
+        searches = [
             (
                 gemm,
                 Problem(
@@ -229,6 +264,7 @@ class RunPlan:
             )
             for gemm in self.workload.gemms
         ]
+        return searches
 
     # --- identity and names ------------------------------------------------------------------
 
@@ -236,8 +272,10 @@ class RunPlan:
         """What a study is about; a resumed study must match it."""
         oracle = self.the_oracle()
         if self.codesign:
+            searcher = oracle.capability(MachineSearch)
+            assert searcher is not None  # validated: a co-design searches the oracle's machines
             return {
-                "oracle": "ga1-codesign",
+                "oracle": searcher.codesign_oracle,
                 "workload": [[g.name, str(g.shape), g.weight] for g in self.workload.gemms],
                 "machine": self.machine.key(),
                 "spaces": self.spaces,
@@ -329,9 +367,9 @@ class RunPlan:
     def costing_metadata(self) -> dict[str, object]:
         """What a result's energy and area were costed with (written beside it): the table's
         name, the table itself when it is not the shipped one (to cost an entry again), the budgets."""
-        oracle = self.the_oracle()
+        costing = self.the_oracle().capability(EnergyAndArea)
         return {
-            "technology": oracle.tech().name if "energy" in oracle.measures else None,
+            "technology": costing.tech().name if costing is not None else None,
             "technology_table": technology_to_dict(self.technology)
             if self.technology is not None
             else None,

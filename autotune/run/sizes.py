@@ -3,16 +3,13 @@
 
 from __future__ import annotations
 
-import itertools
 from typing import TYPE_CHECKING, Any, Sequence
 
 from autotune.errors import PlanError, SizeError
-from search_spaces.domains import IntRange
 
 if TYPE_CHECKING:
     from autotune.oracles import Oracle
-    from search_spaces.gemm import Gemm
-    from search_spaces.machine import MachineSpace
+    from workloads.model import Gemm
 
 
 def check_sizes(
@@ -44,33 +41,3 @@ def check_shape_count(gemms: Sequence[Gemm]) -> None:
             "(split the workload)",
             setting="workload",
         )
-
-
-def bounding_machines(base: Any, space: MachineSpace | None) -> list[Any]:
-    """The base machine, or with a machine search every corner of its ranges: the counts grow
-    with each parameter one way, so the corners bound every machine in between."""
-    if space is None:
-        return [base]
-    ends: list[tuple[str, list[int]]] = []
-    for name, domain in space.ranges:
-        values = [domain.low, domain.high] if isinstance(domain, IntRange) else domain.options
-        ends.append((name, sorted({min(int(v) for v in values), max(int(v) for v in values)})))
-    found = []
-    for values in itertools.product(*(options for _, options in ends)):
-        try:
-            found.append(base.replace(**dict(zip((n for n, _ in ends), values))))
-        except ValueError:  # not a machine at all: the search refuses it elsewhere
-            continue
-    return found or [base]
-
-
-def reachable_machines(base: Any, space: MachineSpace | None) -> list[Any]:
-    """The machines that bound what an evaluation may simulate: the corners of
-    `bounding_machines`, each with no more slots than the scratchpad budget holds (a machine over
-    the budget is infeasible and never simulated). GA-1 machines."""
-    machines = bounding_machines(base, space)
-    if space is None:
-        return machines
-    most = max(3, space.max_scratchpad_words // base.tile_words)
-    found = {m.key(): m for m in (m.replace(slots=min(m.slots, most)) for m in machines)}
-    return list(found.values())

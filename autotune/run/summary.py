@@ -15,11 +15,11 @@ from autotune.run.plan import RunPlan
 from autotune.storage.names import study_folder
 
 if TYPE_CHECKING:
-    from autotune.run.options import StudyOutcome
+    from autotune.run.jobs import StudyOutcome
 
 
 def summarise(
-    spec: RunPlan,
+    plan: RunPlan,
     name: str,
     outcomes: list[StudyOutcome],
     results: Path | None,
@@ -28,8 +28,8 @@ def summarise(
     """A workload tuned GEMM by GEMM: each GEMM's winner, weighted, and the per-layer report
     (results/<run>/workload.parquet and report.png). GEMMs of one shape share one study."""
     by_shape = {o.gemm.shape: o for o in outcomes if o.gemm is not None}
-    oracle, rows = spec.the_oracle(), []
-    for gemm in spec.workload.gemms:
+    oracle, rows = plan.the_oracle(), []
+    for gemm in plan.workload.gemms:
         if gemm.shape not in by_shape:
             continue  # interrupted before its study ran
         outcome = by_shape[gemm.shape]
@@ -51,7 +51,7 @@ def summarise(
                 "gemm": gemm.name,
                 "weight": gemm.weight,
                 "weighted_cycles": gemm.weight * cycles if cycles is not None else None,  # type: ignore[operator]
-                "bound_cycles": oracle.bound(shape, spec.machine),
+                "bound_cycles": oracle.bound(shape, plan.machine),
                 "layers": ", ".join(gemm.layers) or None,
                 "schedule": top.get("params_json"),
                 "study": outcome.name,
@@ -67,17 +67,17 @@ def summarise(
     )
     metadata = {
         "study": name,
-        "workload": spec.workload.name,
-        "oracle": spec.oracle,
-        "machine": spec.machine.as_dict(),
-        "base_machine": spec.machine.as_dict(),
-        "objectives": list(spec.objectives),
-        "gemms": len(spec.workload.gemms),  # the workload's; fewer rows: an interrupted run
+        "workload": plan.workload.name,
+        "oracle": plan.oracle,
+        "machine": plan.machine.as_dict(),
+        "base_machine": plan.machine.as_dict(),
+        "objectives": list(plan.objectives),
+        "gemms": len(plan.workload.gemms),  # the workload's; fewer rows: an interrupted run
         "weighted_cycles": total,
         "chapter_weighted_cycles": chapter,
         "unverified": not all(o.verified for o in outcomes),
         **tables.workload_costs(frame),
-        **spec.costing_metadata(),
+        **plan.costing_metadata(),
     }
     if results is None:
         return frame, metadata, []

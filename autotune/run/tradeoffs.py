@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from autotune.errors import PlanError
+from autotune.errors import PlanError, Text, ref
 from autotune.oracles import Oracle
-from autotune.search.codesign import OBJECTIVES as CODESIGN_OBJECTIVES
-from autotune.search.objectives import DIRECTIONS
+from autotune.oracles.measures import NONE
+from autotune.oracles.measures import objectives as objectives_in
 
 
 def check_objectives(
@@ -17,9 +17,11 @@ def check_objectives(
 ) -> None:
     """Refuse (PlanError, naming `objectives`) what no search of the run can honour."""
     codesign = search_machine and not single
-    known = CODESIGN_OBJECTIVES if codesign else tuple(oracle.measures)
+    declared = objectives_in(oracle.measures)
+    # A co-design's objectives are the workload's totals: a measure no workload totals is none.
+    known = [m.name for m in declared if not codesign or m.total != NONE]
     where = "a co-design" if codesign else f"the {oracle.name} oracle"
-    unknown = [n for n in objectives if n not in known or n not in DIRECTIONS]
+    unknown = [n for n in objectives if n not in known]
     if unknown or not objectives:
         raise PlanError(
             f"unknown objective(s) {', '.join(unknown) or '(none)'} for {where} "
@@ -42,16 +44,25 @@ def _check_traded(objectives: Sequence[str], oracle: Oracle, single: bool) -> No
     if not single:
         if tuple(objectives) != ("cycles",):
             raise PlanError(
-                "objectives other than cycles need search_machine (a machine to trade against)",
+                Text(
+                    ref("objectives"),
+                    " other than cycles need ",
+                    ref("search_machine"),
+                    " (a machine to trade against)",
+                ),
                 setting="objectives",
             )
         return
-    fixed = [name for name in objectives if name in oracle.machine_measures]
+    machine_only = {m.name for m in oracle.measures if m.machine_only}
+    fixed = [name for name in objectives if name in machine_only]
     if fixed:
         verb, pronoun = ("is", "it") if len(fixed) == 1 else ("are", "them")
         raise PlanError(
-            f"objectives {','.join(objectives)}: {' and '.join(fixed)} {verb} the same for "
-            f"every schedule on a fixed machine; trading {pronoun} against cycles needs "
-            f"search_machine",
+            Text(
+                ref("objectives"),
+                f" {','.join(objectives)}: {' and '.join(fixed)} {verb} the same for every "
+                f"schedule on a fixed machine; trading {pronoun} against cycles needs ",
+                ref("search_machine"),
+            ),
             setting="objectives",
         )

@@ -1,20 +1,21 @@
 """Worker processes sharing one study (`--workers N`), and how Ctrl-C reaches them.
 
-Workers start with Ctrl-C ignored, so that one pressed while they are still importing does not
-kill them with a traceback. The parent holds the request: the first Ctrl-C sets an Event every
-worker watches (each finishes its trial in flight), a second one terminates them, and each
-leaves cleanly: Optuna marks its trial in flight failed, its lease and run record are let go."""
+Workers ignore Ctrl-C, so that one pressed while they are still importing does not kill them
+with a traceback (they start with it blocked, and the parent receives it). The parent holds the
+request: the first Ctrl-C sets an Event every worker watches (each finishes its trial in
+flight), a second one terminates them, and each leaves cleanly: Optuna marks its trial in
+flight failed, its lease and run record are let go."""
 
 from __future__ import annotations
 
 import multiprocessing
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
-from autotune.interrupt import STOP, children_ignore_ctrl_c, leave_on_terminate
+from autotune.interrupt import STOP, children_ignore_ctrl_c, ignore_ctrl_c, leave_on_terminate
 
 if TYPE_CHECKING:
-    from autotune.run.options import StudySettings
+    from autotune.run.jobs import StudySettings
     from autotune.search.problem import Search
 
 TERMINATE_WAIT = 5.0  # seconds a terminated worker has to leave before it is killed
@@ -27,13 +28,16 @@ def run_workers(
     timeout: float | None,
     workers: int,
     progress: bool,
+    setup: Callable[[], None] | None = None,
 ) -> None:
-    """Run `workers` processes on the study until the budget is spent or a stop is requested."""
+    """Run `workers` processes on the study until the budget is spent or a stop is requested;
+    each calls `setup` first (the front end's logging: a spawned process starts with defaults)."""
     context = multiprocessing.get_context("spawn")
     stop = context.Event()
     processes = [
         context.Process(
-            target=_worker, args=(settings, search, target, timeout, i, progress and i == 0, stop)
+            target=_worker,
+            args=(settings, search, target, timeout, i, progress and i == 0, stop, setup),
         )
         for i in range(workers)
     ]
@@ -77,17 +81,17 @@ def _worker(
     index: int,
     progress: bool,
     stop: Any,
+    setup: Callable[[], None] | None,
 ) -> None:
+    ignore_ctrl_c()
     leave_on_terminate()
     STOP.follow(stop)
     try:
+        if setup is not None:
+            setup()
         from autotune.run.objective import Objective
-
-        # A spawned worker starts with default filters: quiet it as the command line quiets itself.
-        from autotune.run.quiet import quiet_libraries
         from autotune.run.study import open_study, provenance
 
-        quiet_libraries()
         shared, study = open_study(settings, search, seed_offset=index)
         try:
             shared.join(study, target)

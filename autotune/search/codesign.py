@@ -1,9 +1,9 @@
-"""Co-design: a search over GA-1 machine parameters for a whole workload (a `Search`, run by
-the same pipeline as schedule tuning).
+"""Co-design: a search over an oracle's machine parameters for a whole workload (a `Search`, run
+by the same pipeline as schedule tuning), for an oracle with the MachineSearch capability.
 
-For each machine the inner search is a fixed portfolio per GEMM (search_spaces.portfolio),
-fastest per GEMM kept; the workload's cycles and energy are the weighted totals of those
-schedules, its area the machine's. Budgets are Optuna constraints (> 0 is infeasible, graded by
+For each machine the inner search is the oracle's fixed portfolio per GEMM
+(`MachineSearch.best_schedules`), fastest per GEMM kept; the workload's cycles and energy are
+the weighted totals of those schedules, its area the machine's. Budgets are Optuna constraints (> 0 is infeasible, graded by
 how far over): an infeasible machine is never simulated, except that the energy budget is
 graded once the machine has run."""
 
@@ -12,64 +12,76 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Any, Mapping, cast
 
 from autotune.oracles.base import Oracle
+from autotune.oracles.capabilities import (
+    EnergyAndArea,
+    MachineSearch,
+    MachineSettings,
+    MachineSpace,
+)
+from autotune.oracles.measures import AREA, EDP, ENERGY, ENERGY_PER_MAC, MACS, Measure
 from autotune.record import Evaluation
-from autotune.search.objectives import objective_value, overshoot
+from autotune.search.objectives import measures_of, overshoot
 from autotune.search.problem import Candidate, Entry, Suggest
 from search_spaces.base import Family, canonical_json
-from search_spaces.domains import Param, grid
-from search_spaces.machine import MachineSpace
-from search_spaces.workload import Workload
-from simcore.ga1.machine import Machine
+from search_spaces.domains import Param, Point, grid
 from simcore.shape import Shape
+from workloads import Workload
 
-# Objectives a co-design may name (directions in autotune.search.objectives.DIRECTIONS).
-OBJECTIVES: tuple[str, ...] = (
-    "cycles",
-    "energy",
-    "edp",
-    "area",
-    "scratchpad_words",
-    "dma_words_per_cycle",
-    "mxu_cycles",
-)
-# A co-design row's workload-wide figures, by objective (a row's own columns are its GEMM's).
-TOTALS: dict[str, str] = {"cycles": "total_cycles", "energy": "total_energy_pj", "edp": "total_edp"}
 _SHAPE_KEYS = frozenset(
     {"name", "shape", "weight", "family", "params_json", "chapter_cycles", "chapter_params_json"}
 )
 
 
-def machine_value(row: Mapping[str, object], name: str) -> float:
-    """An objective of a co-design row's machine: the workload's total, or the machine's own."""
-    total = row.get(TOTALS.get(name, ""))
-    return float(total) if total is not None else objective_value(row, name)  # type: ignore[arg-type]
-
-
-def macs_per_cycle(machine: Machine) -> float:
-    """The matrix unit's peak rate, T^3 / mxu_cycles: the PEs it needs at least (one MAC per PE
-    per cycle). For an R x C systolic tie (simcore.systolic.tie) with R and C dividing T this is
-    exactly R x C."""
-    return machine.T**3 / machine.mxu_cycles
+def machine_value(row: Mapping[str, object], measure: Measure) -> float:
+    """An objective of a co-design row's machine: the workload's total (a row's own columns are
+    its GEMM's), or the machine's own."""
+    column = measure.total_column
+    total = row.get(column) if column else None
+    return float(total) if total is not None else measure.value(row)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
 class Codesign:
     workload: Workload
-    base: Machine
+    base: Any  # the oracle's base machine
     families: tuple[Family, ...]
     space: MachineSpace
     objectives: tuple[str, ...]
     oracle: Oracle
     max_dma_words_per_cycle: int | None = None
-    pe_budget: int | None = None  # most MACs per cycle, T^3 / mxu_cycles (see macs_per_cycle)
+    pe_budget: int | None = None  # most MACs per cycle (the oracle's machine_limits)
     area_budget: float | None = None  # mm2 of the machine, graded before it runs
     energy_budget: float | None = None  # pJ of the workload, graded once the machine has run
 
-    def machine(self, point: Mapping[str, object]) -> Machine:
-        return self.space.apply(self.base, point)  # type: ignore[arg-type]
+    @property
+    def searcher(self) -> MachineSearch:
+        found = self.oracle.capability(MachineSearch)
+        if found is None:
+            raise TypeError(f"the {self.oracle.name} oracle searches no machines")
+        return found
+
+    @property
+    def settings(self) -> MachineSettings:
+        return MachineSettings(
+            max_dma_words_per_cycle=self.max_dma_words_per_cycle,
+            pe_budget=self.pe_budget,
+            area_budget=self.area_budget,
+        )
+
+    def area_of(self, machine: Any) -> float | None:
+        """The machine's area, for an oracle that costs it."""
+        costing = self.oracle.capability(EnergyAndArea)
+        return costing.machine_area_mm2(machine) if costing is not None else None
+
+    @property
+    def measures(self) -> tuple[Measure, ...]:
+        return measures_of(self.oracle, self.objectives)
+
+    def machine(self, point: Mapping[str, object]) -> Any:
+        return self.space.apply(self.base, cast(Point, dict(point)))
 
     def sample(self, suggest: Suggest) -> Candidate:
         return Candidate("", {}, {p.name: suggest(p) for p in self.space.params()})
@@ -98,9 +110,7 @@ class Codesign:
         machine = self.machine(candidate.machine_point)
         return sum(self.limits(machine, self.graded(machine)).values()) == 0
 
-    def adopt(
-        self, params: Mapping[str, object], shape: Shape, machine: Machine
-    ) -> Candidate | None:
+    def adopt(self, params: Mapping[str, object], shape: Shape, machine: Any) -> Candidate | None:
         return (
             None  # a co-design searches machines: no schedule of another study is a starting point
         )
@@ -123,26 +133,21 @@ class Codesign:
             name: float(value) for name, value in dict(evaluation.metrics["constraints"]).items()
         }
 
-    def limits(self, machine: Machine, graded: Mapping[str, float]) -> dict[str, float]:
+    def limits(self, machine: Any, graded: Mapping[str, float]) -> dict[str, float]:
         """Each budget's overshoot, relative (0 when within it); `graded` is `graded(machine)`."""
-        found = {"scratchpad_over": self.space.violation(machine)}
-        if self.max_dma_words_per_cycle is not None:
-            found["dma_over"] = max(
-                0.0, machine.dma_words_per_cycle / self.max_dma_words_per_cycle - 1
-            )
-        if self.pe_budget is not None:
-            found["pe_over"] = max(0.0, macs_per_cycle(machine) / self.pe_budget - 1)
+        found = {f"{self.space.limit}_over": self.space.violation(machine)}
+        found.update(self.searcher.machine_limits(machine, self.settings))
         if self.area_budget is not None:
-            found["area_over"] = overshoot(graded.get("area_mm2", 0.0), self.area_budget)
+            found[f"{AREA.name}_over"] = overshoot(graded.get(AREA.key, 0.0), self.area_budget)
         if self.energy_budget is not None:
-            found["energy_over"] = 0.0  # known once the machine has run (evaluate)
+            found[f"{ENERGY.name}_over"] = 0.0  # known once the machine has run (evaluate)
         return found
 
-    def graded(self, machine: Machine) -> dict[str, float]:
+    def graded(self, machine: Any) -> dict[str, float]:
         """What grading the budgets computes before the machine runs: its area, under an area
         budget (a machine over a limit keeps it in its record)."""
-        area = self.oracle.machine_area_mm2(machine) if self.area_budget is not None else None
-        return {} if area is None else {"area_mm2": float(area)}
+        area = self.area_of(machine) if self.area_budget is not None else None
+        return {} if area is None else {AREA.key: float(area)}
 
     def evaluate(self, candidate: Candidate) -> Evaluation:
         """A trial's record: the constraints and, for a machine that ran, each GEMM's best (kept
@@ -157,7 +162,7 @@ class Codesign:
             return Evaluation(False, violation, candidate.params(), record, kept)
         shapes = []
         for gemm in self.workload.gemms:
-            top, chapter = self.oracle.best_schedules(self.families, gemm.shape, machine)
+            top, chapter = self.searcher.best_schedules(self.families, gemm.shape, machine)
             if top is None:
                 return Evaluation(
                     False,
@@ -190,8 +195,8 @@ class Codesign:
         )
         energy = self.energy(machine, shapes, total)
         if self.energy_budget is not None:
-            limits["energy_over"] = overshoot(
-                float(energy.get("energy_pj", 0.0)), self.energy_budget
+            limits[f"{ENERGY.name}_over"] = overshoot(
+                float(energy.get(ENERGY.key, 0.0)), self.energy_budget
             )
         violation = sum(limits.values())  # the energy's alone: every other limit is met
         return Evaluation(
@@ -210,41 +215,40 @@ class Codesign:
         )
 
     def energy(
-        self, machine: Machine, shapes: list[dict[str, object]], cycles: float
+        self, machine: Any, shapes: list[dict[str, object]], cycles: float
     ) -> dict[str, float]:
         """The workload's energy (weighted over its GEMMs' schedules), EDP and the machine's area;
         empty for an oracle that does not cost them."""
-        if not shapes or any(s.get("energy_pj") is None for s in shapes):
+        if not shapes or any(s.get(ENERGY.key) is None for s in shapes):
             return {}
-        energy = math.fsum(float(s["weight"]) * float(s["energy_pj"]) for s in shapes)  # type: ignore[arg-type]
-        macs = math.fsum(float(s["weight"]) * float(s.get("macs") or 0) for s in shapes)  # type: ignore[arg-type]
+        energy = math.fsum(float(s["weight"]) * float(s[ENERGY.key]) for s in shapes)  # type: ignore[arg-type]
+        macs = math.fsum(float(s["weight"]) * float(s.get(MACS.key) or 0) for s in shapes)  # type: ignore[arg-type]
         found = {
-            "energy_pj": energy,
-            "edp": energy * cycles,
-            "energy_per_mac_pj": energy / macs if macs else 0.0,
+            ENERGY.key: energy,
+            EDP.key: energy * cycles,  # the product of the workload's totals (EDP.of)
+            ENERGY_PER_MAC.key: energy / macs if macs else 0.0,
         }
-        area = self.oracle.machine_area_mm2(machine)
-        return {**found, "area_mm2": float(area)} if area is not None else found
+        area = self.area_of(machine)
+        return {**found, AREA.key: float(area)} if area is not None else found
 
     def entries(self, evaluation: Evaluation) -> list[Entry]:
         """One entry per GEMM: its best schedule on the trial's machine."""
         attrs = dict(evaluation.metrics)
-        machine = Machine(**evaluation.machine)
+        machine = self.oracle.machine_from_record(evaluation.machine)
         total, chapter_total = attrs.get("cycles"), attrs.get("chapter_cycles")
         common = {
-            "scratchpad_words": machine.scratchpad_words,
-            "macs_per_cycle": macs_per_cycle(machine),
+            **self.searcher.machine_columns(machine),
             "workload": self.workload.name,
             "total_cycles": total,
             "chapter_total_cycles": chapter_total,
             "ratio_to_chapter_total": total / chapter_total if total and chapter_total else None,  # type: ignore[operator]
-            "total_energy_pj": attrs.get("energy_pj"),
-            "total_edp": attrs.get("edp"),
+            str(ENERGY.total_column): attrs.get(ENERGY.key),
+            str(EDP.total_column): attrs.get(EDP.key),
             "constraints_json": json.dumps(attrs["constraints"], sort_keys=True),
         }
         by_name = {s["name"]: s for s in attrs.get("shapes", [])}  # type: ignore[attr-defined]
         # A machine that never ran keeps, on each GEMM's row, the area its grading computed.
-        graded = {"area_mm2": attrs["area_mm2"]} if "area_mm2" in attrs else {}
+        graded = {AREA.key: attrs[AREA.key]} if AREA.key in attrs else {}
         found = []
         for gemm in self.workload.gemms:
             shape = by_name.get(gemm.name)

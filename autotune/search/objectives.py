@@ -1,67 +1,48 @@
-"""Objectives: what a search may optimise, in which direction, and how a trial's value for each
-is read from its record or a leaderboard row."""
+"""Objectives: the oracle's measures (autotune.oracles.measures) a search optimises, in their
+declared directions, and how a trial's values are read from its record."""
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
+from autotune.oracles.measures import BUDGETED, CYCLES, EDP, Measure, find
 from autotune.record import Evaluation
+
+if TYPE_CHECKING:
+    from autotune.oracles.base import Oracle
 
 # What an infeasible trial reports as its value: finite, and worse than any schedule.
 INFEASIBLE_VALUE = 1e15
-# Every objective a search may name, and its direction. mxu_cycles is maximised: a slower matrix
-# unit is the cheaper one, so it trades against cycles.
-DIRECTIONS: dict[str, str] = {
-    "cycles": "minimize",
-    "tiles_moved": "minimize",
-    "scratchpad_words": "minimize",
-    "dma_words_per_cycle": "minimize",
-    "mxu_cycles": "maximize",
-    "words_per_mac": "minimize",
-    "pes": "minimize",
-    "energy": "minimize",
-    "edp": "minimize",
-    "area": "minimize",
-}
-# The metric an objective reads, where the names differ (energy in pJ, EDP in pJ x cycles, area in mm2).
-COLUMNS: dict[str, str] = {"energy": "energy_pj", "area": "area_mm2"}
+# What a results file names without its oracle at hand: the measures every oracle may share.
+SHARED: tuple[Measure, ...] = (CYCLES, *BUDGETED, EDP)
 
 
-def directions(objectives: Sequence[str]) -> list[str]:
-    return [DIRECTIONS[name] for name in objectives]
+def measures_of(oracle: Oracle | None, names: Iterable[str]) -> tuple[Measure, ...]:
+    """The declarations of the named objectives: the oracle's, else a shared one, else a plain
+    minimised measure of that name (a results file of an oracle not installed here)."""
+    declared = tuple(oracle.measures) if oracle is not None else ()
+    return tuple(find(declared, name) or find(SHARED, name) or Measure(name) for name in names)
 
 
-def worst(name: str) -> float:
-    return -INFEASIBLE_VALUE if DIRECTIONS[name] == "maximize" else INFEASIBLE_VALUE
+def directions(objectives: Sequence[Measure]) -> list[str]:
+    return [measure.direction for measure in objectives]
 
 
-def objective_value(source: Mapping[str, object], name: str) -> float:
-    """An objective from a trial's record or a leaderboard row: a measured metric, or a
-    parameter of the machine the result was measured on."""
-    machine = source.get("machine")
-    if not isinstance(machine, Mapping):
-        machine = source
-    column = COLUMNS.get(name, name)
-    if column in source and source[column] is not None:
-        return float(source[column])  # type: ignore[arg-type]
-    if name == "scratchpad_words":
-        return float(int(machine["slots"]) * int(machine["T"]) ** 2)  # type: ignore[call-overload]
-    return float(machine[name])  # type: ignore[arg-type]
+def worst(measure: Measure) -> float:
+    return -INFEASIBLE_VALUE if measure.maximized else INFEASIBLE_VALUE
 
 
 def evaluation_source(evaluation: Evaluation) -> dict[str, object]:
-    """An evaluation as `objective_value` reads it: the metrics and the machine."""
+    """An evaluation as `Measure.value` reads it: the metrics and the machine."""
     return {**evaluation.metrics, "machine": dict(evaluation.machine)}
 
 
 def objective_values(
-    evaluation: Evaluation, objectives: Sequence[str]
+    evaluation: Evaluation, objectives: Sequence[Measure]
 ) -> float | tuple[float, ...]:
     """Optuna's values; an infeasible candidate gets a finite value worse than any real one."""
     source = evaluation_source(evaluation)
-    values = [
-        objective_value(source, name) if evaluation.feasible else worst(name) for name in objectives
-    ]
+    values = [m.value(source) if evaluation.feasible else worst(m) for m in objectives]
     return values[0] if len(values) == 1 else tuple(values)
 
 

@@ -10,16 +10,17 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Protocol
 
-from autotune.oracles.base import EvaluationRefused, Oracle
+from autotune.errors import Infeasible
+from autotune.oracles.base import Oracle
+from autotune.oracles.capabilities import EnergyAndArea, MachineSpace
+from autotune.oracles.measures import AREA, ENERGY, Measure
 from autotune.record import Evaluation
-from autotune.search.objectives import overshoot
+from autotune.search.objectives import measures_of, overshoot
 from search_spaces.base import Family, canonical_json
 from search_spaces.domains import Choice, IntRange, Param, Point, Value, conditional_order, grid
-from search_spaces.machine import MachineSpace
 from search_spaces.registry import check_shared_params
-from search_spaces.workload import Gemm
-from simcore.ga1.schedules import ScheduleError
 from simcore.shape import Shape
+from workloads import Gemm
 
 GRID_LIMIT = 200_000
 # How a trial's parameters are suggested. "flat": every parameter of the family, in declaration
@@ -44,6 +45,12 @@ class Candidate:
     def key(self) -> str:
         return canonical_json(self.params())
 
+    def moved(self, part: str, values: Point) -> Candidate:
+        """The candidate with its `part` ("point" or "machine_point") replaced by `values`."""
+        if part == "point":
+            return replace(self, point=values)
+        return replace(self, machine_point=values)
+
 
 @dataclass(frozen=True)
 class Entry:
@@ -60,8 +67,12 @@ class Entry:
 class Search(Protocol):
     """What the pipeline needs from a search (`Problem`, `Codesign`)."""
 
-    objectives: tuple[str, ...]
-    families: tuple[Family, ...]
+    @property
+    def objectives(self) -> tuple[str, ...]: ...
+    @property
+    def families(self) -> tuple[Family, ...]: ...
+    @property
+    def measures(self) -> tuple[Measure, ...]: ...  # the objectives' declarations
 
     def sample(self, suggest: Suggest) -> Candidate: ...
     def key_of(self, params: Mapping[str, object]) -> str | None: ...
@@ -112,6 +123,10 @@ class Problem:
         if self.encoding not in ENCODINGS:
             raise ValueError(f"unknown encoding {self.encoding!r} (known: {', '.join(ENCODINGS)})")
         check_shared_params(self.params_by_family())
+
+    @property
+    def measures(self) -> tuple[Measure, ...]:
+        return measures_of(self.oracle, self.objectives)
 
     @property
     def T(self) -> int:
@@ -197,7 +212,7 @@ class Problem:
                 if not p.used(given):
                     continue
                 for scale, value in p.domain.nearby(given[p.name]):
-                    moved = self.canonical(replace(candidate, **{part: {**given, p.name: value}}))
+                    moved = self.canonical(candidate.moved(part, {**given, p.name: value}))
                     if moved.key() not in seen:
                         seen.add(moved.key())
                         found.append((scale, moved))
@@ -260,13 +275,16 @@ class Problem:
         violation = family.violation(candidate.point, self.shape, machine)
         if self.machine_space:
             violation += self.machine_space.violation(machine)
-        limits = {"slots_over": violation}
+        limits = {limit_key(family): violation}
         costs: dict[str, float] = {}
         if self.area_budget is not None:
-            area = self.oracle.area_mm2(family, candidate.point, self.shape, machine)
+            costing = self.oracle.capability(EnergyAndArea)
+            area = (
+                costing.area_mm2(family, candidate.point, self.shape, machine) if costing else None
+            )
             if area is not None:
-                costs["area_mm2"] = float(area)
-            limits["area_over"] = overshoot(float(area or 0.0), self.area_budget)
+                costs[AREA.key] = float(area)
+            limits[f"{AREA.name}_over"] = overshoot(float(area or 0.0), self.area_budget)
         return Assessment(machine, sum(limits.values()), limits, costs)
 
     @property
@@ -291,16 +309,13 @@ class Problem:
                     self.oracle.evaluate(family, candidate.point, self.shape, found.machine)
                 )
                 timing = str(metrics.pop("timing", "full"))
-            except ScheduleError:
-                # The cheap slot count was optimistic: the compiler found the working set too big.
-                limits["slots_over"] = 1.0
-            except EvaluationRefused:  # too costly to time: never settles, and too big in full
-                limits["timing_over"] = 1.0
+            except Infeasible as exc:  # it does not fit after all, or is too costly to time
+                limits[f"{exc.limit}_over"] = exc.over_by
         if self.energy_budget is not None:
-            energy = metrics.get("energy_pj")
+            energy = metrics.get(ENERGY.key)
             # A candidate that did not run has no energy: 0 here, infeasible by another limit.
             over = 0.0 if energy is None else overshoot(float(energy), self.energy_budget)  # type: ignore[arg-type]
-            limits["energy_over"] = over
+            limits[f"{ENERGY.name}_over"] = over
         violation = sum(limits.values())
         if self.budgeted:
             metrics["constraints"] = limits
@@ -312,7 +327,13 @@ class Problem:
         limits = evaluation.metrics.get("constraints")
         if isinstance(limits, Mapping):
             return {name: float(value) for name, value in limits.items()}
-        return {"slots_over": evaluation.violation}
+        # Without budgets a record keeps no limits: its one constraint is its family's limit
+        # (a record written before limits were named so reads the same way).
+        try:
+            key = limit_key(self.family(str(evaluation.point.get("family"))))
+        except KeyError:  # a family no longer known: its limit by the base's name
+            key = f"{Family.limit}_over"
+        return {key: evaluation.violation}
 
     def seeds(self) -> list[Candidate]:
         """The chapter's sweep (and each family's own defaults), on the base machine."""
@@ -336,9 +357,7 @@ class Problem:
                     if self.assess(candidate).feasible:
                         found.append(candidate)
                     if len(found) > GRID_LIMIT:
-                        raise GridTooLarge(
-                            f"the space has more than {GRID_LIMIT} feasible points: use --sampler tpe or random"
-                        )
+                        raise GridTooLarge(f"the space has more than {GRID_LIMIT} feasible points")
         return sorted(found, key=lambda c: (self._estimate(c), c.key()))
 
     def _estimate(self, candidate: Candidate) -> float:
@@ -380,5 +399,10 @@ class Problem:
         return None
 
 
+def limit_key(family: Family) -> str:
+    """The constraint of the limit a family grades (`Family.limit`): `slots_over`, `pe_over`."""
+    return f"{family.limit}_over"
+
+
 class GridTooLarge(ValueError):
-    """--sampler grid on a space with too many feasible points."""
+    """A grid of a space with too many feasible points to enumerate."""

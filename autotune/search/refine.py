@@ -142,7 +142,7 @@ class Refiner:
         target = {**getattr(after, part), name: value + factor * (value - old)}
         if not self._domains[name].contains(target[name]):
             return []
-        found = self._search.canonical(replace(after, **{part: target}))
+        found = self._search.canonical(after.moved(part, target))
         return [self._keyed(found)] if self._search.fits(found) else []
 
     def _keyed(self, candidate: Candidate) -> Keyed:

@@ -1,16 +1,24 @@
-"""The samplers a study may run, and the encoding each suggests its parameters in.
+"""The samplers a study may run, by name, from the entry-point group `autotune.samplers`.
 
-`guided` (the default) refines around the best schedules and explores by redrawing a few
-parameters of one of them, over the conditional encoding (autotune.search.guided; multivariate TPE when
-there are several objectives). `tpe` is
-multivariate TPE with groups over the flat encoding (every parameter of the family on every
-trial), so its studies resume and its figures reproduce. `random`, `grid` and `nsga2` also keep
-the flat encoding."""
+A sampler is a `SamplerSpec`: its name, one line of help, the encoding its trials suggest
+parameters in (autotune.search.problem.ENCODINGS: "flat", every parameter of the family on every
+trial; or "conditional", a parameter only where it matters), the factory that makes it, and
+whether the run enqueues every feasible point first (`enumerates`, the grid). A package adds one
+by declaring, in its pyproject.toml,
+
+    [project.entry-points."autotune.samplers"]
+    mine = "my_package:SAMPLER"
+
+autotune's own (autotune.search.samplers) are declared the same way; `BUILT_IN` is what a source
+tree that is not installed falls back to (a test holds it equal to pyproject.toml)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import functools
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
 
+from autotune import plugins
 from autotune.errors import PlanError
 
 if TYPE_CHECKING:
@@ -18,49 +26,72 @@ if TYPE_CHECKING:
 
     from autotune.search.problem import Search
 
+GROUP = "autotune.samplers"
 DEFAULT_SAMPLER = "guided"
-SAMPLERS: tuple[str, ...] = ("guided", "tpe", "random", "grid", "nsga2")
-ENCODING: dict[str, str] = {
-    "guided": "conditional",
-    "tpe": "flat",
-    "random": "flat",
-    "grid": "flat",
-    "nsga2": "flat",
+BUILT_IN = {
+    "guided": "autotune.search.samplers:GUIDED",
+    "tpe": "autotune.search.samplers:TPE",
+    "random": "autotune.search.samplers:RANDOM",
+    "grid": "autotune.search.samplers:GRID",
+    "nsga2": "autotune.search.samplers:NSGA2",
 }
-HELP = (
-    "guided (default: refinement around the best schedules, exploration by mutating them, conditional encoding), "
-    "tpe (multivariate TPE over every parameter of the flat encoding), random, "
-    "grid (every feasible point, most promising first) or nsga2"
-)
+
+
+@dataclass(frozen=True)
+class SamplerSpec:
+    name: str
+    help: str  # one phrase for `--sampler`'s help ("": its name says it)
+    encoding: str  # how its trials suggest parameters: "flat" or "conditional"
+    factory: Callable[[int, Search], optuna.samplers.BaseSampler]  # (seed, search) -> sampler
+    enumerates: bool = False  # every feasible point is enqueued before it draws (a grid)
+
+
+@functools.lru_cache(maxsize=1)
+def specs() -> dict[str, SamplerSpec]:
+    """Every installed sampler by name, the built-in ones first."""
+    found = {}
+    for name, target in plugins.declared(GROUP, BUILT_IN).items():
+        spec = plugins.load(target, "SAMPLER")
+        if not isinstance(spec, SamplerSpec):
+            raise TypeError(f"sampler {name!r} ({target}) is not a SamplerSpec")
+        found[name] = spec
+    return found
+
+
+def names() -> tuple[str, ...]:
+    return tuple(specs())
+
+
+def spec(name: str) -> SamplerSpec:
+    """The sampler `name`; PlanError (naming `sampler`) when none is installed so."""
+    found = specs().get(name)
+    if found is None:
+        raise PlanError(
+            f"unknown sampler {name!r} (known: {', '.join(specs())})", setting="sampler"
+        )
+    return found
 
 
 def encoding_for(sampler: str) -> str:
-    if sampler not in ENCODING:
-        raise PlanError(f"unknown sampler {sampler!r} (known: {', '.join(SAMPLERS)})")
-    return ENCODING[sampler]
+    return spec(sampler).encoding
 
 
-def make_sampler(name: str, seed: int, search: Search | None = None) -> optuna.samplers.BaseSampler:
-    """The sampler `name`, seeded; `guided` needs the search it proposes candidates of."""
-    import optuna  # the samplers' names and encodings above are read without it (the parser)
+def make_sampler(name: str, seed: int, search: Search) -> optuna.samplers.BaseSampler:
+    """The sampler `name`, seeded, for `search` (the guided sampler proposes its candidates)."""
+    return spec(name).factory(seed, search)
 
-    from autotune.search.guided import GuidedSampler
-    from autotune.search.tpe import history_cached
 
-    encoding_for(name)
-    if name == "guided":
-        if search is None:
-            raise ValueError("the guided sampler needs the search it samples")
-        return GuidedSampler(search, seed)
-    if name == "tpe":
-        # The same TPE, drawing the same points, with its history cached between trials.
-        return history_cached(
-            optuna.samplers.TPESampler(
-                seed=seed, multivariate=True, group=True, n_startup_trials=20
-            )
-        )
-    if name == "nsga2":
-        return optuna.samplers.NSGAIISampler(seed=seed, population_size=40)
-    return optuna.samplers.RandomSampler(
-        seed=seed
-    )  # random; grid: every feasible point is enqueued, random fills gaps
+def described() -> str:
+    """The samplers as `--sampler`'s help lists them."""
+    parts = []
+    for found in specs().values():
+        about = found.help
+        if found.name == DEFAULT_SAMPLER:
+            about = f"default: {about}" if about else "default"
+        parts.append(f"{found.name} ({about})" if about else found.name)
+    return ", ".join(parts[:-1]) + " or " + parts[-1] if len(parts) > 1 else parts[0]
+
+
+def using(encoding: str) -> list[str]:
+    """The samplers whose trials suggest parameters in `encoding`."""
+    return [name for name, found in specs().items() if found.encoding == encoding]

@@ -44,8 +44,8 @@ class _History:
     TPESampler._build_parzen_estimator, and their trial numbers by id (None: not all finished)."""
 
     trial: int
-    below: Sequence[FrozenTrial]
-    above: Sequence[FrozenTrial]
+    below: list[FrozenTrial]
+    above: list[FrozenTrial]
     numbers: dict[int, np.ndarray | None]
 
 
@@ -128,7 +128,8 @@ class HistoryCachedTPE(TPESampler):
         ranked, n = self._learn(study, trials, trial.number)
         if ranked:
             below_numbers, above_numbers = self._ranking.split(self._gamma(n))  # type: ignore[union-attr]
-            below, above = _Rows(), _Rows()
+            below: list[FrozenTrial] = _Rows()
+            above: list[FrozenTrial] = _Rows()
             self._history = _History(
                 trial.number, below, above, {id(below): below_numbers, id(above): above_numbers}
             )

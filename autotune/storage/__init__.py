@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import socket
 
-from autotune.run.quiet import quiet_if_asked
 from autotune.storage.locations import (
     JOURNAL_FILE,
     MEMORY,
@@ -34,8 +33,6 @@ from autotune.storage.shared import (
     finished_count,
     set_trial_user_attr,
 )
-
-quiet_if_asked()  # Optuna is loaded now: quiet it if the command line asked (autotune.run.quiet)
 
 WORKER = f"{socket.gethostname()}:{os.getpid()}"
 

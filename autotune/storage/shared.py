@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import sys
 import time
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Sequence
 
 import optuna
 from optuna.study import MaxTrialsCallback
@@ -65,7 +65,7 @@ class SharedStudy:
         self._registered = False
         self._seen_at = 0.0
 
-    def open(self, sampler: optuna.samplers.BaseSampler, directions: list[str]) -> optuna.Study:
+    def open(self, sampler: optuna.samplers.BaseSampler, directions: Sequence[str]) -> optuna.Study:
         """The study, created if new, with the sampler as given."""
         with (
             self.locked()
@@ -74,7 +74,7 @@ class SharedStudy:
                 storage=self.storage,
                 study_name=self.name,
                 sampler=sampler,
-                directions=directions,
+                directions=[optuna.study.StudyDirection[d.upper()] for d in directions],
                 load_if_exists=True,
             )
 
@@ -188,7 +188,7 @@ class SharedStudy:
     def optimize(
         self,
         study: optuna.Study,
-        objective: Callable[[optuna.Trial], object],
+        objective: Callable[[optuna.Trial], float | Sequence[float]],
         target: int,
         timeout: float | None,
         progress: bool,
@@ -217,7 +217,7 @@ class SharedStudy:
     def _run_budget(
         self,
         study: optuna.Study,
-        objective: Callable[[optuna.Trial], object],
+        objective: Callable[[optuna.Trial], float | Sequence[float]],
         target: int,
         timeout: float | None,
         progress: bool,
@@ -246,11 +246,11 @@ class SharedStudy:
                 bar.close()
 
     def _owned(
-        self, objective: Callable[[optuna.Trial], object]
-    ) -> Callable[[optuna.Trial], object]:
+        self, objective: Callable[[optuna.Trial], float | Sequence[float]]
+    ) -> Callable[[optuna.Trial], float | Sequence[float]]:
         """The objective, once the trial is marked as this worker's (still under the lock)."""
 
-        def run(trial: optuna.Trial) -> object:
+        def run(trial: optuna.Trial) -> float | Sequence[float]:
             self.storage.set_trial_system_attr(trial._trial_id, OWNER_ATTR, self.token)
             return objective(trial)
 

@@ -120,6 +120,8 @@ class RdbStore(Store):
     """A database server: PostgreSQL (an advisory lock), or another (no lock across processes:
     the budget is then kept per process). Workers of a run are alive while seen within the grace."""
 
+    storage: RDBStorage
+
     def __init__(
         self, url: str, study_name: str, heartbeat_seconds: int, grace_seconds: int
     ) -> None:
@@ -166,7 +168,7 @@ class RdbStore(Store):
         grace = (
             storage.grace_period
             if storage.grace_period is not None
-            else 2 * storage.heartbeat_interval
+            else 2 * (storage.heartbeat_interval or 0)
         )
         cutoff = datetime.datetime.now() - datetime.timedelta(
             seconds=grace

@@ -1,10 +1,10 @@
 """How the systolic counts line up with ZigZag's memory levels, and the energy terms by which
-ZigZag's conventions differ (benchmarks/bench_energy.py; the golden test holds both).
+ZigZag's conventions differ (benchmarks/energy/bench_energy.py; the golden test holds both).
 
 ZigZag reports, per operand (I = A, W = B, O = C) and memory level, the elements moved in each
 direction: rd_out_to_low (read towards the MACs), wr_in_by_high (written from the level above),
 wr_in_by_low (written by the level below) and rd_out_to_high (read towards the level above).
-The levels are those of benchmarks/zigzag_runner.py: rf_stationary (the stationary input's PE
+The levels are those of benchmarks/peers/zigzag_runner.py: rf_stationary (the stationary input's PE
 register), rf_output (each PE's output register), sram, and dram for the stationary operand.
 ZigZag's energy is systolic_cost's under the ZIGZAG accounting (simcore.energy.accountings).
 """

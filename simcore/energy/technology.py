@@ -103,7 +103,7 @@ def _log_log(points: tuple[SramPoint, ...], kib: float, field: str) -> float:
     e_low, e_high = getattr(low, field), getattr(high, field)
     if e_low == 0 or e_high == 0:  # a zero energy has no logarithm: interpolate linearly
         share = (kib - low.kib) / (high.kib - low.kib)
-        return max(0.0, e_low + share * (e_high - e_low))
+        return float(max(0.0, e_low + share * (e_high - e_low)))
     slope = math.log(e_high / e_low) / math.log(high.kib / low.kib)
     return float(e_low * (kib / low.kib) ** slope)
 

@@ -9,8 +9,8 @@ the rest, so its work hardly grows with the shape. `periodic_products` is that w
 about the slots' size; a schedule that never settles falls back to full simulation, which the
 evaluation's budget of products bounds (simcore/ga1/engine/methods.py).
 
-The rates are the compiled engine's on a 2-core machine of 2025 (benchmarks/bench_engine.py,
-benchmarks/bench_scale.py), rounded up: they turn work into an expected time for messages.
+The rates are the compiled engine's on a 2-core machine of 2025 (benchmarks/speed/bench_engine.py,
+benchmarks/scale/bench_scale.py), rounded up: they turn work into an expected time for messages.
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ def _divide(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return np.where(y != 0, x / safe, by_sign)
 
 
-_VOPS = {
+_VOPS: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "add": lambda x, y: x + y,
     "sub": lambda x, y: x - y,
     "mul": lambda x, y: x * y,

@@ -153,6 +153,19 @@ def _window_products(budget_max: int, mt: int, nt: int, cells: int) -> tuple[int
     return tuple(out)
 
 
+def window_products(budget_max: int, mt: int, nt: int, cells: int) -> tuple[int, ...]:
+    """F[B] for B = 0..budget_max: the most products of one window of an Mt x Nt tile grid (with
+    `cells` C tiles) holding B distinct tiles; cached."""
+    return _window_products(budget_max, mt, nt, cells)
+
+
+def forget_bounds() -> None:
+    """Drop the cached bounds of shapes, so that the next bound is computed as for a new shape
+    (the window products, which depend on the tile grid only, stay cached)."""
+    compute_pipeline_bound.cache_clear()
+    _io_bound.cache_clear()
+
+
 def io_bound_tiles(shape: Shape, machine: Machine) -> int:
     """Tiles any schedule must move (loads plus stores) with `machine.slots` slots.
 
@@ -219,8 +232,10 @@ def lower_bound(shape: Shape, machine: Machine) -> int:
 
 __all__ = [
     "compute_pipeline_bound",
+    "forget_bounds",
     "io_bound_tiles",
     "io_bound_cycles",
     "lower_bound",
     "max_products_after",
+    "window_products",
 ]

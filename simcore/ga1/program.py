@@ -99,7 +99,8 @@ class Program:
     @functools.cached_property
     def rows(self) -> Sequence[Sequence[int]]:
         """The code as plain Python lists: what the timing loop iterates fastest."""
-        return self.code.tolist()
+        rows: Sequence[Sequence[int]] = self.code.tolist()
+        return rows
 
     def opcode_counts(self) -> dict[str, int]:
         counts = (

@@ -41,13 +41,14 @@ results down and out in D_j + q .. D_j + q + mt - 1 (bottom row first):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Sequence, Union
+from typing import Any, Callable, Sequence, Union
 
 from simcore.shape import Shape
 from simcore.systolic.model import SystolicDesign, Tile, roles, tiles
 
 NEG = float("-inf")
-State = tuple
+State = tuple[float, ...]  # a step's times; -inf where nothing has happened yet
+Times = tuple[Any, ...]  # what a step did: its events' times (None: none)
 Entry = tuple[int, ...]
 
 
@@ -120,11 +121,14 @@ def _params(design: SystolicDesign, shape: Shape) -> Params:
 Kind = tuple[int, int, int, int, int]  # span rows, span cols, rows, cols, HBM cycles
 
 
-def stationary_step(state: State, kind: Kind, p: Params) -> tuple[State, tuple]:
+def stationary_step(state: State, kind: Kind, p: Params) -> tuple[State, Times]:
     """One ws/is tile. State: previous stream start, fetch end, the buffer-free times of the
     previous two tiles, the latest end so far."""
     s, f, q1, q2, e = state
     kt, nt, k, n, hbm = kind
+    fs: float
+    fe: float
+    ready: float
     if p.on_chip:
         fs = fe = ready = 0
         f_next, q = NEG, NEG
@@ -143,7 +147,7 @@ def stationary_step(state: State, kind: Kind, p: Params) -> tuple[State, tuple]:
     return (stream, f_next, q, q1, max(e, end)), (fs, fe, load, stream, end)
 
 
-def output_step(state: State, kind: Kind, p: Params) -> tuple[State, tuple]:
+def output_step(state: State, kind: Kind, p: Params) -> tuple[State, Times]:
     """One os tile. State: previous stream start, the register-reuse bound, the next free drain
     start, write-back ends of the previous two tiles, the latest barrier end, the latest event."""
     s, reuse, next_drain, w1, w2, e, last_all = state
@@ -184,7 +188,7 @@ def _initial(design: SystolicDesign) -> State:
     return (NEG, NEG if design.hbm.on_chip else 0, NEG, NEG, NEG)
 
 
-def _step_of(design: SystolicDesign) -> Callable[[State, Kind, Params], tuple[State, tuple]]:
+def _step_of(design: SystolicDesign) -> Callable[[State, Kind, Params], tuple[State, Times]]:
     return output_step if design.dataflow == "os" else stationary_step
 
 
@@ -238,18 +242,18 @@ def schedule(design: SystolicDesign, shape: Shape) -> Schedule:
 RECENT = 64
 
 
-def _normal(state: State) -> tuple:
+def _normal(state: State) -> State:
     return tuple(x - state[0] for x in state)
 
 
-def _shift(state: State, delta: int) -> State:
+def _shift(state: State, delta: float) -> State:
     return tuple(x + delta for x in state)  # -inf stays -inf
 
 
 def _repeat(advance: Callable[[State], State], state: State, count: int) -> State:
     """`count` applications of `advance`, jumping whole periods once the state recurs up to a
     shift (after the first step: from the initial state the constants above may bind)."""
-    seen: dict[tuple, tuple[int, int]] = {}  # normal form -> (steps done, stream start)
+    seen: dict[State, tuple[int, float]] = {}  # normal form -> (steps done, stream start)
     done = 0
     while done < count:
         state = advance(state)
@@ -268,7 +272,13 @@ def _repeat(advance: Callable[[State], State], state: State, count: int) -> Stat
     return state
 
 
-def _run(step: Callable, state: State, kind: Kind, count: int, p: Params) -> State:
+def _run(
+    step: Callable[[State, Kind, Params], tuple[State, Times]],
+    state: State,
+    kind: Kind,
+    count: int,
+    p: Params,
+) -> State:
     """`count` identical tiles, jumping once the state repeats up to a shift."""
     return _repeat(lambda s: step(s, kind, p)[0], state, count)
 

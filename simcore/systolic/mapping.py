@@ -76,7 +76,7 @@ def best_mapping(
     `rows`, `cols` or `orders` restrict the search to the sub-array sides or orders given."""
     rs, cs, bounds = lower_bounds(design, shape, rows, cols)
     order = np.lexsort((-cs, -rs, bounds))  # lowest bound first, larger sub-arrays first
-    best: tuple | None = None
+    best: tuple[int, int, int, int, int, Mapping] | None = None
     timed = 0
     for i in order:
         if best is not None and bounds[i] > best[0]:

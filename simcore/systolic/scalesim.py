@@ -8,8 +8,7 @@
   plus R + C per fold, which compute/systolic_compute_os.py adds after flipping each fold's
   padded R x C output block.
 
-A convolution is the GEMM of SCALE-Sim's im2col operand matrices (search_spaces/formats/
-scalesim.py). tests/simcore/test_scalesim_golden.py and
+A convolution is the GEMM of SCALE-Sim's im2col operand matrices (workloads/scalesim.py). tests/simcore/test_scalesim_golden.py and
 tests/search_spaces/test_scalesim_topologies_golden.py hold these against SCALE-Sim's own runs.
 """
 

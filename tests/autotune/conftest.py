@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Callable, Iterator
 
 import pytest
 
+from tests.helpers.waiting import PATIENCE
+
 if TYPE_CHECKING:
     import optuna
 
@@ -91,7 +93,7 @@ def postgres_url(request: pytest.FixtureRequest) -> Iterator[str]:
     try:
         import psycopg2
 
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + PATIENCE  # the server accepts connections
         while True:
             try:
                 conn = psycopg2.connect(

@@ -16,7 +16,7 @@ from autotune.cli.commands.tune import build_plan
 from autotune.cli.main import build_parser
 from autotune.errors import AutotuneError, PlanError
 from autotune.record import TrialRecord
-from autotune.run.settings import DEFAULT_TRIALS, SHORT_TRIALS, machine_of, options_of, plan_of
+from autotune.run.resolve import DEFAULT_TRIALS, SHORT_TRIALS, machine_of, options_of, plan_of
 from autotune.storage import finished_count
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -111,7 +111,7 @@ def test_default_trials_follow_the_plan() -> None:
     single = plan_of("64x64x64")
     assert options_of(single).trials == DEFAULT_TRIALS
     assert options_of(single, trials=7, results="elsewhere").results == Path("elsewhere")
-    workload = plan_of(workload=ROOT / "search_spaces" / "workloads" / "chapter.toml")
+    workload = plan_of(workload=ROOT / "workloads" / "networks" / "chapter.toml")
     assert not workload.single and options_of(workload).trials == SHORT_TRIALS
 
 

@@ -15,8 +15,10 @@ from hypothesis import strategies as st
 from optuna.trial import TrialState
 
 from autotune.run.objective import Objective
-from autotune.run.pipeline import RunOptions, provenance, seed_study, settings_for
+from autotune.run.options import RunOptions
 from autotune.run.plan import RunPlan
+from autotune.run.seed import seed_study
+from autotune.run.study import provenance, settings_for
 from autotune.search.bandit import EXPLORE, FLOOR, Arm, allot, gain
 from autotune.search.guided import GuidedSampler
 from autotune.search.history import History
@@ -25,6 +27,7 @@ from autotune.search.problem import Search
 from autotune.storage import MEMORY, SharedStudy
 from simcore.ga1.machine import Machine
 from simcore.shape import Shape
+from tests.helpers.examples import examples
 
 Pull = Callable[[int], float]  # an arm's value at its n-th pull
 
@@ -93,7 +96,7 @@ def test_an_arm_far_behind_that_stands_still_gets_only_the_floor() -> None:
     assert longest_wait(chosen, "behind") <= FLOOR * 2 + 1
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(st.lists(st.floats(1.0, 10.0), min_size=2, max_size=7), st.integers(0, 2**16))
 def test_no_arm_starves(levels: list[float], seed: int) -> None:
     """Whatever the arms' values, none waits more than FLOOR x (number of arms) trials (and the
@@ -120,7 +123,7 @@ ARMS = st.lists(
 )
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(ARMS, st.integers(0, 300))
 def test_the_order_puts_due_arms_first_and_leaves_none_out(
     specs: list[tuple[float, list[float], int]], number: int
@@ -159,8 +162,8 @@ def guided_study(trials: int, seed: int = 0) -> tuple[optuna.Study, Search]:
     options = RunOptions(trials=trials, seed=seed, storage=MEMORY, write=False)
     ((_, search),) = spec.searches()
     shared = SharedStudy(MEMORY, "bandit")
-    study = shared.open(GuidedSampler(search, seed), directions(spec.objectives))
-    seed_study(shared, study, search, options)
+    study = shared.open(GuidedSampler(search, seed), directions(spec.objective_measures()))
+    seed_study(shared, study, search)
     objective = Objective(search, study, provenance(settings_for(spec, options, "bandit")), shared)
     shared.optimize(study, objective, trials, None, False)
     return study, search

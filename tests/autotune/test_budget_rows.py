@@ -12,19 +12,21 @@ import pandas as pd
 import pytest
 
 from autotune import oracles
+from autotune.oracles.measures import CYCLES, ENERGY
 from autotune.record import RESULT, Evaluation
 from autotune.results import leaderboard as board
 from autotune.results import tables
 from autotune.search.codesign import Codesign
 from autotune.search.problem import Candidate, Problem
 from search_spaces.machine import MachineSpace
-from search_spaces.workload import Gemm, Workload
 from simcore.ga1.machine import Machine
 from simcore.shape import Shape
+from workloads import Gemm, Workload
 
 SHAPE = Shape(32, 24, 40)
 BASE = Machine(slots=16)
 OBJECTIVES = ("cycles", "energy")
+MEASURES = (CYCLES, ENERGY)
 SMALL = Candidate(
     "blocked",
     {"bi": 1, "bj": 1, "buffers": 1, "order": "row"},
@@ -79,7 +81,7 @@ def test_a_candidate_over_the_area_budget_keeps_its_area() -> None:
     row = frame.iloc[1]
     assert row["area_mm2"] == pytest.approx(area) and pd.isna(row["cycles"])
     assert pd.isna(row["timing"]) and '"area_over"' in row["constraints_json"]
-    assert "infeasible (over the area limit by" in tables.format_rows(frame, 10, OBJECTIVES)
+    assert "infeasible (over the area limit by" in tables.format_rows(frame, 10, MEASURES)
 
 
 def test_a_candidate_over_the_energy_budget_keeps_what_its_run_measured() -> None:
@@ -101,7 +103,7 @@ def test_a_candidate_over_the_energy_budget_keeps_what_its_run_measured() -> Non
     assert row["energy_pj"] == pytest.approx(high) and row["cycles"] == measured["cycles"]
     assert row["area_mm2"] == pytest.approx(float(measured["area_mm2"]))  # type: ignore[arg-type]
     assert row["verification"] == "none" and pd.isna(row["verified"])
-    printed = tables.format_rows(frame, 10, OBJECTIVES).splitlines()
+    printed = tables.format_rows(frame, 10, MEASURES).splitlines()
     assert printed[2].startswith("   2  infeasible (over the energy limit by")
 
 

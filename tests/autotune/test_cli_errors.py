@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from helpers.cli import run_error
 
 from autotune.cli.main import main
+from tests.helpers.waiting import PATIENCE, no_hang
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -36,8 +36,8 @@ def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         ),
         (["--shape", "32x32x32", "--machine", "slots"], "is not KEY=VALUE"),
         (["--shape", "32x32x32", "--slots", "2"], "2 slots is too small for any schedule"),
-        (["--shape", "32x32x32", "--trials", "0"], "--trials must be at least 1, got 0"),
-        (["--shape", "32x32x32", "--trials", "-3"], "--trials must be at least 1, got -3"),
+        (["--shape", "32x32x32", "--trials", "0"], "--trials: must be at least 1, got 0"),
+        (["--shape", "32x32x32", "--trials", "-3"], "--trials: must be at least 1, got -3"),
         (["--shape", "32x32x32", "--sampler", "anneal"], "invalid choice: 'anneal'"),
         (["--shape", "32x32x32", "--space", "nosuch"], "unknown search space 'nosuch'"),
         (["--shape", "32x32x32", "--objectives", "joules"], "unknown objective(s) joules"),
@@ -46,7 +46,7 @@ def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
             "empty integer range 9..3",
         ),
         (["--shape", "32x32x32", "--max-scratchpad-words", "4096"], "need --search-machine"),
-        (["--shape", "32x32x32", "--timeout", "0"], "--timeout must be positive"),
+        (["--shape", "32x32x32", "--timeout", "0"], "--timeout: must be a positive number"),
         (["leaderboard", "no-such-study"], "no leaderboard at 'no-such-study'"),
         (["show", "no-such-study"], "no leaderboard at 'no-such-study'"),
     ],
@@ -68,22 +68,10 @@ def test_negative_shape_as_separate_argument_is_still_one_line(
     assert "--shape" in line
 
 
-def test_unreachable_postgres_fails_fast(capsys: pytest.CaptureFixture[str]) -> None:
-    started = time.monotonic()
-    line = run_error(
-        capsys,
-        [
-            "--shape",
-            "32x32x32",
-            "--space",
-            "chapter",
-            "--trials",
-            "5",
-            "--storage",
-            "postgresql://nobody@127.0.0.1:1/none",
-        ],
-    )
-    assert time.monotonic() - started < 15
+def test_unreachable_postgres_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["--shape", "32x32x32", "--space", "chapter", "--trials", "5"]
+    with no_hang("a run on a server that is not there"):
+        line = run_error(capsys, [*argv, "--storage", "postgresql://nobody@127.0.0.1:1/none"])
     assert "cannot open storage 'postgresql://nobody@127.0.0.1:1/none'" in line
 
 
@@ -143,7 +131,7 @@ def test_subprocess_exit_code_and_single_stderr_line(tmp_path: Path) -> None:
             env=env,
             capture_output=True,
             text=True,
-            timeout=60,
+            timeout=PATIENCE,
         )
         assert done.returncode == 2, done.stderr
         assert done.stdout == ""

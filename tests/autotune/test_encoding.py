@@ -21,6 +21,7 @@ from search_spaces.domains import Choice, IntRange, Param
 from search_spaces.registry import DEFAULT_SPACES, families
 from simcore.ga1.machine import Machine
 from simcore.shape import Shape
+from tests.helpers.examples import examples
 
 SHAPE = Shape(64, 96, 80)
 
@@ -58,7 +59,7 @@ def drawn(
 # --- the encoding --------------------------------------------------------------------------
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.data())
 def test_the_conditional_encoding_suggests_only_what_matters(data: st.DataObject) -> None:
     search, asked, candidate = drawn(data)
@@ -79,14 +80,14 @@ def test_the_conditional_encoding_suggests_only_what_matters(data: st.DataObject
     assert search.key_of(recorded) == candidate.key() == problem("flat").key_of(candidate.params())
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.data())
 def test_the_flat_encoding_asks_for_every_parameter(data: st.DataObject) -> None:
     search, asked, candidate = drawn(data, "flat")
     assert asked == ["family", *(p.name for p in search.family(candidate.family).params(SHAPE, 8))]
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(st.data())
 def test_a_parameter_that_does_not_matter_takes_the_value_canonical_gives_it(
     data: st.DataObject,
@@ -136,7 +137,7 @@ def test_a_study_of_the_flat_encoding_resumes_with_tpe_and_is_refused_otherwise(
 # --- neighbourhoods ------------------------------------------------------------------------
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.data())
 def test_neighbours_are_distinct_canonical_points_of_the_space(data: st.DataObject) -> None:
     search, _, centre = drawn(data)

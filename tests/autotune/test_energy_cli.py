@@ -16,7 +16,7 @@ from autotune.oracles.ga1 import GA1Oracle
 from simcore.energy import shipped_table
 
 ROOT = Path(__file__).resolve().parents[2]
-TRANSFORMER = ROOT / "search_spaces" / "workloads" / "transformer_b1.toml"
+TRANSFORMER = ROOT / "workloads" / "networks" / "transformer_b1.toml"
 ENERGY_COLUMNS = (
     "energy_pj",
     "energy_per_mac_pj",

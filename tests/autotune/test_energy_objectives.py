@@ -12,12 +12,13 @@ from autotune import oracles
 from autotune.cli.commands.tune import build_plan
 from autotune.cli.main import build_parser
 from autotune.errors import PlanError
+from autotune.oracles import configured
+from autotune.oracles.measures import AREA, CYCLES, EDP, ENERGY
 from autotune.run.plan import RunPlan
 from autotune.search.codesign import Codesign, machine_value
-from autotune.search.objectives import DIRECTIONS, directions, objective_value
+from autotune.search.objectives import directions
 from autotune.search.problem import Candidate, Problem
 from search_spaces.machine import MachineSpace
-from search_spaces.workload import Gemm, Workload
 from simcore.energy import (
     default_technology,
     ga1_cost_of_timing,
@@ -27,9 +28,10 @@ from simcore.energy import (
 )
 from simcore.ga1.machine import Machine
 from simcore.shape import Shape
+from workloads import Gemm, Workload
 
 SHAPE = Shape(32, 24, 40)
-WORKLOADS = Path(__file__).resolve().parents[2] / "search_spaces" / "workloads"
+WORKLOADS = Path(__file__).resolve().parents[2] / "workloads" / "networks"
 ENERGY_KEYS = (
     "energy_pj",
     "energy_per_mac_pj",
@@ -90,7 +92,7 @@ def test_systolic_evaluation_is_costed_from_its_model_counts() -> None:
 
 def test_a_technology_table_configures_a_copy_of_the_oracle() -> None:
     oracle, family, point, machine = ga1_point()
-    other = oracle.with_technology(ZIGZAG)
+    other = configured(oracle, technology=ZIGZAG)
     assert other is not oracle and other.tech() is ZIGZAG and oracle.tech() == default_technology()
     mine = oracle.evaluate(family, point, SHAPE, machine)  # type: ignore[arg-type]
     theirs = other.evaluate(family, point, SHAPE, machine)  # type: ignore[arg-type]
@@ -142,8 +144,9 @@ def test_a_technology_table_configures_a_copy_of_the_oracle() -> None:
 def test_objectives_parse_and_combine(argv: list[str], objectives: tuple[str, ...]) -> None:
     plan = plan_of(*argv)
     assert plan.objectives == objectives
-    assert directions(objectives)[1:] == [DIRECTIONS[n] for n in objectives[1:]]
-    assert all(DIRECTIONS[n] == "minimize" for n in ("energy", "edp", "area"))
+    measures = plan.objective_measures()
+    assert [m.name for m in measures] == list(objectives)
+    assert directions(measures) == ["minimize"] * len(objectives)  # energy, edp, area: minimised
 
 
 @pytest.mark.parametrize(
@@ -179,13 +182,8 @@ def test_objectives_read_their_metric_columns() -> None:
         "total_cycles": 80,
         "total_energy_pj": 50.0,
     }
-    assert [objective_value(row, n) for n in ("energy", "area", "edp", "cycles")] == [
-        5.0,
-        0.25,
-        40.0,
-        8.0,
-    ]
-    assert [machine_value(row, n) for n in ("energy", "area", "cycles")] == [50.0, 0.25, 80.0]
+    assert [m.value(row) for m in (ENERGY, AREA, EDP, CYCLES)] == [5.0, 0.25, 40.0, 8.0]
+    assert [machine_value(row, m) for m in (ENERGY, AREA, CYCLES)] == [50.0, 0.25, 80.0]
 
 
 def budgeted_problem(area: float | None = None, energy: float | None = None) -> Problem:

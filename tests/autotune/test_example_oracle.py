@@ -82,3 +82,53 @@ def test_an_oracle_that_is_not_installed_is_named(tmp_path: Path) -> None:
         and "unknown oracle 'nosuch'" in done.stderr
         and "Traceback" not in done.stderr
     )
+
+
+def test_the_core_example_is_small_and_the_guide_shows_it() -> None:
+    """The toy oracle is the core alone, under 80 lines; the guide includes it whole (a pymdownx
+    snippet, kept out of the formatter's reach)."""
+    source = EXAMPLE / "src" / "toy_oracle" / "__init__.py"
+    assert len(source.read_text().splitlines()) < 80
+    guide = (EXAMPLE.parents[1] / "docs" / "extending" / "oracle.md").read_text()
+    assert '--8<-- "examples/toy_oracle/src/toy_oracle/__init__.py"' in guide
+    assert '--8<-- "examples/toy_oracle/src/toy_oracle/guarded.py"' in guide
+    assert "--8 <" not in guide
+
+
+def test_an_oracle_with_a_size_guard_refuses_past_the_limits(
+    installed: Path, tmp_path: Path
+) -> None:
+    """The capability example: its guard refuses a shape past --max-products in one line naming
+    the flag, before any study exists; within the limits it tunes like the core oracle."""
+    big = autotune(
+        installed, tmp_path, "--oracle", "toy_guarded", "--shape", "4096x4096x4096",
+        "--max-products", "1000",
+    )  # fmt: skip
+    assert big.returncode == 2 and big.stderr.count("\n") == 1, big.stderr
+    assert "needs 1.34e+08 tile products" in big.stderr and "--max-products" in big.stderr
+    assert not (tmp_path / "results").exists()
+    small = autotune(
+        installed, tmp_path, "--oracle", "toy_guarded", "--shape", "256x256x256", "--trials", "20",
+    )  # fmt: skip
+    assert small.returncode == 0, small.stderr
+
+
+def test_the_python_api_gets_the_same_size_guard(installed: Path, tmp_path: Path) -> None:
+    code = (
+        "import autotune\n"
+        "from autotune.errors import WorkError\n"
+        "try:\n"
+        "    autotune.tune('4096x4096x4096', oracle='toy_guarded', max_products=1000,"
+        " storage=':memory:')\n"
+        "except WorkError as exc:\n"
+        "    print(exc.setting, exc.work.products)\n"
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(installed), os.environ.get("PYTHONPATH", "")]),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["max_products", str(512**3)]

@@ -14,10 +14,12 @@ from optuna.trial import TrialState
 from autotune.cli.main import main
 from autotune.oracles.ga1 import ORACLE as GA1
 from autotune.record import Provenance
-from autotune.run import pipeline
+from autotune.run import optimise as optimising
 from autotune.run.objective import Objective
-from autotune.run.pipeline import RunOptions, provenance, seed_study, settings_for
+from autotune.run.options import RunOptions
 from autotune.run.plan import RunPlan
+from autotune.run.seed import seed_study
+from autotune.run.study import provenance, settings_for
 from autotune.search.guided import GuidedSampler, suggest_from
 from autotune.search.objectives import directions
 from autotune.search.problem import Problem
@@ -47,8 +49,8 @@ def run_guided(
     ((_, search),) = spec.searches()
     shared = SharedStudy(MEMORY, "g")
     if study is None:
-        study = shared.open(GuidedSampler(search, seed), directions(spec.objectives))
-        seed_study(shared, study, search, options)
+        study = shared.open(GuidedSampler(search, seed), directions(spec.objective_measures()))
+        seed_study(shared, study, search)
     objective = Objective(search, study, provenance(settings_for(spec, options, "g")), shared)
     shared.optimize(
         study, objective, len(study.get_trials(states=(TrialState.COMPLETE,))) + trials, None, False
@@ -80,8 +82,8 @@ def test_a_small_space_is_refined_to_exhaustion_without_a_repeat(seed: int) -> N
     spec = RunPlan.of_shape(shape, Machine(slots=12))
     ((_, search),) = spec.searches()
     shared = SharedStudy(MEMORY, "small")
-    study = shared.open(GuidedSampler(search, seed), directions(spec.objectives))
-    seed_study(shared, study, search, RunOptions(trials=1, seed=seed, storage=MEMORY, write=False))
+    study = shared.open(GuidedSampler(search, seed), directions(spec.objective_measures()))
+    seed_study(shared, study, search)
     shared.optimize(study, Objective(search, study, Provenance(), shared), 150, None, False)
     proposed = [t for t in study.trials if t.user_attrs.get("source") != "baseline"]
     assert proposed and all(t.user_attrs["result"]["feasible"] for t in proposed)
@@ -234,9 +236,9 @@ def test_two_workers_never_evaluate_one_candidate_twice(
     monkeypatch.chdir(tmp_path)
     # The workers meet before their first evaluation, so both run trials however loaded the
     # machine is: each proposes while the other holds a running trial.
-    run_workers = pipeline.run_workers
+    run_workers = optimising.run_workers
     monkeypatch.setattr(
-        pipeline,
+        optimising,
         "run_workers",
         lambda study_settings, search, *rest: run_workers(
             study_settings, meeting(search, tmp_path / "meeting"), *rest

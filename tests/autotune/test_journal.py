@@ -20,6 +20,7 @@ from optuna.storages.journal import JournalFileBackend
 
 from autotune.storage import locks
 from autotune.storage.journal import JournalCorrupt, JournalFile
+from tests.helpers.waiting import PATIENCE
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -148,11 +149,13 @@ def test_a_lease_lives_with_its_process(tmp_path: Path) -> None:
     assert not locks.alive(storage, mine.token) and not mine.path.exists()
     # Another process holds a lease, then dies by SIGKILL: its lease is free at once.
     code = (
-        "import sys, time; from pathlib import Path; from autotune.storage import locks; "
-        f"lease = locks.Lease(Path({str(storage)!r})); print(lease.token, flush=True); time.sleep(60)"
+        "import sys; from pathlib import Path; from autotune.storage import locks; "
+        f"lease = locks.Lease(Path({str(storage)!r})); print(lease.token, flush=True); "
+        "sys.stdin.read()"  # holds the lease until killed
     )
     holder = subprocess.Popen(
         [sys.executable, "-c", code],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
@@ -161,7 +164,7 @@ def test_a_lease_lives_with_its_process(tmp_path: Path) -> None:
     token = holder.stdout.readline().strip()
     assert locks.alive(storage, token)
     holder.send_signal(signal.SIGKILL)
-    holder.wait(10)
+    holder.wait(PATIENCE)
     assert not locks.alive(storage, token)
     assert not locks.lease_path(storage, token).exists()  # the dead worker's file is cleaned up
 

@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 from autotune import __version__
 from autotune.errors import AutotuneError
 from autotune.record import Evaluation, Provenance, TrialRecord
-from autotune.results import files, tables
+from autotune.results import files, load, tables
 from autotune.results import leaderboard as board
-from autotune.run import load
 from simcore.ga1.machine import Machine
+from tests.helpers.examples import examples
 
 
 def make_row(
@@ -59,7 +59,7 @@ records_strategy = st.lists(
 )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(records_strategy, st.randoms(use_true_random=False))
 def test_sort_is_deterministic_and_follows_the_documented_key(
     specs: list[tuple], rng: random.Random
@@ -115,7 +115,7 @@ def test_pareto_flags_with_two_objectives() -> None:
     ]  # equal points are both on the front
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.one_of(st.none(), st.tuples(st.integers(0, 4), st.integers(0, 4))), max_size=10))
 def test_pareto_front_is_exactly_the_non_dominated_points(values: list) -> None:
     flags = board.pareto_flags(values)

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 from helpers.cli import run_error
 
-from autotune.cli.errors import UsageError
-from autotune.cli.limits import DEFAULT_MAX_PRODUCTS, add_limits, check_work
+from autotune.cli.limits import add_limits, check_work
 from autotune.cli.main import main
+from autotune.errors import WorkError
+from autotune.oracles.ga1 import ORACLE as GA1
 from simcore import Machine, Shape
 from simcore.ga1.estimate import estimate
 
@@ -58,7 +59,7 @@ def test_shapes_past_the_full_limit_are_timed_periodically(
 
 def test_the_limits_are_flags(capsys: pytest.CaptureFixture[str]) -> None:
     line = run_error(capsys, ["baseline", "--shape", "64x64x64", "--max-products", "100"])
-    assert "512 tile products" in line and "100 products (--max-products)" in line
+    assert "512 tile products" in line and "100 tile products (--max-products)" in line
     line = run_error(capsys, ["baseline", "--shape", "64x64x64", "--max-memory", "1K"])
     assert "for a verification" in line and "1 KB (--max-memory)" in line
     line = run_error(capsys, ["baseline", "--shape", "64x64x64", "--max-memory", "lots"])
@@ -85,15 +86,16 @@ def test_estimate_and_announcement(capsys: pytest.CaptureFixture[str]) -> None:
     parser = argparse.ArgumentParser()
     add_limits(parser)
     args = parser.parse_args([])
-    assert args.max_products == DEFAULT_MAX_PRODUCTS
-    check_work(args, Shape(2048, 2048, 1024), Machine(slots=64))  # 2^22: under a second in full
+    assert args.max_products is None and GA1.most_work == 1 << 27  # the oracle's own limit
+    check_work(args, GA1, Shape(2048, 2048, 1024), Machine(slots=64))  # 2^22: a second in full
     assert "tile products" not in capsys.readouterr().err
-    check_work(args, Shape(4096, 4096, 4096), Machine(slots=64))  # 2^27: past a search's fallback
+    check_work(args, GA1, Shape(4096, 4096, 4096), Machine(slots=64))  # 2^27: past a search's
     assert "1.34e+08 tile products, timed periodically" in capsys.readouterr().err
-    check_work(args, Shape(4096, 8192, 4096), Machine(slots=64))  # past it: periodic, or refused
+    check_work(args, GA1, Shape(4096, 8192, 4096), Machine(slots=64))  # periodic, or refused
     assert "a schedule that does not settle into a period is refused" in capsys.readouterr().err
-    with pytest.raises(UsageError, match="needs 2.68e\\+08 tile products"):
-        check_work(args, Shape(4096, 8192, 4096), Machine(slots=5000))
+    with pytest.raises(WorkError, match="needs 2.68e\\+08 tile products") as refused:
+        check_work(args, GA1, Shape(4096, 8192, 4096), Machine(slots=5000))
+    assert refused.value.setting == "max_products" and refused.value.work.products == 2**28
 
 
 def test_a_machine_search_reaching_a_huge_scratchpad_is_refused(
@@ -106,9 +108,8 @@ def test_a_machine_search_reaching_a_huge_scratchpad_is_refused(
 
 
 def test_the_scratchpad_budget_bounds_the_machines_a_search_reaches() -> None:
-    from autotune.run.sizes import reachable_machines
     from search_spaces.domains import IntRange
     from search_spaces.machine import MachineSpace
 
     space = MachineSpace((("slots", IntRange(3, 10**9)),), 64 * 64)
-    assert {m.slots for m in reachable_machines(Machine(slots=16), space)} == {3, 64}
+    assert {m.slots for m in space.reachable(Machine(slots=16))} == {3, 64}

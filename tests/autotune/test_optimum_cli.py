@@ -83,6 +83,7 @@ def test_the_summary_and_the_file_of_a_proven_optimum(capsys, in_tmp: Path) -> N
     assert verification.ok and verification.cycles == data["cycles"]
 
 
+@pytest.mark.slow  # CP-SAT's proof questions
 @needs_ortools
 def test_proof_questions_are_announced_and_never_pass_a_schedule(capsys, in_tmp: Path) -> None:
     out, err = run_ok(capsys, ["optimum", *BRACKET, "--proof-limit", "0.2", "--json"])

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import datetime
 import threading
-import time
 from pathlib import Path
 
 import optuna
@@ -22,6 +21,7 @@ from autotune.storage import (
     read_study,
     study_names,
 )
+from tests.helpers.waiting import PATIENCE
 
 # The two persistent kinds: the default journal file and an SQLite file (Optuna's RDB storage).
 KINDS = ("journal", "sqlite")
@@ -90,7 +90,13 @@ def test_a_stale_heartbeat_fails_the_trial_and_the_callback_enqueues_its_retry(
     handle, study = shared(tmp_path, heartbeat=1)
     trial = study.ask({"x": optuna.distributions.IntDistribution(0, 9)})
     handle.storage.record_heartbeat(trial._trial_id)  # what Optuna's heartbeat thread does
-    time.sleep(3.5)  # past the grace period of 2 s (the storage stamps heartbeats to the second)
+    import sqlalchemy
+
+    long_ago = datetime.datetime(2000, 1, 1)  # whatever the time zone: past the grace period
+    with handle.storage.engine.begin() as connection:
+        connection.execute(
+            sqlalchemy.text("UPDATE trial_heartbeats SET heartbeat = :t"), {"t": long_ago}
+        )
     handle.fail_stale(study)  # what a worker waiting on a full budget does
     trials = study.get_trials()
     assert trials[0].state == TrialState.FAIL
@@ -139,14 +145,19 @@ def test_two_handles_share_one_exact_budget(tmp_path: Path, kind: str) -> None:
     url = address(tmp_path, kind)
     SharedStudy(url, "b").open(optuna.samplers.RandomSampler(seed=0), ["minimize"])
 
+    meeting = threading.Barrier(2, timeout=PATIENCE)  # both hold a trial in flight at once
+
     def work(seed: int) -> None:
         handle = SharedStudy(url, "b", 5, 10)
         study = handle.open(optuna.samplers.RandomSampler(seed=seed), ["minimize"])
+        met = [False]
 
         def objective(trial: optuna.Trial) -> float:
             trial.suggest_int("x", 0, 99)
             handle.release()  # sampled: let the other worker ask
-            time.sleep(0.01)
+            if not met[0]:
+                met[0] = True
+                meeting.wait()
             return 1.0
 
         handle.optimize(study, objective, 17, None, False)

@@ -10,6 +10,8 @@ from autotune.cli.main import main
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
+ENGINES = ("DMA load", "DMA store", "matrix unit")
+
 
 def _png(path: Path) -> bool:
     return path.is_file() and path.stat().st_size > 1000 and path.read_bytes()[:8] == PNG
@@ -85,6 +87,7 @@ def test_merged_spans_draw_the_same_timeline(tmp_path: Path) -> None:
     import matplotlib.image as mpimg
     import numpy as np
 
+    from autotune.oracles.capabilities import Timeline
     from autotune.results import plots
     from simcore import Machine, Shape
     from simcore.ga1 import engine
@@ -104,7 +107,7 @@ def test_merged_spans_draw_the_same_timeline(tmp_path: Path) -> None:
     assert sum(map(len, merged)) < sum(map(len, each))  # something was merged
     pictures = [
         plots.timeline_png(
-            plots.Timeline(timing.cycles, spans, first, 1500), "t", tmp_path / f"{name}.png"
+            Timeline(timing.cycles, ENGINES, spans, first, 1500), "t", tmp_path / f"{name}.png"
         )
         for name, spans in (("each", each), ("merged", merged))
     ]

@@ -8,14 +8,17 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 
 import optuna
 import pandas as pd
 import pytest
-from optuna.trial import TrialState
+from optuna.trial import FrozenTrial, TrialState
+
+from tests.helpers.waiting import PATIENCE, wait_until
+
+pytestmark = pytest.mark.slow  # a PostgreSQL server and three tuning processes per test
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -64,6 +67,25 @@ def _check_study(url: str, name: str, total: int) -> list[optuna.trial.FrozenTri
     return trials
 
 
+def _running(storage: optuna.storages.RDBStorage, name: str) -> list[FrozenTrial]:
+    """RUNNING trials whose objective has started (a run record) on a family's schedule that no
+    other running trial shares (so that its retry is told apart)."""
+    try:
+        running = optuna.load_study(study_name=name, storage=storage).get_trials(
+            deepcopy=False, states=(TrialState.RUNNING,)
+        )
+    except KeyError:  # not created yet
+        return []
+    keys = Counter(json.dumps(t.params, sort_keys=True) for t in running)
+    return [
+        t
+        for t in running
+        if keys[json.dumps(t.params, sort_keys=True)] == 1
+        and "run" in t.user_attrs
+        and "family" in t.params
+    ]
+
+
 def test_three_workers_exact_budget(postgres_url: str, tmp_path: Path) -> None:
     total = 30
     done = subprocess.run(
@@ -72,7 +94,7 @@ def test_three_workers_exact_budget(postgres_url: str, tmp_path: Path) -> None:
         env=_env(),
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=PATIENCE,
     )
     assert done.returncode == 0, done.stderr
     trials = _check_study(postgres_url, "pg-budget", total)
@@ -85,10 +107,10 @@ def test_three_workers_exact_budget(postgres_url: str, tmp_path: Path) -> None:
 
 def test_killed_worker_is_retried(postgres_url: str, tmp_path: Path) -> None:
     total, name = 24, "pg-kill"  # more than the 16 seeds: the retry is run, not left queued
-    # At 256^3 a simulation takes about a second (longer on a loaded machine): a worker caught early
-    # in a trial (the window below, wide enough for a slow poll) is still in it when the signal arrives.
+    # At 256^3 a simulation takes about a second: a trial is often seen RUNNING. A heartbeat of
+    # 5 s (10 s of grace) keeps a live worker, slowed by a loaded machine, from being taken for dead.
     command = _tune(
-        postgres_url, name, "256x256x256", total, tmp_path, "--heartbeat", "1", "--space", "chapter"
+        postgres_url, name, "256x256x256", total, tmp_path, "--heartbeat", "5", "--space", "chapter"
     )
     workers = [
         subprocess.Popen(
@@ -102,36 +124,33 @@ def test_killed_worker_is_retried(postgres_url: str, tmp_path: Path) -> None:
         for _ in range(3)
     ]
     storage = optuna.storages.RDBStorage(postgres_url)
-    deadline = time.monotonic() + 60
     victim = None
-    while victim is None and time.monotonic() < deadline:  # a worker in the middle of a simulation
-        try:
-            running = optuna.load_study(study_name=name, storage=storage).get_trials(
-                deepcopy=False, states=(TrialState.RUNNING,)
-            )
-        except KeyError:
-            running = []
-        keys = Counter(json.dumps(t.params, sort_keys=True) for t in running)
-        for t in running:
-            age = time.time() - t.datetime_start.timestamp() if t.datetime_start else 0
-            if (
-                0.1 < age < 0.6
-                and keys[json.dumps(t.params, sort_keys=True)] == 1
-                and "run" in t.user_attrs
-                and "family" in t.params
-            ):
-                pid = int(t.user_attrs["run"]["worker"].rsplit(":", 1)[1])
-                victim = next((w for w in workers if w.pid == pid), None)
-                break
-        time.sleep(0.05)
-    if victim is None:
-        pytest.fail("never caught a worker in the middle of a trial")
-    victim.send_signal(signal.SIGKILL)
-    victim.wait(timeout=10)
+
+    def caught() -> bool:
+        """A worker stopped (SIGSTOP) in the middle of a trial it alone runs, then killed."""
+        nonlocal victim
+        if all(w.poll() is not None for w in workers):
+            raise AssertionError("every worker ended before one was caught in a trial")
+        for trial in _running(storage, name):
+            pid = int(trial.user_attrs["run"]["worker"].rsplit(":", 1)[1])
+            worker = next((w for w in workers if w.pid == pid), None)
+            if worker is None:
+                continue
+            os.kill(pid, signal.SIGSTOP)  # frozen: its trial is still RUNNING, or it just ended
+            if storage.get_trial(trial._trial_id).state == TrialState.RUNNING:
+                worker.send_signal(signal.SIGKILL)
+                victim = worker
+                return True
+            os.kill(pid, signal.SIGCONT)  # at once: a worker stopped past the grace period fails
+        return False
+
+    wait_until(caught, "a worker in the middle of a trial")
+    assert victim is not None
+    victim.wait(timeout=PATIENCE)
     workers = [w for w in workers if w is not victim]
     for worker in workers:
         try:
-            _, err = worker.communicate(timeout=90)
+            _, err = worker.communicate(timeout=PATIENCE)
         except subprocess.TimeoutExpired:
             study = optuna.load_study(study_name=name, storage=storage)
             state = [

@@ -10,7 +10,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ from autotune.storage import read_study
 from search_spaces.registry import find_family
 from simcore import Machine, Shape, simulate
 from simcore.ga1.asm import from_text, tuples
+from tests.helpers.waiting import PATIENCE, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ["--shape", "64x64x64", "--space", "chapter"]
@@ -45,6 +45,7 @@ def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
+@pytest.mark.slow  # a tuning process, killed
 def test_a_killed_study_is_read_back_from_its_storage(
     capsys: pytest.CaptureFixture[str], in_tmp: Path, stored
 ) -> None:  # type: ignore[no-untyped-def]
@@ -57,19 +58,21 @@ def test_a_killed_study_is_read_back_from_its_storage(
         stderr=subprocess.DEVNULL,
     )
     storage = str(in_tmp / "results" / "killed" / "study.journal")
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        time.sleep(0.5)
+
+    def finished_now() -> int:
         try:
-            done = len(
-                read_study(storage, "killed").get_trials(states=(optuna.trial.TrialState.COMPLETE,))
-            )  # type: ignore[union-attr]
-        except (AutotuneError, AttributeError):  # not created yet
-            done = 0
-        if done >= 20:
-            break
+            found = read_study(storage, "killed")
+        except AutotuneError:  # not created yet
+            return 0
+        return (
+            0
+            if found is None
+            else len(found.get_trials(states=(optuna.trial.TrialState.COMPLETE,)))
+        )
+
+    wait_until(lambda: finished_now() >= 20, "20 finished trials")
     process.send_signal(signal.SIGKILL)
-    process.wait(timeout=30)
+    process.wait(timeout=PATIENCE)
     assert not (in_tmp / "results" / "killed" / "leaderboard.parquet").exists()
     complete = len(stored(in_tmp, "killed").get_trials(states=(optuna.trial.TrialState.COMPLETE,)))
 

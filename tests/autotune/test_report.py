@@ -17,6 +17,7 @@ from autotune.oracles.systolic import SystolicBudget
 from autotune.results import report, tables
 from search_spaces.systolic import systolic_family
 from simcore.shape import Shape
+from tests.helpers.examples import examples
 
 LAYERS = [("a", "16x32x24", 2), ("b", "8x8x40", 1), ("c", "32x32x24", 3)]
 
@@ -43,7 +44,7 @@ def summary(
     )
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     st.lists(
         st.tuples(st.integers(1, 10**7), st.integers(1, 64), st.integers(1, 10**7)),

@@ -10,7 +10,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from helpers.cli import run_error
 from autotune.cli.main import main
 from autotune.interrupt import STOP
 from autotune.run import pipeline
+from tests.helpers.waiting import PATIENCE, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ["--shape", "64x64x64", "--trials", "3"]
@@ -106,13 +106,13 @@ def test_an_interrupted_workload_totals_the_gemms_it_tuned(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (tmp_path / "two.toml").write_text(TWO_GEMMS)
-    tune_one = pipeline._run_job
+    tune_one = pipeline.tune_study
 
     def then_stop(*args: object, **kwargs: object) -> None:
         tune_one(*args, **kwargs)  # type: ignore[arg-type]
         STOP.request()  # as a Ctrl-C after the first GEMM
 
-    monkeypatch.setattr(pipeline, "_run_job", then_stop)
+    monkeypatch.setattr(pipeline, "tune_study", then_stop)
     assert main(["--workload", "two.toml", "--slots", "16", "--trials", "5", "--study", "w"]) == 130
     out = capsys.readouterr().out
     assert "1 of 2 GEMMs tuned; the totals are over those" in out
@@ -139,14 +139,17 @@ def _python(*argv: str, cwd: Path, **kwargs: object) -> subprocess.Popen[str]:
     )
 
 
+@pytest.mark.slow  # a tuning process
 def test_sigterm_stops_like_ctrl_c(tmp_path: Path) -> None:
     process = _python("--shape", "64x64x64", "--trials", "100000", "--study", "t", cwd=tmp_path)
     journal = tmp_path / "results" / "t" / "study.journal"
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline and (not journal.exists() or journal.stat().st_size < 20000):
-        time.sleep(0.2)
+    wait_until(
+        lambda: journal.exists() and journal.read_text().count('"state":1') >= 10,
+        "10 finished trials",
+        process,
+    )
     process.send_signal(signal.SIGTERM)
-    out, err = process.communicate(timeout=60)
+    out, err = process.communicate(timeout=PATIENCE)
     assert process.returncode == 128 + signal.SIGTERM, err
     assert "Traceback" not in err
     assert "interrupted; kept study 't'" in out
@@ -162,6 +165,7 @@ def test_check_against_an_empty_reference_fails(
     assert "holds no records" in line and "nothing to compare" in line
 
 
+@pytest.mark.slow  # CP-SAT in a process
 @pytest.mark.skipif(importlib.util.find_spec("ortools") is None, reason="needs OR-Tools")
 def test_ctrl_c_during_optimum_writes_the_best_so_far(tmp_path: Path) -> None:
     argv = ["optimum", "--shape", "32x32x32", "--slots", "16", "--time-limit", "30"]
@@ -172,9 +176,8 @@ def test_ctrl_c_during_optimum_writes_the_best_so_far(tmp_path: Path) -> None:
     for line in process.stderr:
         if " start " in line:  # the solver runs: a Ctrl-C reaches the whole group, as a terminal's
             break
-    time.sleep(1.0)
     os.killpg(process.pid, signal.SIGINT)
-    out, err = process.communicate(timeout=60)
+    out, err = process.communicate(timeout=PATIENCE)
     assert process.returncode == 130, err
     assert "Traceback" not in err
     assert "interrupted" in out.splitlines()[1]  # the status line

@@ -14,10 +14,10 @@ from helpers.cli import run_error
 
 from autotune.cli.main import main
 from autotune.errors import PlanError, SizeError
-from autotune.oracles.ga1 import COUNT_MARGIN, largest_counts
+from autotune.oracles.ga1.sizes import COUNT_MARGIN, largest_counts
+from autotune.oracles.ga1.sweep import sweep_rows
 from autotune.oracles.systolic import most_cycles
-from autotune.run.baseline import sweep_rows
-from autotune.run.settings import plan_of
+from autotune.run.resolve import plan_of
 from simcore.ga1.machine import Machine
 from simcore.ga1.schedules import chapter_sweep
 from simcore.shape import COUNT_LIMIT, CountLimitError, Shape, check_count

@@ -1,6 +1,6 @@
 """Start-up: the parser of every command is built, and argument errors reported, without loading
 the libraries a run needs (their import is most of a second). How fast that is is measured in
-benchmarks/bench_startup.py; here, which modules load."""
+benchmarks/speed/bench_startup.py; here, which modules load."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from tests.helpers.waiting import PATIENCE
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("optuna", "pandas", "numba", "matplotlib", "sqlalchemy", "pyarrow", "numpy")
@@ -26,7 +28,7 @@ def loaded_after(code: str) -> list[str]:
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=PATIENCE,
     )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])

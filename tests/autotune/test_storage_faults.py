@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -18,6 +18,7 @@ from optuna.trial import TrialState
 from autotune.cli.main import main
 from autotune.errors import AutotuneError
 from autotune.storage import SharedStudy, read_study
+from tests.helpers.waiting import PATIENCE, wait_until, waiting_for_a_lock
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ["--shape", "64x64x64", "--space", "chapter"]
@@ -64,7 +65,7 @@ def tune(root: Path, study: str, trials: int, *extra: str) -> subprocess.Popen[s
 
 
 def finish(process: subprocess.Popen[str]) -> str:
-    out, err = process.communicate(timeout=300)
+    out, err = process.communicate(timeout=PATIENCE)
     assert process.returncode == 0 and "Traceback" not in err, err
     return out
 
@@ -103,21 +104,37 @@ def test_an_in_memory_study_runs_and_is_ranked(
 SLOW = ["--shape", "128x128x128", "--space", "general"]  # about 20 ms a trial: runs overlap
 
 
+@pytest.mark.slow  # three processes racing, twice
 @pytest.mark.parametrize("kind", ["journal", "sqlite"])
 def test_processes_creating_one_study_together_never_fail_and_share_its_budget(
     tmp_path: Path, kind: str
 ) -> None:
     """Three processes create one new study at the same moment: the test holds the storage's
-    study lock while they start, so that all three wait to create it, then lets go."""
+    study lock until all three wait for it, then lets go. Each, once in the run, waits for the
+    others before its first trial, so that none can finish the budget before all have joined."""
     (tmp_path / "results" / "together").mkdir(parents=True)
     gate = SharedStudy(address(tmp_path, "together", kind), "together")
     gate.acquire()
+    (tmp_path / "meeting").mkdir()
+    argv = [*SLOW, "--trials", "40", "--study", "together", *where(tmp_path, "together", kind)]
+    program = (
+        "import sys; from tests.helpers.meeting import main_meeting_after_begin as run; "
+        "sys.exit(run(sys.argv[1], 3, sys.argv[2:]))"
+    )
     processes = [
-        tune(tmp_path, "together", 40, *SLOW, *where(tmp_path, "together", kind)) for _ in range(3)
+        subprocess.Popen(
+            [sys.executable, "-c", program, str(tmp_path / "meeting"), *argv],
+            cwd=tmp_path,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(3)
     ]
-    time.sleep(
-        3
-    )  # let them reach the lock (one arriving later still joins the run: 40 trials take longer)
+    if Path("/proc/locks").is_file():
+        pids = {process.pid for process in processes}
+        wait_until(lambda: waiting_for_a_lock(pids) == pids, "all three waiting for the lock")
     gate.release()
     gate.close()
     for process in processes:
@@ -125,6 +142,7 @@ def test_processes_creating_one_study_together_never_fail_and_share_its_budget(
     assert states(tmp_path, "together", kind) == [TrialState.COMPLETE] * 40
 
 
+@pytest.mark.slow  # twelve processes racing
 def test_tables_created_by_several_processes_at_once(tmp_path: Path) -> None:
     """Optuna's RDB storage creates its tables and version rows on first use; our processes doing
     it at once, with a plain Optuna process (optuna-dashboard, say: no lock of ours) among them,
@@ -146,30 +164,40 @@ def test_tables_created_by_several_processes_at_once(tmp_path: Path) -> None:
             for code in (ours, ours, ours, foreign)
         ]
         for opener in openers[:3]:
-            _, err = opener.communicate(timeout=120)
+            _, err = opener.communicate(timeout=PATIENCE)
             assert opener.returncode == 0, err
-        openers[3].communicate(timeout=120)
+        openers[3].communicate(timeout=PATIENCE)
 
 
+def completed(root: Path, study: str) -> int:
+    """COMPLETE trials in the study's journal (0 before the study exists)."""
+    try:
+        return states(root, study).count(TrialState.COMPLETE)
+    except (AutotuneError, AssertionError):  # not created yet
+        return 0
+
+
+@pytest.mark.slow  # three tuning processes, one after another
 def test_a_process_started_later_joins_the_run_in_progress(tmp_path: Path) -> None:
-    """Started a few seconds apart, two processes asking for 60 trials end with 60 (the second
-    joins the first's run); a run started after both ended adds its own trials. Once the first
-    has finished some trials, the test holds the study lock while the second starts (the
-    compiled engine runs 150 trials faster than a process starts)."""
+    """A second process asking for 150 trials while a first run of 150 is in progress joins
+    that run (the study ends with 150); a run started after both ended adds its own trials.
+    The first is stopped (SIGSTOP, outside the study lock: the test holds it) once it has
+    finished a few trials, and continued once the second has run a trial of its own, so that
+    the first is in progress however fast or slow either process is."""
     first = tune(tmp_path, "apart", 150, *SLOW)
-    while first.poll() is None:
-        try:
-            if states(tmp_path, "apart").count(TrialState.COMPLETE) >= 10:
-                break
-        except (AutotuneError, AssertionError):  # not created yet
-            pass
+    wait_until(lambda: completed(tmp_path, "apart") >= 3, "the first run's trials", first)
     gate = SharedStudy(address(tmp_path, "apart", "journal"), "apart")
     gate.acquire()
-    assert first.poll() is None, "the first run ended before the second could join it"
-    second = tune(tmp_path, "apart", 150, *SLOW)
-    time.sleep(3)  # let it reach the lock
+    os.kill(first.pid, signal.SIGSTOP)
     gate.release()
     gate.close()
+    try:
+        assert first.poll() is None, "the first run ended before the second could join it"
+        before = completed(tmp_path, "apart")
+        second = tune(tmp_path, "apart", 150, *SLOW)
+        wait_until(lambda: completed(tmp_path, "apart") > before, "a trial of the second run")
+    finally:
+        os.kill(first.pid, signal.SIGCONT)
     finish(first)
     assert "150 trials in storage" in finish(second)
     assert states(tmp_path, "apart") == [TrialState.COMPLETE] * 150
@@ -242,6 +270,7 @@ def _read_only_runner(results: Path) -> list[str] | None:
     ]
 
 
+@pytest.mark.slow  # five command-line processes
 def test_a_read_only_results_folder_is_one_line(in_tmp: Path) -> None:
     assert main([*SMALL, "--trials", "10", "--study", "kept"]) == 0
     assert main(["baseline", "--shape", "64x64x64"]) == 0
@@ -263,7 +292,7 @@ def test_a_read_only_results_folder_is_one_line(in_tmp: Path) -> None:
                 env=env,
                 capture_output=True,
                 text=True,
-                timeout=300,
+                timeout=PATIENCE,
                 check=False,
             )
             assert done.returncode == 2, (argv, done.returncode, done.stderr)
@@ -329,7 +358,14 @@ def test_refused_writes_are_one_line_in_process(
         assert len(err) == 1 and err[0].startswith("autotune: error: cannot"), (argv, err)
 
 
-@pytest.mark.parametrize("extra", [[], ["--workers", "2"], ["--storage", "sqlite:///results/s.db"]])
+@pytest.mark.parametrize(
+    "extra",
+    [
+        [],
+        pytest.param(["--workers", "2"], marks=pytest.mark.slow),  # two worker processes, twice
+        ["--storage", "sqlite:///results/s.db"],
+    ],
+)
 def test_a_clean_exit_leaves_no_lock_or_lease_file(
     capsys: pytest.CaptureFixture[str], in_tmp: Path, extra: list[str]
 ) -> None:

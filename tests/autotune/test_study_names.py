@@ -15,7 +15,7 @@ from helpers.cli import run_error
 
 from autotune.cli.main import main
 from autotune.errors import PlanError
-from autotune.run.settings import plan_of
+from autotune.run.resolve import plan_of
 from autotune.storage.names import (
     NAME_MAX_BYTES,
     automatic_name,

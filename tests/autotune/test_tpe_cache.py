@@ -14,8 +14,9 @@ from optuna.samplers import TPESampler
 
 from autotune.search.tpe import HistoryCachedTPE, history_cached
 from autotune.storage.journal import JournalFile
+from tests.helpers.examples import PROFILE
 
-TRIALS = 160
+TRIALS = 160 if PROFILE == "ci" else 60  # CI's profile runs the longer histories
 
 
 # Prune some trials (TPE's general split) or none (the ranking kept as trials finish); make

@@ -21,8 +21,7 @@ from autotune.cli.main import build_parser, main
 from autotune.oracles.ga1 import ORACLE as GA1
 from autotune.oracles.ga1 import GA1Oracle
 from autotune.record import RESULT as RESULT_ATTR
-from autotune.results import tables
-from autotune.run import load
+from autotune.results import load, tables
 from autotune.search.objectives import INFEASIBLE_VALUE
 from autotune.search.problem import Candidate, Problem
 from autotune.storage import read_study

@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import optuna
@@ -17,6 +16,7 @@ from optuna.trial import TrialState
 from autotune.cli.main import main
 from autotune.errors import AutotuneError
 from autotune.storage import read_study
+from tests.helpers.waiting import PATIENCE, no_hang, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ["--shape", "64x64x64", "--space", "chapter"]
@@ -97,23 +97,14 @@ def count_complete(root: Path, study: str, kind: str) -> int:
 
 
 def wait_for_complete(
-    root: Path,
-    study: str,
-    process: subprocess.Popen[str],
-    count: int,
-    limit: float = 60,
-    kind: str = "journal",
+    root: Path, study: str, process: subprocess.Popen[str], count: int, kind: str = "journal"
 ) -> None:
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        assert process.poll() is None, process.communicate()
-        if count_complete(root, study, kind) >= count:
-            return
-        time.sleep(0.2)
-    process.kill()
-    pytest.fail(f"fewer than {count} complete trials after {limit} s")
+    wait_until(
+        lambda: count_complete(root, study, kind) >= count, f"{count} complete trials", process
+    )
 
 
+@pytest.mark.slow  # two worker processes
 def test_two_workers_share_one_global_budget(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -163,6 +154,7 @@ def test_a_resumed_study_draws_new_points_not_its_first_runs_again(
     assert len(trials) == 24 and not first & set(again)
 
 
+@pytest.mark.slow  # a tuning process, interrupted
 def test_interrupted_run_keeps_its_trials_and_resumes(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -170,7 +162,7 @@ def test_interrupted_run_keeps_its_trials_and_resumes(
     process = start(tmp_path, "ctrl-c")
     wait_for_complete(tmp_path, "ctrl-c", process, 10)
     process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=60)
+    out, err = process.communicate(timeout=PATIENCE)
     assert process.returncode == 130, err
     assert "Traceback" not in err, err
     assert "interrupted; kept study 'ctrl-c'" in out
@@ -181,15 +173,15 @@ def test_interrupted_run_keeps_its_trials_and_resumes(
     # Usually Optuna marks the interrupted trial FAIL; a signal landing outside the objective (in
     # the ask or the tell) can leave it RUNNING, which the resume fails once its heartbeat is stale.
     # A short heartbeat on the resume keeps that rare case quick.
-    started = time.monotonic()
-    run(capsys, [*SMALL, "--trials", "5", "--study", "ctrl-c", "--heartbeat", "1"])
-    assert time.monotonic() - started < 30
+    with no_hang("the resume"):
+        run(capsys, [*SMALL, "--trials", "5", "--study", "ctrl-c", "--heartbeat", "1"])
     after = complete(trials_of(tmp_path, "ctrl-c"))
     assert not [t for t in trials_of(tmp_path, "ctrl-c") if t.state == TrialState.RUNNING]
     assert len(after) == len(kept) + 5
     assert {snapshot(t) for t in kept} <= {snapshot(t) for t in after}
 
 
+@pytest.mark.slow  # a tuning process, killed
 @pytest.mark.parametrize("kind", STORAGES)
 def test_killed_run_does_not_block_the_resume(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
@@ -201,25 +193,13 @@ def test_killed_run_does_not_block_the_resume(
     process = start(tmp_path, "kill-9", "--heartbeat", "1", *storage_args(tmp_path, "kill-9", kind))
     wait_for_complete(tmp_path, "kill-9", process, 10, kind=kind)
     process.send_signal(signal.SIGKILL)
-    process.communicate(timeout=30)
+    process.communicate(timeout=PATIENCE)
     assert process.returncode == -signal.SIGKILL
 
     kept = complete(trials_of(tmp_path, "kill-9", kind))
-    started = time.monotonic()
-    run(
-        capsys,
-        [
-            *SMALL,
-            "--trials",
-            "5",
-            "--study",
-            "kill-9",
-            "--heartbeat",
-            "1",
-            *storage_args(tmp_path, "kill-9", kind),
-        ],
-    )
-    assert time.monotonic() - started < 30
+    resume = [*SMALL, "--trials", "5", "--study", "kill-9", "--heartbeat", "1"]
+    with no_hang("the resume"):
+        run(capsys, [*resume, *storage_args(tmp_path, "kill-9", kind)])
     trials = trials_of(tmp_path, "kill-9", kind)
     assert len(complete(trials)) == len(kept) + 5
     assert not [t for t in trials if t.state == TrialState.RUNNING]
@@ -227,6 +207,7 @@ def test_killed_run_does_not_block_the_resume(
     assert not leftovers(tmp_path)  # the killed worker's lease is gone with the resume's clean exit
 
 
+@pytest.mark.slow  # waits out the heartbeat's grace period
 @pytest.mark.parametrize("kind", STORAGES)
 def test_a_trial_killed_right_after_the_ask_does_not_block(
     capsys: pytest.CaptureFixture[str],
@@ -246,9 +227,8 @@ def test_a_trial_killed_right_after_the_ask_does_not_block(
     else:
         study = optuna.load_study(study_name="silent", storage=address_of(tmp_path, "silent", kind))
     orphan = study.ask()
-    started = time.monotonic()
-    run(capsys, [*SMALL, "--trials", "5", "--study", "silent", "--heartbeat", "1", *where])
-    assert time.monotonic() - started < 30
+    with no_hang("the resume"):
+        run(capsys, [*SMALL, "--trials", "5", "--study", "silent", "--heartbeat", "1", *where])
     trials = trials_of(tmp_path, "silent", kind)
     assert len(complete(trials)) == 25
     assert trials[orphan.number].state == TrialState.FAIL

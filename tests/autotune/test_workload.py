@@ -9,11 +9,11 @@ import pandas as pd
 import pytest
 
 from autotune.cli.main import main
-from search_spaces.workload import WorkloadError, load_workload
 from simcore.shape import Shape
+from workloads import WorkloadError, load_workload
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ROOT / "search_spaces" / "workloads"
+EXAMPLES = ROOT / "workloads" / "networks"
 TINY = '[[gemm]]\nname = "a"\nshape = "16x32x24"\nweight = 2\n\n[[gemm]]\nname = "b"\nshape = "8x8x40"\nweight = 1\n'
 
 
@@ -141,7 +141,7 @@ def test_codesign_pareto_verified_within_budgets(
 
 def test_many_padded_layers_give_a_few_notes_and_a_count(tmp_path: Path) -> None:
     from autotune.run.plan import NOTES_SHOWN
-    from autotune.run.settings import plan_of
+    from autotune.run.resolve import plan_of
 
     rows = "".join(
         f'[[gemm]]\nname = "g{n}"\nshape = "{8 * n + 1}x16x16"\nweight = 1\n\n' for n in range(30)

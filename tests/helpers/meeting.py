@@ -1,6 +1,7 @@
 """Worker processes that meet before their first evaluation, so that a test of concurrent workers
 sees them overlap however loaded the machine is (a spawned worker can otherwise run the whole
-budget before the next one has started)."""
+budget before the next one has started); and command-line processes that meet once each has
+joined its study's run."""
 
 from __future__ import annotations
 
@@ -24,12 +25,8 @@ class MeetingProblem(Problem):
 
     def evaluate(self, candidate: Candidate) -> Evaluation:
         folder = Path(self.meeting)
-        arrived = folder / str(os.getpid())
-        if not arrived.exists():
-            arrived.touch()
-            deadline = time.monotonic() + self.patience
-            while len(list(folder.iterdir())) < self.workers and time.monotonic() < deadline:
-                time.sleep(0.05)
+        if not (folder / str(os.getpid())).exists():
+            _meet(folder, self.workers, self.patience)
         return super().evaluate(candidate)
 
 
@@ -38,3 +35,29 @@ def meeting(search: Problem, folder: Path, workers: int = 2) -> MeetingProblem:
     folder.mkdir(parents=True, exist_ok=True)
     same = {f.name: getattr(search, f.name) for f in fields(Problem)}
     return MeetingProblem(**same, meeting=str(folder), workers=workers)
+
+
+def _meet(folder: Path, workers: int, patience: float) -> None:
+    """Arrive in `folder`, then wait until `workers` processes have (or the patience is spent)."""
+    (folder / str(os.getpid())).touch()
+    deadline = time.monotonic() + patience
+    while len(list(folder.iterdir())) < workers and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def main_meeting_after_begin(folder: str, workers: int, argv: list[str]) -> int:
+    """The command line, in a process whose run, once it has set or joined its study's target
+    (`SharedStudy.begin`), waits for `workers` such processes before its first trial: processes
+    started together are then all in the run before any of them can finish it."""
+    from autotune.cli.main import main
+    from autotune.storage import SharedStudy
+
+    begin = SharedStudy.begin
+
+    def begin_then_meet(self: SharedStudy, study: object, trials: int) -> int:
+        target = begin(self, study, trials)  # type: ignore[arg-type]
+        _meet(Path(folder), workers, patience=600.0)
+        return target
+
+    SharedStudy.begin = begin_then_meet  # type: ignore[method-assign]
+    return main(argv)

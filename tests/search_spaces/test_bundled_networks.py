@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from search_spaces.gemm_list import totals
-from search_spaces.workload import Gemm, WorkloadError, bundled_workloads, load_workload
+from tests.helpers.waiting import PATIENCE
+from workloads import Gemm, WorkloadError, bundled_workloads, load_workload
+from workloads.listing import totals
 
 ROOT = Path(__file__).resolve().parents[2]
 NETWORKS = (
@@ -151,6 +152,6 @@ def test_the_generator_would_write_the_bundled_files_unchanged() -> None:
         [sys.executable, str(ROOT / "tools" / "make_workloads.py"), "--check"],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=PATIENCE,
     )
     assert result.returncode == 0, result.stderr

@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import helper
 
-from search_spaces.formats import onnx_ops
-from search_spaces.workload import DynamicShapeError, WorkloadError, load_workload
 from simcore.shape import Shape
+from tests.helpers.examples import examples
+from workloads import DynamicShapeError, WorkloadError, load_workload, onnx_ops
 
 
 def _load(tmp_path: Path, proto: onnx.ModelProto, **shapes: tuple[int, ...]):
@@ -122,7 +122,7 @@ def test_conv_im2col(tmp_path: Path, x: tuple, w: tuple, attrs: dict, expected: 
     assert _one(tmp_path, node, {"x": x}, {"w": w}) == expected
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     size=st.integers(1, 40),
     kernel=st.integers(1, 7),
@@ -222,7 +222,7 @@ def test_a_dynamic_input_names_the_input_and_dimension(tmp_path: Path) -> None:
         load_workload(path, {"x": (1, 3, 32)})
     with pytest.raises(WorkloadError, match="ONNX models only"):
         load_workload(
-            Path(__file__).parents[2] / "search_spaces" / "workloads" / "chapter.toml", {"x": (1,)}
+            Path(__file__).parents[2] / "workloads" / "networks" / "chapter.toml", {"x": (1,)}
         )
 
 

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from search_spaces.formats.scalesim import output_size, topology_kind
-from search_spaces.workload import WorkloadError, load_workload
 from simcore.shape import Shape
+from workloads import WorkloadError, load_workload
+from workloads.scalesim import output_size, topology_kind
 
 CONV_HEADER = (
     "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, "

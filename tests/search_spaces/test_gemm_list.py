@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from search_spaces.gemm import Gemm, Workload
-from search_spaces.gemm_list import format_listing
 from simcore.shape import Shape
+from workloads.listing import format_listing
+from workloads.model import Gemm, Workload
 
 
 def test_a_long_source_keeps_the_layers_column_aligned() -> None:

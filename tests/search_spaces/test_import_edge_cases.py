@@ -14,9 +14,10 @@ from helpers.cli import run_error
 from helpers.onnx_models import model, save
 from onnx import helper, numpy_helper
 
-from search_spaces.formats.layers import short_name
-from search_spaces.workload import MAX_NAME, Workload, WorkloadError, load_workload
 from simcore.shape import Shape
+from workloads import Workload, WorkloadError, load_workload
+from workloads.layers import short_name
+from workloads.validation import MAX_NAME
 
 CONV_HEADER = (
     "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, "

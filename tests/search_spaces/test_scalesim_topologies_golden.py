@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from autotune.cli import main
-from search_spaces.workload import Gemm, load_workload
 from simcore.systolic import SCALESIM, SystolicArray, SystolicDesign, cycles
 from simcore.systolic.scalesim import ScalesimReport, scalesim_report
+from workloads import Gemm, load_workload
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "scalesim_topologies.json").read_text())
 CASES = GOLDEN["cases"]

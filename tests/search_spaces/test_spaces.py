@@ -23,6 +23,7 @@ from search_spaces.registry import (
 )
 from simcore.ga1.machine import Machine
 from simcore.shape import Shape
+from tests.helpers.examples import examples
 
 SHAPES = [
     Shape(8, 8, 8),
@@ -143,7 +144,7 @@ def test_a_machine_range_with_values_no_machine_takes_is_refused(text: str, mess
     assert MachineSpace.create(Machine(slots=64), parse_ranges("dma_setup=0:4,slots=2:8"), None)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     st.integers(1, 256), st.integers(0, 64), st.sampled_from([8, 16, 32, 64]), st.integers(1, 16)
 )
@@ -182,7 +183,7 @@ def test_parse_ranges() -> None:
             parse_ranges(bad)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(m=st.integers(1, 80), k=st.integers(1, 40), n=st.integers(1, 80), data=st.data())
 def test_general_canonical_point_builds_the_same_program(
     m: int, k: int, n: int, data: st.DataObject

@@ -14,6 +14,7 @@ from search_spaces.general import GeneralFamily
 from search_spaces.strips import StripsFamily
 from simcore.ga1.machine import Machine
 from simcore.shape import Shape
+from tests.helpers.examples import examples
 
 FAMILY = StripsFamily()
 
@@ -80,7 +81,7 @@ def test_a_large_scratchpad_takes_the_widest_reserve_and_longest_protection() ->
     assert GA1.verify(FAMILY, point, shape, machine).verified
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     m=st.integers(1, 80),
     k=st.integers(1, 40),

@@ -15,6 +15,7 @@ from simcore import Machine, Program, ProgramError, Shape, simulate
 from simcore.ga1.asm import from_text, to_text, tuples
 from simcore.ga1.generator import default_params, general
 from simcore.ga1.schedules import blocked
+from tests.helpers.examples import examples
 
 OPS = ("load", "store", "zero", "mxu", "vop", "exp", "vscale", "rowred", "bcastcol", "masklen")
 
@@ -56,7 +57,7 @@ def same(a: Program, b: Program) -> bool:
     )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(instructions(), max_size=30))
 def test_text_parses_back_into_the_same_program(program: list[tuple[Any, ...]]) -> None:
     original = Program.from_tuples(program)
@@ -66,7 +67,7 @@ def test_text_parses_back_into_the_same_program(program: list[tuple[Any, ...]]) 
     assert tuples(text) == original.to_tuples()  # each line is the listing's tuple
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(st.integers(1, 48), st.integers(1, 48), st.integers(1, 48), st.sampled_from([8, 16, 64]))
 def test_generated_schedules_round_trip(m: int, k: int, n: int, slots: int) -> None:
     shape, machine = Shape(m, k, n), Machine(slots=slots)

@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from simcore import Machine, Program, ScheduleError, Shape, blocked, kouter, simulate
+from tests.helpers.examples import examples
 from tests.helpers.random_programs import DUMP, TENSORS, cases
 
 # Beyond this magnitude the order of a product's sums (BLAS here, left to right in the listing)
@@ -84,7 +85,7 @@ def assert_same_report(result: Any, sim: Any) -> None:
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # inf * 0 and friends, as in the listing
 @settings(
-    max_examples=800,
+    max_examples=examples(800),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
@@ -156,7 +157,7 @@ def schedule_cases(
     return params, dims, bi, bj, draw(st.sampled_from([1, 2]))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=schedule_cases())
 def test_chapter_schedules_match_reference(reference_ga1: Any, case: Any) -> None:
     params, (M, K, N), bi, bj, buffers = case

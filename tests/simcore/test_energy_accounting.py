@@ -19,6 +19,7 @@ from simcore.energy import (
 )
 from simcore.energy.peer import zigzag_gap_terms
 from simcore.systolic.closed_form import cycles as closed_form_cycles
+from tests.helpers.examples import examples
 from tests.helpers.systolic_strategies import designs, shapes
 
 TECH = load_technology()
@@ -30,7 +31,7 @@ def test_accountings_by_name() -> None:
         accounting("timeloop")
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(designs(max_side=6), shapes(30, 30, 30))
 def test_zigzags_accounting_adds_exactly_its_conventions(design, shape) -> None:  # type: ignore[no-untyped-def]
     counts = systolic_counts(design, shape, closed_form_cycles(design, shape), TECH)

@@ -29,6 +29,7 @@ from simcore.ga1.timing import run_timing
 from simcore.shape import Shape
 from simcore.systolic import simulate_systolic
 from simcore.systolic.closed_form import cycles as closed_form_cycles
+from tests.helpers.examples import examples
 from tests.helpers.systolic_strategies import designs, operands, shapes
 
 TECH = load_technology()
@@ -133,7 +134,7 @@ def test_ga1_energy_is_non_negative_sums_up_and_grows_with_every_count(
         assert bigger.energy_pj > cost.energy_pj
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(designs(max_side=5), shapes())
 def test_systolic_counts_from_the_formula_equal_the_cycle_models_moves(design, shape) -> None:  # type: ignore[no-untyped-def]
     a, b = operands(shape)
@@ -161,7 +162,7 @@ COUNT_FIELDS = (
 TRAFFIC_FIELDS = ("a_reads", "b_reads", "psum_writes", "psum_readbacks", "c_writes")
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(
     designs(max_side=8),
     shapes(40, 40, 40),

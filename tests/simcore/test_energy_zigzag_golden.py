@@ -1,6 +1,6 @@
 """The systolic energy model against ZigZag, without ZigZag: its results for 30 GEMM x dataflow
 cases on its example systolic accelerator's costs are in tests/simcore/golden/zigzag_energy.json
-(written by benchmarks/bench_energy.py, whose provenance block names the version and inputs).
+(written by benchmarks/energy/bench_energy.py, whose provenance block names the version and inputs).
 
 Every access count the two models share is equal. Under the zigzag accounting the energy equals
 ZigZag's on every case. Under the physical one (the default) it is equal for os; for ws and is
@@ -52,8 +52,8 @@ def _elements(peer: dict) -> dict[tuple[str, str, str], int]:
 def test_the_golden_data_says_where_it_came_from() -> None:
     provenance = GOLDEN["provenance"]
     assert provenance["peer"] == "ZigZag" and provenance["zigzag_version"] == "3.9.1"
-    assert "benchmarks/bench_energy.py" in provenance["produced_by"]
-    assert "benchmarks/zigzag_runner.py" in provenance["each_case"]
+    assert "bench_energy" in provenance["produced_by"]  # the command recorded with the file
+    assert "zigzag_runner.py" in provenance["each_case"]
     assert len(CASES) >= 16 and {c["input"]["dataflow"] for c in CASES} == {"ws", "is", "os"}
     assert {c["input"]["hbm"] for c in CASES} == {True, False}
 

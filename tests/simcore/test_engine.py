@@ -34,12 +34,15 @@ from simcore.ga1.engine.hazards import new_history, replay_rows
 from simcore.ga1.functional import execute
 from simcore.ga1.generator import general, slots_needed
 from simcore.ga1.timing import run_timing
+from tests.helpers.examples import examples
 from tests.helpers.generator_strategies import general_params, machine_params
 from tests.helpers.random_programs import cases
 from tests.helpers.schedule_checks import same_timing
 
 dims = st.integers(1, 52)
-SLOW = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SLOW = settings(
+    max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @SLOW
@@ -63,7 +66,7 @@ def test_general_program_is_the_reference_program(m, k, n, params, machine, extr
     same_timing(generator.timing(), run_timing(target, reference))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(m=dims, k=dims, n=dims, params=general_params(block=4, tail=3, lookahead=12, ramp=4))
 def test_chunk_boundaries_change_nothing(m, k, n, params) -> None:
     # The smallest chunks (a resumption at nearly every product) emit the same program.
@@ -127,7 +130,7 @@ def test_schedules_that_do_not_fit_fail_as_the_reference_does() -> None:
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=cases())
 def test_timing_of_random_programs_with_every_opcode(case) -> None:
     params, _dram, program = case
@@ -147,7 +150,7 @@ def test_timing_of_random_programs_with_every_opcode(case) -> None:
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=cases(), seed=st.integers(0, 2**32 - 1))
 def test_arithmetic_and_replay_of_random_programs(case, seed) -> None:
     params, dram, program = case
@@ -186,7 +189,7 @@ def test_arithmetic_of_generated_programs_with_real_values() -> None:
     np.testing.assert_allclose(ours, dram["A"] @ dram["B"], rtol=1e-10, atol=1e-10)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     m=dims,
     k=dims,

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = """
 import json
@@ -35,6 +37,7 @@ def run_once(cache: Path) -> dict[str, object]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow  # compiles the engine into an empty cache
 def test_the_second_process_loads_the_compiled_kernels(tmp_path: Path) -> None:
     first, second = run_once(tmp_path), run_once(tmp_path)
     assert first == {"warm": False, "hits": 0, "misses": 2}

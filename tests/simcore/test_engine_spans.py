@@ -9,6 +9,7 @@ from simcore.ga1 import engine
 from simcore.ga1.engine.spans import ROWS, busy_spans, first_instructions
 from simcore.ga1.generator import GeneralParams, default_params
 from simcore.ga1.program import MXU, OPCODE_NAMES
+from tests.helpers.examples import examples
 from tests.helpers.random_programs import cases
 
 
@@ -42,7 +43,7 @@ def _check(machine: Machine, program: Program) -> None:
         assert [tuple(map(int, bar)) for bar in first] == [bar for bar in bars if bar[0] < 200]
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=cases())
 def test_spans_of_random_programs(case) -> None:
     params, _dram, program = case

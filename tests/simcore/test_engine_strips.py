@@ -22,11 +22,14 @@ from simcore.ga1.generator import bands
 from simcore.ga1.generator.order import PARTITIONS
 from simcore.ga1.generator.strips import StripParams, strip_slots_needed, strips
 from simcore.ga1.timing import run_timing
+from tests.helpers.examples import examples
 from tests.helpers.generator_strategies import machine_params, strip_params
 from tests.helpers.schedule_checks import same_timing
 
 dims = st.integers(1, 60)
-SLOW = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SLOW = settings(
+    max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 def _reference_or_error(shape: Shape, machine: Machine, params: StripParams) -> object:
@@ -54,7 +57,7 @@ def test_strip_program_is_the_reference_program(m, k, n, params, machine, slots)
     same_timing(generator.timing(), run_timing(target, reference))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     m=dims,
     k=dims,
@@ -72,7 +75,7 @@ def test_chunk_boundaries_change_nothing(m, k, n, params, slots) -> None:
         assert np.array_equal(engine.Strips(shape, machine, params).program().code, reference.code)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     m=dims,
     k=dims,
@@ -98,7 +101,7 @@ def test_streamed_verification_agrees_with_the_reference(m, k, n, params, slots,
     )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     m=st.integers(1, 400),
     k=st.integers(1, 400),
@@ -112,7 +115,7 @@ def test_slot_need_is_the_references(m, k, n, params, slots, T) -> None:
     assert strip_slots(shape, machine, params) == strip_slots_needed(shape, machine, params)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(total=st.integers(1, 500), size=st.integers(1, 600), partition=st.sampled_from(PARTITIONS))
 def test_band_lengths_are_the_references_bands(total, size, partition) -> None:
     cut = bands(total, size, partition)

@@ -27,6 +27,7 @@ from simcore.ga1.exact import (  # noqa: E402
 from simcore.ga1.exact.model import makespan_of_plan  # noqa: E402
 from simcore.ga1.generator import general, slots_needed, strip_slots_needed, strips  # noqa: E402
 from simcore.ga1.lower_bounds import compute_pipeline_bound, lower_bound  # noqa: E402
+from tests.helpers.examples import examples
 from tests.helpers.generator_strategies import general_params, strip_params  # noqa: E402
 
 # CP-SAT alone: the exhaustive search has its own tests (test_exact_timed.py).
@@ -55,6 +56,7 @@ def test_roomy_scratchpad_is_proven_at_the_dma_bound():
     assert result.verification.ok
 
 
+@pytest.mark.slow  # CP-SAT
 def test_the_solver_improves_a_poor_start_and_says_what_is_proven():
     shape, machine = Shape(16, 16, 24), Machine(slots=6)
     start = kouter(shape, machine, 1)
@@ -68,6 +70,7 @@ def test_the_solver_improves_a_poor_start_and_says_what_is_proven():
         assert result.cycles == result.objective == result.bound
 
 
+@pytest.mark.slow  # CP-SAT, twice
 def test_same_seed_same_schedule():
     shape, machine = Shape(24, 16, 16), Machine(slots=5)
     options = ExactOptions(
@@ -110,6 +113,7 @@ def test_an_instance_past_the_model_is_refused_before_it_is_built():
         solve_optimum(Shape(72, 64, 64), Machine(slots=16), QUICK)
 
 
+@pytest.mark.slow  # CP-SAT
 def test_progress_reports_the_start_then_each_better_schedule():
     shape, machine = Shape(16, 16, 24), Machine(slots=6)
     seen: list[tuple[int, int, float]] = []
@@ -139,7 +143,7 @@ def test_chapter_programs_are_model_solutions(shape, machine, program):
 small = st.integers(1, 32)
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(
     m=small,
     k=small,
@@ -164,7 +168,7 @@ def test_generated_programs_are_model_solutions(m, k, n, slots, params, setup, f
     )
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=examples(10), deadline=None)
 @given(
     m=small,
     k=small,
@@ -183,7 +187,8 @@ def test_strip_programs_are_model_solutions(m, k, n, slots, params):
     )
 
 
-@settings(max_examples=8, deadline=None)
+@pytest.mark.slow  # CP-SAT on every example
+@settings(max_examples=examples(8), deadline=None)
 @given(
     m=st.integers(1, 24),
     k=st.integers(1, 24),
@@ -208,6 +213,7 @@ def test_every_returned_schedule_is_verified_and_bracketed(m, k, n, slots, setup
         assert result.cycles == result.objective == result.bound
 
 
+@pytest.mark.slow  # CP-SAT
 def test_the_record_is_plain_data_and_its_program_runs_as_recorded():
     import json
 

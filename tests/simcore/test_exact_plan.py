@@ -16,6 +16,7 @@ from simcore.ga1.exact.plan import (
 )
 from simcore.ga1.generator import default_params, general, slots_needed
 from simcore.ga1.verify import verify_matmul
+from tests.helpers.examples import examples
 from tests.helpers.generator_strategies import general_params
 
 
@@ -47,7 +48,7 @@ def test_kouter_reloads_partial_sums():
     assert len(reloaded) == 4 * 2  # every C tile reloaded for its k steps after the first
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     m=st.integers(1, 40),
     k=st.integers(1, 40),

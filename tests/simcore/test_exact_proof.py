@@ -25,6 +25,7 @@ from simcore.ga1.exact import (  # noqa: E402
 from simcore.ga1.generator import general, slots_needed  # noqa: E402
 from simcore.ga1.lower_bounds import lower_bound  # noqa: E402
 from simcore.ga1.verify import verify_matmul  # noqa: E402
+from tests.helpers.examples import examples
 from tests.helpers.generator_strategies import general_params  # noqa: E402
 
 # The optimisation stops at once; the proof has the work (CP-SAT's: the exhaustive search is off).
@@ -43,7 +44,8 @@ def test_a_decision_proves_what_the_optimisation_leaves_open():
     assert proved.verification.ok and lower_bound(shape, machine) <= proved.bound
 
 
-@settings(max_examples=10, deadline=None)
+@pytest.mark.slow  # CP-SAT proves on every example
+@settings(max_examples=examples(10), deadline=None)
 @given(
     m=st.integers(1, 16),
     k=st.integers(1, 16),
@@ -90,6 +92,7 @@ def test_the_decisions_alone_reach_the_optimum_from_a_slower_schedule():
     assert proved and verification.cycles == bound == 176
 
 
+@pytest.mark.slow  # CP-SAT
 def test_a_schedule_at_the_proven_bound_needs_no_question():
     shape, machine = Shape(16, 16, 16), Machine(slots=5)
     cycles, transfers = proven_bounds(shape, machine)

@@ -13,9 +13,11 @@ from simcore.ga1.exact.timed import search_below
 from simcore.ga1.generator import general, slots_needed
 from simcore.ga1.lower_bounds import lower_bound
 from simcore.ga1.verify import verify_matmul
+from tests.helpers.examples import examples
 from tests.helpers.generator_strategies import general_params
 
 
+@pytest.mark.slow  # CP-SAT proves each optimum
 @pytest.mark.parametrize(
     ("shape", "machine", "optimum"),
     [  # proven by CP-SAT (docs/benchmarks/optimum.md, tests/simcore/test_exact_proof.py)
@@ -40,7 +42,7 @@ def test_a_limit_leaves_the_search_incomplete():
     assert not stopped.complete and stopped.nodes == 6
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(
     m=st.integers(1, 16),
     k=st.integers(1, 16),
@@ -120,7 +122,8 @@ def test_the_search_and_the_questions_get_what_cp_sat_leaves_of_the_time_limit(m
     assert solve._search(shape, machine, options, 200, None) is not None
 
 
-@settings(max_examples=10, deadline=None)
+@pytest.mark.slow  # CP-SAT on every example
+@settings(max_examples=examples(10), deadline=None)
 @given(
     m=st.integers(1, 16),
     k=st.integers(1, 16),

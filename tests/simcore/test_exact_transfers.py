@@ -12,6 +12,7 @@ from simcore.ga1.exact.transfers import fewest_transfers, fewest_transfers_of
 from simcore.ga1.generator import general, slots_needed
 from simcore.ga1.lower_bounds import io_bound_tiles
 from simcore.ga1.verify import verify_matmul
+from tests.helpers.examples import examples
 from tests.helpers.generator_strategies import general_params
 
 tiny_tiles = st.tuples(st.integers(1, 2), st.integers(1, 2), st.integers(1, 2))
@@ -46,7 +47,7 @@ def test_three_slots_are_the_least_and_large_instances_are_left_alone():
     assert fewest_transfers(Shape(32, 32, 32), Machine(slots=8)) is None
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(tiles=tiny_tiles, slots=st.integers(3, 8))
 def test_never_below_the_io_bound_and_never_rising_with_more_slots(tiles, slots):
     Mt, Kt, Nt = tiles
@@ -57,7 +58,7 @@ def test_never_below_the_io_bound_and_never_rising_with_more_slots(tiles, slots)
     assert fewest_transfers_of(tiles, slots + 1) <= fewest
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     tiles=tiny_tiles,
     slots=st.integers(3, 8),

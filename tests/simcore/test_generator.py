@@ -25,6 +25,7 @@ from simcore.ga1.generator import (
     slots_needed,
 )
 from simcore.ga1.lower_bounds import compute_pipeline_bound
+from tests.helpers.examples import examples
 from tests.helpers.generator_strategies import general_params
 from tests.helpers.schedule_checks import run_exact
 
@@ -73,7 +74,7 @@ params_strategy = general_params(block=6, tail=5, lookahead=40, ramp=6)
 dims = st.integers(1, 52)  # includes single rows/columns and non-multiples of T = 8
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     m=dims,
     k=dims,
@@ -99,7 +100,7 @@ def test_every_program_is_hazard_free_and_exact(m, k, n, params, extra, seed):
     assert counts["store"] == counts["zero"] == Mt * Nt  # C tiles are never reloaded
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(m=dims, k=dims, n=dims, params=params_strategy)
 def test_slots_needed_is_the_minimum_that_compiles(m, k, n, params):
     shape = Shape(m, k, n)
@@ -111,7 +112,7 @@ def test_slots_needed_is_the_minimum_that_compiles(m, k, n, params):
             general(shape, Machine(slots=need - 1), params)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(m=dims, k=dims, n=dims, params=params_strategy)
 def test_product_order_covers_every_product_once(m, k, n, params):
     shape = Shape(m, k, n)
@@ -119,7 +120,7 @@ def test_product_order_covers_every_product_once(m, k, n, params):
     check_products(shape, Machine(), order)  # raises on a missing or repeated product
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(
     m=dims,
     k=dims,
@@ -206,7 +207,7 @@ def test_a_panel_seed_keeps_a_resident_and_moves_fewer_tiles() -> None:
 
 
 @given(m=st.integers(1, 48), k=st.integers(1, 16), n=st.integers(1, 48), slots=st.integers(4, 80))
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 def test_a_panel_seed_fits_whenever_there_is_one(m: int, k: int, n: int, slots: int) -> None:
     shape, machine = Shape(8 * m, 8 * k, 8 * n), Machine(slots=slots)
     panel = panel_params(shape, machine)
@@ -244,7 +245,7 @@ def test_no_overlap_seed_at_128_cubed(slots: int) -> None:
     slots=st.integers(4, 96),
     mxu_cycles=st.sampled_from([4, 8, 16]),
 )
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 def test_an_overlap_seed_fits_and_keeps_the_matrix_unit_busy(
     m: int, k: int, n: int, slots: int, mxu_cycles: int
 ) -> None:
@@ -279,7 +280,7 @@ def test_best_params_regression(slots, params, target):
 
 
 def test_a_512_schedule_is_near_the_bound():
-    # Its speed is measured in benchmarks/bench_engine.py, not here (no wall-clock limits in tests).
+    # Its speed is measured in benchmarks/speed/bench_engine.py, not here (no wall-clock limits in tests).
     shape, machine = Shape(512, 512, 512), Machine(slots=64)
     program = general(shape, machine, GeneralParams(bi=6, bj=8, tail=0, lookahead=28))
     assert simulate(machine, program).cycles <= 1.1 * compute_pipeline_bound(shape, machine)
@@ -333,7 +334,7 @@ def _default_params_by_search(shape, machine):
     )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     m=st.integers(1, 400),
     k=dims,

@@ -22,6 +22,7 @@ from simcore.ga1.lower_bounds import (
 )
 from simcore.ga1.machine import machine_from, parse_overrides
 from simcore.shape import parse_shape
+from tests.helpers.examples import examples
 from tests.helpers.generator_strategies import general_params, strip_params
 
 SHAPE = Shape(128, 128, 128)
@@ -87,7 +88,7 @@ params_strategy = general_params(block=8, tail=4, lookahead=64, ramp=8)
 dims = st.integers(1, 96)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     m=dims,
     k=dims,
@@ -109,7 +110,7 @@ def test_bounds_never_exceed_generated_schedules(m, k, n, slots, params, fill, s
     assert lower_bound(shape, machine) <= result.cycles
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(
     m=dims,
     k=dims,
@@ -139,7 +140,7 @@ def test_bounds_never_exceed_chapter_schedules(m, k, n, slots, bi, bj, buffers, 
         assert io_bound_tiles(shape, machine) <= result.tiles_moved
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     m=dims,
     k=dims,
@@ -245,3 +246,22 @@ def test_never_above_the_exact_solvers_verified_schedules():
         bound = lower_bound(shape, machine)
         assert bound == row["new_bound"], row
         assert bound <= row["bound"] <= row["exact"] <= row["tuner"], row
+
+
+def test_forgotten_bounds_are_computed_again_the_same():
+    from simcore.ga1 import lower_bounds
+
+    machine = Machine(slots=16)
+    first = lower_bound(SHAPE, machine)
+    lower_bounds.forget_bounds()
+    assert lower_bounds.compute_pipeline_bound.cache_info().currsize == 0
+    assert lower_bound(SHAPE, machine) == first
+
+
+def test_window_products_grow_with_the_tiles_a_window_holds():
+    from simcore.ga1.lower_bounds import window_products
+
+    found = window_products(12, 4, 4, 16)
+    assert len(found) == 13 and found[0] == 0
+    assert all(a <= b for a, b in zip(found, found[1:]))
+    assert found[3] == 1  # one A tile, one B tile and one C tile make one product

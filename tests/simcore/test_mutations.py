@@ -299,6 +299,7 @@ def test_mutant_is_caught(mutant: Mutant, implementation: str) -> None:
     assert not missed, f"{mutant.name}: expected {missed} to fail, failed: {report.summary()}"
 
 
+@pytest.mark.slow  # numba compiles a mutated engine copy, uncached
 def test_a_compiled_mutant_is_caught_too() -> None:
     # The copies above run the engine's kernels as Python; here numba compiles the mutated kernels
     # (without its on-disk cache) and the same checks fail as when they run as Python, and no

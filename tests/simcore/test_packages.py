@@ -18,6 +18,9 @@ PACKAGES = (
     "simcore.ga1.engine",
     "simcore.energy",
     "simcore.ga1.vector",
+    "simcore.ga1.fused",
+    "simcore.fusion",
+    "simcore.systolic.fused",
 )
 
 

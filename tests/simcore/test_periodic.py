@@ -19,6 +19,7 @@ from simcore.ga1 import engine
 from simcore.ga1.engine import FULL, PERIODIC, TimingLimitError, methods
 from simcore.ga1.generator import GeneralParams, StripParams, default_params, slots_needed
 from simcore.ga1.schedules import ScheduleError
+from tests.helpers.examples import examples
 from tests.helpers.generator_strategies import general_params, strip_params
 
 T_AND_SIZES = st.sampled_from(
@@ -32,7 +33,9 @@ machine_params = st.fixed_dictionaries(
         "mxu_fill": st.integers(0, 12),
     }
 )
-QUICK = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+QUICK = settings(
+    max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @st.composite

@@ -21,10 +21,13 @@ from simcore.ga1.reduced import (
     reduced_strips,
 )
 from simcore.ga1.schedules import ScheduleError
+from tests.helpers.examples import examples
 from tests.helpers.generator_strategies import general_params, strip_params
 
 SIDES = st.integers(1, 240)
-QUICK = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+QUICK = settings(
+    max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 def _line(lengths: list[int], i: int) -> tuple[int, bool, bool, int]:

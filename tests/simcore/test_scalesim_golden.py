@@ -26,6 +26,7 @@ from simcore.systolic import (
     design_traffic,
     simulate_systolic,
 )
+from tests.helpers.examples import examples
 from tests.helpers.systolic_strategies import operands
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "scalesim.json").read_text())
@@ -102,7 +103,7 @@ def test_the_rows_formula_matches_scalesim(case: dict) -> None:
     assert scalesim_rows(*(case[key] for key in keys)) == case["demand_rows"]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     m=st.integers(1, 700),
     k=st.integers(1, 700),

@@ -1,5 +1,5 @@
 """The instances the exhaustive search was run on (docs/benchmarks/optimum.md, written by
-benchmarks/bench_timed.py --json): each row's program runs verified in its cycles, no bound
+benchmarks/optimum/bench_timed.py --json): each row's program runs verified in its cycles, no bound
 passes it, and the tuner's best is never below it. Where the search ended the cycles are the
 optimum; with the optimum table's proven rows these make at least 30 distinct instances solved
 to a proven optimum."""

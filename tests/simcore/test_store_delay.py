@@ -1,6 +1,6 @@
 """The compiler's store delay (CompileOptions.store_delay): every program is exact and
 hazard-free, needs no more slots than without the delay, and on the instances where the families
-miss the proven optimum it reaches it (benchmarks/grid_store_delay.py)."""
+miss the proven optimum it reaches it (benchmarks/optimum/grid_store_delay.py)."""
 
 from __future__ import annotations
 
@@ -23,12 +23,13 @@ from simcore.ga1.generator import (
 )
 from simcore.ga1.machine import machine_from, parse_overrides
 from simcore.shape import parse_shape
+from tests.helpers.examples import examples
 from tests.helpers.schedule_checks import run_exact
 
 OPTIMA = Path(__file__).parent / "data" / "searched_optima.json"
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     m=st.integers(1, 40),
     k=st.integers(1, 40),
@@ -61,7 +62,7 @@ def test_any_order_compiles_exact_with_a_delay(
     assert hazards == []
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     m=st.integers(8, 96),
     k=st.integers(8, 96),

@@ -26,13 +26,14 @@ from simcore.ga1.generator.strips import (
     strip_widths,
     strips,
 )
+from tests.helpers.examples import examples
 from tests.helpers.generator_strategies import strip_params
 from tests.helpers.schedule_checks import run_exact
 
 SHAPE = Shape(128, 128, 128)
 GOLDEN_PROGRAMS = Path(__file__).parent / "data" / "general_programs_sha256.json"
 
-# The best strip points found by direct search (benchmarks/bench_structures.py); regression targets.
+# The best strip points found by direct search (benchmarks/quality/bench_structures.py); regression targets.
 BEST_32 = StripParams(
     axis="col",
     reserve=2,
@@ -70,7 +71,7 @@ machines = st.builds(
 )
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(m=dims, k=dims, n=dims, machine=machines, params=strip_params(), seed=st.integers(0, 99))
 def test_every_strip_program_is_exact_and_hazard_free(m, k, n, machine, params, seed):
     shape = Shape(m, k, n)
@@ -87,7 +88,7 @@ def test_every_strip_program_is_exact_and_hazard_free(m, k, n, machine, params, 
     assert counts["store"] == counts["zero"] == Mt * Nt
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(m=dims, k=dims, n=dims, machine=machines, params=strip_params())
 def test_blocks_tile_c_and_obey_the_slot_rule(m, k, n, machine, params):
     shape = Shape(m, k, n)
@@ -104,7 +105,7 @@ def test_blocks_tile_c_and_obey_the_slot_rule(m, k, n, machine, params):
     check_products(shape, machine, strip_order(shape, machine, params))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(m=dims, k=dims, n=dims, slots=st.integers(3, 40), params=strip_params())
 def test_slots_needed_is_the_minimum_that_compiles(m, k, n, slots, params):
     shape, machine = Shape(m, k, n), Machine(slots=slots)
@@ -211,7 +212,7 @@ def test_protect_zero_keeps_every_general_program():
         assert hashlib.sha256(code.tobytes()).hexdigest() == entry["sha256"], entry["params"]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     m=dims,
     k=dims,

@@ -28,6 +28,7 @@ from simcore.systolic import (
 )
 from simcore.systolic.closed_form import OutputTiming
 from simcore.systolic.model import hbm_words, tile_count
+from tests.helpers.examples import examples
 from tests.helpers.systolic_strategies import both, designs, operands, shapes
 
 ARRAY = SystolicArray(3, 3)
@@ -187,7 +188,7 @@ def test_os_writes_each_result_tile_back_after_computing_it() -> None:
 # --- closed form == cycle models ------------------------------------------------------------
 
 
-@settings(max_examples=250, deadline=None)
+@settings(max_examples=examples(250), deadline=None)
 @given(design=designs(), shape=shapes(), seed=st.integers(0, 2**16))
 def test_closed_form_equals_both_cycle_models(
     design: SystolicDesign, shape: Shape, seed: int
@@ -203,7 +204,7 @@ def test_closed_form_equals_both_cycle_models(
         assert hbm_ends == tuple(getattr(t, attr) for t in run.timings)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(design=designs(max_side=6), shape=shapes(40, 60, 60))
 def test_the_fast_cycle_count_equals_the_tile_by_tile_walk(
     design: SystolicDesign, shape: Shape

@@ -20,6 +20,7 @@ from simcore.systolic import (
     simulate_systolic,
     simulate_systolic_reference,
 )
+from tests.helpers.examples import examples
 from tests.helpers.systolic_strategies import both, designs, operands, shapes
 
 ARRAY = SystolicArray(3, 3)
@@ -177,7 +178,7 @@ def test_os_write_back_needs_a_free_output_buffer(engine: object) -> None:
 
 
 @pytest.mark.parametrize("dataflow", ["ws", "os", "is"])
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(data=st.data(), shape=shapes(6, 7, 7))
 def test_every_stream_one_cycle_early_names_pe_and_cycle(
     dataflow: str, data: st.DataObject, shape: Shape
@@ -201,7 +202,7 @@ def test_every_stream_one_cycle_early_names_pe_and_cycle(
 # --- the event engine agrees with the reference engine on any schedule ---------------------------
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(data=st.data(), design=designs(4), shape=shapes(6, 7, 7))
 def test_event_engine_equals_reference_engine(
     data: st.DataObject, design: SystolicDesign, shape: Shape

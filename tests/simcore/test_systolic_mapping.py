@@ -12,6 +12,7 @@ from simcore.shape import Shape
 from simcore.systolic import Mapping, SystolicArray, SystolicDesign, cycles
 from simcore.systolic.mapping import MAX_SUBARRAYS, best_mapping, lower_bounds
 from simcore.systolic.model import ORDERS
+from tests.helpers.examples import examples
 from tests.helpers.systolic_strategies import assumptions, links, shapes
 
 
@@ -43,7 +44,7 @@ def test_the_issue_examples_no_longer_get_slower(
     )
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(
     shape=shapes(12, 20, 20),
     rows=st.integers(1, 8),
@@ -62,7 +63,7 @@ def test_a_bigger_array_is_never_slower(
     assert big.cycles <= small.cycles
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(
     shape=shapes(10, 14, 14),
     rows=st.integers(1, 6),

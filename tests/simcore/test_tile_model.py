@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simcore.tile_model import DERIVED_MEMBERS, MatmulTile
+from tests.helpers.examples import examples
 
 
 def _fp16(size: int = 4096, tile: int = 128, double_buffered: bool = False) -> MatmulTile:
@@ -139,7 +140,7 @@ def test_validation(bad: dict[str, object]) -> None:
         MatmulTile(**args)  # type: ignore[arg-type]
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     m=st.integers(1, 300),
     n=st.integers(1, 300),

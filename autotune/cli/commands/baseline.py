@@ -10,6 +10,7 @@ from pathlib import Path
 from autotune.cli.args import (
     add_machine,
     add_results,
+    add_setting,
     add_shape,
     build_machine,
     default_out,
@@ -31,8 +32,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "and the hazard replay. Writes the table to parquet.",
     )
     add_shape(parser)
-    parser.add_argument(
-        "--slots",
+    add_setting(
+        parser,
+        "slots",
         type=slots_list,
         default=None,
         metavar="S[,S...]",
@@ -45,14 +47,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="LIST",
         help="subset of the sweep, e.g. 1x1:2,2x4:2,4x8:2 (BIxBJ:BUFFERS, BIxrow:BUFFERS, kouter:BUFFERS)",
     )
-    parser.add_argument(
-        "--out",
+    add_setting(
+        parser,
+        "out",
         type=Path,
         default=None,
         help="parquet output (default <results>/baseline/<shape>-s<slots>-<digest of the machines and "
         "schedules>.parquet)",
     )
-    parser.add_argument("--force", action="store_true", help="replace the --out file if it exists")
+    add_setting(parser, "force", action="store_true", help="replace the --out file if it exists")
     add_results(parser)
     parser.add_argument(
         "--json", action="store_true", help="print one JSON object per row instead of the table"
@@ -66,9 +69,9 @@ def run(args: argparse.Namespace) -> int:
 
     from autotune.oracles.ga1 import ORACLE as GA1
     from autotune.oracles.ga1 import padding_note
+    from autotune.oracles.ga1.sweep import SHOWN, format_table, sweep_frame, sweep_rows
     from autotune.results import tables
     from autotune.results.files import check_output
-    from autotune.run.baseline import format_table, sweep_frame, sweep_rows
 
     shape = shape_arg(args.shape)
     schedules = schedule_list(args.schedules)
@@ -81,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     if args.out is not None:
         check_output(args.out, args.force)
     for machine in machines:  # every size refused or announced before anything is generated
-        check_work(args, shape, machine)
+        check_work(args, GA1, shape, machine)
     for index, machine in enumerate(machines):
         note = padding_note(shape, machine)
         if note and index == 0:
@@ -91,7 +94,8 @@ def run(args: argparse.Namespace) -> int:
         texts.append(format_table(shape, machine, rows))
         json_rows += [dict(row, slots=machine.slots) for row in rows]
     out = args.out or default_out(args.results / "baseline", shape, machines, schedules)
-    tables.write("baseline", pd.concat(frames, ignore_index=True), out, {"shape": str(shape)})
+    frame = pd.concat(frames, ignore_index=True)
+    tables.write("baseline", frame, out, {"shape": str(shape), "columns": list(SHOWN)})
     if args.json:
         for row in json_rows:
             print(json.dumps(row))

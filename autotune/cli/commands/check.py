@@ -8,8 +8,9 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
-from autotune.cli.args import add_json, add_results, positive_int
+from autotune.cli.args import add_json, add_results, add_setting, positive_int
 from autotune.cli.errors import UsageError
 from autotune.cli.limits import add_limits, check_work
 from simcore.ga1.machine import Machine
@@ -29,15 +30,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "check", help=HELP, description=HELP + ". Exits non-zero with a message on any regression."
     )
-    parser.add_argument(
-        "--trials",
+    add_setting(
+        parser,
+        "trials",
         type=positive_int,
         default=TRIALS,
         help=f"trials per scratchpad size, baseline included (default {TRIALS})",
     )
     add_results(parser)
-    parser.add_argument(
-        "--reference",
+    add_setting(
+        parser,
+        "reference",
         type=Path,
         default=None,
         help=f"the reference record file (default <results>/{REFERENCE})",
@@ -89,7 +92,7 @@ def _integer(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
-def best_of(slots: int, trials: int) -> dict[str, object]:
+def best_of(slots: int, trials: int) -> dict[str, Any]:
     """The winner of a short in-memory study at this slot count, verified."""
     from autotune.results.leaderboard import json_rows
     from autotune.run import pipeline
@@ -124,6 +127,7 @@ def best_of(slots: int, trials: int) -> dict[str, object]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from autotune.oracles.ga1 import ORACLE
     from autotune.storage.names import blocking_file
 
     path = args.reference or args.results / REFERENCE
@@ -139,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
     unmatched: list[str] = []
     updated = dict(reference)
     for slots in SLOTS:
-        check_work(args, SHAPE, Machine(slots=slots))
+        check_work(args, ORACLE, SHAPE, Machine(slots=slots))
         found = best_of(slots, args.trials)
         chapter_cycles, chapter_label = CHAPTER_BEST[slots]
         record = reference.get(str(found["key"]))

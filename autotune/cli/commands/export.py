@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from autotune.cli.args import add_source, positive_int
+from autotune.cli.args import add_setting, add_source, positive_int
 from autotune.cli.errors import UsageError
 from autotune.cli.limits import add_limits, check_work
 from simcore.shape import Shape
@@ -30,21 +30,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="json",
         help="json (default; `tune --enqueue` reads it) or asm",
     )
-    parser.add_argument(
-        "--out",
+    add_setting(
+        parser,
+        "out",
         type=Path,
         default=None,
         help="write to FILE (default: standard output); never a study's own file",
     )
-    parser.add_argument("--force", action="store_true", help="replace FILE if it exists")
+    add_setting(parser, "force", action="store_true", help="replace FILE if it exists")
     add_limits(parser)
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from autotune.results import readback
+    from autotune.results import load, readback
     from autotune.results.files import check_output, write_text
-    from autotune.run import load
 
     if args.out is not None:
         check_output(args.out, args.force)
@@ -77,6 +77,4 @@ def check_program(args: argparse.Namespace, row: dict, study_folder: Path) -> No
     oracle = found[0]
     shape = Shape(int(row["m"]), int(row["k"]), int(row["n"]))  # type: ignore[call-overload]
     machine = board.machine_of(row, oracle)
-    work = oracle.work(shape, machine)
-    if work is not None:
-        check_work(args, shape, machine, verify=False, program=True, work=work)
+    check_work(args, oracle, shape, machine, verify=False, program=True)

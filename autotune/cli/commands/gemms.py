@@ -1,5 +1,5 @@
-"""`autotune gemms FILE`: the GEMMs a workload file becomes, whatever its format (TOML, CSV, an
-ONNX model, a SCALE-Sim topology, or a bundled network's name): one line per GEMM and the totals.
+"""`autotune gemms FILE`: the GEMMs a workload file becomes, whatever its format (any installed
+`workloads.WorkloadFormat`, or a bundled network's name): one line per GEMM and the totals.
 The workload loading that the commands share (`--input-shape`, the warnings) is in
 autotune.cli.workloads."""
 
@@ -8,19 +8,16 @@ from __future__ import annotations
 import argparse
 import json
 
-from autotune.cli.workloads import add_input_shape, load
-from search_spaces.gemm_list import format_listing, listing
+from autotune.cli.workloads import add_input_shape, format_titles, load, workload_help
+from workloads.listing import format_listing, listing
 
-HELP = (
-    "list the GEMMs a workload becomes (TOML, CSV, ONNX, SCALE-Sim topology or a bundled network)"
-)
+HELP = "list the GEMMs a workload becomes"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("gemms", help=HELP, description=HELP + ".")
-    parser.add_argument(
-        "workload", metavar="FILE", help="a .toml, .csv or .onnx file, or a bundled workload's name"
-    )
+    help_text = f"{HELP} ({format_titles()} or a bundled network)"
+    parser = subparsers.add_parser("gemms", help=help_text, description=help_text + ".")
+    parser.add_argument("workload", metavar="FILE", help=workload_help())
     add_input_shape(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(run=run)

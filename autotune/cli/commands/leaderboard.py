@@ -26,8 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from autotune.results import leaderboard as board
-    from autotune.results import tables
-    from autotune.run import load
+    from autotune.results import load, tables
 
     loaded = load.load(args.path_or_study, args.results, args.storage)
     if args.json:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from autotune.cli.args import (
     add_machine,
     add_results,
+    add_setting,
     add_shape,
     build_machine,
     cp_sat_seed,
@@ -22,12 +23,12 @@ from autotune.cli.args import (
     shape_arg,
 )
 from autotune.cli.errors import UsageError
-from autotune.cli.limits import add_memory_limit, announce_compile, check_memory
+from autotune.cli.limits import add_memory_limit, limits, say
 
 if TYPE_CHECKING:
     from autotune.interrupt import StopRequest
-    from autotune.run.imports import Imported
-    from autotune.run.optimum import Solved
+    from autotune.oracles.ga1.optimum import Solved, Start
+    from autotune.run.imports import Destination, Imported
 
 HELP = "solve one GA-1 product exactly (CP-SAT, small instances): the optimum or a proven bracket"
 DEFAULT_TIME_LIMIT = 60.0
@@ -45,24 +46,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_shape(parser)
     add_machine(parser)
-    parser.add_argument(
-        "--time-limit",
+    add_setting(
+        parser,
+        "time_limit",
         type=positive_float,
         default=DEFAULT_TIME_LIMIT,
         metavar="SECONDS",
         help="stop after this many wall seconds in all: CP-SAT, then the exhaustive search and "
         f"the questions in the time it leaves (default {DEFAULT_TIME_LIMIT:g})",
     )
-    parser.add_argument(
-        "--work-limit",
+    add_setting(
+        parser,
+        "work_limit",
         type=positive_float,
         default=None,
         metavar="UNITS",
         help="also stop after this much CP-SAT deterministic time: with it a seed gives the same "
         "schedule on every run",
     )
-    parser.add_argument(
-        "--proof-limit",
+    add_setting(
+        parser,
+        "proof_limit",
         type=positive_float,
         default=None,
         metavar="UNITS",
@@ -71,8 +75,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "'no' proves the schedule optimal, 'yes' gives a faster one and the next question. "
         "Default: no such questions",
     )
-    parser.add_argument(
-        "--search-nodes",
+    add_setting(
+        parser,
+        "search_nodes",
         type=non_negative_int,
         default=DEFAULT_SEARCH_NODES,
         metavar="STATES",
@@ -81,34 +86,38 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--time-limit): when the search ends, its schedule is optimal; 0: no such search "
         f"(default {DEFAULT_SEARCH_NODES:,})",
     )
-    parser.add_argument(
-        "--workers",
+    add_setting(
+        parser,
+        "workers",
         type=positive_int,
         default=DEFAULT_WORKERS,
         help=f"CP-SAT strategies, interleaved in one thread (default {DEFAULT_WORKERS})",
     )
-    parser.add_argument(
-        "--seed", type=cp_sat_seed, default=0, help="CP-SAT's random seed (default 0)"
+    add_setting(
+        parser, "seed", type=cp_sat_seed, default=0, help="CP-SAT's random seed (default 0)"
     )
-    parser.add_argument(
-        "--out",
+    add_setting(
+        parser,
+        "out",
         type=Path,
         default=None,
         metavar="FILE",
         help="the result file, JSON with the program (default <results>/optimum/<shape>-s<slots>-"
         "<digest of the machine>.json)",
     )
-    parser.add_argument("--force", action="store_true", help="replace the result file if it exists")
+    add_setting(parser, "force", action="store_true", help="replace the result file if it exists")
     add_results(parser)
-    parser.add_argument(
-        "--enqueue",
+    add_setting(
+        parser,
+        "enqueue",
         default=None,
         metavar="STUDY",
         help="also put the schedule into this study as a completed trial (created if missing; an "
         "existing one must tune the same shape on the same machine); `tune --study STUDY` resumes it",
     )
-    parser.add_argument(
-        "--storage",
+    add_setting(
+        parser,
+        "storage",
         default=None,
         help="--enqueue: the study's storage (default results/<study>/study.journal)",
     )
@@ -127,8 +136,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from autotune.oracles.ga1 import ORACLE as GA1  # numpy's programs: loaded when a run is made
-    from autotune.results.files import check_output
-    from autotune.run import optimum
+    from autotune.oracles.ga1 import optimum
+    from autotune.oracles.ga1.sizes import compile_notice
+    from autotune.results.files import check_output, write_text
 
     shape = shape_arg(args.shape)
     machine = build_machine(GA1, args.machine, slots=args.slots)
@@ -147,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
         args.search_nodes,
     )
     optimum.check(shape, machine)
-    check_memory(args, shape, machine)
+    GA1.check_memory(shape, machine, limits(args))
     out = args.out or optimum.default_out(args.results, shape, machine)
     if args.out is None and out.exists() and not args.force:
         raise UsageError(
@@ -161,8 +171,8 @@ def run(args: argparse.Namespace) -> int:
         destination = study_destination(
             args.enqueue, shape, machine, GA1.name, args.results, args.storage
         )
-    announce_compile()  # the engine runs the schedule once it is solved
-    start = optimum.best_start(destination) if destination and args.warm_start else None
+    say(compile_notice())  # the engine runs the schedule once it is solved
+    start = best_start(destination) if destination and args.warm_start else None
     print(_start_line(shape, machine, options, start), file=sys.stderr, flush=True)
     from autotune.interrupt import graceful_stop
     from simcore.ga1.exact import ExactError
@@ -183,8 +193,8 @@ def run(args: argparse.Namespace) -> int:
             return stop.exit_status
     if stop.requested and not solved.result.proven:
         solved = replace(solved, interrupted=True)
-    optimum.write(solved, out)
-    imported = optimum.enqueue(solved, destination) if destination and solved.verified else None
+    write_text(json.dumps(solved.record(), indent=1) + "\n", out)
+    imported = enqueue(solved, destination) if destination and solved.verified else None
     _report(solved, out, imported, args.json, GA1.describe_machine(machine))
     if not solved.verified:
         print(f"autotune: error: not verified: {solved.verification()}", file=sys.stderr)
@@ -192,8 +202,65 @@ def run(args: argparse.Namespace) -> int:
     return stop.exit_status if solved.interrupted else 0
 
 
+def best_start(destination: Destination) -> Start | None:
+    """The best feasible entry of the destination study whose program the exact model takes,
+    as the solver's start; None for a new study or one without such an entry."""
+    from autotune.oracles.capabilities import Programs
+    from autotune.oracles.ga1.optimum import Start, takes
+    from autotune.results import leaderboard as board
+    from autotune.results import load
+    from simcore.ga1.program import Program
+
+    if not destination.exists:
+        return None
+    loaded = load.load(destination.name, destination.results, destination.storage)
+    shape, machine = destination.plan.workload.gemms[0].shape, destination.plan.machine
+    for row in board.json_rows(loaded.frame):
+        found = board.family_of(str(row["family"]), study_folder=destination.folder)
+        if not row.get("feasible") or found is None:
+            continue
+        oracle, family = found
+        programs = oracle.capability(Programs)
+        program = (
+            programs.program(family, board.schedule_point(row), shape, machine)
+            if programs
+            else None
+        )
+        if not isinstance(program, Program) or not takes(program, machine, shape):
+            continue  # not a GA-1 program, or one outside the model's scope
+        label = f"rank {row['rank']} of study {destination.name!r}, {row['family']}"
+        return Start(program, label)
+    return None
+
+
+def enqueue(solved: Solved, destination: Destination) -> Imported:
+    """Import the verified schedule into the destination study: its program kept in the study's
+    programs/ folder, then one completed trial of the `stored` family, origin "optimum"."""
+    from autotune.errors import PlanError
+    from autotune.oracles.ga1.optimum import ORIGIN, provenance, source
+    from autotune.results.files import write_text
+    from autotune.run.imports import import_schedule
+    from autotune.search.problem import Candidate
+    from autotune.storage import WORKER
+    from search_spaces.stored import STORED, ProgramStore
+
+    if not solved.verified:
+        raise PlanError(f"an unverified schedule is not imported: {solved.verification()}")
+    path = ProgramStore.of_study(destination.folder).path(solved.digest)
+    if not path.is_file() or path.read_text(encoding="utf-8") != solved.text:
+        write_text(solved.text, path)
+    return import_schedule(
+        destination,
+        Candidate(STORED, {"program": solved.digest}, {}),
+        provenance(solved, WORKER),
+        ORIGIN,
+        source(solved),
+        cycles=solved.result.cycles,
+    )
+
+
 def _start_line(shape, machine, options, start) -> str:  # type: ignore[no-untyped-def]
-    from autotune.run.optimum import DEFAULT_START
+    from autotune.oracles.ga1.optimum import DEFAULT_START
 
     Mt, Kt, Nt = shape.tiles(machine.T)
     limits = [f"time limit {options.time_limit:g} s"]

@@ -8,17 +8,17 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from autotune import oracles
-from autotune.cli.args import add_source, positive_int
-from autotune.cli.errors import UsageError
+from autotune.cli.args import add_setting, add_source, positive_int
+from autotune.cli.errors import UsageError, message
 from autotune.cli.limits import add_limits, check_work
-from autotune.errors import AutotuneError
+from autotune.oracles.capabilities import Reference
 from simcore.shape import Shape
 
 if TYPE_CHECKING:  # pandas, matplotlib, Optuna and numba load when the command runs
     import pandas as pd
 
     from autotune.oracles import Oracle
+    from autotune.oracles.measures import Measure
 
 HELP = (
     "draw a study's optimisation history, Pareto front and an entry's engine timeline as PNG files "
@@ -34,15 +34,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=HELP + " (history.png, pareto.png, timeline_rank<N>.png; report.png).",
     )
     add_source(parser)
-    parser.add_argument(
-        "--out",
+    add_setting(
+        parser,
+        "out",
         type=Path,
         default=None,
         help="output folder (default plots/ beside the leaderboard, results/<study>/plots/: "
         "autotune's own pictures there are redrawn each time)",
     )
-    parser.add_argument(
-        "--force",
+    add_setting(
+        parser,
+        "force",
         action="store_true",
         help="replace pictures that exist in the --out folder, or files autotune did not draw",
     )
@@ -57,7 +59,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from autotune.run import load
+    from autotune.results import load
 
     loaded = load.load(args.path_or_study, args.results, args.storage)
     frame, metadata, path = loaded.frame, loaded.metadata, loaded.path
@@ -122,10 +124,9 @@ def layers(frame: pd.DataFrame, metadata: dict, out: Path) -> int:
 
 
 def _oracle(metadata: dict) -> Oracle | None:
-    try:
-        return oracles.get(str(metadata.get("oracle") or oracles.DEFAULT_ORACLE))
-    except AutotuneError:
-        return None
+    from autotune.results.tables import oracle_of
+
+    return oracle_of(metadata)
 
 
 def _title(metadata: dict, frame: pd.DataFrame) -> str:
@@ -189,16 +190,19 @@ def history(
     oracle = found[0] if found else None
     base = oracle.machine_from_record(metadata.get("base_machine") or {}) if oracle else None
     references = []
-    best = [oracle.reference(s, base) for s, _ in shapes] if oracle else []
-    if best and all(best):
-        label = "chapter's best, base machine" if codesign else f"chapter's best ({best[0][1]})"  # type: ignore[index]
-        references.append(plots.Reference(label, sum(w * b[0] for (_, w), b in zip(shapes, best))))  # type: ignore[index]
-    bounds = [oracle.bound(s, base) for s, _ in shapes] if oracle else []
-    if bounds and all(b is not None for b in bounds):
+    hand = oracle.capability(Reference) if oracle else None
+    found_best = [hand.reference(s, base) for s, _ in shapes] if hand else []
+    best = [b for b in found_best if b is not None]
+    if best and len(best) == len(shapes):
+        label = "chapter's best, base machine" if codesign else f"chapter's best ({best[0][1]})"
+        total = sum(w * b[0] for (_, w), b in zip(shapes, best))
+        references.append(plots.Reference(label, total))
+    found_bounds = [oracle.bound(s, base) for s, _ in shapes] if oracle else []
+    bounds = [b for b in found_bounds if b is not None]
+    if bounds and len(bounds) == len(shapes):
         label = "lower bound, base machine" if codesign else "lower bound"
-        references.append(
-            plots.Reference(label, sum(w * b for (_, w), b in zip(shapes, bounds)), ":", "black")
-        )  # type: ignore[misc]
+        total = sum(w * b for (_, w), b in zip(shapes, bounds))
+        references.append(plots.Reference(label, total, ":", "black"))
     return plots.history_png(
         trials,
         values,
@@ -209,25 +213,20 @@ def history(
     )
 
 
-# Axes of a Pareto panel, by objective: the label, and the budget drawn on it.
-AXES: dict[str, tuple[str, str | None]] = {
-    "energy": ("energy (pJ)", "energy_budget"),
-    "edp": ("EDP (pJ x cycles)", None),
-    "area": ("area (mm2)", "area_budget"),
-}
-
-
 def pareto(frame: pd.DataFrame, metadata: dict, out: Path) -> Path | None:
     """One panel per objective after cycles, against cycles. A co-design also shows its machines'
     energy and area when they are measured, and energy against area: the cycles-energy-area
-    front, with the budgets; the front marked is the one over the study's objectives."""
+    front, with the budgets; the front marked is the one over the study's objectives. Axes and
+    budgets are the oracle's measures' (autotune.oracles.measures)."""
     import pandas as pd
 
+    from autotune.oracles.measures import AREA, ENERGY
     from autotune.results import plots
+    from autotune.results.tables import oracle_of
     from autotune.search.codesign import machine_value
-    from autotune.search.objectives import COLUMNS, objective_value
+    from autotune.search.objectives import measures_of
 
-    objectives = list(metadata.get("objectives", ["cycles"]))
+    objectives = measures_of(oracle_of(metadata), metadata.get("objectives", ["cycles"]))
     if len(objectives) < 2:
         return None
     feasible = frame[frame["feasible"] == True]  # noqa: E712
@@ -236,39 +235,40 @@ def pareto(frame: pd.DataFrame, metadata: dict, out: Path) -> Path | None:
         feasible = feasible.drop_duplicates("trial")
     if feasible.empty:
         return None
-    value = machine_value if codesign else objective_value
     rows = feasible.to_dict(orient="records")
-    shown = objectives[1:] + [
-        n
-        for n in ("energy", "area")
+    shown = list(objectives[1:]) + [
+        m
+        for m in (ENERGY, AREA)
         if codesign
-        and n not in objectives
-        and all(r.get(COLUMNS[n]) is not None and not pd.isna(r.get(COLUMNS[n])) for r in rows)
+        and m not in objectives
+        and all(r.get(m.key) is not None and not pd.isna(r.get(m.key)) for r in rows)
     ]
-    pairs = [(name, "cycles") for name in shown] + (
-        [("area", "energy")] if {"energy", "area"} <= set(shown) else []
+    cycles = objectives[0]
+    pairs = [(m, cycles) for m in shown] + (
+        [(AREA, ENERGY)] if {ENERGY, AREA} <= set(shown) else []
     )
     checked = (
         frame[frame["pareto"].fillna(False).astype(bool)]
         .groupby("trial")["verified"]
         .apply(lambda v: bool(v.fillna(False).astype(bool).all()))
     )
+    names = [m.name for m in objectives]
     about = (
-        f"Pareto front over {', '.join(objectives)}: {len(checked)} points, "
+        f"Pareto front over {', '.join(names)}: {len(checked)} points, "
         f"{'all' if checked.all() else int(checked.sum())} verified"
     )
     pareto_flags = tuple(bool(p) for p in feasible["pareto"])
     fronts = []
     for x, y in pairs:
-        two = sorted(objectives) == sorted([x, y])  # the front is over exactly these axes
+        two = sorted(names) == sorted([x.name, y.name])  # the front is over exactly these axes
         label = "Pareto front" if two else "Pareto front (projected)"
-        budget = metadata.get(AXES.get(x, ("", None))[1] or "")
+        budget = metadata.get(x.budget) if x.budget else None
         fronts.append(
             plots.Front(
                 _axis(x, codesign),
                 _axis(y, codesign),
-                tuple(value(r, x) for r in rows),
-                tuple(value(r, y) for r in rows),
+                tuple(machine_value(r, x) if codesign else x.value(r) for r in rows),
+                tuple(machine_value(r, y) if codesign else y.value(r) for r in rows),
                 pareto_flags,
                 staircase=two,
                 limit=float(budget) if budget is not None else None,
@@ -278,21 +278,21 @@ def pareto(frame: pd.DataFrame, metadata: dict, out: Path) -> Path | None:
     return plots.pareto_png(fronts, f"{_title(metadata, frame)}\n{about}", out / "pareto.png")
 
 
-def _axis(name: str, codesign: bool) -> str:
-    if name == "cycles":
+def _axis(measure: Measure, codesign: bool) -> str:
+    if measure.name == "cycles":
         return "weighted cycles" if codesign else "cycles"
-    return AXES.get(name, (name.replace("_", " "), None))[0]
+    return measure.title
 
 
 def timeline(
     frame: pd.DataFrame, rank: int, out: Path, args: argparse.Namespace, study_folder: Path
 ) -> Path | str:
     """The entry's engine timeline, or why there is none (an infeasible entry, an oracle without
-    one). `study_folder`: the results folder the leaderboard was read from."""
+    programs). `study_folder`: the results folder the leaderboard was read from."""
+    from autotune.errors import WorkError
+    from autotune.oracles.capabilities import Programs
     from autotune.results import leaderboard as board
     from autotune.results import plots
-    from simcore.ga1.engine import time_program
-    from simcore.ga1.engine.spans import busy_spans, first_instructions
 
     row = frame.iloc[rank - 1].to_dict()
     if not row["feasible"]:
@@ -301,31 +301,22 @@ def timeline(
     if found is None:
         return f"unknown schedule family {row['family']!r}"
     oracle, family = found
+    programs = oracle.capability(Programs)
+    if programs is None:
+        return f"the {oracle.name} oracle draws no engine timeline"
     shape = Shape(int(row["m"]), int(row["k"]), int(row["n"]))
     machine = board.machine_of(row, oracle)
-    work = oracle.work(shape, machine)
-    if work is None:
-        return f"the {oracle.name} oracle draws no engine timeline"
     try:  # past the limits, the other pictures are still drawn
-        check_work(args, shape, machine, verify=False, program=True, work=work)
-    except UsageError as exc:
-        return str(exc)
-    program = oracle.program(family, board.schedule_point(row), shape, machine)
-    assert program is not None  # a family has a program exactly when it has a work estimate
-    timing = time_program(machine, program, record=True)  # starts and finishes, no Python trace
-    assert timing.starts is not None and timing.finishes is not None
-    utilization = timing.mxu_util(machine)
-    drawn = plots.Timeline(
-        timing.cycles,
-        tuple(busy_spans(program, timing.starts, timing.finishes, most=4096)),
-        tuple(first_instructions(program, timing.starts, timing.finishes, ZOOM_CYCLES)),
-        ZOOM_CYCLES,
-    )
-    del program, timing  # the picture needs only the spans
+        check_work(args, oracle, shape, machine, verify=False, program=True)
+    except WorkError as exc:
+        return message(exc)
+    program = programs.program(family, board.schedule_point(row), shape, machine)
+    drawn = programs.timeline(program, machine, ZOOM_CYCLES)
+    del program  # the picture needs only the spans
     params = {k: v for k, v in json.loads(str(row["params_json"])).items() if k != "family"}
     block = f" {params['bi']}x{params['bj']}" if "bi" in params else ""
     title = (
-        f"rank {rank}: {row['family']}{block} on {shape}, {machine.slots} slots, setup {machine.dma_setup}, "
-        f"{machine.dma_words_per_cycle} words/cycle: {drawn.cycles:,} cycles, MXU {utilization:.0%}"
+        f"rank {rank}: {row['family']}{block} on {shape}, {oracle.describe_machine(machine)}: "
+        f"{drawn.cycles:,} cycles, busy {drawn.busy:.0%}"
     )
     return plots.timeline_png(drawn, title, out / f"timeline_rank{rank}.png")

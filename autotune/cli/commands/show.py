@@ -8,8 +8,10 @@ import json
 from typing import Any
 
 from autotune.cli.args import add_json, add_source, positive_int
-from autotune.cli.errors import UsageError
-from autotune.cli.limits import add_limits, check_work
+from autotune.cli.errors import UsageError, message
+from autotune.cli.limits import add_limits, check_work, limits
+from autotune.oracles.base import Oracle
+from autotune.oracles.capabilities import EnergyAndArea, Report, TimingMethods
 from simcore.shape import Shape
 
 HELP = "show one leaderboard entry: its parameters, its machine and the engine timeline"
@@ -41,8 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from autotune.results import leaderboard as board
-    from autotune.results import readback
-    from autotune.run import load
+    from autotune.results import load, readback
 
     loaded = load.load(args.path_or_study, args.results, args.storage)
     row = readback.entry(loaded, args.rank)
@@ -81,51 +82,63 @@ def run(args: argparse.Namespace) -> int:
 
 
 def timed_in_full(
-    args: argparse.Namespace, oracle: Any, family: Any, row: dict, shape: Shape, machine: Any
+    args: argparse.Namespace, oracle: Oracle, family: Any, row: dict, shape: Shape, machine: Any
 ) -> int:
     """The entry's cycles by full simulation; refused past --max-products."""
-    from autotune.oracles.base import EvaluationRefused
+    from autotune.oracles import EvaluationRefused, configured
+    from autotune.oracles.capabilities import SizeGuard
     from autotune.results import leaderboard as board
 
-    if "full" not in oracle.timing_methods:
+    methods = oracle.capability(TimingMethods)
+    if methods is None or "full" not in methods.timing_methods:
         raise UsageError(f"--timing full: the {oracle.name} oracle has one timing method")
-    work = oracle.work(shape, machine)
-    if work is not None and work.products > args.max_products:
-        raise UsageError(
-            f"--timing full: {shape} needs {work.products:.3g} tile products in full (about "
-            f"{work.evaluation_seconds:.3g} s), over the limit of {args.max_products:.3g} (--max-products)"
-        )
+    guard = oracle.capability(SizeGuard)
+    most = None
+    if guard is not None:
+        work, most = guard.work(shape, machine), limits(args).products(guard)
+        if work is not None and work.products > most:
+            raise UsageError(
+                f"--timing full: {shape} needs {work.products:.3g} {guard.work_unit} in full "
+                f"(about {work.evaluation_seconds:.3g} s), over the limit of {most:.3g} "
+                "(--max-products)"
+            )
+    limited = configured(oracle, full_limit=most).capability(TimingMethods)
+    assert limited is not None
     try:
-        limited = oracle.with_full_limit(args.max_products)
         return int(limited.cycles_by(family, board.schedule_point(row), shape, machine, "full"))
     except EvaluationRefused as exc:
         raise UsageError(f"--timing full: {exc} (--max-products)") from None
 
 
 def picture_of(
-    args: argparse.Namespace, oracle: Any, family: Any, row: dict, shape: Shape, machine: Any
+    args: argparse.Namespace, oracle: Oracle, family: Any, row: dict, shape: Shape, machine: Any
 ) -> str:
-    """The family's picture of the entry, or why there is none (a program too large to draw)."""
+    """The oracle's picture of the entry, or why there is none (a program too large to draw)."""
+    from autotune.errors import WorkError
     from autotune.results import leaderboard as board
 
-    work = oracle.work(shape, machine)
-    if work is not None:  # the picture builds the program: refused or announced first
-        try:
-            check_work(args, shape, machine, verify=False, program=True, work=work)
-        except UsageError as exc:
-            return f"no timeline: {exc}"
-    return oracle.report(family, board.schedule_point(row), shape, machine, per_char=args.per_char)
+    report = oracle.capability(Report)
+    if report is None:
+        return ""
+    try:  # the picture may build the program: refused or announced first
+        check_work(args, oracle, shape, machine, verify=False, program=True)
+    except WorkError as exc:
+        return f"no timeline: {message(exc)}"
+    return report.report(family, board.schedule_point(row), shape, machine, per_char=args.per_char)
 
 
 def energy_breakdown(
-    oracle: Any, family: Any, row: dict, shape: Shape, machine: Any, metadata: dict
+    oracle: Oracle, family: Any, row: dict, shape: Shape, machine: Any, metadata: dict
 ) -> str:
     """The entry's energy and area, every line item with its count, costed with the table the
     study was run with; "" for an oracle that does not cost them."""
+    from autotune.oracles import configured
     from autotune.results import leaderboard as board
     from simcore.energy import technology_from_dict
 
     table = metadata.get("technology_table")
-    costed = oracle.with_technology(technology_from_dict(table) if table else None)
-    cost = costed.cost(family, board.schedule_point(row), shape, machine)
-    return cost.describe() if cost is not None else ""
+    costed = configured(oracle, technology=technology_from_dict(table) if table else None)
+    costing = costed.capability(EnergyAndArea)
+    if costing is None:
+        return ""
+    return costing.cost(family, board.schedule_point(row), shape, machine).describe()

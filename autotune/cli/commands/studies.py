@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from autotune.cli.args import add_json, add_results
+from autotune.cli.args import add_json, add_results, add_setting
 
 HELP = "list the studies: name, oracle, shape, machine, trials completed, best cycles, last update"
 
@@ -16,8 +16,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help=HELP,
         description=HELP + " (read from their storage, so a killed run is listed too).",
     )
-    parser.add_argument(
-        "--storage",
+    add_setting(
+        parser,
+        "storage",
         default=None,
         help="a journal path or an RDB URL (default: every results/<study>/study.journal or study.db)",
     )

@@ -8,11 +8,12 @@ import itertools
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from autotune.cli.args import (
     add_machine,
     add_results,
+    add_setting,
     build_machine,
     default_out,
     positive_int,
@@ -20,9 +21,9 @@ from autotune.cli.args import (
     shape_arg,
 )
 from autotune.cli.errors import UsageError
-from autotune.cli.limits import add_limits, announce_work, limit_work
+from autotune.cli.limits import add_limits, limits, say
 from autotune.cli.strict import strict_int
-from autotune.run.settings import SHORT_TRIALS
+from autotune.run.resolve import SHORT_TRIALS
 from simcore.ga1.machine import MACHINE_KEYS, Machine, MachineError
 from simcore.shape import Shape
 
@@ -48,8 +49,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help=HELP,
         description=HELP + ". Every result is verified; one parquet file holds every row.",
     )
-    parser.add_argument(
-        "--shape",
+    add_setting(
+        parser,
+        "shape",
         default="128x128x128",
         metavar="MxKxN",
         help="product shape (default 128x128x128)",
@@ -68,14 +70,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="LIST",
         help=f"hand-written schedules, BIxBJ:BUFFERS,... (default {CHAPTER_SCHEDULES}, the chapter's)",
     )
-    parser.add_argument(
-        "--out",
+    add_setting(
+        parser,
+        "out",
         type=Path,
         default=None,
         help="parquet output (default <results>/sweep/<shape>-s<slots>-<digest of the grid, machine and "
         "schedules>.parquet)",
     )
-    parser.add_argument("--force", action="store_true", help="replace the --out file if it exists")
+    add_setting(parser, "force", action="store_true", help="replace the --out file if it exists")
     add_results(parser)
     parser.add_argument(
         "--json", action="store_true", help="print one JSON object per row instead of the table"
@@ -83,8 +86,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--tuned", action="store_true", help="also run a short in-memory tuning study per machine"
     )
-    parser.add_argument(
-        "--trials",
+    add_setting(
+        parser,
+        "trials",
         type=positive_int,
         default=None,
         help=f"--tuned: trials per machine, the chapter's sweep included (default {SHORT_TRIALS})",
@@ -128,7 +132,7 @@ def machines(base: Machine, grid: list[tuple[str, tuple[int, ...]]]) -> list[Mac
     return found
 
 
-def tuned_best(shape: Shape, machine: Machine, trials: int) -> dict[str, object]:
+def tuned_best(shape: Shape, machine: Machine, trials: int) -> dict[str, Any]:
     """The best of a short in-memory study (seeded with the chapter's sweep), verified."""
     from autotune.results import leaderboard as board
     from autotune.run import pipeline
@@ -151,9 +155,9 @@ def run(args: argparse.Namespace) -> int:
 
     from autotune.oracles.ga1 import ORACLE as GA1
     from autotune.oracles.ga1 import padding_note
+    from autotune.oracles.ga1.sweep import SHOWN, sweep_frame, sweep_rows
     from autotune.results import tables
     from autotune.results.files import check_output
-    from autotune.run.baseline import sweep_frame, sweep_rows
 
     shape = shape_arg(args.shape)
     schedules: list[ChapterSchedule] = schedule_list(args.schedules)
@@ -170,9 +174,12 @@ def run(args: argparse.Namespace) -> int:
     base = build_machine(GA1, args.machine, slots=args.slots)
     points = machines(base, grid)
     # Refused before anything is generated; the slowest machine's time announced once.
-    works = [limit_work(args, shape, machine) for machine in points]
+    for machine in points:
+        GA1.check_size(shape, machine)
+    works = [GA1.check_work(shape, machine, limits(args)) for machine in points]
     if works:
-        announce_work(args, shape, max(works, key=lambda work: work.evaluation_seconds))
+        slowest = max(works, key=lambda work: work.evaluation_seconds)  # type: ignore[union-attr]
+        say(GA1.notices(shape, slowest))  # type: ignore[arg-type]
     note = padding_note(shape, base)
     if note:
         print(note, file=sys.stderr)
@@ -208,6 +215,7 @@ def run(args: argparse.Namespace) -> int:
             "grid": [[k, list(v)] for k, v in grid],
             "schedules": args.schedules,
             "tuned_trials": args.trials if args.tuned else None,
+            "columns": list(SHOWN),
         },
     )
     if args.json:
@@ -229,12 +237,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _tuned_row(
-    shape: Shape, machine: Machine, rows: list[dict[str, object]], trials: int
-) -> dict[str, object]:
+    shape: Shape, machine: Machine, rows: list[dict[str, Any]], trials: int
+) -> dict[str, Any]:
     """The tuned result as one more row; vs_best is tuned / best hand-written (< 1 is better)."""
     top = tuned_best(shape, machine, trials)
     hand = [int(r["cycles"]) for r in rows if r["fits"]]  # type: ignore[call-overload]
-    row = {key: None for key in rows[0]}
+    row: dict[str, Any] = {key: None for key in rows[0]}
     row.update(
         schedule="tuned",
         family=top["family"],

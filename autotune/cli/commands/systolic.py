@@ -15,11 +15,11 @@ import math
 import sys
 from typing import TYPE_CHECKING
 
-from autotune.cli.args import shape_arg
+from autotune.cli.args import add_setting, shape_arg
 from autotune.cli.errors import UsageError
 from autotune.cli.strict import strict_float
 from autotune.cli.systolic_mapping import array_arg, chosen_mapping
-from autotune.cli.workloads import add_input_shape, check_input_shape
+from autotune.cli.workloads import add_input_shape, check_input_shape, workload_help
 from simcore.shape import Shape
 from simcore.systolic.model import (
     DATAFLOWS,
@@ -51,13 +51,14 @@ CHECK_HELP = (
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("systolic", help=HELP, description=HELP + ".")
-    parser.add_argument("--shape", default=None, metavar="MxKxN", help="A is M x K, B is K x N")
-    parser.add_argument(
-        "--workload",
+    add_setting(parser, "shape", default=None, metavar="MxKxN", help="A is M x K, B is K x N")
+    add_setting(
+        parser,
+        "workload",
         default=None,
         metavar="FILE",
-        help="every GEMM of a workload (.toml, .csv, a SCALE-Sim topology, .onnx, or a bundled "
-        "network's name) instead of --shape: one result per GEMM and the weighted total",
+        help="every GEMM of a workload instead of --shape, one result per GEMM and the weighted "
+        f"total: {workload_help()}",
     )
     add_input_shape(parser)
     parser.add_argument(

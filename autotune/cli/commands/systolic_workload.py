@@ -6,7 +6,7 @@ Under `--assume scalesim` (SCALE-Sim 3.0's assumptions, the whole array, column 
 layer also carries, under "scalesim", the figures SCALE-Sim 3.0 reports for it, counted its way
 (simcore/systolic/scalesim.py): Total Cycles, SRAM IFMAP, Filter reads and OFMAP writes. A
 convolution is the GEMM of its im2col operand matrices, as SCALE-Sim maps it
-(search_spaces/formats/scalesim.py).
+(workloads/scalesim.py).
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ from autotune.cli.workloads import load
 from autotune.errors import SizeError
 from autotune.oracles.base import check_counts
 from autotune.oracles.systolic import largest_counts
-from search_spaces.gemm_list import totals, weight_text
-from search_spaces.workload import Gemm, Workload
 from simcore.systolic.closed_form import cycles
 from simcore.systolic.model import DATAFLOWS, SystolicArray, SystolicDesign, design_traffic
 from simcore.systolic.scalesim import is_scalesim, scalesim_report
+from workloads import Gemm, Workload
+from workloads.listing import totals, weight_text
 
 FIGURES = ("cycles", "a_reads", "b_reads", "psum_writes", "psum_readbacks", "c_writes")
 SCALESIM_FIGURES = ("total_cycles", "ifmap_sram_reads", "filter_sram_reads", "ofmap_sram_writes")

@@ -12,7 +12,7 @@ import argparse
 import json
 import re
 
-from autotune.cli.args import positive_int, shape_arg
+from autotune.cli.args import add_setting, positive_int, shape_arg
 from autotune.cli.errors import UsageError
 from simcore.tile_model import MatmulTile
 
@@ -26,7 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help=HELP,
         description=HELP + " (the matmul tile model's members, one per line).",
     )
-    parser.add_argument("--shape", required=True, metavar="MxKxN", help="A is M x K, B is K x N")
+    add_setting(parser, "shape", required=True, metavar="MxKxN", help="A is M x K, B is K x N")
     parser.add_argument(
         "--tile",
         required=True,

@@ -10,23 +10,16 @@ from typing import TYPE_CHECKING, Any
 
 from autotune import oracles
 from autotune.cli.args import (
-    MAX_WORKERS,
-    add_machine,
-    add_results,
-    add_shape,
-    build_machine,
-    positive_float,
+    add_setting,
+    add_settings,
+    machine_flags,
     positive_int,
-    seed_int,
     shape_arg,
-    worker_count,
 )
 from autotune.cli.errors import UsageError
-from autotune.cli.limits import add_limits, check_searched_machines, check_work, full_limit
-from autotune.cli.workloads import add_input_shape, check_input_shape, load
-from autotune.run.settings import DEFAULT_TRIALS, SHORT_TRIALS, options_of, plan_of
-from autotune.search.sampling import DEFAULT_SAMPLER, SAMPLERS
-from autotune.search.sampling import HELP as SAMPLER_HELP
+from autotune.cli.limits import say
+from autotune.cli.workloads import check_input_shape, load
+from autotune.run.resolve import options_of, plan_of
 
 if TYPE_CHECKING:
     from autotune.run.pipeline import Outcome
@@ -47,182 +40,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     given = parser.add_mutually_exclusive_group()
-    add_shape(given, required=False)  # type: ignore[arg-type]
-    given.add_argument(
-        "--workload",
-        default=None,
-        metavar="FILE",
-        help="a .toml or .csv list of weighted GEMMs, an ONNX model, a SCALE-Sim topology, or a bundled "
-        "network's name (see search_spaces/workloads/, `autotune gemms FILE`): tune each, or co-design "
-        "with --search-machine",
-    )
-    add_input_shape(parser)
-    add_machine(parser)
-    parser.add_argument(
-        "--trials",
-        type=int,
-        default=None,
-        help=f"trials to run now, the seeded baseline included (default {DEFAULT_TRIALS}; "
-        f"--workload: per GEMM shape, each study tuned up to this many and reused once it holds them, or machines with "
-        f"--search-machine, default {SHORT_TRIALS})",
-    )
-    parser.add_argument(
-        "--timeout",
-        type=float,
-        default=None,
-        help="stop starting new trials after this many seconds",
-    )
-    parser.add_argument("--sampler", choices=SAMPLERS, default=DEFAULT_SAMPLER, help=SAMPLER_HELP)
-    parser.add_argument(
-        "--seed",
-        type=seed_int,
-        default=0,
-        help="sampler seed, 0 to 2**32 - 1: the same seed gives the same study (default 0; one worker)",
-    )
-    parser.add_argument(
-        "--allow-sampler-change",
-        action="store_true",
-        help="resume a study with another --sampler or --seed (each trial records its own)",
-    )
-    parser.add_argument(
-        "--enqueue",
-        type=Path,
-        default=None,
-        metavar="FILE",
-        help="start from the schedule(s) of FILE, written by `autotune export STUDY --format json`",
-    )
-    parser.add_argument(
-        "--transfer",
-        action="store_true",
-        help="also start from the best schedules of earlier studies on nearby shapes and machines "
-        "(in --results, or --storage), scaled to this shape; each such trial records its origin",
-    )
-    parser.add_argument(
-        "--space",
-        default=None,
-        help="search spaces to combine (default: the oracle's; ga1: chapter,delayed, where delayed "
-        "is the general and strip orders with each store delay; ga1 also has general and strips "
-        "without the delay; systolic: systolic)",
-    )
-    parser.add_argument(
-        "--study", default=None, help="study name (default derived from shape, machine and space)"
-    )
-    parser.add_argument(
-        "--storage",
-        default=None,
-        help="where the study lives: a journal file path, an RDB URL (sqlite:///file.db, postgresql://user@host/db) "
-        "or :memory: (default: the journal results/<study>/study.journal, or the study.db of a study begun before it)",
-    )
-    add_results(parser)
-    parser.add_argument(
-        "--workers",
-        type=worker_count,
-        default=1,
-        help=f"worker processes sharing the study on this machine (at most {MAX_WORKERS}: 4 per "
-        "CPU, at most 256)",
-    )
+    add_setting(given, "shape")
+    add_setting(given, "workload")
+    add_settings(parser, "input_shapes", "slots", "machine", "trials", "timeout", "sampler")
+    add_settings(parser, "seed", "allow_sampler_change", "starts", "transfer", "spaces", "study")
+    add_settings(parser, "storage", "results", "workers")
     parser.add_argument(
         "--top", type=positive_int, default=10, help="entries to print (default 10)"
     )
-    parser.add_argument(
-        "--verify-top",
-        type=int,
-        default=None,
-        help="entries re-run functionally and hazard-checked, besides every Pareto entry "
-        "(default 10; --workload: each GEMM's winner; a co-design: the best machine)",
-    )
+    add_setting(parser, "verify_top")
     parser.add_argument(
         "--json",
         action="store_true",
         help="print the top entries (a workload: each GEMM's winner) as JSON lines",
     )
-    parser.add_argument(
-        "--search-machine",
-        action="store_true",
-        help="also search slots, dma_setup, dma_words_per_cycle and mxu_cycles",
-    )
-    parser.add_argument(
-        "--machine-range",
-        default="",
-        metavar="KEY=LOW:HIGH|KEY=A|B,...",
-        help="ranges for --search-machine",
-    )
-    parser.add_argument(
-        "--max-scratchpad-words",
-        type=positive_int,
-        default=None,
-        help="scratchpad budget in words for --search-machine (default: the base machine's)",
-    )
-    parser.add_argument(
-        "--max-dma-words-per-cycle",
-        type=positive_int,
-        default=None,
-        help="--workload --search-machine: most DMA words per cycle (a constraint)",
-    )
-    parser.add_argument(
-        "--heartbeat",
-        type=positive_int,
-        default=None,
-        metavar="SECONDS",
-        help="RDB storage heartbeat; a trial silent for 2 x this is failed and retried (default 5 s, grace 20 s; "
-        "a journal needs none: a dead worker's trial is retried at once)",
-    )
-    parser.add_argument(
-        "--objectives",
-        default=None,
-        metavar="LIST",
-        help="objectives, cycles first, e.g. cycles,energy,area (default cycles; systolic: cycles,words_per_mac): "
-        "cycles, energy (pJ), edp (pJ x cycles), area (mm2); GA-1 also scratchpad_words, dma_words_per_cycle, "
-        "mxu_cycles, tiles_moved; systolic also words_per_mac, pes. mxu_cycles is maximised (a slower unit "
-        "is cheaper), the others minimised; several give a Pareto front. GA-1's area and machine parameters "
-        "need --search-machine (a fixed machine has one value of each)",
-    )
-    parser.add_argument(
-        "--tech",
-        type=Path,
-        default=None,
-        metavar="FILE",
-        help="a technology table (TOML) to cost energy and area with, instead of the shipped 45 nm one "
-        "(see docs/energy.md)",
-    )
-    parser.add_argument(
-        "--area-budget",
-        type=positive_float,
-        default=None,
-        metavar="MM2",
-        help="--search-machine (or the systolic oracle): most area in mm2, graded before a machine is simulated",
-    )
-    parser.add_argument(
-        "--energy-budget",
-        type=positive_float,
-        default=None,
-        metavar="PJ",
-        help="--search-machine (or the systolic oracle): most energy in pJ of the product (a workload: "
-        "its weighted total), graded once the candidate has run",
-    )
-    parser.add_argument(
-        "--oracle",
-        default=None,
-        metavar="NAME",
-        help=f"the cost model: {', '.join(oracles.names())} (default {oracles.DEFAULT_ORACLE}; "
-        "any package registered in the entry-point group autotune.oracles)",
-    )
+    add_settings(parser, "search_machine", "machine_range", "max_scratchpad_words")
+    add_settings(parser, "max_dma_words_per_cycle", "heartbeat", "objectives", "technology")
+    add_settings(parser, "area_budget", "energy_budget", "oracle")
     parser.add_argument(
         "--target", default=None, metavar="NAME", help="deprecated: the same as --oracle"
     )
-    parser.add_argument(
-        "--pe-budget",
-        type=positive_int,
-        default=None,
-        help="systolic: most processing elements (--machine pe_budget=N); co-design: most MACs per cycle (default 4096)",
-    )
-    parser.add_argument(
-        "--max-hbm-words",
-        type=positive_int,
-        default=None,
-        help="systolic: most memory words per cycle (--machine max_hbm_words=N, default 64)",
-    )
-    add_limits(parser)
+    add_settings(parser, "pe_budget", "max_hbm_words", "max_products", "max_memory")
     parser.set_defaults(run=run)
 
 
@@ -244,22 +82,8 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
     check_input_shape(args.input_shape, args.workload)
     shape = shape_arg(args.shape) if args.shape is not None else None  # before the oracle loads
     oracle = oracles.get(oracle_name(args))
-    machine_pes = "pe_budget" in oracle.default_machine().as_dict()
-    if (
-        args.pe_budget is not None
-        and not machine_pes
-        and not (args.workload and args.search_machine)
-    ):
-        raise UsageError(
-            f"--pe-budget {args.pe_budget}: the {oracle.name} machine has no PE budget; "
-            f"it bounds a co-design (--workload with --search-machine)"
-        )
-    machine = build_machine(
-        oracle,
-        args.machine,
-        slots=args.slots,
-        pe_budget=args.pe_budget if machine_pes else None,
-        max_hbm_words=args.max_hbm_words,
+    machine = machine_flags(
+        oracle, args.machine, slots=args.slots, max_hbm_words=args.max_hbm_words
     )
     workload = load(args.workload, args.input_shape) if args.workload is not None else None
     return plan_of(
@@ -277,7 +101,7 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
         technology=technology(args.tech),
         area_budget=args.area_budget,
         energy_budget=args.energy_budget,
-        max_products=full_limit(args),
+        max_products=args.max_products,
     )
 
 
@@ -308,23 +132,18 @@ def starting_points(args: argparse.Namespace, plan: RunPlan) -> tuple:
 
 
 def run(args: argparse.Namespace) -> int:
-    spec = build_plan(args)
-    spec.validate()  # a plan no search can honour is refused before the engine or Optuna loads
+    from autotune.cli.quiet import quiet_libraries
+    from autotune.run.check import check
+
+    plan = build_plan(args)
     if args.study is not None:
         from autotune.storage.names import name_problem, shown
 
         problem = name_problem(args.study)
         if problem is not None:
             raise UsageError(f"--study name {shown(args.study)} {problem}")
-    for gemm in spec.workload.gemms:  # every GEMM refused or announced before anything is generated
-        work = spec.the_oracle().work(gemm.shape, spec.machine)
-        if work is not None:
-            check_work(args, gemm.shape, spec.machine, work=work)
-            check_searched_machines(args, gemm.shape, spec.machine, spec.machine_space())
-    from autotune.run import pipeline  # Optuna, pandas and numba: only once a run is made
-
     options = options_of(
-        spec,
+        plan,
         trials=args.trials,
         sampler=args.sampler,
         seed=args.seed,
@@ -336,14 +155,21 @@ def run(args: argparse.Namespace) -> int:
         heartbeat=args.heartbeat,
         verify_top=args.verify_top,
         allow_sampler_change=args.allow_sampler_change,
-        starts=starting_points(args, spec),
+        starts=starting_points(args, plan),
         transfer=args.transfer,
         progress=sys.stderr.isatty(),
+        max_memory=args.max_memory,
+        worker_setup=quiet_libraries,
     )
-    for note in spec.notes():
+    # Refused, or announced, before the engine or Optuna loads.
+    checked = check(plan, options)
+    say(list(checked.notices))
+    for note in checked.notes:
         print(note, file=sys.stderr)
-    outcome = pipeline.run(spec, options, log=lambda line: print(line, file=sys.stderr))
-    report(outcome, spec, args)
+    from autotune.run import pipeline  # Optuna, pandas and numba: only once a run is made
+
+    outcome = pipeline.run_checked(checked, log=lambda line: print(line, file=sys.stderr))
+    report(outcome, checked.plan, args)
     for failure in outcome.failures:
         print(f"autotune: error: verification failed: {failure}", file=sys.stderr)
     if outcome.failures:
@@ -353,7 +179,7 @@ def run(args: argparse.Namespace) -> int:
     return STOP.exit_status if outcome.interrupted else 0
 
 
-def report(outcome: Outcome, spec: RunPlan, args: argparse.Namespace) -> None:
+def report(outcome: Outcome, plan: RunPlan, args: argparse.Namespace) -> None:
     """What the run found: the leaderboard's top (one product), each GEMM's winner (a workload)
     or the Pareto front of machines (a co-design), as a table or JSON lines."""
     from autotune.results import leaderboard as board
@@ -362,9 +188,13 @@ def report(outcome: Outcome, spec: RunPlan, args: argparse.Namespace) -> None:
     study = outcome.studies[0]
     if outcome.summary is not None:
         frame, metadata = outcome.summary, outcome.summary_metadata
-    elif spec.codesign:
+    elif plan.codesign:
         frame = study.frame[study.frame["pareto"] == True] if not study.frame.empty else study.frame  # noqa: E712
-        metadata = {"objectives": list(spec.objectives), "workload": spec.workload.name}
+        metadata = {
+            "objectives": list(plan.objectives),
+            "workload": plan.workload.name,
+            "oracle": plan.oracle,
+        }
     else:
         frame, metadata = study.frame.head(args.top), {}
     if args.json:
@@ -375,11 +205,11 @@ def report(outcome: Outcome, spec: RunPlan, args: argparse.Namespace) -> None:
     if outcome.summary is not None:
         if outcome.interrupted:
             print(
-                f"interrupted; kept the trials of {len(outcome.studies)} of {len(spec.workload.gemms)} GEMM studies"
+                f"interrupted; kept the trials of {len(outcome.studies)} of {len(plan.workload.gemms)} GEMM studies"
             )
         print(f"done: {len(outcome.studies)} GEMM studies, {outcome.elapsed:.1f} s")
         print(tables.format_workload(frame, metadata))
-    elif spec.codesign:
+    elif plan.codesign:
         print(
             f"{status} study {study.name!r}, {study.trials} trials ({study.distinct} distinct machines), {outcome.elapsed:.1f} s"
         )
@@ -388,6 +218,10 @@ def report(outcome: Outcome, spec: RunPlan, args: argparse.Namespace) -> None:
         print(
             f"{status} study {study.name!r}, {study.trials} trials in storage, {outcome.elapsed:.1f} s this run"
         )
-        print(tables.format_rows(frame, args.top, spec.objectives))
+        print(
+            tables.format_rows(
+                frame, args.top, plan.objective_measures(), plan.the_oracle().table_columns
+            )
+        )
     if outcome.paths:
         print(f"wrote {' and '.join(str(p) for p in outcome.paths)}")

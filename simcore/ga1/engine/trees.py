@@ -4,13 +4,14 @@ whole periods of a repeat jumped exactly.
 The timing rule is a max-plus system: every start is the maximum of earlier finishes and free
 times, every finish a start plus a fixed duration, so adding a constant to every time of the
 clock adds it to every later time. Before each repetition of a body the clock's times are taken
-relative to the earlier of the DMA's and the vector unit's free times, clamped at zero: a slot's
-time below that base is never the maximum again (every later instruction starts after its
-engine is free). A tree that uses the matrix unit is never jumped (its fill and free time would
-need a base of their own); it is simulated repetition by repetition. When a repeat's signature
-equals one taken p repetitions before, the body is the same instructions, so every further p
-repetitions shift the clock by the same D cycles and add the same counts: the driver jumps over
-as many whole periods as remain, then simulates the rest.
+relative to a base, the earliest free time of the engines the tree uses (the DMA and the vector
+unit, and the matrix unit when the tree has a product anywhere), clamped at zero: a slot's time
+below that base is never the maximum again, since every later instruction starts after its
+engine is free. (Leaving out an engine that runs later would be wrong: its next instruction
+could start at a slot's time below the base.) When a repeat's signature equals one taken p
+repetitions before, the body is the same instructions, so every further p repetitions shift the
+clock by the same D cycles and add the same counts: the driver jumps over as many whole periods
+as remain, then simulates the rest.
 
 Tables: `nodes` rows are (kind, a, b, c): a CHUNK runs rows[a : a + b]; a REPEAT runs its c
 children, children[b : b + c], `a` times. Node 0 is the root, a REPEAT run once.
@@ -22,10 +23,13 @@ import numpy as np
 
 from simcore.ga1.engine.jit import kernel
 from simcore.ga1.engine.timing import (
+    BAD,
     COUNT,
     DMA_FREE,
     END,
+    FILL,
     LOADS,
+    MXU_FREE,
     PRODUCTS,
     SLOT0,
     STORES,
@@ -42,6 +46,10 @@ KIND, A, B, C = range(4)
 NODE, NEXT, DONE, JUMPING, KEPT = range(5)
 FRAME = 5
 HISTORY = 8  # signatures kept per open repeat: periods of up to this many repetitions are found
+# a field of the clock the layout leaves free: 1 when the tree has a product (the matrix unit's
+# free time is part of the base)
+MXU_IN_BASE = BAD + 1
+assert MXU_IN_BASE < SLOT0
 # a driver's outcome, when no row was malformed
 DONE_OK = -1
 # what drive() counts: repetitions simulated, periods jumped
@@ -50,6 +58,8 @@ SIMULATED, JUMPS = range(2)
 
 @kernel
 def _base(clock: np.ndarray) -> int:
+    if clock[MXU_IN_BASE] == 1:
+        return min(clock[DMA_FREE], clock[VPU_FREE], clock[MXU_FREE])
     return min(clock[DMA_FREE], clock[VPU_FREE])
 
 
@@ -57,7 +67,7 @@ def _base(clock: np.ndarray) -> int:
 def _same_state(clock: np.ndarray, kept: np.ndarray) -> bool:
     """Whether the two clocks' times are equal relative to their bases (clamped at them)."""
     base, other = _base(clock), _base(kept)
-    for field in (DMA_FREE, VPU_FREE):
+    for field in (DMA_FREE, VPU_FREE, MXU_FREE):
         if max(clock[field], base) - base != max(kept[field], other) - other:
             return False
     for at in range(SLOT0, clock.shape[0]):
@@ -71,13 +81,15 @@ def _advance(clock: np.ndarray, kept: np.ndarray, times: int) -> None:
     """Move the clock `times` periods on, a period being what took `kept` to `clock`."""
     base = _base(clock)
     shift = times * (base - _base(kept))
-    for field in (DMA_FREE, VPU_FREE):
-        clock[field] = max(clock[field], base) + shift
+    for field in (DMA_FREE, VPU_FREE, MXU_FREE):
+        if field != MXU_FREE or clock[MXU_IN_BASE] == 1:
+            clock[field] = max(clock[field], base) + shift
     for at in range(SLOT0, clock.shape[0]):
         clock[at] = max(clock[at], base) + shift
     for field in (ZEROS, VPU_BUSY, LOADS, STORES, PRODUCTS, COUNT):
         clock[field] += times * (clock[field] - kept[field])
-    clock[END] = max(clock[DMA_FREE], clock[VPU_FREE])
+    last_product = clock[MXU_FREE] + clock[FILL] if clock[PRODUCTS] > 0 else 0
+    clock[END] = max(clock[DMA_FREE], clock[VPU_FREE], last_product)
 
 
 @kernel
@@ -85,7 +97,7 @@ def _try_jump(
     clock: np.ndarray, frame: np.ndarray, count: int, history: np.ndarray, when: np.ndarray
 ) -> bool:
     """At a repetition's start: jump whole periods if the state recurs (True), else keep it."""
-    if clock[PRODUCTS] > 0:
+    if clock[PRODUCTS] > 0 and clock[MXU_IN_BASE] != 1:  # a product the base leaves out
         frame[JUMPING] = 0
         return False
     done = frame[DONE]

@@ -102,7 +102,9 @@ def assign_slots(residencies: tuple[Residency, ...], slots: int) -> list[int]:
 def program_of(plan: Plan, machine: Machine) -> Program:
     """The GA-1 program of a plan: instructions in order of their start in the plan."""
     slot = assign_slots(plan.residencies, machine.slots)
-    events: list[tuple[int, int, int, tuple]] = []  # (start, engine rank, tie, instruction)
+    events: list[
+        tuple[int, int, int, tuple[int, ...]]
+    ] = []  # (start, engine rank, tie, instruction)
     for r, res in enumerate(plan.residencies):
         tensor, x, y = res.tile
         if res.opened_by_load:

@@ -249,6 +249,8 @@ def _prove(
     is infeasible (then no schedule of the scope beats best: the bound rises to it), one stops
     unanswered, or the solve's time limit runs out. Returns the better plan the decisions found
     (None: none), the bound and whether best is optimal."""
+    from ortools.sat.python import cp_model
+
     from simcore.ga1.exact import model as exact_model
 
     better: Plan | None = None
@@ -261,7 +263,7 @@ def _prove(
         )
         solver = _solver(replace(options, work_limit=options.proof_limit, time_limit=left))
         answer = _solve(built, solver, None, stop)
-        if answer.code == exact_model.cp_model.INFEASIBLE:
+        if answer.code == cp_model.INFEASIBLE:
             floor = cycles
         elif answer.plan is not None:
             found = answer.plan  # its makespan: the last store's end

@@ -19,6 +19,7 @@ import numpy as np
 from simcore.ga1.program import (
     EXP,
     MASKLEN,
+    MXU,
     NONE,
     OPCODES,
     ROWRED,
@@ -89,6 +90,10 @@ class Emitter:
 
     def zero(self, slot: int) -> None:
         self._add((ZERO, NONE, slot, NONE, NONE, NONE, NONE, NONE))
+
+    def mxu(self, c: int, a: int, b: int) -> None:
+        """The matrix unit: c += a @ b (fused programs)."""
+        self._add((MXU, NONE, c, a, b, NONE, NONE, NONE))
 
     def vop(self, func: str, dst: int, a: int, b: int | None = None) -> None:
         second = NONE if b is None else b

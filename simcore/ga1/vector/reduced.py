@@ -9,7 +9,8 @@ The reduced operation keeps the kind, its options, the schedule and the machine,
   * the same kinds of band groups: three full groups at least, then the full operation's partial
     group if it has one; two matrices where the program runs matrix by matrix;
   * under a causal mask, the same offset, bands whose diagonal lies inside the row and bands
-    whose row is wholly visible, with a middle run before the diagonal.
+    whose row is wholly visible, with a middle run before the diagonal; where every band is
+    kept, every column tile they see (a cut would make a seen tile the partial one).
 Verifying it (results, hazard replay, timings) checks every kind of visit and group the full
 program runs, not the full program: the label says so. The full program's timing needs no such
 stand-in: the tree is timed exactly at any size.
@@ -41,6 +42,8 @@ def reduced_op(op: VectorOp, params: VectorParams, T: int) -> VectorOp:
         first = 1 + (T - 1 + op.causal_offset) // T  # tiles the first band sees
         cols_tiles = min(Ct, first + COLUMN_TILES)
         rows_tiles = min(Rt, max(1, cols_tiles - first + 3))
+        if rows_tiles == Rt:  # every band kept: keep every tile they see, and one unseen
+            cols_tiles = min(Ct, max(cols_tiles, (rows - 1 + op.causal_offset) // T + 2))
     else:
         resident = params.reduction == "resident" and op.family == "rows"
         cols_tiles = Ct if resident else min(Ct, COLUMN_TILES)

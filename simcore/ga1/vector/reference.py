@@ -17,6 +17,7 @@ tail, where 1 + tanh(u) in numpy's formula has itself cancelled to nothing).
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 import numpy as np
 
@@ -103,7 +104,7 @@ def _row_op(op: VectorOp, x: np.ndarray, dram: dict[str, np.ndarray]) -> np.ndar
 
 def _map_op(op: VectorOp, x: np.ndarray, dram: dict[str, np.ndarray]) -> np.ndarray:
     with np.errstate(over="ignore"):
-        table = {
+        table: dict[str, Callable[[], np.ndarray]] = {
             "relu": lambda: np.maximum(x, 0.0),
             "gelu": lambda: gelu_erf(x) if op.gelu == "erf" else gelu_tanh(x),
             "silu": lambda: x / (1.0 + np.exp(-x)),

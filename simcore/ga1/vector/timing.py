@@ -14,7 +14,7 @@ import numpy as np
 from simcore.ga1.engine import trees
 from simcore.ga1.engine.timing import new_clock, raise_if_bad, timing_of
 from simcore.ga1.machine import Machine
-from simcore.ga1.program import WIDTH
+from simcore.ga1.program import MXU, WIDTH
 from simcore.ga1.timing import Timing
 from simcore.ga1.vector.emit import Chunk, Node, Repeat, Tree
 
@@ -79,6 +79,8 @@ def time_tree(machine: Machine, tree: Tree, method: str = PERIODIC) -> Timing:
         raise ValueError(f"unknown timing method {method!r} (use one of {', '.join(METHODS)})")
     flat = flatten(tree)
     clock = new_clock(machine)
+    if np.any(flat.rows.reshape(-1, WIDTH)[:, 0] == MXU):
+        clock[trees.MXU_IN_BASE] = 1
     levels = flat.depth + 1
     frames = np.zeros((levels, trees.FRAME), dtype=np.int64)
     history = np.zeros((levels, trees.HISTORY, clock.shape[0]), dtype=np.int64)

@@ -1,16 +1,16 @@
 """An independent check of a timed program (`reference.Timeline`): every rule of the timing is
 checked again from the machine's raw parameters, without the link, the engines or their
-helpers, as the GA-1 hazard replay checks a trace. Returns the violations found (none: the
-timeline obeys the rules)."""
+helpers, as the GA-1 hazard replay checks a trace: the link's requests, and every array tile
+against the tile before it, whatever its block (`audit_tiles`). Returns the violations found
+(none: the timeline obeys the rules)."""
 
 from __future__ import annotations
 
 import math
 from fractions import Fraction
 
-from simcore.shape import Shape
+from simcore.systolic.blocked.audit_tiles import audit_tiles
 from simcore.systolic.blocked.reference import Op, Timeline
-from simcore.systolic.closed_form import cycles as array_cycles
 from simcore.systolic.machine import SystolicMachine
 from simcore.systolic.model import SystolicDesign
 
@@ -49,30 +49,25 @@ def audit(machine: SystolicMachine, design: SystolicDesign, timeline: Timeline) 
     problems: list[str] = []
     ops = timeline.ops
     latency = machine.memory.dram.latency
-    link_end = array_end = 0
-    end = 0
+    link_end = end = 0
     for n, op in enumerate(ops):
         if op.kind == "compute":
-            if op.start < array_end:
-                problems.append(
-                    f"op {n}: a step starts at {op.start} before the previous ends at {array_end}"
-                )
-            array_end = op.end
-        else:
-            expected = _expected_cycles(machine, op)
-            if op.end - op.start != expected:
-                problems.append(
-                    f"op {n} {op.kind}: {op.end - op.start} cycles on the link, expected {expected}"
-                )
-            if op.start < link_end:
-                problems.append(
-                    f"op {n} {op.kind}: starts at {op.start} while the link is busy until {link_end}"
-                )
-            if op.ready != op.end + latency:
-                problems.append(
-                    f"op {n} {op.kind}: in place at {op.ready}, expected {op.end + latency}"
-                )
-            link_end = op.end
+            end = max(end, op.end)
+            continue
+        expected = _expected_cycles(machine, op)
+        if op.end - op.start != expected:
+            problems.append(
+                f"op {n} {op.kind}: {op.end - op.start} cycles on the link, expected {expected}"
+            )
+        if op.start < link_end:
+            problems.append(
+                f"op {n} {op.kind}: starts at {op.start} while the link is busy until {link_end}"
+            )
+        if op.ready != op.end + latency:
+            problems.append(
+                f"op {n} {op.kind}: in place at {op.ready}, expected {op.end + latency}"
+            )
+        link_end = op.end
         for d in op.after:
             needed = ops[d].end + (0 if ops[d].kind == "compute" else latency)
             if op.start < needed:
@@ -84,16 +79,17 @@ def audit(machine: SystolicMachine, design: SystolicDesign, timeline: Timeline) 
                 problems.append(
                     f"op {n} {op.kind}: takes a slot at {op.start} before op {d} frees it at {ops[d].end}"
                 )
-        end = max(end, op.end if op.kind == "compute" else op.end + latency)
-    problems += _computes(machine, design, ops)
+        end = max(end, op.end + latency)
+    problems += _computes(ops)
+    problems += audit_tiles(machine, design, ops)
     if timeline.cycles != end:
         problems.append(f"the run ends at {timeline.cycles}, its last event at {end}")
     return problems
 
 
-def _computes(machine: SystolicMachine, design: SystolicDesign, ops: tuple[Op, ...]) -> list[str]:
-    """Each step takes at least the array's time for its block and waits for the loads issued
-    since the previous step; a drain waits for the last step before it (the block's last)."""
+def _computes(ops: tuple[Op, ...]) -> list[str]:
+    """Each step waits for the loads issued since the previous step; a drain waits for the last
+    step before it (the block's last)."""
     problems = []
     pending: list[int] = []
     last_compute = None
@@ -111,9 +107,4 @@ def _computes(machine: SystolicMachine, design: SystolicDesign, ops: tuple[Op, .
                     f"op {n}: waits for {sorted(op.after)}, the loads before it are {pending}"
                 )
             pending, last_compute = [], n
-            least = array_cycles(design, Shape(*op.dims))
-            if op.duration < least:
-                problems.append(
-                    f"op {n}: {op.duration} cycles, the array needs {least} for {op.dims}"
-                )
     return problems

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from simcore.shape import Shape
-from simcore.systolic.blocked.schedule import INDEXED_BY, BlockSchedule, block_cycles
+from simcore.systolic.blocked.schedule import INDEXED_BY, BlockSchedule
 from simcore.systolic.machine import SystolicMachine
 from simcore.systolic.model import SystolicDesign, Traffic, traffic
 
@@ -75,14 +75,13 @@ class StoreCounts:
 
 @dataclass(frozen=True)
 class BlockCounts:
-    """Everything a block schedule moves, and the array's busy cycles."""
+    """Everything a block schedule moves."""
 
     dram: DramCounts
     stores: tuple[StoreCounts, ...]
     array: Traffic  # the array's own traffic, summed over the blocks
     accumulate_reads: int  # sums already in the C store read to add a step's sums
     blocks: int
-    compute_cycles: int
     block_shapes: tuple[tuple[tuple[int, int, int], int], ...]  # (bm, bk, bn), how many
 
     def store(self, name: str) -> StoreCounts:
@@ -92,7 +91,8 @@ class BlockCounts:
         raise KeyError(name)
 
 
-def _parts(size: int, block: int) -> list[tuple[int, int]]:
+def block_parts(size: int, block: int) -> list[tuple[int, int]]:
+    """(extent, count) runs of a dimension cut into blocks: the full ones, then the edge."""
     full, edge = divmod(size, block)
     return [(e, c) for e, c in ((block, full), (edge, 1 if edge else 0)) if c]
 
@@ -138,10 +138,9 @@ def block_counts(
     )
     shapes = []
     total = Traffic(design.dataflow, 0, 0, 0, 0, 0, 0)
-    busy = 0
-    for bm, cm in _parts(m, s.bm):
-        for bk, ck in _parts(k, s.bk):
-            for bn, cn in _parts(n, s.bn):
+    for bm, cm in block_parts(m, s.bm):
+        for bk, ck in block_parts(k, s.bk):
+            for bn, cn in block_parts(n, s.bn):
                 count = cm * ck * cn
                 shapes.append(((bm, bk, bn), count))
                 t = traffic(design.used, bm, bk, bn, design.dataflow)
@@ -149,7 +148,6 @@ def block_counts(
                     design.dataflow,
                     *(getattr(total, f) + count * getattr(t, f) for f in _TRAFFIC_FIELDS),
                 )
-                busy += count * block_cycles(machine, design, bm, bk, bn)
     accumulate = m * n * (grid["k"] - 1)
     return BlockCounts(
         dram,
@@ -157,7 +155,6 @@ def block_counts(
         total,
         accumulate,
         grid["m"] * grid["k"] * grid["n"],
-        busy,
         tuple(shapes),
     )
 

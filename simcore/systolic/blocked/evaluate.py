@@ -31,17 +31,15 @@ class MemoryRun:
     schedule: BlockSchedule
     shape: Shape
     cycles: int
+    compute_cycles: int  # the same tile stream with every DRAM transfer instant
     counts: BlockCounts
     bound: Bound
     engine: str
 
     @property
-    def compute_cycles(self) -> int:
-        return self.counts.compute_cycles
-
-    @property
     def stall_cycles(self) -> int:
-        return self.cycles - self.counts.compute_cycles
+        """The cycles the array waits for DRAM."""
+        return self.cycles - self.compute_cycles
 
     @property
     def stall_share(self) -> float:
@@ -97,9 +95,11 @@ def evaluate(
             f"schedule {schedule.describe()} on {machine.name}: {fit.describe()}"
         )
     if engine == "fast":
-        cycles = run_fast(machine, design, schedule, shape).cycles
+        fast = run_fast(machine, design, schedule, shape)
+        cycles, compute = fast.cycles, fast.compute_cycles
     else:
-        cycles = run_reference(machine, design, schedule, shape).cycles
+        timeline = run_reference(machine, design, schedule, shape)
+        cycles, compute = timeline.cycles, timeline.compute_cycles
     counts = block_counts(machine, design, schedule, shape)
     return MemoryRun(
         machine,
@@ -107,7 +107,8 @@ def evaluate(
         schedule.clipped(shape),
         shape,
         cycles,
+        compute,
         counts,
-        bound(machine, shape),
+        bound(machine, shape, design),
         engine,
     )

@@ -1,40 +1,54 @@
 """The fast engine: the reference engine's timing rule (see `reference`) as a state recurrence
 over the steps, with runs of identical steps, and of identical loop passes, jumped.
 
-After each step the state is the end of the step, the time the link is free, for each operand
-the time its tile's slot is free and the end of its previous tile, and the latest event. A
-step's kind fixes everything else about it (which tiles change, which blocks come in, what is
-drained, the block's time), and a kind follows from where the step and its predecessor lie in
-each loop (first, inside, last). The
-recurrence uses only max and + on the state, so it commutes with a shift of time: if a pass of
-identical units leaves the state equal to the state p units before, shifted by d, every further
-p units shift it by d again. Each loop level is cut into runs of units of one kind (the first,
-the second, the inside ones, the last); inside a run the engine looks for that recurrence after
-every unit and jumps whole periods, and simulates the rest. A state that never recurs is simply
-stepped through: the result is exact either way.
+After each step the state is the time the link is free, for each operand the time its tile's
+slot is free and the end of its previous tile, the latest event, and the array's tile-stream
+state (`stream`: its last element is the end of the step). A step's kind fixes everything else
+about it (which tiles change, which blocks come in, what is drained, the block's tiles), and a
+kind follows from where the step and its predecessor lie in each loop (first, inside, last).
+The block's operands gate its first tile (the gates hold for its later tiles), and its tiles
+run in nested runs of one kind, jumped as the array's closed form jumps them.
+The recurrence uses only max and + on the state, so it commutes with a shift of time: if a pass
+of identical units leaves the state equal to the state p units before, shifted by d, every
+further p units shift it by d again. Each loop level is cut into runs of units of one kind (the
+first, the second, the inside ones, the last); inside a run the engine looks for that recurrence
+after every unit and jumps whole periods, and simulates the rest. A state that never recurs is
+simply stepped through: the result is exact either way.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from simcore.shape import Shape
 from simcore.systolic.blocked.schedule import (
     INDEXED_BY,
     BlockSchedule,
-    block_cycles,
     check_design,
     transfer,
 )
+from simcore.systolic.blocked.stream import (
+    ArrayState,
+    BlockTiles,
+    TileKind,
+    block_tiles,
+    gate,
+    initial_state,
+    stream_params,
+    tile_step,
+)
+from simcore.systolic.closed_form import NEG
 from simcore.systolic.machine import SystolicMachine
 from simcore.systolic.model import SystolicDesign
 
-# step end, link free, (slot free for the tile in use, end of the previous tile) of a, b and c,
-# the latest event
-State = tuple[int, int, int, int, int, int, int, int, int]
+# link free, (slot free for the tile in use, end of the previous tile) of a, b and c, the latest
+# event, then the array's tile-stream state (its last element: the end of the last step)
+State = tuple[float, ...]
+MEMORY = 8  # the memory part's length
 # new tile of a, its load (-1: none), the same of b, new tile of c, its drain, the read-back,
-# a fresh C block that waits only for its slot, the block's time
-Kind = tuple[bool, int, bool, int, bool, int, int, bool, int]
+# a fresh C block that waits only for its slot, the block's tiles
+Kind = tuple[bool, int, bool, int, bool, int, int, bool, BlockTiles]
 Index = tuple[int, int, int]  # (i, k, j)
 PERIODS = 4  # periods looked for: 1 .. PERIODS units
 
@@ -42,21 +56,30 @@ PERIODS = 4  # periods looked for: 1 .. PERIODS units
 @dataclass(frozen=True)
 class FastRun:
     cycles: int
+    compute_cycles: int  # the same tile stream with every DRAM transfer instant
     steps_simulated: int
     jumps: int
 
 
 class _Engine:
     def __init__(
-        self, machine: SystolicMachine, design: SystolicDesign, s: BlockSchedule, shape: Shape
+        self,
+        machine: SystolicMachine,
+        design: SystolicDesign,
+        s: BlockSchedule,
+        shape: Shape,
+        dram: bool = True,
     ) -> None:
         self.machine, self.design, self.s, self.shape = machine, design, s, shape
+        self.dram = dram
+        self.p = stream_params(design)
+        self.held = {"ws": 1, "is": 0, "os": -1}[design.dataflow]  # a, b: which is fetched
         self.grid = dict(zip("mkn", s.grid(shape)))
         self.sizes = {"m": (s.bm, shape.m), "k": (s.bk, shape.k), "n": (s.bn, shape.n)}
         self.counts = [self.grid[d] for d in s.order]
         self.single = tuple(b == 1 for b in s.buffering)
         self.latency = machine.memory.dram.latency
-        self.kinds: dict[tuple, Kind] = {}
+        self.kinds: dict[tuple[Any, ...], Kind] = {}
         self.simulated = 0
         self.jumps = 0
 
@@ -70,7 +93,7 @@ class _Engine:
         last = tuple(cur[d] == g[d] - 1 for d in range(3))
         first = tuple(cur[d] == 0 for d in range(3))
         if prev is None:
-            key: tuple = (None, last, first)
+            key: tuple[Any, ...] = (None, last, first)
         else:
             p_last = tuple(prev[d] == g[d] - 1 for d in range(3))
             diff = tuple(prev[d] != cur[d] for d in range(3))
@@ -138,44 +161,81 @@ class _Engine:
             drain,
             back,
             enter_c and k == 0,
-            block_cycles(self.machine, self.design, bm, bk, bn),
+            block_tiles(self.machine, self.design, bm, bk, bn),
         )
 
     # --- the recurrence -----------------------------------------------------------------
     def step(self, st: State, kind: Kind) -> State:
-        ce, lf, af, ap, bf, bp, cf, cp, fin = st
-        tile_a, occ_a, tile_b, occ_b, tile_c, occ_d, occ_back, fresh_c, time = kind
+        if not self.dram:
+            arr = self.tiles(st[MEMORY:], kind[8])
+            return (arr[-1],) * MEMORY + arr
+        lf, af, ap, bf, bp, cf, cp, fin = st[:MEMORY]
+        arr = st[MEMORY:]
+        ce = arr[-1]  # the previous step is finished
+        tile_a, occ_a, tile_b, occ_b, tile_c, occ_d, occ_back, fresh_c, runs = kind
         single_a, single_b, single_c = self.single
         lat = self.latency
-        ready = ce
+        ready = [NEG, NEG, NEG]  # a, b, c in place
         if tile_a:
             af, ap = (ce, ce) if single_a else (ap, ce)
         if occ_a >= 0:
             lf = max(lf, af) + occ_a
-            ready = max(ready, lf + lat)
+            ready[0] = lf + lat
         if tile_b:
             bf, bp = (ce, ce) if single_b else (bp, ce)
         if occ_b >= 0:
             lf = max(lf, bf) + occ_b
-            ready = max(ready, lf + lat)
+            ready[1] = lf + lat
         if tile_c and occ_d >= 0:
             lf = max(lf, ce) + occ_d
             fin = max(fin, lf + lat)
             cf, cp = (lf, lf) if single_c else (cp, lf)
         if occ_back >= 0:
             lf = max(lf, cf) + occ_back
-            ready = max(ready, lf + lat)
+            ready[2] = lf + lat
         elif fresh_c:
-            ready = max(ready, cf)
-        ce = ready + time
+            ready[2] = cf
+        fetch = ready[self.held] if self.held >= 0 else NEG
+        streamed = max(r for n, r in enumerate(ready) if n != self.held)
+        arr = self.tiles(gate(arr, fetch, streamed, self.p), runs)
+        ce = arr[-1]
         # values are raised to what every later use sees anyway (exact), or pinned where never
-        # read again, so that a repeating state is seen
-        floor = min(lf, ce)
+        # read again, so that a repeating state is seen: a C slot's free time is read by the
+        # link (never before lf) and by a later stream (never before this stream window's end)
+        floor = min(lf, arr[1])
         af, bf, cf = max(af, lf), max(bf, lf), max(cf, floor)
         ap = ce if single_a else max(ap, lf)
         bp = ce if single_b else max(bp, lf)
         cp = ce if single_c else max(cp, floor)
-        return (ce, lf, af, ap, bf, bp, cf, cp, max(fin, ce))
+        return (lf, af, ap, bf, bp, cf, cp, max(fin, ce)) + arr
+
+    def tiles(self, arr: ArrayState, runs: BlockTiles) -> ArrayState:
+        """A block's tiles after the state, runs of one kind jumped once the state recurs."""
+        for count, group in runs:
+            prev = None
+            for done in range(1, count + 1):
+                before = arr
+                for tile, repeats in group:
+                    arr = self._tile_run(arr, tile, repeats)
+                delta = arr[0] - before[0]
+                norm = _normal(arr, 0)
+                if prev is not None and norm == prev[0] and delta == prev[1]:
+                    arr = _shift(arr, delta * (count - done))
+                    break
+                prev = (norm, delta)
+        return arr
+
+    def _tile_run(self, arr: ArrayState, tile: TileKind, count: int) -> ArrayState:
+        prev = None
+        for done in range(1, count + 1):
+            before = arr
+            arr, _ = tile_step(arr, tile, self.p)
+            delta = arr[0] - before[0]
+            norm = _normal(arr, 0)
+            if prev is not None and norm == prev[0] and delta == prev[1]:
+                return _shift(arr, delta * (count - done))
+            prev = (norm, delta)
+        return arr
 
     # --- the loop levels ----------------------------------------------------------------
     def index(self, levels: list[int]) -> Index:
@@ -228,11 +288,14 @@ class _Engine:
         return st, prev
 
     def total(self) -> int:
-        st, prev = self.walk(0, [], (0, 0, 0, 0, 0, 0, 0, 0, 0), None)
+        start = (0,) * MEMORY + initial_state(self.design)
+        st, prev = self.walk(0, [], start, None)
         assert prev is not None
-        ce, lf, fin = st[0], st[1], st[8]
+        ce, lf, fin = st[-1], st[0], st[MEMORY - 1]
+        if not self.dram:
+            return int(ce)
         end = max(lf, ce) + self.drain_occupancy(prev)
-        return max(fin, end + self.latency)
+        return int(max(fin, end + self.latency))
 
 
 def _segments(n: int) -> list[tuple[int, int]]:
@@ -242,22 +305,24 @@ def _segments(n: int) -> list[tuple[int, int]]:
     return [(0, 0), (1, 1), (2, n - 2), (n - 1, n - 1)]
 
 
-def _normal(st: State) -> tuple[int, ...]:
-    return tuple(v - st[0] for v in st)
+def _normal(st: State, ref: int = MEMORY - 1) -> tuple[float, ...]:
+    """The state seen from one of its times (the latest event, or a tile's stream start)."""
+    return tuple(v - st[ref] for v in st)
 
 
-def _shift(st: State, d: int) -> State:
-    return tuple(v + d for v in st)  # type: ignore[return-value]
+def _shift(st: State, d: float) -> State:
+    return tuple(v + d for v in st)  # -inf stays -inf
 
 
 def _period(history: list[State]) -> tuple[int, int] | None:
     """(p, d): the last state is the state p units earlier shifted by d."""
     last = history[-1]
     norm = _normal(last)
+    ref = MEMORY - 1
     for p in range(1, min(PERIODS, len(history) - 1) + 1):
         before = history[-1 - p]
         if _normal(before) == norm:
-            return p, last[0] - before[0]
+            return p, int(last[ref] - before[ref])
     return None
 
 
@@ -266,6 +331,8 @@ def run_fast(
 ) -> FastRun:
     """The run's cycles by the recurrence with jumps (equal to `reference.run_reference`)."""
     check_design(machine, design)
-    engine = _Engine(machine, design, schedule.clipped(shape), shape)
+    clipped = schedule.clipped(shape)
+    engine = _Engine(machine, design, clipped, shape)
     cycles = engine.total()
-    return FastRun(cycles, engine.simulated, engine.jumps)
+    ideal = _Engine(machine, design, clipped, shape, dram=False).total()
+    return FastRun(cycles, ideal, engine.simulated, engine.jumps)

@@ -18,12 +18,13 @@ The timing rule:
     moved it (`Link.occupancy`);
   * an A or B slot is free once the last step reading its previous tile has finished; a C slot
     is free once the last drain of its previous tile has left it;
-  * a step starts when the previous step has finished and its three blocks are in place (a new
-    C block without partial sums to read back needs only its slot) and takes the array's time
-    for the block (`block_cycles`);
+  * a step's tiles follow the previous step's tiles on the array (`stream`: the array's own
+    recurrence across blocks); each tile's stationary fetch waits for its operand's block, its
+    stream for the streamed blocks and its C block (a new C block without partial sums to read
+    back needs only its slot); the step is finished when its last tile is;
   * the run ends when the last step has finished and the last write is complete.
-Stall cycles are the cycles the array is not computing a block: the run's cycles minus the sum
-of the blocks' times.
+Stall cycles are the cycles memory adds: the run's cycles minus those of the same tile stream
+with every DRAM transfer instant (`compute_cycles`).
 """
 
 from __future__ import annotations
@@ -31,15 +32,25 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any
 
 from simcore.shape import Shape
 from simcore.systolic.blocked.schedule import (
     INDEXED_BY,
     BlockSchedule,
-    block_cycles,
     check_design,
     transfer,
 )
+from simcore.systolic.blocked.stream import (
+    STATIONARY,
+    TileKind,
+    block_tile_list,
+    gate,
+    initial_state,
+    stream_params,
+    tile_step,
+)
+from simcore.systolic.closed_form import NEG
 from simcore.systolic.machine import SystolicMachine
 from simcore.systolic.model import SystolicDesign
 
@@ -54,14 +65,16 @@ class Op:
     words: Fraction = Fraction(0)
     after: list[int] = field(default_factory=list)  # ops whose data must be in place
     slot_after: list[int] = field(default_factory=list)  # ops that free this op's slot
-    duration: int = 0
-    start: int = 0
-    end: int = 0  # link: occupancy end; compute: last cycle + 1
+    duration: int = 0  # link: cycles of occupancy
+    start: int = 0  # compute: its first tile's first event
+    end: int = 0  # link: occupancy end; compute: the latest tile end so far (the step is done)
     ready: int = 0  # link: data in place (end + latency); compute: end
     slot: int = 0
     dims: tuple[int, int, int] = (0, 0, 0)  # a step's block, bm x bk x bn
     tile: int = 0  # a transfer's tile of its operand (a step's: of C), numbered as they come in
     k: int = 0  # a step's k block
+    kinds: list[TileKind] = field(default_factory=list)  # a step's array tiles
+    tiles: list[tuple[Any, ...]] = field(default_factory=list)  # their timings (`stream.tile_step`)
 
 
 @dataclass
@@ -175,18 +188,17 @@ def build_program(
                 data.append(program.emit(op, "c-back"))
             else:
                 slot_wait.extend(c.wait)
-        duration = block_cycles(machine, design, bm, bk, bn)
         compute = Op(
             "compute",
             (i, j),
             bm * bk * bn,
             after=data,
             slot_after=slot_wait,
-            duration=duration,
             dims=(bm, bk, bn),
             slot=c.slot,
             tile=c.runs - 1,
             k=k,
+            kinds=block_tile_list(machine, design, bm, bk, bn),
         )
         last_compute, last_k = program.emit(compute), k
         for operand in "ab":
@@ -197,7 +209,8 @@ def build_program(
 
 @dataclass(frozen=True)
 class Timeline:
-    """The timed program, the run's cycles, the array's busy cycles and the stall cycles."""
+    """The timed program, the run's cycles, the cycles of the same tile stream with every DRAM
+    transfer instant (`compute_cycles`) and the stall cycles (the difference)."""
 
     ops: tuple[Op, ...]
     cycles: int
@@ -208,6 +221,36 @@ class Timeline:
         return self.cycles - self.compute_cycles
 
 
+def _operand(op: Op) -> str:
+    return "c" if op.kind.startswith("c-") else op.kind[-1]
+
+
+def time_step(
+    op: Op, ops: list[Op], design: SystolicDesign, state: tuple[Any, ...], dram: bool = True
+) -> tuple[Any, ...]:
+    """Time a step's tiles after the previous step's: each tile's stationary fetch waits for its
+    operand's block, its stream for the streamed blocks and its C block (without DRAM: never)."""
+    p = stream_params(design)
+    held = STATIONARY[design.dataflow]
+    fetch_ready = stream_ready = NEG
+    if dram:
+        for n in op.after:
+            if _operand(ops[n]) == held:
+                fetch_ready = max(fetch_ready, ops[n].ready)
+            else:
+                stream_ready = max(stream_ready, ops[n].ready)
+        for n in op.slot_after:
+            stream_ready = max(stream_ready, _slot_free(ops[n]))
+    op.tiles = []
+    for kind in op.kinds:
+        state = gate(state, fetch_ready, stream_ready, p)
+        state, timing = tile_step(state, kind, p)
+        op.tiles.append(timing)
+    op.start = int(op.tiles[0][0])
+    op.end = op.ready = int(state[-1])
+    return state
+
+
 def run_reference(
     machine: SystolicMachine, design: SystolicDesign, schedule: BlockSchedule, shape: Shape
 ) -> Timeline:
@@ -215,23 +258,30 @@ def run_reference(
     check_design(machine, design)
     ops = build_program(machine, design, schedule, shape)
     latency = machine.memory.dram.latency
-    link_free = array_free = 0
-    end = 0
+    link_free = end = 0
+    state = initial_state(design)
     for op in ops:
-        data = max((ops[n].ready for n in op.after), default=0)
-        slot = max((_slot_free(ops[n]) for n in op.slot_after), default=0)
         if op.kind == "compute":
-            op.start = max(array_free, data, slot)
-            op.end = op.ready = op.start + op.duration
-            array_free = op.end
+            state = time_step(op, ops, design, state)
         else:
+            data = max((ops[n].ready for n in op.after), default=0)
+            slot = max((_slot_free(ops[n]) for n in op.slot_after), default=0)
             op.start = max(link_free, data, slot)
             op.end = op.start + op.duration
             op.ready = op.end + latency
             link_free = op.end
         end = max(end, op.ready)
-    busy = sum(op.duration for op in ops if op.kind == "compute")
-    return Timeline(tuple(ops), end, busy)
+    return Timeline(tuple(ops), end, ideal_cycles(ops, design))
+
+
+def ideal_cycles(ops: list[Op], design: SystolicDesign) -> int:
+    """The same steps' tiles with every DRAM transfer instant: the array's own time."""
+    state = initial_state(design)
+    copies = [Op(op.kind, op.block, op.elements, kinds=op.kinds) for op in ops]
+    for op in copies:
+        if op.kind == "compute":
+            state = time_step(op, copies, design, state, dram=False)
+    return int(state[-1])
 
 
 def _slot_free(op: Op) -> int:

@@ -20,13 +20,11 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
 
 from simcore.checks import ceil_div, require_positive_int
 from simcore.shape import Shape
-from simcore.systolic.closed_form import cycles as array_cycles
 from simcore.systolic.machine import SystolicMachine
-from simcore.systolic.model import SystolicDesign, traffic
+from simcore.systolic.model import SystolicDesign
 
 LOOP_ORDERS: tuple[str, ...] = tuple("".join(p) for p in itertools.permutations("mkn"))
 INDEXED_BY = {"a": "mk", "b": "kn", "c": "mn"}
@@ -162,37 +160,6 @@ def check_design(machine: SystolicMachine, design: SystolicDesign) -> None:
         raise ValueError(
             "a block's operands are on chip when it computes: give the design no HBM link"
         )
-
-
-@lru_cache(maxsize=4096)
-def block_cycles(machine: SystolicMachine, design: SystolicDesign, m: int, k: int, n: int) -> int:
-    """The array's time for one block: its sub-GEMM by the array's closed form, stretched where a
-    store cannot deliver the block's reads or take its writes at its width."""
-    time = array_cycles(design, Shape(m, k, n))
-    t = traffic(design.used, m, k, n, design.dataflow)
-    memory = machine.memory
-    c_store = memory.store_of("c")
-    c_wide = 1 if c_store is None else machine.accumulator_words  # partial sums in a buffer
-    demands = (
-        ("a", t.a_reads, 0),
-        ("b", t.b_reads, 0),
-        ("c", t.psum_readbacks * c_wide, t.psum_writes * c_wide + t.c_writes * c_wide),
-    )
-    reads: dict[str, Fraction] = {}
-    writes: dict[str, Fraction] = {}
-    ports = {s.name: s.buffer for s in memory.stores}
-    for operand, read, write in demands:
-        store = memory.store_of(operand)
-        key = "accumulator" if store is None else store.name
-        reads[key] = reads.get(key, Fraction(0)) + read
-        writes[key] = writes.get(key, Fraction(0)) + write
-    if memory.accumulator is not None:
-        ports["accumulator"] = memory.accumulator
-    for key, words in reads.items():
-        time = max(time, ports[key].read_cycles(words))
-    for key, words in writes.items():
-        time = max(time, ports[key].write_cycles(words))
-    return time
 
 
 def transfer(machine: SystolicMachine, what: str, elements: int) -> tuple[Fraction, Fraction]:

@@ -13,9 +13,11 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.helpers.examples import examples
+
 SHAPE = ["--shape", "16x16x16", "--space", "chapter"]
 SHARED_WORLD = settings(
-    max_examples=40,
+    max_examples=examples(40),
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
@@ -148,7 +150,7 @@ def test_a_generated_bad_workload_row_is_refused(hostile, world: Path, row: str)
 
 
 @settings(
-    max_examples=25,
+    max_examples=examples(25),
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
@@ -182,7 +184,7 @@ def test_random_damage_to_a_journal_is_never_a_traceback(
 
 
 @settings(
-    max_examples=25,
+    max_examples=examples(25),
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],

@@ -11,7 +11,7 @@ import pytest
 from helpers.cli import run_error
 
 from autotune.cli.main import main
-from autotune.run import pipeline
+from autotune.run import study
 from autotune.run.sizes import MAX_SHAPES
 
 
@@ -42,7 +42,7 @@ def test_a_stop_while_the_studies_open_stops_at_once(
     three = workload(in_tmp / "three.csv", 3)
     argv = ["tune", "--workload", str(three), "--trials", "2", "--space", "chapter"]
     opened = []
-    real = pipeline.open_study
+    real = study.open_study
 
     def open_then_stop(*args, **kwargs):  # type: ignore[no-untyped-def]
         opened.append(real(*args, **kwargs))
@@ -50,12 +50,12 @@ def test_a_stop_while_the_studies_open_stops_at_once(
             os.kill(os.getpid(), signal.SIGTERM)
         return opened[-1]
 
-    monkeypatch.setattr(pipeline, "open_study", open_then_stop)
+    monkeypatch.setattr(study, "open_study", open_then_stop)
     assert main(argv) == 128 + signal.SIGTERM
     captured = capsys.readouterr()
     assert "Traceback" not in captured.err and "tuning" not in captured.err
     assert captured.err.strip().splitlines()[-1] == "autotune: interrupted"
     assert len(opened) == 2  # the third study was never opened
-    monkeypatch.setattr(pipeline, "open_study", real)
+    monkeypatch.setattr(study, "open_study", real)
     assert main(argv) == 0  # the resume tunes every shape
     assert capsys.readouterr().err.count("tuning g") == 3

@@ -15,6 +15,7 @@ from search_spaces.systolic import SystolicFamily, design_of, systolic_family
 from simcore.shape import Shape
 from simcore.systolic import Mapping, SystolicArray, SystolicDesign, cycles, tiles, traffic
 from simcore.systolic.model import ORDERS, HbmLink
+from tests.helpers.examples import examples
 
 MACHINE = ORACLE.default_machine()
 FAMILY = systolic_family(64, 16)
@@ -204,7 +205,7 @@ def test_bad_point() -> None:
         ORACLE.evaluate(FAMILY, point(shadow="yes"), Shape(4, 4, 4), MACHINE)  # type: ignore[arg-type]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     rows=st.integers(1, 5),
     cols=st.integers(1, 5),

@@ -61,6 +61,36 @@ MUTANTS: dict[str, tuple[Rewrite, ...]] = {
     "the reference reads back partial sums of the first k block too": (
         Rewrite("systolic.blocked.reference", "build_program", "k > 0", "k >= 0"),
     ),
+    "a block's tiles stream before their blocks are in place": (
+        Rewrite(
+            "systolic.blocked.stream",
+            "stationary_tile",
+            "max(t, load + kt, g)",
+            "max(t, load + kt)",
+        ),
+        Rewrite("systolic.blocked.stream", "output_tile", "max($t, $r, g, 0)", "max($t, $r, 0)"),
+    ),
+    "the fast engine's blocks do not wait for their operands": (
+        Rewrite(
+            "systolic.blocked.fast", "_Engine.step", "gate(arr, fetch, streamed, self.p)", "arr"
+        ),
+    ),
+    "each block restarts the array's recurrence (its tiles overlap the previous block's)": (
+        Rewrite(
+            "systolic.blocked.reference",
+            "run_reference",
+            "time_step(op, ops, design, state)",
+            "time_step(op, ops, design, initial_state(design))",
+        ),
+    ),
+    "the next block's tiles wait for the previous block to end (the array empties)": (
+        Rewrite(
+            "systolic.blocked.fast",
+            "_Engine.step",
+            "gate(arr, fetch, streamed, self.p)",
+            "gate(arr, fetch, max(streamed, ce), self.p)",
+        ),
+    ),
 }
 
 

@@ -29,13 +29,11 @@ class Roofline:
 
 class Blocks(Family):
     name, oracle, description = "toy_blocks", "toy", "a bi x bj block of C tiles held on chip"
+    limit = "buffer"  # what `violation` grades: an infeasible block is over the buffer limit
 
     def params(self, shape: Any, T: int) -> tuple[Param, ...]:
         mt, _, nt = shape.tiles(TILE)
-        return (
-            Param("bi", IntRange(1, mt), "block rows"),
-            Param("bj", IntRange(1, nt), "block columns"),
-        )
+        return (Param("bi", IntRange(1, mt), "block rows"), Param("bj", IntRange(1, nt), "columns"))
 
     def violation(self, point: Point, shape: Any, machine: Roofline) -> float:
         need = int(point["bi"]) * int(point["bj"]) + int(point["bi"]) + int(point["bj"])
@@ -47,7 +45,7 @@ class Blocks(Family):
 
 class ToyOracle(Oracle):
     name, description = "toy", "a roofline: compute or traffic, whichever is longer"
-    default_spaces, takes_workloads = ("toy",), True
+    default_spaces = ("toy",)
 
     def parse_machine(self, text: str) -> Roofline:
         pairs = (item.split("=", 1) for item in text.split(",") if item.strip())
@@ -65,17 +63,13 @@ class ToyOracle(Oracle):
     def family(self, name: str) -> Family | None:
         return BLOCKS if name == BLOCKS.name else None
 
-    def evaluate(
-        self, family: Family, point: Point, shape: Any, machine: Roofline
-    ) -> dict[str, object]:
+    def evaluate(self, family: Family, point: Point, shape: Any, machine: Roofline) -> dict:
         mt, kt, nt = shape.tiles(TILE)
         bi, bj = int(point["bi"]), int(point["bj"])
+        compute = bi * bj * TILE**3 / machine.macs_per_cycle
+        traffic = (bi + bj) * TILE**2 / machine.words_per_cycle
         blocks = math.ceil(mt / bi) * math.ceil(nt / bj)
-        step = max(
-            bi * bj * TILE**3 / machine.macs_per_cycle,
-            (bi + bj) * TILE**2 / machine.words_per_cycle,
-        )
-        return {"cycles": math.ceil(blocks * kt * step), "blocks": blocks}
+        return {"cycles": math.ceil(blocks * kt * max(compute, traffic)), "blocks": blocks}
 
     def verify(self, family: Family, point: Point, shape: Any, machine: Roofline) -> Verdict:
         return Verdict(True, MODEL, "a closed form: nothing was run")
