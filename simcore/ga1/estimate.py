@@ -18,7 +18,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from simcore.ga1.generator.strips import MAX_STRIPS
 from simcore.ga1.machine import Machine
 from simcore.shape import Shape
 
@@ -34,6 +33,9 @@ PROGRAM_ROW_BYTES = 2 * ROW_BYTES + 48
 # measured). Every need below counts it, so that a limit holds for the whole process.
 PROCESS_BYTES = 320 << 20
 CHUNK_BYTES = 2 * ROW_BYTES * 4096  # the engine's chunk of rows and its times
+# Strips a schedule may cut C into: the engine keeps a record per strip (about 100 bytes); the
+# strip generator refuses more (simcore.ga1.generator.strips).
+MAX_STRIPS = 1 << 16
 SECONDS_PER_PRODUCT = 1.5e-7  # generation and timing, the slowest family
 # The periodic method: products simulated per loop level's unit side (bands, blocks, k steps),
 # and the cost of a simulated product with the signatures taken around it.
@@ -71,7 +73,7 @@ HISTORY_BYTES_PER_SLOT = 8 * 3 * 9 * 12  # the periodic method's signatures kept
 # most the slots' cells), built as Python lists and packed.
 TABLE_BYTES_PER_SLOT = 4 * 5 * 48
 # A strip schedule's record of a strip, built as a Python list and packed; a schedule has at most
-# as many strips as tiles across, and at most MAX_STRIPS (simcore.ga1.generator.strips).
+# as many strips as tiles across, and at most MAX_STRIPS.
 STRIP_BYTES = 14 * 48
 
 

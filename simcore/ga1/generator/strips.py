@@ -40,6 +40,7 @@ import math
 from dataclasses import asdict, dataclass
 from fractions import Fraction
 
+from simcore.ga1.estimate import MAX_STRIPS as MAX_STRIPS  # where the engine and tests read it
 from simcore.ga1.generator.compile import CompileOptions, Product, compile_products
 from simcore.ga1.generator.order import PARTITIONS, bands, block_products
 from simcore.ga1.machine import Machine
@@ -119,11 +120,10 @@ def block_height(width: int, slots: int, reserve: int, limit: int) -> int:
     return best
 
 
-# Strips a schedule may cut C into: the engine keeps a record per strip (about 100 bytes), so a
-# schedule of more is refused (TooManyStrips). The knapsack that chooses the widths is refused past
-# STRIP_TABLE_WORK steps (seconds of Python), which only a scratchpad of thousands of slots with
-# as many tiles across reaches.
-MAX_STRIPS = 1 << 16
+# MAX_STRIPS (simcore.ga1.estimate, which prices them without loading numpy): strips a schedule
+# may cut C into; a schedule of more is refused (TooManyStrips). The knapsack that chooses the
+# widths is refused past STRIP_TABLE_WORK steps (seconds of Python), which only a scratchpad of
+# thousands of slots with as many tiles across reaches.
 STRIP_TABLE_WORK = 1 << 24
 
 Runs = tuple[tuple[int, int], ...]  # (width, how many strips of it), narrowest first
