@@ -121,4 +121,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def main_entry() -> None:
-    sys.exit(main())
+    from autotune.interrupt import leave
+
+    leave(main())
