@@ -17,6 +17,7 @@ from typing import Any, Callable, Sequence
 
 from autotune.errors import PlanError, Text, ref
 from autotune.search.sampling import DEFAULT_SAMPLER
+from simcore.shape import parse_int, quoted
 
 _INTEGER = re.compile(r"[+-]?[0-9]+", re.ASCII)
 _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?", re.ASCII)
@@ -33,10 +34,11 @@ MAX_BYTES = float(1 << 50)
 
 
 def strict_int(text: str) -> int:
-    """An integer in ASCII digits (Python's int() also takes other scripts' digits and '1_000')."""
+    """An integer in ASCII digits (Python's int() also takes other scripts' digits and '1_000'),
+    of at most MOST_DIGITS digits (past 4,300 int() fails with a message about Python)."""
     if not _INTEGER.fullmatch(text.strip()):
-        raise ValueError(f"expected an integer, got {text!r}")
-    return int(text)
+        raise ValueError(f"expected an integer, got {quoted(text)}")
+    return parse_int(text, "the number")
 
 
 def strict_float(text: str) -> float:
@@ -117,6 +119,10 @@ PATH = Kind(Path)
 POSITIVE = integer(1)
 NOT_NEGATIVE = integer(0)
 POSITIVE_NUMBER = Kind(strict_float, _positive_number)
+# A trial takes a millisecond at the least: more than this would run for days and fill a
+# journal of a hundred gigabytes, so it is refused before the first.
+MAX_TRIALS = 100_000_000
+TRIALS = integer(1, MAX_TRIALS, "about a day at a millisecond a trial")
 SEED = integer(0, MAX_SEED, "2**32 - 1", between=True)
 CP_SAT_SEED = integer(0, MAX_CP_SAT_SEED, "2**31 - 1", between=True)
 WORKERS = integer(1, MAX_WORKERS, "4 per CPU, at most 256")
@@ -340,7 +346,7 @@ SETTINGS: dict[str, Setting] = _setting(
         metavar="N",
     ),
     # --- how it is run (the options) ---------------------------------------------------------------
-    Setting("trials", "--trials", _trials_help, POSITIVE),
+    Setting("trials", "--trials", _trials_help, TRIALS),
     Setting(
         "timeout", "--timeout", "stop starting new trials after this many seconds", POSITIVE_NUMBER
     ),

@@ -23,11 +23,16 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Mapping
 
+from simcore.files import FileError, read_bytes
 from workloads import onnx_ops
 from workloads.formats import WorkloadFormat
 from workloads.layers import LayerGemm, count_line, merge
 from workloads.model import DynamicShapeError, Workload, WorkloadError
-from workloads.validation import MAX_DIM, brief, validate_workload
+from workloads.validation import MAX_DIM, brief, printable, validate_workload
+
+# A model is read whole (protobuf has no streaming reader): weights past this belong in an
+# external data file, which is never read (only shapes matter).
+ONNX_BYTES = 512 << 20
 
 # op -> positions of the two operands among the node's inputs
 MATMULS: dict[str, tuple[int, int]] = {
@@ -54,13 +59,21 @@ def _onnx() -> Any:
 
 
 def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+    """An exception's message as one line of at most about 200 characters."""
+    text = " ".join(str(exc).split())
+    return printable(text, 200) if text else type(exc).__name__
 
 
 def _load(onnx: Any, path: Path) -> Any:
+    """The model, read as at most ONNX_BYTES of a regular file, then checked by ONNX's own
+    checker (single assignment, nodes in order, so no cycle: a node reading its own output, two
+    nodes writing one output)."""
     try:
-        model = onnx.load(str(path), load_external_data=False)
+        data = read_bytes(path, "ONNX model", ONNX_BYTES)
+    except FileError as exc:
+        raise WorkloadError(str(exc)) from None
+    try:
+        model = onnx.load_model_from_string(data)
     except Exception as exc:  # protobuf's DecodeError and whatever onnx raises on a bad file
         raise WorkloadError(
             f"ONNX model {path}: not a readable ONNX file (corrupt or truncated?): "
@@ -68,7 +81,49 @@ def _load(onnx: Any, path: Path) -> Any:
         ) from None
     if model.ir_version == 0 or not model.HasField("graph"):
         raise WorkloadError(f"ONNX model {path}: not an ONNX model (no IR version or no graph)")
+    del data
+    _check_versions(onnx, model, path)
+    _check_rules(onnx, model, path)
     return model
+
+
+def _check_rules(onnx: Any, model: Any, path: Path) -> None:
+    """ONNX's graph rules the importer relies on (onnx.checker checks them too, but also insists
+    on external weight files and declared output shapes, which only shapes' import does without):
+    single assignment (no two nodes, or a node and an input, write one tensor) and nodes in
+    order (a node reads only inputs, weights and earlier nodes' outputs: no cycle, no node
+    reading its own output). Subgraphs (If, Loop and Scan bodies, never lowered) are held to single
+    assignment only."""
+    _check_graph(model.graph, set(), path, reads=True)
+
+
+def _check_graph(graph: Any, outer: set[str], path: Path, reads: bool) -> None:
+    known = set(outer) | {value.name for value in graph.input}
+    known |= {init.name for init in graph.initializer}
+    known |= {sparse.values.name for sparse in graph.sparse_initializer}
+    written: set[str] = set()
+    for index, node in enumerate(graph.node):
+        name = printable(node.name or f"{node.op_type}_{index}")
+        for tensor in node.input:
+            if reads and tensor and tensor not in known:
+                why = (
+                    "its own output" if tensor in node.output else "a tensor no earlier node writes"
+                )
+                raise WorkloadError(
+                    f"ONNX model {path}: node '{name}' reads '{printable(tensor)}', {why} "
+                    "(ONNX graphs are acyclic, their nodes in order)"
+                )
+        for attr in node.attribute:
+            for inner in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
+                _check_graph(inner, known, path, reads=False)
+        for tensor in node.output:
+            if tensor and (tensor in written or tensor in known - set(outer)):
+                raise WorkloadError(
+                    f"ONNX model {path}: node '{name}' writes '{printable(tensor)}', which another "
+                    "node or an input already holds (ONNX graphs assign each tensor once)"
+                )
+            written.add(tensor)
+            known.add(tensor)
 
 
 def _check_versions(onnx: Any, model: Any, path: Path) -> None:
@@ -127,7 +182,7 @@ def _check_given(given: dict[str, tuple[int, ...]], path: Path) -> None:
         for size in shape:
             if not 1 <= size <= MAX_DIM:
                 raise WorkloadError(
-                    f"ONNX model {path}: input '{name}': a given dimension must be from 1 to "
+                    f"ONNX model {path}: input '{printable(name)}': a given dimension must be from 1 to "
                     f"{MAX_DIM} (int64), got {brief(size)}"
                 )
 
@@ -142,14 +197,14 @@ def _fix_inputs(graph: Any, given: dict[str, tuple[int, ...]], path: Path) -> No
     if unknown:
         raise WorkloadError(
             f"ONNX model {path}: no input named {', '.join(map(repr, unknown))} "
-            f"(its inputs: {', '.join(i.name for i in inputs) or 'none'})"
+            f"(its inputs: {', '.join(printable(i.name) for i in inputs) or 'none'})"
         )
     for value in inputs:
         if not value.type.HasField("tensor_type"):
             continue
         if value.name not in given and not value.type.tensor_type.HasField("shape"):
             raise DynamicShapeError(
-                f"ONNX model {path}: input '{value.name}' has no shape; its shape must be given",
+                f"ONNX model {path}: input '{printable(value.name)}' has no shape; its shape must be given",
                 value.name,
                 (),
             )
@@ -158,7 +213,7 @@ def _fix_inputs(graph: Any, given: dict[str, tuple[int, ...]], path: Path) -> No
             shape = given[value.name]
             if value.type.tensor_type.HasField("shape") and len(dims) != len(shape):
                 raise WorkloadError(
-                    f"ONNX model {path}: input '{value.name}' has {len(dims)} dimensions, "
+                    f"ONNX model {path}: input '{printable(value.name)}' has {len(dims)} dimensions, "
                     f"{len(shape)} given ({'x'.join(map(str, shape))})"
                 )
             del dims[:]
@@ -179,7 +234,7 @@ def _check_fixed(value: Any, path: Path) -> None:
                 d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None for d in dims
             )
             raise DynamicShapeError(
-                f"ONNX model {path}: input '{value.name}' has a dynamic dimension "
+                f"ONNX model {path}: input '{printable(value.name)}' has a dynamic dimension "
                 f"{index}{label}; its shape must be given",
                 value.name,
                 known,
@@ -195,6 +250,27 @@ def _infer(onnx: Any, model: Any, path: Path) -> Any:
         raise WorkloadError(
             f"ONNX model {path}: shape inference failed: {_first_line(exc)}"
         ) from None
+
+
+def _check_operand_types(onnx: Any, graph: Any, path: Path) -> None:
+    """A matrix product of strings or booleans breaks its operator's type rules (inference with
+    check_type would also refuse a quantized product's mixed types, which the import reads)."""
+    kinds = {init.name: init.data_type for init in graph.initializer}
+    for value in (*graph.input, *graph.value_info, *graph.output):
+        if value.type.HasField("tensor_type"):
+            kinds[value.name] = value.type.tensor_type.elem_type
+    for index, node in enumerate(graph.node):
+        if node.op_type not in PRODUCTS or node.domain not in DEFAULT_DOMAINS:
+            continue
+        for tensor in filter(None, node.input):
+            kind = kinds.get(tensor, onnx.TensorProto.UNDEFINED)
+            if kind in (onnx.TensorProto.STRING, onnx.TensorProto.BOOL):
+                name = printable(node.name or f"{node.op_type}_{index}")
+                element = onnx.TensorProto.DataType.Name(kind).lower()
+                raise WorkloadError(
+                    f"ONNX model {path}: {node.op_type} node '{name}' multiplies "
+                    f"'{printable(tensor)}', a tensor of {element}s (its operator takes numbers)"
+                )
 
 
 def _shapes(graph: Any) -> Shapes:
@@ -242,7 +318,7 @@ class _Walk:
     def _dims(self, node: Any, position: int, name: str) -> tuple[int, ...]:
         tensor = node.input[position] if position < len(node.input) else ""
         dims = self.shapes.get(tensor) if tensor else None
-        where = f"ONNX model {self.path}: {node.op_type} node '{name}'"
+        where = f"ONNX model {self.path}: {node.op_type} node '{printable(name)}'"
         if dims is None:
             raise WorkloadError(
                 f"{where}: the shape of its input '{tensor}' is not known (shape inference "
@@ -272,8 +348,12 @@ class _Walk:
         except ValueError as exc:
             if isinstance(exc, WorkloadError):
                 raise
-            raise WorkloadError(f"ONNX model {self.path}: {op} node '{name}': {exc}") from None
-        self.found.append(LayerGemm(name, product.m, product.k, product.n, product.weight, op))
+            raise WorkloadError(
+                f"ONNX model {self.path}: {op} node '{printable(name)}': {exc}"
+            ) from None
+        self.found.append(
+            LayerGemm(printable(name, None), product.m, product.k, product.n, product.weight, op)
+        )
 
     def _lower(self, node: Any, name: str, op: str, attrs: dict[str, Any]) -> onnx_ops.Product:
         if op in MATMULS:
@@ -330,7 +410,9 @@ def _check_equations(onnx: Any, graph: Any, path: Path) -> None:
                 _equation(attrs)
             except ValueError as exc:
                 name = node.name or f"Einsum_{index}"
-                raise WorkloadError(f"ONNX model {path}: Einsum node '{name}': {exc}") from None
+                raise WorkloadError(
+                    f"ONNX model {path}: Einsum node '{printable(name)}': {exc}"
+                ) from None
         for attr in node.attribute:
             for inner in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
                 _check_equations(onnx, inner, path)
@@ -352,7 +434,6 @@ def read_onnx(path: Path, input_shapes: Mapping[str, tuple[int, ...]] | None = N
     """An ONNX model's matrix products as a workload; WorkloadError with a one-line reason."""
     onnx = _onnx()
     model = _load(onnx, path)
-    _check_versions(onnx, model, path)
     if model.functions:  # model-local functions: their bodies hold ops too
         from onnx.inliner import inline_local_functions
 
@@ -362,6 +443,7 @@ def read_onnx(path: Path, input_shapes: Mapping[str, tuple[int, ...]] | None = N
     _fix_inputs(model.graph, dict(input_shapes or {}), path)
     _check_equations(onnx, model.graph, path)
     inferred = _infer(onnx, model, path)
+    _check_operand_types(onnx, inferred.graph, path)
     walk = _Walk(onnx, _shapes(inferred.graph), path)
     walk.run(inferred.graph)
     warnings = []

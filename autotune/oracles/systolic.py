@@ -39,7 +39,7 @@ from search_spaces.systolic import (
     SystolicFamily,
     systolic_family,
 )
-from simcore.shape import Shape
+from simcore.shape import Shape, parse_int
 from simcore.systolic.closed_form import cycles, schedule
 from simcore.systolic.model import (
     SystolicDesign,
@@ -113,11 +113,7 @@ def parse_budget(text: str) -> SystolicBudget:
             )
         if key in values:
             raise ValueError(f"systolic machine key {key} is given twice")
-        if not raw.strip().isascii() or not raw.strip().lstrip("+-").isdigit():
-            raise ValueError(
-                f"systolic machine key {key}: expected an integer, got {raw.strip()!r}"
-            )
-        values[key] = int(raw.strip())
+        values[key] = parse_int(raw, f"systolic machine key {key}")
     return SystolicBudget(**values)
 
 

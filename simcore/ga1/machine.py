@@ -99,6 +99,8 @@ def parse_overrides(text: str) -> dict[str, OverrideValue]:
             raise MachineError(f"machine override {item!r} is not KEY=VALUE")
         key, _, raw = item.partition("=")
         key = key.strip()
+        if not key:
+            raise MachineError(f"machine override {item!r} names no parameter before '='")
         if key in result:
             raise MachineError(f"machine parameter {key} is given twice")
         if key == MXU_ARRAY:
