@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from autotune.errors import PlanError, Text, ref
+from autotune.errors import PlanError, SettingTypeError, SettingValueError, Text, ref
 from autotune.search.sampling import DEFAULT_SAMPLER
 from simcore.shape import parse_int, quoted
 
@@ -72,7 +72,7 @@ def integer(
 
     def check(value: Any) -> None:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError(f"expected an integer, got {value!r}")
+            raise TypeError(f"expected an integer, got {value!r}")
         if between and not low <= value <= high:  # type: ignore[operator]
             raise ValueError(f"must be between {low} and {high} ({named or high}), got {value}")
         if low is not None and value < low:
@@ -86,7 +86,7 @@ def integer(
 
 def _positive_number(value: Any) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"expected a number, got {value!r}")
+        raise TypeError(f"expected a number, got {value!r}")
     if not math.isfinite(value) or value <= 0:
         raise ValueError(f"must be a positive number, got {value}")
 
@@ -476,14 +476,17 @@ def help_of(setting: Setting) -> str:
 
 
 def check(name: str, value: Any) -> Any:
-    """`value` of setting `name` as the API gives it: PlanError (naming the setting) when its
-    kind refuses it; None is always taken (the default)."""
+    """`value` of setting `name` as the API gives it: SettingTypeError (a TypeError) or
+    SettingValueError (a ValueError), naming the setting, when its kind refuses it; None is
+    always taken (the default)."""
     if value is None:
         return value
     try:
         SETTINGS[name].kind.check(value)
+    except TypeError as exc:
+        raise SettingTypeError(Text(ref(name), f" {exc}"), setting=name) from None
     except ValueError as exc:
-        raise PlanError(Text(ref(name), f" {exc}"), setting=name) from None
+        raise SettingValueError(Text(ref(name), f" {exc}"), setting=name) from None
     return value
 
 

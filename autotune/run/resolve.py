@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from autotune import oracles
 from autotune import settings as declared
-from autotune.errors import PlanError, Text, ref
+from autotune.errors import PlanError, SettingTypeError, Text, ref
 from autotune.oracles.capabilities import MachineSearch
 from autotune.settings import DEFAULT_TRIALS, SHORT_TRIALS  # noqa: F401 - the run's defaults, also here
 from simcore.shape import Shape, ShapeError, parse_shape
@@ -112,7 +112,7 @@ def plan_of(
 
 
 def options_of(
-    plan: RunPlan, *, trials: int | None = None, results: str | Path = "results", **options: Any
+    plan: RunPlan, *, trials: int | None = None, results: str | os.PathLike[str] = "results", **options: Any
 ) -> RunOptions:
     """How the plan is run: `trials` (None: 1000 for one product, 40 per GEMM of a workload or
     for a co-design), the `results` folder, and RunOptions' other fields by name (`sampler`,
@@ -129,6 +129,11 @@ def options_of(
         if name in declared.SETTINGS:
             declared.check(name, value)  # as the command line's flag takes it
     count = trials if trials is not None else DEFAULT_TRIALS if plan.single else SHORT_TRIALS
+    if not isinstance(results, (str, os.PathLike)):
+        raise SettingTypeError(
+            Text(ref("results"), f" must be a folder's path, got {type(results).__name__}"),
+            setting="results",
+        )
     return RunOptions(trials=count, results=Path(results), **options)
 
 
@@ -144,6 +149,19 @@ def machine_of(oracle: Oracle, machine: Any = None, **keys: int | None) -> Any:
     of its keys, or a machine of its own; each of `keys` that is not None sets that machine
     parameter, and one given both ways with two values is an error."""
     wanted = {key: value for key, value in keys.items() if value is not None}
+    if (
+        machine is not None
+        and not isinstance(machine, (str, Mapping))
+        and not hasattr(machine, "as_dict")
+    ):
+        raise SettingTypeError(
+            Text(
+                ref("machine"),
+                f" must be KEY=VALUE text, a mapping or a {oracle.name} machine, got "
+                f"{type(machine).__name__} {machine!r}"[:200],
+            ),
+            setting="machine",
+        )
     if machine is not None and not isinstance(machine, (str, Mapping)):
         given: dict[str, object] = dict(machine.as_dict())
         items: list[str] = []
