@@ -365,6 +365,14 @@ SETTINGS: dict[str, Setting] = _setting(
         FLAG,
         False,
     ),
+    Setting(
+        "all_trials",
+        "--all-trials",
+        "run every trial of the budget even once the best equals the proven lower bound (by "
+        "default a study whose only objective is cycles stops there: it cannot improve)",
+        FLAG,
+        False,
+    ),
     Setting("study", "--study", "study name (default derived from shape, machine and space)"),
     Setting(
         "storage",

@@ -40,6 +40,7 @@ class RunOptions:
     transfer: bool = False
     write: bool = True
     progress: bool = False
+    all_trials: bool = False  # no stop at the proven lower bound
     max_memory: int | None = None  # bytes a run may need (None: 1 GiB)
     # What each worker process does first (the front end's logging); a module's function.
     worker_setup: Callable[[], None] | None = None

@@ -69,7 +69,8 @@ def tune_studies(
     try:
         for job in jobs:
             reached.append(job)
-            tune_study(checked, job, siblings if per_gemm else [], log if len(jobs) > 1 else None)
+            chatty = log if len(jobs) > 1 else None  # one study: its lines are the summary's
+            tune_study(checked, job, siblings if per_gemm else [], chatty, log)
             if job.gemm is not None:
                 siblings.append(Sibling(job.study, job.gemm.shape, job.settings.storage_url))
             if stop.requested:
@@ -79,12 +80,15 @@ def tune_studies(
     return reached
 
 
-def tune_study(checked: Checked, job: Job, siblings: list[Sibling], log: Log | None) -> None:
-    """One study: seeded, then optimised (not at all when it holds its trials already)."""
+def tune_study(
+    checked: Checked, job: Job, siblings: list[Sibling], log: Log | None, note: Log | None = None
+) -> None:
+    """One study: seeded, then optimised (not at all when it holds its trials already); `note`
+    hears that it stopped at its proven lower bound."""
     trials = trials_for(checked, job, log)
     if trials:
         seed(checked, job, siblings)
-        optimise(checked, job, trials, log)
+        optimise(checked, job, trials, log, note)
 
 
 def verify_all(checked: Checked, rankings: list[Ranking], stop: StopRequest) -> list[Ranking]:

@@ -112,7 +112,11 @@ def plan_of(
 
 
 def options_of(
-    plan: RunPlan, *, trials: int | None = None, results: str | os.PathLike[str] = "results", **options: Any
+    plan: RunPlan,
+    *,
+    trials: int | None = None,
+    results: str | os.PathLike[str] = "results",
+    **options: Any,
 ) -> RunOptions:
     """How the plan is run: `trials` (None: 1000 for one product, 40 per GEMM of a workload or
     for a co-design), the `results` folder, and RunOptions' other fields by name (`sampler`,

@@ -192,13 +192,15 @@ class SharedStudy:
         target: int,
         timeout: float | None,
         progress: bool,
+        enough: Callable[[optuna.Study], bool] | None = None,
     ) -> None:
         """Run trials until the study holds `target` finished trials (a budget shared by every
-        worker) or the timeout passes; Ctrl-C (STOP) ends it after the trial in flight."""
-        if finished_count(study) >= target:
+        worker), the timeout passes or `enough(study)` holds after a trial (its best cannot
+        improve); Ctrl-C (STOP) ends it after the trial in flight."""
+        if finished_count(study) >= target or (enough is not None and enough(study)):
             return
         if self.shared:
-            self._run_budget(study, objective, target, timeout, progress)
+            self._run_budget(study, objective, target, timeout, progress, enough)
             return
         study.optimize(
             objective,
@@ -209,6 +211,7 @@ class SharedStudy:
                     target, states=(TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
                 ),
                 _stop_if_requested,
+                *([_stop_when(enough)] if enough is not None else []),
             ],
             show_progress_bar=progress,
             gc_after_trial=False,
@@ -221,6 +224,7 @@ class SharedStudy:
         target: int,
         timeout: float | None,
         progress: bool,
+        enough: Callable[[optuna.Study], bool] | None = None,
     ) -> None:
         deadline = None if timeout is None else time.monotonic() + timeout
         bar = _bar(progress, target)
@@ -233,7 +237,7 @@ class SharedStudy:
                     if bar is not None:
                         bar.n = done
                         bar.refresh()
-                    if done >= target:
+                    if done >= target or (enough is not None and enough(study)):
                         return
                     if len(trials) < target:  # a slot is free: ask (under the lock) and run
                         study.optimize(self._owned(objective), n_trials=1, gc_after_trial=False)
@@ -265,6 +269,16 @@ def finished_count(study: optuna.Study) -> int:
 def _stop_if_requested(study: optuna.Study, _trial: FrozenTrial) -> None:
     if STOP.requested:
         study.stop()
+
+
+def _stop_when(
+    enough: Callable[[optuna.Study], bool],
+) -> Callable[[optuna.Study, FrozenTrial], None]:
+    def stop(study: optuna.Study, _trial: FrozenTrial) -> None:
+        if enough(study):
+            study.stop()
+
+    return stop
 
 
 def _bar(progress: bool, target: int):  # type: ignore[no-untyped-def]

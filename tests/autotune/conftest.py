@@ -134,3 +134,11 @@ def stored_study(root: Path, study: str) -> optuna.Study:
 @pytest.fixture()
 def stored() -> Callable[[Path, str], optuna.Study]:
     return stored_study
+
+
+@pytest.fixture(autouse=True)
+def whole_budgets(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In-process runs use their whole trial budgets (the tests count trials on small shapes,
+    which reach their bounds in a few), unless the test is marked `stops_at_bound`."""
+    if request.node.get_closest_marker("stops_at_bound") is None:
+        monkeypatch.setattr("autotune.run.optimise.proven_bound", lambda search: None)
