@@ -27,7 +27,9 @@ import optuna
 from optuna.study import MaxTrialsCallback
 from optuna.trial import FrozenTrial, TrialState
 
+from autotune.errors import StorageError
 from autotune.interrupt import STOP
+from autotune.storage.journal import WRITE_FAILURES, write_failure
 from autotune.storage.locations import open_store
 from autotune.storage.stores import OWNER_ATTR
 
@@ -199,6 +201,18 @@ class SharedStudy:
         improve); Ctrl-C (STOP) ends it after the trial in flight."""
         if finished_count(study) >= target or (enough is not None and enough(study)):
             return
+        with _storage_faults():
+            self._optimize(study, objective, target, timeout, progress, enough)
+
+    def _optimize(
+        self,
+        study: optuna.Study,
+        objective: Callable[[optuna.Trial], float | Sequence[float]],
+        target: int,
+        timeout: float | None,
+        progress: bool,
+        enough: Callable[[optuna.Study], bool] | None,
+    ) -> None:
         if self.shared:
             self._run_budget(study, objective, target, timeout, progress, enough)
             return
@@ -264,6 +278,24 @@ class SharedStudy:
 def finished_count(study: optuna.Study) -> int:
     # A FAILed trial (a worker died; the heartbeat retries it) does not consume the budget.
     return len(study.get_trials(deepcopy=False, states=DONE))
+
+
+@contextlib.contextmanager
+def _storage_faults() -> Iterator[None]:
+    """A journal that could not be written (a full disk) as one line naming it: Optuna, marking
+    the trial failed on the same disk, ends in an error of its own. The trials completed before
+    stay in the journal (a failed append is cut back to the last whole record)."""
+    WRITE_FAILURES.clear()
+    try:
+        yield
+    except Exception:
+        failed = write_failure()
+        if failed is None:
+            raise
+        path, error = failed
+        raise StorageError(
+            f"cannot write {path}: {error.strerror or error}; the trials completed before are kept"
+        ) from None
 
 
 def _stop_if_requested(study: optuna.Study, _trial: FrozenTrial) -> None:
