@@ -130,7 +130,7 @@ class TuneResult:
 def tune(
     shape: Shape | str | None = None,
     *,
-    oracle: str = "ga1",
+    oracle: str | None = None,
     machine: Any = None,
     trials: int | None = None,
     sampler: str = "guided",
@@ -143,8 +143,10 @@ def tune(
     """Search schedules for one product (`shape`, e.g. "128x128x128", A is M x K and B is K x N)
     or, with `workload=FILE`, for each GEMM of a workload, and return the verified leaderboard.
 
-    `machine` is the oracle's machine (KEY=VALUE text such as "slots=16,dma_setup=8", a mapping
-    or a machine object; None: the oracle's default). `trials` counts the seeded baseline
+    `oracle` is the cost model (None: GA-1, or with `arch` the systolic oracle). `machine` is
+    the oracle's machine (KEY=VALUE text such as "slots=16,dma_setup=8", a mapping or a machine
+    object; None: the oracle's default). `arch` is a systolic machine with its memory system: a
+    bundled architecture's name or a file, changed by `machine`'s KEY=VALUE overrides. `trials` counts the seeded baseline
     (None: 1000 for one product, 40 per GEMM of a workload or for a co-design). Studies live in
     `storage` (None: a journal per study under `results`; ":memory:" keeps nothing), and
     resume when run again with the same settings. Other settings, by the plan's names: `workload`,

@@ -260,6 +260,14 @@ SETTINGS: dict[str, Setting] = _setting(
         metavar="KEY=VALUE[,KEY=VALUE...]",
     ),
     Setting(
+        "arch",
+        "--arch",
+        "a systolic machine with its memory system: a bundled architecture's name "
+        "(python -m autotune archs lists them), an architecture file (TOML), or a SCALE-Sim "
+        ".cfg file",
+        metavar="NAME|FILE",
+    ),
+    Setting(
         "slots",
         "--slots",
         "GA-1 scratchpad tile slots (default 64; the same as {machine} slots=N)",

@@ -14,6 +14,7 @@ SPACE_MODULES: dict[str, str] = {
     "strips": "search_spaces.strips",
     "delayed": "search_spaces.delayed",
     "systolic": "search_spaces.systolic",
+    "systolic-blocked": "search_spaces.systolic_blocked",
 }
 # The delayed space holds the general and strip orders with every store delay, the undelayed
 # among them, so the default searches it in place of the plain two.

@@ -20,9 +20,12 @@ from dataclasses import dataclass
 from importlib import import_module
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 
 from workloads.model import Workload, WorkloadError
+
+if TYPE_CHECKING:
+    from workloads.graph import Graph
 
 GROUP = "autotune.workloads"
 BUILT_IN = {
@@ -48,6 +51,8 @@ class WorkloadFormat:
     # Claims a file among the formats of its suffix by its content; None: the suffix's default.
     sniff: Callable[[Path], bool] | None = None
     takes_input_shapes: bool = False  # a model with inputs whose shapes can be given
+    # (path, input shapes) -> the network graph; None: the GEMMs read as a graph of GEMMs
+    read_graph: Callable[[Path, Mapping[str, tuple[int, ...]] | None], Graph] | None = None
 
 
 @functools.lru_cache(maxsize=1)
@@ -96,6 +101,12 @@ def bundled_workloads() -> dict[str, Path]:
     return {p.stem: p for p in sorted(BUNDLED.iterdir()) if p.suffix in readable}
 
 
+def _graph_names() -> list[str]:
+    from workloads import networks
+
+    return list(networks.NETWORKS)
+
+
 def resolve_workload(path: str | Path) -> Path:
     """A file path, or the bundled workload of that name (`resnet50`)."""
     path = Path(path)
@@ -105,7 +116,7 @@ def resolve_workload(path: str | Path) -> Path:
             return bundled[path.name]
         raise WorkloadError(
             f"workload {path}: no such file, and no bundled workload of that name "
-            f"(bundled: {', '.join(bundled)})"
+            f"(bundled: {', '.join(bundled)}; built as graphs: {', '.join(_graph_names())})"
         )
     return path
 
@@ -115,7 +126,15 @@ def load_workload(
 ) -> Workload:
     """Read and validate a workload file of any installed format, or a bundled network by name;
     WorkloadError with a one-line reason. `input_shapes` fixes a model's input shapes by input
-    name (for the formats that take them)."""
+    name (for the formats that take them). A network built as a graph (workloads.networks) and
+    not bundled as a GEMM list gives its graph's GEMMs, its settings at their defaults."""
+    if isinstance(path, str) and path not in bundled_workloads() and not Path(path).exists():
+        from workloads import networks
+
+        if path in networks.NETWORKS:
+            from workloads.network import gemm_workload
+
+            return gemm_workload(networks.build(path))
     path = resolve_workload(path)
     if path.suffix.lower() not in suffixes():
         format_of(path)  # the unknown format, named

@@ -341,7 +341,7 @@ class _Walk:
         op = node.op_type
         attrs = {a.name: self.onnx.helper.get_attribute_value(a) for a in node.attribute}
         try:
-            product = self._lower(node, name, op, attrs)
+            product = self.lower(node, name, op, attrs)
         except onnx_ops.NotAProduct as exc:
             self.unlowered[f"{op} ({exc})"] += 1
             return
@@ -355,7 +355,7 @@ class _Walk:
             LayerGemm(printable(name, None), product.m, product.k, product.n, product.weight, op)
         )
 
-    def _lower(self, node: Any, name: str, op: str, attrs: dict[str, Any]) -> onnx_ops.Product:
+    def lower(self, node: Any, name: str, op: str, attrs: dict[str, Any]) -> onnx_ops.Product:
         if op in MATMULS:
             i, j = MATMULS[op]
             return onnx_ops.matmul(self._dims(node, i, name), self._dims(node, j, name))
@@ -430,8 +430,9 @@ def _inner_products(node: Any) -> int:
     return count
 
 
-def read_onnx(path: Path, input_shapes: Mapping[str, tuple[int, ...]] | None = None) -> Workload:
-    """An ONNX model's matrix products as a workload; WorkloadError with a one-line reason."""
+def prepared(path: Path, input_shapes: Mapping[str, tuple[int, ...]] | None) -> tuple[Any, Any]:
+    """The onnx module and the model, checked, its functions inlined, its input shapes fixed
+    and every tensor's shape inferred; WorkloadError with a one-line reason."""
     onnx = _onnx()
     model = _load(onnx, path)
     if model.functions:  # model-local functions: their bodies hold ops too
@@ -444,6 +445,12 @@ def read_onnx(path: Path, input_shapes: Mapping[str, tuple[int, ...]] | None = N
     _check_equations(onnx, model.graph, path)
     inferred = _infer(onnx, model, path)
     _check_operand_types(onnx, inferred.graph, path)
+    return onnx, inferred
+
+
+def read_onnx(path: Path, input_shapes: Mapping[str, tuple[int, ...]] | None = None) -> Workload:
+    """An ONNX model's matrix products as a workload; WorkloadError with a one-line reason."""
+    onnx, inferred = prepared(path, input_shapes)
     walk = _Walk(onnx, _shapes(inferred.graph), path)
     walk.run(inferred.graph)
     warnings = []
@@ -468,6 +475,18 @@ def read_onnx(path: Path, input_shapes: Mapping[str, tuple[int, ...]] | None = N
     return validate_workload(workload, where)
 
 
+def _read_graph(path: Path, input_shapes: Mapping[str, tuple[int, ...]] | None) -> Any:
+    from workloads.onnx_network import read_onnx_graph
+
+    return read_onnx_graph(path, input_shapes)
+
+
 FORMAT = WorkloadFormat(
-    "onnx", (".onnx",), read_onnx, "ONNX", "an ONNX model", takes_input_shapes=True
+    "onnx",
+    (".onnx",),
+    read_onnx,
+    "ONNX",
+    "an ONNX model",
+    takes_input_shapes=True,
+    read_graph=_read_graph,
 )

@@ -56,7 +56,9 @@ def _command_modules() -> list:
         "tile_model",
         "plot",
         "gemms",
+        "archs",
         "optimum",
+        "ops",
     ]
     modules = []
     for name in names:

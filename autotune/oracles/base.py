@@ -74,6 +74,15 @@ class Oracle(ABC):
         parameters are its machine."""
         return dict(machine.as_dict())
 
+    def for_machine(self, machine: Any) -> Oracle:
+        """This oracle as it runs on `machine`: a copy where what it can do depends on the
+        machine (the plan asks its capabilities of this)."""
+        return self
+
+    def objectives_of(self, machine: Any) -> tuple[str, ...]:
+        """The objectives a run on `machine` optimises when none are given."""
+        return tuple(self.default_objectives)
+
     def tile_edge(self, machine: Any) -> int:
         """The tile edge that shapes are counted in when families declare their domains."""
         return 1

@@ -18,6 +18,8 @@ needs it asks with one call, `oracle.capability(Kind)`, which gives the capabili
 | Notes | what a user should know about a shape before tuning it | the plan stage |
 | MachineSearch | machine parameters searched (with schedules, or a co-design) | the plan, co-design |
 | ImportedSchedules | families of schedules imported whole into a study | rebuilding, optimum --enqueue |
+| Architectures | machines described by architecture files (bundled by name, or a file) | the plan (arch), `archs` |
+| Operations (autotune.oracles.operations) | a network's operations besides GEMMs, timed | ops --oracle, the network report |
 """
 
 from __future__ import annotations
@@ -368,3 +370,19 @@ class ImportedSchedules(ABC):
     def with_study_folder(self: Copy, folder: Path | None) -> Copy:
         """This oracle rebuilding the imported schedules of the study in `folder` (a copy)."""
         return _copy_with(self, study_folder=folder)
+
+
+# --- machines from architecture files ------------------------------------------------------------
+
+
+class Architectures(ABC):
+    """Machines described by architecture files: bundled ones by name, or a file."""
+
+    @abstractmethod
+    def architectures(self) -> tuple[str, ...]:
+        """The bundled architectures' names."""
+
+    @abstractmethod
+    def arch_machine(self, arch: str, machine: str = "") -> Any:
+        """The machine of architecture `arch` (a bundled name or a file) with the `KEY=VALUE`
+        overrides of `machine`; a ValueError naming the key when it is malformed."""

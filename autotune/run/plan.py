@@ -84,7 +84,7 @@ class RunPlan:
         at most `max_products` in full (where it has those capabilities)."""
         return configured(
             oracles.get(self.oracle), technology=self.technology, full_limit=self.max_products
-        )
+        ).for_machine(self.machine)
 
     def objective_measures(self) -> tuple[Measure, ...]:
         """The objectives' declarations, from the oracle's measures."""
@@ -137,7 +137,18 @@ class RunPlan:
                 f"the {oracle.name} oracle tunes one product at a time, not a workload",
                 setting="workload",
             )
-        if self.search_machine and oracle.capability(MachineSearch) is None:
+        searcher = oracle.capability(MachineSearch)
+        if self.codesign and searcher is not None and not searcher.codesign_oracle:
+            raise PlanError(
+                Text(
+                    f"the {oracle.name} oracle searches this machine with the schedules of one "
+                    "product: ",
+                    ref("search_machine"),
+                    " takes a shape here, not a workload",
+                ),
+                setting="search_machine",
+            )
+        if self.search_machine and searcher is None:
             raise PlanError(
                 Text(
                     f"the {oracle.name} oracle searches its machine itself: ",

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 from autotune import oracles
 from autotune import settings as declared
 from autotune.errors import PlanError, SettingTypeError, Text, ref
-from autotune.oracles.capabilities import MachineSearch
+from autotune.oracles.capabilities import Architectures, MachineSearch
 from autotune.settings import DEFAULT_TRIALS, SHORT_TRIALS  # noqa: F401 - the run's defaults, also here
 from simcore.shape import Shape, ShapeError, parse_shape
 from workloads import (
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 # The plan's fields that `plan_of` takes in another form, or that the run sets itself (the
 # sampler's encoding); every other field of RunPlan is a setting given as it is stored.
 _GIVEN = frozenset(
-    {"workload", "oracle", "machine", "spaces", "objectives", "pe_budget", "input_shapes"}
+    {"workload", "oracle", "machine", "arch", "spaces", "objectives", "pe_budget", "input_shapes"}
 )
 _NOT_PLAIN = _GIVEN | {"single", "encoding"}
 
@@ -44,8 +44,9 @@ def plan_of(
     shape: Shape | str | None = None,
     *,
     workload: str | Path | Workload | None = None,
-    oracle: str = oracles.DEFAULT_ORACLE,
+    oracle: str | None = None,
     machine: Any = None,
+    arch: str | os.PathLike[str] | None = None,
     spaces: str | Sequence[str] | None = None,
     objectives: str | Sequence[str] | None = None,
     pe_budget: int | None = None,
@@ -55,7 +56,9 @@ def plan_of(
     """The plan of one product (`shape`) or of a `workload` (a file of any installed format,
     workloads.formats: TOML, CSV, a SCALE-Sim topology, an ONNX model...; a bundled network's name;
     or a `Workload`; `input_shapes` fixes an ONNX model's dynamic input shapes by input name). `machine` is the oracle's machine, `KEY=VALUE,...` text or a mapping of its
-    keys (None: the oracle's default); `spaces` and `objectives` are comma-separated names or
+    keys (None: the oracle's default); `arch` a machine with its memory system, a bundled
+    architecture's name or a file, which `machine`'s KEY=VALUE overrides change (it implies the
+    oracle that takes architectures when `oracle` is None, the default GA-1 otherwise); `spaces` and `objectives` are comma-separated names or
     sequences of names (None: the oracle's defaults). `pe_budget` is the systolic oracle's
     budget of processing elements, or a co-design's most MACs per cycle. `technology` is an
     energy and area table (a TOML file, or a `simcore.energy.Technology`; None: the shipped
@@ -71,11 +74,11 @@ def plan_of(
     for name, value in {**settings, "pe_budget": pe_budget}.items():
         if name in declared.SETTINGS and not isinstance(value, (str, os.PathLike)):
             declared.check(name, value)  # as the command line's flag takes it
-    found = oracles.get(oracle)
+    found = oracle_for(oracle, arch)
     # An oracle that searches machines takes pe_budget as a co-design's setting (most MACs per
     # cycle); for any other it is a parameter of its machine (`machine pe_budget=N`).
     codesign_budget = pe_budget is not None and found.capability(MachineSearch) is not None
-    the_machine = machine_of(found, machine, pe_budget=None if codesign_budget else pe_budget)
+    the_machine = machine_of(found, machine, arch, pe_budget=None if codesign_budget else pe_budget)
     if codesign_budget:
         if shape is not None or not settings.get("search_machine"):
             raise PlanError(
@@ -92,7 +95,10 @@ def plan_of(
         oracle=found.name,
         spaces=_spaces(spaces),
         objectives=_objectives(
-            objectives, found, workload is not None and not settings.get("search_machine")
+            objectives,
+            found,
+            the_machine,
+            workload is not None and not settings.get("search_machine"),
         ),
     )
     if isinstance(settings.get("technology"), (str, os.PathLike)):
@@ -148,10 +154,36 @@ def option_names() -> frozenset[str]:
     return frozenset(f.name for f in dataclasses.fields(RunOptions)) - {"trials", "results"}
 
 
-def machine_of(oracle: Oracle, machine: Any = None, **keys: int | None) -> Any:
+def oracle_for(name: str | None, arch: str | os.PathLike[str] | None = None) -> Oracle:
+    """The oracle `name`; None: the first installed one that takes architectures when `arch`
+    is given, else the default. PlanError for an oracle that takes no architecture."""
+    if name is None and arch is not None:
+        for candidate in oracles.names():
+            if oracles.get(candidate).capability(Architectures) is not None:
+                return oracles.get(candidate)
+    found = oracles.get(name or oracles.DEFAULT_ORACLE)
+    if arch is not None and found.capability(Architectures) is None:
+        raise PlanError(
+            Text(
+                ref("arch"),
+                f" describes a systolic machine with its memory: the {found.name} oracle takes "
+                "no architecture",
+            ),
+            setting="arch",
+        )
+    return found
+
+
+def machine_of(
+    oracle: Oracle,
+    machine: Any = None,
+    arch: str | os.PathLike[str] | None = None,
+    **keys: int | None,
+) -> Any:
     """The oracle's machine of `machine`: None (its default), `KEY=VALUE,...` text, a mapping
     of its keys, or a machine of its own; each of `keys` that is not None sets that machine
-    parameter, and one given both ways with two values is an error."""
+    parameter, and one given both ways with two values is an error. With `arch`, the machine
+    of that architecture, changed by the KEY=VALUE overrides of `machine`."""
     wanted = {key: value for key, value in keys.items() if value is not None}
     if (
         machine is not None
@@ -185,9 +217,30 @@ def machine_of(oracle: Oracle, machine: Any = None, **keys: int | None) -> Any:
         if key not in given:
             items.append(f"{key}={value}")
     if machine is not None and not isinstance(machine, (str, Mapping)):
+        if arch is not None:
+            raise PlanError(Text("give a machine or ", ref("arch"), ", not both"), setting="arch")
         return machine
+    if arch is not None:
+        return _arch_machine(oracle, str(arch), ",".join(items))
     try:
         return oracle.parse_machine(",".join(items))
+    except ValueError as exc:
+        raise PlanError(str(exc), setting="machine") from None
+
+
+def _arch_machine(oracle: Oracle, arch: str, overrides: str) -> Any:
+    """The architecture alone first (a fault of the file names `arch`), then its overrides (a
+    fault of theirs names `machine`)."""
+    maker = oracle.capability(Architectures)
+    assert maker is not None  # oracle_for chose an oracle that takes architectures
+    try:
+        found = maker.arch_machine(arch)
+    except ValueError as exc:
+        raise PlanError(str(exc), setting="arch") from None
+    if not overrides:
+        return found
+    try:
+        return maker.arch_machine(arch, overrides)
     except ValueError as exc:
         raise PlanError(str(exc), setting="machine") from None
 
@@ -250,11 +303,11 @@ def _spaces(spaces: str | Sequence[str] | None) -> str:
 
 
 def _objectives(
-    objectives: str | Sequence[str] | None, oracle: Oracle, per_gemm: bool = False
+    objectives: str | Sequence[str] | None, oracle: Oracle, machine: Any, per_gemm: bool = False
 ) -> tuple[str, ...]:
     if objectives is None:
         # A workload tuned GEMM by GEMM ranks each GEMM by cycles alone (its summary adds them up).
-        return ("cycles",) if per_gemm else tuple(oracle.default_objectives)
+        return ("cycles",) if per_gemm else oracle.objectives_of(machine)
     names = objectives.split(",") if isinstance(objectives, str) else list(objectives)
     found = tuple(name.strip() for name in names if name.strip())
     if not found:

@@ -46,7 +46,8 @@ class Donor:
 
 def distance(shape: Shape, machine: Any, other_shape: Shape, other: Any, oracle: Oracle) -> float:
     """Doublings between two problems: of each tile count, and of each machine parameter (the
-    slots weighted by SLOT_WEIGHT)."""
+    slots weighted by SLOT_WEIGHT); machines that differ in a value that is not a number (an
+    architecture) are not near."""
     ours, theirs = (
         shape.tiles(oracle.tile_edge(machine)),
         other_shape.tiles(oracle.tile_edge(other)),
@@ -54,8 +55,13 @@ def distance(shape: Shape, machine: Any, other_shape: Shape, other: Any, oracle:
     total = sum(abs(math.log2(a / b)) for a, b in zip(ours, theirs))
     mine, yours = machine.as_dict(), other.as_dict()
     for name, value in mine.items():
+        their = yours.get(name, value)
+        if not all(isinstance(v, (int, float)) for v in (value, their)):
+            if value != their:
+                return math.inf
+            continue
         weight = SLOT_WEIGHT if name == "slots" else 1.0
-        total += weight * abs(math.log2(max(value, 1) / max(yours.get(name, value), 1)))
+        total += weight * abs(math.log2(max(value, 1) / max(their, 1)))
     return total
 
 

@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from autotune import oracles
 from autotune.cli.args import (
     add_setting,
     add_settings,
@@ -19,7 +18,7 @@ from autotune.cli.args import (
 from autotune.cli.errors import UsageError
 from autotune.cli.limits import say
 from autotune.cli.workloads import check_input_shape, load
-from autotune.run.resolve import options_of, plan_of
+from autotune.run.resolve import options_of, oracle_for, plan_of
 
 if TYPE_CHECKING:
     from autotune.run.pipeline import Outcome
@@ -42,7 +41,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     given = parser.add_mutually_exclusive_group()
     add_setting(given, "shape")
     add_setting(given, "workload")
-    add_settings(parser, "input_shapes", "slots", "machine", "trials", "timeout", "sampler")
+    add_settings(parser, "input_shapes", "slots", "machine", "arch", "trials", "timeout")
+    add_setting(parser, "sampler")
     add_settings(parser, "seed", "allow_sampler_change", "starts", "transfer", "spaces", "study")
     add_setting(parser, "all_trials")
     add_settings(parser, "storage", "results", "workers")
@@ -65,14 +65,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
-def oracle_name(args: argparse.Namespace) -> str:
+def oracle_name(args: argparse.Namespace) -> str | None:
+    """The oracle given (None: none given)."""
     if args.target is not None:
         print("autotune: warning: --target is deprecated: use --oracle", file=sys.stderr)
         if args.oracle is not None and args.oracle != args.target:
             raise UsageError(
                 f"--oracle {args.oracle} and --target {args.target} disagree: give --oracle alone"
             )
-    return str(args.oracle or args.target or oracles.DEFAULT_ORACLE)
+    return args.oracle or args.target  # type: ignore[no-any-return]
 
 
 def build_plan(args: argparse.Namespace) -> RunPlan:
@@ -82,7 +83,7 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
         raise UsageError("give --shape MxKxN (one product) or --workload FILE (several)")
     check_input_shape(args.input_shape, args.workload)
     shape = shape_arg(args.shape) if args.shape is not None else None  # before the oracle loads
-    oracle = oracles.get(oracle_name(args))
+    oracle = oracle_for(oracle_name(args), args.arch)
     machine = machine_flags(
         oracle, args.machine, slots=args.slots, max_hbm_words=args.max_hbm_words
     )
@@ -92,6 +93,7 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
         workload=workload,
         oracle=oracle.name,
         machine=machine,
+        arch=args.arch,
         spaces=args.space,
         objectives=args.objectives,
         pe_budget=args.pe_budget,

@@ -29,6 +29,7 @@ from autotune.oracles.capabilities import (
 from autotune.oracles.ga1 import machines
 from autotune.oracles.ga1.measures import MEASURES, TABLE_COLUMNS
 from autotune.oracles.ga1.sizes import GA1SizeGuard, chapter_best, largest_counts, padding_note
+from autotune.oracles.operations import Operations, OperationTime
 from search_spaces.base import EXACT, MODEL, SCALED, Family, GA1Family, Verdict
 from search_spaces.domains import Point
 from search_spaces.registry import DEFAULT_SPACES, find_family
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from simcore.energy import Cost
     from simcore.ga1.program import Program
     from simcore.ga1.timing import Timing
+    from workloads.graph import Operation as GraphOperation
 
 DEFAULT_SLOTS = 64  # the scratchpad of the main job (the chapter's larger machine)
 TIMELINE_SPANS = 4096  # per row of a timeline: a picture shows no more
@@ -65,6 +67,7 @@ class GA1Oracle(
     Notes,
     MachineSearch,
     ImportedSchedules,
+    Operations,
 ):
     name = "ga1"
     description = "the GA-1 cycle simulator: DMA, scratchpad slots and a tile matrix unit"
@@ -290,6 +293,18 @@ class GA1Oracle(
 
     def reference(self, shape: Shape, machine: Machine) -> tuple[int, str] | None:
         return chapter_best(shape, machine)
+
+    # --- a network's other operations (autotune/oracles/ga1/operations.py) ----------------------
+
+    def supports(self, operation: GraphOperation) -> bool:
+        from autotune.oracles.ga1 import operations
+
+        return operations.supports(operation)
+
+    def time_operation(self, operation: GraphOperation, machine: Machine) -> OperationTime:
+        from autotune.oracles.ga1 import operations
+
+        return operations.time_operation(operation, machine, self.tech())
 
     def notes(self, shape: Shape, machine: Machine) -> list[str]:
         note = padding_note(shape, machine)

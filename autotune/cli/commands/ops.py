@@ -1,0 +1,216 @@
+"""`autotune ops FILE|NAME`: every operation of a network graph (workloads.graph): kind,
+dimensions, MACs or elements, and which installed oracles time it; with `--oracle`, the
+end-to-end report of that oracle (autotune.results.network) and, with `--chart`, its PNG."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Mapping
+
+from autotune.cli.errors import UsageError
+from autotune.cli.workloads import add_input_shape, parse_input_shapes
+from workloads.graph import Graph, Operation
+
+if TYPE_CHECKING:
+    from autotune.oracles.base import Oracle
+
+HELP = "list a network's operations (or, with --oracle, time every one of them)"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("ops", help=HELP, description=HELP + ".")
+    parser.add_argument(
+        "workload",
+        metavar="FILE|NAME",
+        help="a workload file (ONNX models as graphs; GEMM lists as graphs of GEMMs) or a "
+        "bundled network: gpt2, bert_base, llama2_7b, resnet50, mobilenet_v2",
+    )
+    add_input_shape(parser)
+    parser.add_argument("--phase", choices=("prefill", "decode"), help="a decoder's phase")
+    parser.add_argument("--seq", type=int, metavar="N", help="prompt or context length")
+    parser.add_argument("--batch", type=int, metavar="B", help="sequences (or images) at once")
+    parser.add_argument("--oracle", metavar="NAME", help="time every operation on this oracle")
+    parser.add_argument("--machine", metavar="KEY=VALUE,...", help="the oracle's machine")
+    parser.add_argument("--chart", type=Path, metavar="PNG", help="with --oracle: the chart")
+    parser.add_argument(
+        "--tuned",
+        type=Path,
+        metavar="DIR",
+        help="with --oracle: take the products' schedules from a tune run of the same machine "
+        "(its folder, holding workload.parquet)",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(run=run)
+
+
+def _graph(args: argparse.Namespace) -> Graph:
+    from workloads import DynamicShapeError, WorkloadError
+    from workloads.network import load_graph
+    from workloads.networks import NETWORKS, settings
+
+    options = {k: getattr(args, k) for k in ("phase", "seq", "batch") if getattr(args, k)}
+    for key in ("seq", "batch"):
+        if getattr(args, key) is not None and getattr(args, key) < 1:
+            raise UsageError(f"--{key} must be a positive integer, got {getattr(args, key)}")
+    if options:
+        if args.workload not in NETWORKS:
+            raise UsageError(
+                f"--{next(iter(options))} applies to a bundled network ({', '.join(NETWORKS)})"
+            )
+        takes = settings(args.workload)
+        for key in options:
+            if key not in takes:
+                flags = ", ".join(f"--{k}" for k in takes)
+                raise UsageError(f"--{key}: network {args.workload} takes {flags} only")
+    try:
+        return load_graph(args.workload, parse_input_shapes(args.input_shape) or None, **options)
+    except DynamicShapeError as exc:
+        example = "x".join(str(d or 1) for d in exc.dims) or "1x3x224x224"
+        raise UsageError(f"{exc} (--input-shape {exc.input_name}={example})") from None
+    except WorkloadError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _timed_by(op: Operation, oracles: Mapping[str, Oracle]) -> str:
+    from autotune.oracles.operations import is_free, timed_by
+
+    if is_free(op):
+        return "free (no word moves)"
+    names = [name for name, oracle in oracles.items() if timed_by(oracle, op)]
+    return ", ".join(names) if names else "untimed"
+
+
+def _listing(graph: Graph) -> dict[str, object]:
+    from autotune.oracles import get, names
+
+    oracles = {name: get(name) for name in names()}
+    ops = [
+        {
+            "name": op.name,
+            "kind": op.kind,
+            "block": op.block,
+            "dims": list(op.dims),
+            "count": op.count,
+            "macs": op.macs,
+            "elements": op.elements,
+            "layers": list(op.layers),
+            "source": op.source,
+            "options": dict(op.options),
+            "timed_by": _timed_by(op, oracles),
+        }
+        for op in graph.operations
+    ]
+    untimed = [o["name"] for o in ops if o["timed_by"] == "untimed"]
+    return {
+        "network": graph.name,
+        "provenance": graph.provenance,
+        "counts": graph.counts(),
+        "macs": graph.macs,
+        "elements": graph.elements,
+        "operations": ops,
+        "untimed": untimed,
+    }
+
+
+def _format_listing(listing: dict[str, object]) -> str:
+    lines = [str(listing["network"])]
+    lines += [f"  {listing['provenance']}", ""] if listing["provenance"] else [""]
+    lines.append(
+        f"{'operation':<40} {'kind':<11} {'dims':<22} {'count':>5} {'MACs':>16} "
+        f"{'elements':>12}  timed by"
+    )
+    for op in listing["operations"]:  # type: ignore[attr-defined]
+        dims = "x".join(map(str, op["dims"])) or "-"
+        lines.append(
+            f"{op['name'][:40]:<40} {op['kind']:<11} {dims[:22]:<22} {op['count']:>5} "
+            f"{op['macs']:>16,} {op['elements']:>12,}  {op['timed_by']}"
+        )
+    counts = ", ".join(f"{n} {k}" for k, n in listing["counts"].items())  # type: ignore[attr-defined]
+    lines += ["", f"operations (counts applied): {counts}", f"MACs: {listing['macs']:,}"]
+    untimed = listing["untimed"]
+    lines.append(
+        f"untimed by every installed oracle: {', '.join(untimed)}" if untimed else "untimed: none"  # type: ignore[arg-type]
+    )
+    return "\n".join(lines)
+
+
+def _report(graph: Graph, args: argparse.Namespace) -> int:
+    from autotune.oracles import get
+    from autotune.oracles.operations import Operations
+    from autotune.results import network
+
+    oracle = get(args.oracle)
+    if oracle.capability(Operations) is None and not args.tuned:
+        raise UsageError(
+            f"--oracle {args.oracle} times GEMMs in tune runs only: give --tuned DIR, a tune "
+            "run of this network's GEMMs (its other operations are reported untimed)"
+        )
+    try:
+        machine = oracle.parse_machine(args.machine) if args.machine else oracle.default_machine()
+    except ValueError as exc:
+        raise UsageError(f"--machine {args.machine}: {exc}") from None
+    tuned = _tuned(args, machine) if args.tuned else None
+    rows = network.time_graph(graph, oracle, machine, tuned)
+    described = oracle.describe_machine(machine)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    **network.summary(graph, rows),
+                    "oracle": args.oracle,
+                    "machine": described,
+                    "operations": network.operation_rows(rows),
+                    "blocks": network.block_rows(rows),
+                }
+            )
+        )
+    else:
+        print(network.format_report(graph, rows, args.oracle, described))
+    if args.chart:
+        network.chart_png(rows, f"{graph.name} on {args.oracle}", args.chart)
+    return 0
+
+
+def _tuned(args: argparse.Namespace, machine: object) -> dict:
+    from autotune.errors import ResultsError
+    from autotune.results import network, tables
+
+    path = args.tuned / "workload.parquet" if args.tuned.is_dir() else args.tuned
+    if not path.is_file():
+        raise UsageError(
+            f"--tuned {args.tuned}: no workload.parquet (a tune --workload run's folder)"
+        )
+    try:
+        frame, metadata = tables.read(path)
+    except ResultsError as exc:
+        raise UsageError(f"--tuned {args.tuned}: {exc}") from None
+    if metadata.get("oracle") != args.oracle:
+        raise UsageError(
+            f"--tuned {args.tuned}: tuned on oracle {metadata.get('oracle')!r}, not {args.oracle!r}"
+        )
+    ran = metadata.get("machine")
+    here = getattr(machine, "as_dict", lambda: None)()
+    if not isinstance(ran, dict) or ran != here:
+        known, wanted = (ran if isinstance(ran, dict) else {}), (here or {})
+        differ = ", ".join(f"{k}={known.get(k)}" for k in wanted if known.get(k) != wanted[k])
+        raise UsageError(
+            f"--tuned {args.tuned}: tuned on another machine ({differ}); give --machine"
+        )
+    return network.tuned_products(frame)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.chart and not args.oracle:
+        raise UsageError("--chart draws the --oracle report: give --oracle NAME")
+    if args.tuned and not args.oracle:
+        raise UsageError("--tuned applies to the --oracle report: give --oracle NAME")
+    if args.machine and not args.oracle:
+        raise UsageError("--machine applies to the --oracle report: give --oracle NAME")
+    graph = _graph(args)
+    if args.oracle:
+        return _report(graph, args)
+    listing = _listing(graph)
+    print(json.dumps(listing) if args.json else _format_listing(listing))
+    return 0
