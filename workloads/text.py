@@ -66,7 +66,7 @@ def _gemm(entry: dict[str, object], where: str) -> Gemm:
     unknown = sorted(set(entry) - set(CSV_HEADER) - set(OPTIONAL_KEYS))
     if unknown:
         raise WorkloadError(
-            f"{where}: unknown key(s) {', '.join(unknown)} "
+            f"{where}: unknown key(s) {clipped(', '.join(unknown))} "
             f"(expected name, shape, weight; optional source, layers)"
         )
     missing = [k for k in CSV_HEADER if entry.get(k) in (None, "")]
@@ -96,7 +96,7 @@ def _toml_entries(text: str, path: Path) -> list[dict[str, object]]:
     extra = sorted(k for k in data if k != "gemm")
     if extra:
         raise WorkloadError(
-            f"workload {path}: unknown table(s) {', '.join(extra)} (expected [[gemm]] entries)"
+            f"workload {path}: unknown table(s) {clipped(', '.join(extra))} (expected [[gemm]] entries)"
         )
     entries = data.get("gemm", [])
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):

@@ -53,9 +53,12 @@ def validate_workload(workload: Workload, source: str) -> Workload:
     return workload
 
 
-def printable(text: str, most: int | None = 80) -> str:
+def printable(text: str | bytes, most: int | None = 80) -> str:
     """A name from a file as a message or a table prints it: control and format characters
-    (a newline, a bidi override) escaped, and at most `most` characters (then an ellipsis)."""
+    (a newline, a bidi override) escaped, and at most `most` characters (then an ellipsis).
+    Bytes (a protobuf string that is not UTF-8) are shown with their bad bytes escaped."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "backslashreplace")
     shown = text if text.isprintable() else repr(text)[1:-1]
     return shown if most is None or len(shown) <= most else shown[: most - 3] + "..."
 
