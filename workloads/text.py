@@ -29,6 +29,7 @@ from workloads.validation import (
     check_name,
     check_weight,
     clipped,
+    printable,
     validate_workload,
 )
 
@@ -90,9 +91,10 @@ def _gemm(entry: dict[str, object], where: str) -> Gemm:
 
 def _toml_entries(text: str, path: Path) -> list[dict[str, object]]:
     try:
-        data = files.parse_toml(text, f"workload {path}")
-    except files.FileError as exc:
-        raise WorkloadError(str(exc)) from None
+        data = files.parse_toml(text, "it")
+    except files.FileError as exc:  # "it: not valid TOML: ..." or a bound passed
+        reason = str(exc).removeprefix("it: ").replace("not valid TOML", "invalid TOML", 1)
+        raise WorkloadError(f"workload {path}: {reason}") from None
     extra = sorted(k for k in data if k != "gemm")
     if extra:
         raise WorkloadError(
@@ -117,7 +119,7 @@ def _csv_entries(text: str, path: Path) -> list[dict[str, object]]:
         raise WorkloadError(
             f"workload {path}: the CSV header must be {','.join(CSV_HEADER)} (or a SCALE-Sim "
             f"topology's: Layer name, IFMAP Height, ... or Layer, M, N, K), got "
-            f"{clipped(','.join(header))}"
+            f"{printable(','.join(repr(cell) for cell in header), 200)}"
         )
     check_count(len(lines) - 1, f"workload {path}")
     entries: list[dict[str, object]] = []

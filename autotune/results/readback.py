@@ -251,7 +251,12 @@ def schedules(path: Path) -> list[dict[str, object]]:
     except AutotuneError as exc:
         raise ResultsError(str(exc), setting="enqueue") from None
     except files.FileError as exc:  # a device, too large, not UTF-8, nested too deep, not JSON
-        raise ResultsError(str(exc), setting="enqueue") from None
+        reason = (
+            str(exc).removeprefix(f"schedule file {path}: ").removeprefix(f"schedule file {path} ")
+        )
+        raise ResultsError(
+            f"schedule file {path}: not a JSON schedule file ({reason})", setting="enqueue"
+        ) from None
     found = data if isinstance(data, list) else [data]
     if not found:
         raise ResultsError(f"schedule file {path} holds no schedule", setting="enqueue")

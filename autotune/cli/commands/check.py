@@ -76,11 +76,10 @@ def load_reference(path: Path, update: bool) -> dict[str, dict]:
     from simcore import files
 
     try:  # a regular file within the limit, UTF-8, JSON nested at most MOST_NESTING deep
-        data = files.parse_json(
-            files.read_text(path, "reference record", REFERENCE_BYTES), f"reference record {path}"
-        )
+        data = files.parse_json(files.read_text(path, "it", REFERENCE_BYTES), "it")
     except files.FileError as exc:
-        raise UsageError(str(exc)) from None
+        reason = str(exc).removeprefix("it: ").removeprefix(f"it {path} ")
+        raise UsageError(f"reference record {path} is unreadable: {reason}") from None
     records = data.get("records") if isinstance(data, dict) else None
     if not isinstance(records, list):
         raise UsageError(
