@@ -3,5 +3,6 @@ from __future__ import annotations
 import sys
 
 from autotune.cli.main import main
+from autotune.interrupt import leave
 
-sys.exit(main(sys.argv[1:]))
+leave(main(sys.argv[1:]))

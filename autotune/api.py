@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
+from autotune.errors import SettingTypeError
 from autotune.record import TrialRecord
 from autotune.run.resolve import option_names, options_of, plan_of
 from simcore.shape import Shape
@@ -172,7 +173,7 @@ def tune(
         sampler=sampler,
         seed=seed,
         storage=storage,
-        results=Path(results),
+        results=results,
         **{"worker_setup": None if verbose else _quiet_worker},
         **{k: v for k, v in settings.items() if k in known},
     )
@@ -193,6 +194,7 @@ def load(
     folder, a study name (found under `results`, or in `storage`), or an Optuna study. A
     study's leaderboard is rebuilt from its storage when the file is missing or holds fewer
     trials than the storage."""
+    _check_load(path_or_study, results, storage)
     if not isinstance(path_or_study, (str, os.PathLike)):
         from autotune.run.rebuild import rebuild
 
@@ -200,6 +202,25 @@ def load(
     from autotune.results.load import load as find
 
     return find(os.fspath(path_or_study), Path(results), storage).frame
+
+
+def _check_load(path_or_study: object, results: object, storage: object) -> None:
+    """load()'s arguments by type, before any work: SettingTypeError (a TypeError) naming one."""
+    import optuna
+
+    if not isinstance(path_or_study, (str, os.PathLike, optuna.Study)):
+        raise SettingTypeError(
+            "load() takes a leaderboard file, a results folder, a study name or an Optuna "
+            f"study, got {type(path_or_study).__name__}"
+        )
+    if not isinstance(results, (str, os.PathLike)):
+        raise SettingTypeError(
+            f"results must be a folder's path, got {type(results).__name__}", setting="results"
+        )
+    if storage is not None and not isinstance(storage, str):
+        raise SettingTypeError(
+            f"storage must be a storage address, got {type(storage).__name__}", setting="storage"
+        )
 
 
 @contextlib.contextmanager

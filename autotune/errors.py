@@ -69,6 +69,14 @@ class PlanError(AutotuneError):
     """A run's settings that no search can honour, or that contradict each other."""
 
 
+class SettingTypeError(PlanError, TypeError):
+    """A setting given a value of the wrong type (the Python API: `trials="10"`, `machine=5`)."""
+
+
+class SettingValueError(PlanError, ValueError):
+    """A setting given a value of the right type outside its range (`workers=0`)."""
+
+
 class StudyError(AutotuneError):
     """A study that cannot be opened, resumed or rebuilt as asked."""
 

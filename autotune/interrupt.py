@@ -34,6 +34,9 @@ class StopRequest:
         self.urgent = False  # the first Ctrl-C interrupts (nothing is left to finish)
         self.count = 0
         self.signum = signal.SIGINT  # the first signal that asked to stop
+        # Set by a command that stopped with nothing left to write: the process may leave
+        # without the interpreter's teardown (seconds, after a solver's or a compiler's state).
+        self.leave_at_once = False
         self._event: Any = None  # a multiprocessing Event shared with worker processes
 
     @property
@@ -46,7 +49,7 @@ class StopRequest:
             self._event.set()
 
     def reset(self) -> None:
-        self._requested = self.forced = self.urgent = False
+        self._requested = self.forced = self.urgent = self.leave_at_once = False
         self.count = 0
         self.signum = signal.SIGINT
 
@@ -154,3 +157,16 @@ def leave_on_terminate() -> None:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, leave)
+
+
+def leave(status: int) -> None:
+    """End the process with `status`: at once (streams flushed, no teardown) when an interrupted
+    command has nothing left to write, else as usual."""
+    if STOP.leave_at_once:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(status)
+    sys.exit(status)

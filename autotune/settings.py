@@ -15,8 +15,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from autotune.errors import PlanError, Text, ref
+from autotune.errors import PlanError, SettingTypeError, SettingValueError, Text, ref
 from autotune.search.sampling import DEFAULT_SAMPLER
+from simcore.shape import parse_int, quoted
 
 _INTEGER = re.compile(r"[+-]?[0-9]+", re.ASCII)
 _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?", re.ASCII)
@@ -33,10 +34,11 @@ MAX_BYTES = float(1 << 50)
 
 
 def strict_int(text: str) -> int:
-    """An integer in ASCII digits (Python's int() also takes other scripts' digits and '1_000')."""
+    """An integer in ASCII digits (Python's int() also takes other scripts' digits and '1_000'),
+    of at most MOST_DIGITS digits (past 4,300 int() fails with a message about Python)."""
     if not _INTEGER.fullmatch(text.strip()):
-        raise ValueError(f"expected an integer, got {text!r}")
-    return int(text)
+        raise ValueError(f"expected an integer, got {quoted(text)}")
+    return parse_int(text, "the number")
 
 
 def strict_float(text: str) -> float:
@@ -70,7 +72,7 @@ def integer(
 
     def check(value: Any) -> None:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError(f"expected an integer, got {value!r}")
+            raise TypeError(f"expected an integer, got {value!r}")
         if between and not low <= value <= high:  # type: ignore[operator]
             raise ValueError(f"must be between {low} and {high} ({named or high}), got {value}")
         if low is not None and value < low:
@@ -84,7 +86,7 @@ def integer(
 
 def _positive_number(value: Any) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"expected a number, got {value!r}")
+        raise TypeError(f"expected a number, got {value!r}")
     if not math.isfinite(value) or value <= 0:
         raise ValueError(f"must be a positive number, got {value}")
 
@@ -117,6 +119,10 @@ PATH = Kind(Path)
 POSITIVE = integer(1)
 NOT_NEGATIVE = integer(0)
 POSITIVE_NUMBER = Kind(strict_float, _positive_number)
+# A trial takes a millisecond at the least: more than this would run for days and fill a
+# journal of a hundred gigabytes, so it is refused before the first.
+MAX_TRIALS = 100_000_000
+TRIALS = integer(1, MAX_TRIALS, "about a day at a millisecond a trial")
 SEED = integer(0, MAX_SEED, "2**32 - 1", between=True)
 CP_SAT_SEED = integer(0, MAX_CP_SAT_SEED, "2**31 - 1", between=True)
 WORKERS = integer(1, MAX_WORKERS, "4 per CPU, at most 256")
@@ -349,7 +355,7 @@ SETTINGS: dict[str, Setting] = _setting(
         metavar="N",
     ),
     # --- how it is run (the options) ---------------------------------------------------------------
-    Setting("trials", "--trials", _trials_help, POSITIVE),
+    Setting("trials", "--trials", _trials_help, TRIALS),
     Setting(
         "more_trials",
         "--more-trials",
@@ -373,6 +379,14 @@ SETTINGS: dict[str, Setting] = _setting(
         "allow_sampler_change",
         "--allow-sampler-change",
         "resume a study with another {sampler} or {seed} (each trial records its own)",
+        FLAG,
+        False,
+    ),
+    Setting(
+        "all_trials",
+        "--all-trials",
+        "run every trial of the budget even once the best equals the proven lower bound (by "
+        "default a study whose only objective is cycles stops there: it cannot improve)",
         FLAG,
         False,
     ),
@@ -434,7 +448,8 @@ SETTINGS: dict[str, Setting] = _setting(
     Setting(
         "max_memory",
         "--max-memory",
-        "refuse work that needs more memory, e.g. 8G (default: half the machine's, at most 16G)",
+        "refuse work whose peak memory, the process's own included, would pass this, e.g. 8G "
+        "(default 1G)",
         BYTES,
         metavar="SIZE",
     ),
@@ -486,14 +501,17 @@ def help_of(setting: Setting) -> str:
 
 
 def check(name: str, value: Any) -> Any:
-    """`value` of setting `name` as the API gives it: PlanError (naming the setting) when its
-    kind refuses it; None is always taken (the default)."""
+    """`value` of setting `name` as the API gives it: SettingTypeError (a TypeError) or
+    SettingValueError (a ValueError), naming the setting, when its kind refuses it; None is
+    always taken (the default)."""
     if value is None:
         return value
     try:
         SETTINGS[name].kind.check(value)
+    except TypeError as exc:
+        raise SettingTypeError(Text(ref(name), f" {exc}"), setting=name) from None
     except ValueError as exc:
-        raise PlanError(Text(ref(name), f" {exc}"), setting=name) from None
+        raise SettingValueError(Text(ref(name), f" {exc}"), setting=name) from None
     return value
 
 

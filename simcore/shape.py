@@ -9,6 +9,12 @@ from dataclasses import dataclass
 # Counts (cycles, multiply-accumulates, words moved) are held as 64-bit integers: in numpy
 # arrays, the compiled engine, Optuna's storage and parquet files.
 COUNT_LIMIT = 2**63 - 1
+# An integer read from text has at most this many digits (leading zeros aside): far past any
+# count (COUNT_LIMIT has 19), and far below Python's own limit on converting digits (4,300).
+MOST_DIGITS = 40
+# Text quoted in an error is cut to this many characters.
+QUOTE_CHARS = 40
+_INTEGER = re.compile(r"[+-]?[0-9]+", re.ASCII)
 
 
 class ShapeError(ValueError):
@@ -46,16 +52,43 @@ class Shape:
         return f"{self.m}x{self.k}x{self.n}"
 
 
+def quoted(text: str) -> str:
+    """`text` for an error message: repr'd, and cut short when long (a line of a file may be
+    megabytes)."""
+    if len(text) <= QUOTE_CHARS:
+        return repr(text)
+    return f"{text[:QUOTE_CHARS]!r}... ({len(text)} characters)"
+
+
+def parse_int(text: str, what: str) -> int:
+    """An integer in ASCII digits with an optional sign, of at most MOST_DIGITS digits: int()
+    alone would take other scripts' digits ('١٢٨') and '1_000', and past 4,300 digits fails
+    with a message about Python. ValueError naming `what` otherwise."""
+    text = text.strip()
+    if not _INTEGER.fullmatch(text):
+        raise ValueError(f"{what} needs an integer, got {quoted(text)}")
+    sign, digits = ("-" if text[0] == "-" else ""), text.lstrip("+-").lstrip("0")
+    if len(digits) > MOST_DIGITS:
+        raise ValueError(f"{what} has {len(digits)} digits, at most {MOST_DIGITS}")
+    return int(sign + (digits or "0"))
+
+
 # ASCII digits only: int() would also take other scripts' digits ('١٢٨') and the regex's \d match them.
 _SHAPE = re.compile(r"^\s*(-?[0-9]+)\s*[xX]\s*(-?[0-9]+)\s*[xX]\s*(-?[0-9]+)\s*$", re.ASCII)
 
 
 def parse_shape(text: str) -> Shape:
-    """'128x128x128' -> Shape(128, 128, 128); clear errors for anything else."""
+    """'128x128x128' -> Shape(128, 128, 128); clear errors for anything else (a dimension of
+    thousands of digits included)."""
     match = _SHAPE.match(text)
     if not match:
-        raise ShapeError(f"malformed shape {text!r}: expected MxKxN, for example 128x128x128")
-    m, k, n = (int(g) for g in match.groups())
+        raise ShapeError(f"malformed shape {quoted(text)}: expected MxKxN, for example 128x128x128")
+    try:
+        m, k, n = (
+            parse_int(g, f"shape dimension {name}") for g, name in zip(match.groups(), "MKN")
+        )
+    except ValueError as exc:
+        raise ShapeError(str(exc)) from None
     return Shape(m, k, n)
 
 

@@ -140,8 +140,10 @@ def load_workload(
         format_of(path)  # the unknown format, named
     if path.is_dir():
         raise WorkloadError(f"workload {path} is a directory, not a file")
-    if not path.is_file():
+    if not path.exists():
         raise WorkloadError(f"workload file {path} not found")
+    if not path.is_file():  # a device or a FIFO: never opened (a FIFO's open would block)
+        raise WorkloadError(f"workload {path} is a device or a FIFO, not a regular file")
     found = format_of(path)
     if input_shapes and not found.takes_input_shapes:
         takers = " and ".join(f.title for f in installed() if f.takes_input_shapes)

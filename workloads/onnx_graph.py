@@ -23,11 +23,17 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Mapping
 
+from simcore.files import FileError, read_bytes
 from workloads import onnx_ops
 from workloads.formats import WorkloadFormat
 from workloads.layers import LayerGemm, count_line, merge
 from workloads.model import DynamicShapeError, Workload, WorkloadError
-from workloads.validation import MAX_DIM, brief, validate_workload
+from workloads.onnx_rules import check_operand_types, check_rules
+from workloads.validation import MAX_DIM, brief, printable, validate_workload
+
+# A model is read whole (protobuf has no streaming reader): weights past this belong in an
+# external data file, which is never read (only shapes matter).
+ONNX_BYTES = 512 << 20
 
 # op -> positions of the two operands among the node's inputs
 MATMULS: dict[str, tuple[int, int]] = {
@@ -54,13 +60,21 @@ def _onnx() -> Any:
 
 
 def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+    """An exception's message as one line of at most about 200 characters."""
+    text = " ".join(str(exc).split())
+    return printable(text, 200) if text else type(exc).__name__
 
 
 def _load(onnx: Any, path: Path) -> Any:
+    """The model, read as at most ONNX_BYTES of a regular file, then checked by ONNX's own
+    checker (single assignment, nodes in order, so no cycle: a node reading its own output, two
+    nodes writing one output)."""
     try:
-        model = onnx.load(str(path), load_external_data=False)
+        data = read_bytes(path, "ONNX model", ONNX_BYTES)
+    except FileError as exc:
+        raise WorkloadError(str(exc)) from None
+    try:
+        model = onnx.load_model_from_string(data)
     except Exception as exc:  # protobuf's DecodeError and whatever onnx raises on a bad file
         raise WorkloadError(
             f"ONNX model {path}: not a readable ONNX file (corrupt or truncated?): "
@@ -68,6 +82,9 @@ def _load(onnx: Any, path: Path) -> Any:
         ) from None
     if model.ir_version == 0 or not model.HasField("graph"):
         raise WorkloadError(f"ONNX model {path}: not an ONNX model (no IR version or no graph)")
+    del data
+    _check_versions(onnx, model, path)
+    check_rules(model, path)
     return model
 
 
@@ -127,7 +144,7 @@ def _check_given(given: dict[str, tuple[int, ...]], path: Path) -> None:
         for size in shape:
             if not 1 <= size <= MAX_DIM:
                 raise WorkloadError(
-                    f"ONNX model {path}: input '{name}': a given dimension must be from 1 to "
+                    f"ONNX model {path}: input '{printable(name)}': a given dimension must be from 1 to "
                     f"{MAX_DIM} (int64), got {brief(size)}"
                 )
 
@@ -142,14 +159,14 @@ def _fix_inputs(graph: Any, given: dict[str, tuple[int, ...]], path: Path) -> No
     if unknown:
         raise WorkloadError(
             f"ONNX model {path}: no input named {', '.join(map(repr, unknown))} "
-            f"(its inputs: {', '.join(i.name for i in inputs) or 'none'})"
+            f"(its inputs: {', '.join(printable(i.name) for i in inputs) or 'none'})"
         )
     for value in inputs:
         if not value.type.HasField("tensor_type"):
             continue
         if value.name not in given and not value.type.tensor_type.HasField("shape"):
             raise DynamicShapeError(
-                f"ONNX model {path}: input '{value.name}' has no shape; its shape must be given",
+                f"ONNX model {path}: input '{printable(value.name)}' has no shape; its shape must be given",
                 value.name,
                 (),
             )
@@ -158,7 +175,7 @@ def _fix_inputs(graph: Any, given: dict[str, tuple[int, ...]], path: Path) -> No
             shape = given[value.name]
             if value.type.tensor_type.HasField("shape") and len(dims) != len(shape):
                 raise WorkloadError(
-                    f"ONNX model {path}: input '{value.name}' has {len(dims)} dimensions, "
+                    f"ONNX model {path}: input '{printable(value.name)}' has {len(dims)} dimensions, "
                     f"{len(shape)} given ({'x'.join(map(str, shape))})"
                 )
             del dims[:]
@@ -179,7 +196,7 @@ def _check_fixed(value: Any, path: Path) -> None:
                 d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None for d in dims
             )
             raise DynamicShapeError(
-                f"ONNX model {path}: input '{value.name}' has a dynamic dimension "
+                f"ONNX model {path}: input '{printable(value.name)}' has a dynamic dimension "
                 f"{index}{label}; its shape must be given",
                 value.name,
                 known,
@@ -242,7 +259,7 @@ class _Walk:
     def _dims(self, node: Any, position: int, name: str) -> tuple[int, ...]:
         tensor = node.input[position] if position < len(node.input) else ""
         dims = self.shapes.get(tensor) if tensor else None
-        where = f"ONNX model {self.path}: {node.op_type} node '{name}'"
+        where = f"ONNX model {self.path}: {node.op_type} node '{printable(name)}'"
         if dims is None:
             raise WorkloadError(
                 f"{where}: the shape of its input '{tensor}' is not known (shape inference "
@@ -272,8 +289,12 @@ class _Walk:
         except ValueError as exc:
             if isinstance(exc, WorkloadError):
                 raise
-            raise WorkloadError(f"ONNX model {self.path}: {op} node '{name}': {exc}") from None
-        self.found.append(LayerGemm(name, product.m, product.k, product.n, product.weight, op))
+            raise WorkloadError(
+                f"ONNX model {self.path}: {op} node '{printable(name)}': {exc}"
+            ) from None
+        self.found.append(
+            LayerGemm(printable(name, None), product.m, product.k, product.n, product.weight, op)
+        )
 
     def lower(self, node: Any, name: str, op: str, attrs: dict[str, Any]) -> onnx_ops.Product:
         if op in MATMULS:
@@ -330,7 +351,9 @@ def _check_equations(onnx: Any, graph: Any, path: Path) -> None:
                 _equation(attrs)
             except ValueError as exc:
                 name = node.name or f"Einsum_{index}"
-                raise WorkloadError(f"ONNX model {path}: Einsum node '{name}': {exc}") from None
+                raise WorkloadError(
+                    f"ONNX model {path}: Einsum node '{printable(name)}': {exc}"
+                ) from None
         for attr in node.attribute:
             for inner in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
                 _check_equations(onnx, inner, path)
@@ -353,7 +376,6 @@ def prepared(path: Path, input_shapes: Mapping[str, tuple[int, ...]] | None) -> 
     and every tensor's shape inferred; WorkloadError with a one-line reason."""
     onnx = _onnx()
     model = _load(onnx, path)
-    _check_versions(onnx, model, path)
     if model.functions:  # model-local functions: their bodies hold ops too
         from onnx.inliner import inline_local_functions
 
@@ -362,7 +384,9 @@ def prepared(path: Path, input_shapes: Mapping[str, tuple[int, ...]] | None) -> 
     _declare_initializers(model.graph)
     _fix_inputs(model.graph, dict(input_shapes or {}), path)
     _check_equations(onnx, model.graph, path)
-    return onnx, _infer(onnx, model, path)
+    inferred = _infer(onnx, model, path)
+    check_operand_types(onnx, inferred.graph, path, PRODUCTS, DEFAULT_DOMAINS)
+    return onnx, inferred
 
 
 def read_onnx(path: Path, input_shapes: Mapping[str, tuple[int, ...]] | None = None) -> Workload:

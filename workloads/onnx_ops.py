@@ -136,6 +136,8 @@ def _check_attributes(attrs: ConvAttributes, spatial: int, kernel: Dims) -> None
     for label, values in (("strides", attrs.strides), ("dilations", attrs.dilations)):
         if any(v < 1 for v in values):
             raise ValueError(f"attribute {label} {list(values)} must be positive")
+    if any(v < 0 for v in attrs.pads):
+        raise ValueError(f"attribute pads {list(attrs.pads)} must not be negative")
     if attrs.kernel_shape and tuple(attrs.kernel_shape) != kernel:
         raise ValueError(
             f"attribute kernel_shape {list(attrs.kernel_shape)} disagrees with the weight's "

@@ -234,8 +234,8 @@ def _sniff(path: Path) -> bool:
     """A .csv is a topology when its header is SCALE-Sim's (an unreadable file is not claimed:
     the CSV reader names what is wrong with it)."""
     try:
-        return is_topology(path.read_text(encoding="utf-8-sig"))
-    except (OSError, UnicodeDecodeError):
+        return is_topology(read_text(path))
+    except WorkloadError:
         return False
 
 

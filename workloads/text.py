@@ -20,21 +20,31 @@ import io
 from pathlib import Path
 from typing import Mapping
 
+from simcore import files
 from simcore.shape import parse_shape
 from workloads.formats import WorkloadFormat
 from workloads.model import Gemm, Workload, WorkloadError
-from workloads.validation import check_name, check_weight, validate_workload
+from workloads.validation import (
+    check_count,
+    check_name,
+    check_weight,
+    clipped,
+    printable,
+    validate_workload,
+)
 
 CSV_HEADER: tuple[str, ...] = ("name", "shape", "weight")
+WORKLOAD_BYTES = 16 << 20  # far past any network's list of GEMMs (MAX_GEMMS lines of them)
 OPTIONAL_KEYS: tuple[str, ...] = ("source", "layers")
 
 
 def read_text(path: Path) -> str:
-    """A workload file's text; a spreadsheet's byte-order mark is not data."""
+    """A workload file's text: a regular file of at most WORKLOAD_BYTES of UTF-8 (simcore.files);
+    a spreadsheet's byte-order mark is not data."""
     try:
-        return path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise WorkloadError(f"cannot read workload {path}: {exc}") from None
+        return files.read_text(path, "workload", WORKLOAD_BYTES)
+    except files.FileError as exc:
+        raise WorkloadError(str(exc)) from None
 
 
 def read_toml(path: Path, input_shapes: Mapping[str, tuple[int, ...]] | None = None) -> Workload:
@@ -57,7 +67,7 @@ def _gemm(entry: dict[str, object], where: str) -> Gemm:
     unknown = sorted(set(entry) - set(CSV_HEADER) - set(OPTIONAL_KEYS))
     if unknown:
         raise WorkloadError(
-            f"{where}: unknown key(s) {', '.join(unknown)} "
+            f"{where}: unknown key(s) {clipped(', '.join(unknown))} "
             f"(expected name, shape, weight; optional source, layers)"
         )
     missing = [k for k in CSV_HEADER if entry.get(k) in (None, "")]
@@ -73,7 +83,7 @@ def _gemm(entry: dict[str, object], where: str) -> Gemm:
     source = entry.get("source", "")
     layers = entry.get("layers", [])
     if not isinstance(source, str):
-        raise WorkloadError(f"{where} ({name}): source must be a string, got {source!r}")
+        raise WorkloadError(f"{where} ({name}): source must be a string, got {clipped(source)}")
     if not isinstance(layers, list) or not all(isinstance(layer, str) for layer in layers):
         raise WorkloadError(f"{where} ({name}): layers must be a list of strings")
     return Gemm(name, shape, weight, source, tuple(layers))
@@ -81,27 +91,19 @@ def _gemm(entry: dict[str, object], where: str) -> Gemm:
 
 def _toml_entries(text: str, path: Path) -> list[dict[str, object]]:
     try:
-        import tomllib  # Python 3.11+
-    except ModuleNotFoundError:  # 3.10: the same parser, as a package
-        try:
-            import tomli as tomllib  # type: ignore[no-redef]
-        except ModuleNotFoundError:
-            raise WorkloadError(
-                f"workload {path}: TOML needs Python 3.11 or the tomli package; "
-                f"use the CSV format (name,shape,weight) instead"
-            ) from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise WorkloadError(f"workload {path}: invalid TOML: {exc}") from None
+        data = files.parse_toml(text, "it")
+    except files.FileError as exc:  # "it: not valid TOML: ..." or a bound passed
+        reason = str(exc).removeprefix("it: ").replace("not valid TOML", "invalid TOML", 1)
+        raise WorkloadError(f"workload {path}: {reason}") from None
     extra = sorted(k for k in data if k != "gemm")
     if extra:
         raise WorkloadError(
-            f"workload {path}: unknown table(s) {', '.join(extra)} (expected [[gemm]] entries)"
+            f"workload {path}: unknown table(s) {clipped(', '.join(extra))} (expected [[gemm]] entries)"
         )
     entries = data.get("gemm", [])
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
         raise WorkloadError(f"workload {path}: 'gemm' must be an array of tables ([[gemm]])")
+    check_count(len(entries), f"workload {path}")
     return entries
 
 
@@ -117,8 +119,9 @@ def _csv_entries(text: str, path: Path) -> list[dict[str, object]]:
         raise WorkloadError(
             f"workload {path}: the CSV header must be {','.join(CSV_HEADER)} (or a SCALE-Sim "
             f"topology's: Layer name, IFMAP Height, ... or Layer, M, N, K), got "
-            f"{','.join(repr(cell) for cell in header)}"
+            f"{printable(','.join(repr(cell) for cell in header), 200)}"
         )
+    check_count(len(lines) - 1, f"workload {path}")
     entries: list[dict[str, object]] = []
     for number, cells in enumerate(reader, start=2):
         if len(cells) != len(CSV_HEADER):

@@ -293,3 +293,9 @@ def build_machine(oracle: Oracle, overrides_text: str | None, **extra: int | Non
         return oracle.parse_machine(text)
     except ValueError as exc:
         raise UsageError(f"--machine: {exc}") from None
+
+
+def check_stdout(args: argparse.Namespace) -> None:
+    """`--out -` writes the output file to standard output: `--json` lines would mix with it."""
+    if str(getattr(args, "out", None)) == "-" and getattr(args, "json", False):
+        raise UsageError("--out - and --json both write standard output: give one")

@@ -90,6 +90,13 @@ def _tolerant_streams() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if sys.stdout is None:  # started with standard output closed (`>&-`)
+        print(
+            "autotune: error: standard output is closed: give it somewhere to write, e.g. "
+            "> /dev/null",
+            file=sys.stderr,
+        )
+        return 2
     _tolerant_streams()
     try:
         quiet_libraries()
@@ -101,7 +108,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.print_help()
             return 2
         quiet_libraries()
-        return int(args.run(args))
+        status = int(args.run(args))
+        sys.stdout.flush()  # a full standard output shows here, as one line
+        return status
     except UsageError as exc:
         print(f"autotune: error: {exc}", file=sys.stderr)
         return 2
@@ -114,13 +123,59 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("autotune: interrupted", file=sys.stderr)
         return STOP.exit_status  # 130 after Ctrl-C, 143 after SIGTERM
     except BrokenPipeError:
-        # The reader left (`autotune leaderboard x | head`): no traceback. Point stdout at
-        # /dev/null so the interpreter's final flush does not fail again.
-        import os
+        return _reader_left()
+    except Exception as exc:
+        line = _disk_fault(exc)
+        if line is None:
+            raise
+        print(f"autotune: error: {line}", file=sys.stderr)
+        return 2
 
+
+def _disk_fault(exc: Exception) -> str | None:
+    """One line for a write that failed on a full or read-only disk, wherever it happened (a
+    journal's failed append is named even when Optuna's handling of it raised another error);
+    None for any other error."""
+    import errno
+
+    kept = "the trials completed before are kept"
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS):
+        if exc.filename is None:  # autotune's own files are named: this was standard output
+            _stdout_failed()
+            return f"cannot write standard output: {exc.strerror}"
+        return f"cannot write {exc.filename or 'a results file'}: {exc.strerror}; {kept}"
+    journal = sys.modules.get("autotune.storage.journal")
+    failed = journal.write_failure() if journal is not None else None
+    if failed is None:
+        return None
+    path, error = failed
+    return f"cannot write {path}: {error.strerror or error}; {kept}"
+
+
+def _stdout_failed() -> bool:
+    """Whether standard output cannot take what is buffered for it (then it is pointed at
+    /dev/null, so that the interpreter's last flush does not fail again)."""
+    import os
+
+    try:
+        sys.stdout.flush()
+    except OSError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
+        return True
+    return False
+
+
+def _reader_left() -> int:
+    """The reader left (`autotune leaderboard x | head`): no traceback; the status a pipeline
+    expects of a writer whose reader left (Python's own, 120). Standard output is pointed at
+    /dev/null so the interpreter's final flush does not fail again."""
+    import os
+
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 120
 
 
 def main_entry() -> None:
-    sys.exit(main())
+    from autotune.interrupt import leave
+
+    leave(main())

@@ -11,6 +11,8 @@ import math
 import re
 from typing import Any
 
+from simcore.shape import parse_int, quoted
+
 _INTEGER = re.compile(r"[+-]?[0-9]+", re.ASCII)
 _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?", re.ASCII)
 
@@ -18,17 +20,20 @@ _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?", re.AS
 def strict_int(text: str) -> int:
     """An integer in ASCII digits (Python's int() also takes other scripts' digits and '1_000')."""
     if not _INTEGER.fullmatch(text.strip()):
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}")
-    return int(text)
+        raise argparse.ArgumentTypeError(f"expected an integer, got {quoted(text)}")
+    try:  # at most MOST_DIGITS digits: int() of thousands fails with a message about Python
+        return parse_int(text, "the number")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def strict_float(text: str) -> float:
     """A finite number in ASCII digits (float() also takes 'nan', 'inf', other scripts' digits)."""
     if not _NUMBER.fullmatch(text.strip()):
-        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {quoted(text)}")
     value = float(text)
     if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {quoted(text)}")
     return value
 
 

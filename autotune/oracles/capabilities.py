@@ -25,7 +25,6 @@ needs it asks with one call, `oracle.capability(Kind)`, which gives the capabili
 from __future__ import annotations
 
 import copy
-import os
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,16 +81,12 @@ class Work(Protocol):
     def periodic_seconds(self) -> float: ...
 
 
-MAX_MEMORY = 16 << 30  # the default memory limit is half the machine's, at most this
+DEFAULT_MEMORY = 1 << 30  # the whole process's peak, its own start-up included
 
 
 def default_memory() -> int:
-    """Half the machine's memory, at most 16 GB."""
-    try:
-        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):
-        physical = 8 << 30
-    return min(physical // 2, MAX_MEMORY)
+    """The default memory limit: 1 GiB, whatever the machine (a run is priced to fit it)."""
+    return DEFAULT_MEMORY
 
 
 @dataclass(frozen=True)

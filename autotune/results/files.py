@@ -40,9 +40,10 @@ def _temporary_beside(path: Path) -> Path:
     # mkstemp makes the file private (0600) and the rename keeps that: give the result the mode
     # of the file it replaces, or the mode an ordinary new file gets, so a shared results/
     # folder stays readable and a private file stays private.
-    try:
+    # A link is replaced by a new file: its own bits mean nothing.
+    if path.is_file() and not path.is_symlink():
         mode = stat.S_IMODE(path.stat().st_mode)
-    except FileNotFoundError:
+    else:
         umask = os.umask(0)
         os.umask(umask)
         mode = 0o666 & ~umask
@@ -51,17 +52,17 @@ def _temporary_beside(path: Path) -> Path:
 
 
 def _target(path: Path) -> Path:
-    """The file an atomic write replaces: a symlink's target (the link stays a link), and only
-    a regular file, since a rename would turn a device, a FIFO or a socket into a plain file."""
-    target = Path(os.path.realpath(path)) if path.is_symlink() else path
+    """The file an atomic write replaces: `path` itself, never where a symlink points (the link
+    is replaced by a regular file, and what it pointed to is left as it was), and only a regular
+    file or a link, since a rename would turn a device, a FIFO or a socket into a plain file."""
     try:
-        mode = target.stat().st_mode
+        mode = path.lstat().st_mode
     except FileNotFoundError:
-        return target
-    if not stat.S_ISREG(mode):
+        return path
+    if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
         kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file (a device or a FIFO?)"
         raise ResultsError(f"{path} is {kind}: it is never replaced")
-    return target
+    return path
 
 
 def _replace(temporary: Path, path: Path) -> None:
@@ -86,6 +87,11 @@ def write_parquet(
         merged[b"autotune"] = json.dumps(metadata, sort_keys=True).encode()
         table = table.replace_schema_metadata(merged)
         table = table.replace_schema_metadata({**merged, _CHECKSUM: _digest(table.schema)})
+    if to_stdout(path):
+        buffer = pa.BufferOutputStream()
+        pq.write_table(table, buffer, write_page_checksum=True)
+        write_stdout(buffer.getvalue().to_pybytes())
+        return path
     with atomically(path) as temporary:
         with pyarrow_file(temporary, "wb") as where:
             pq.write_table(
@@ -141,6 +147,10 @@ def read_parquet(path: Path) -> tuple[pd.DataFrame, dict[str, object]]:
 
 
 def write_text(text: str, path: Path) -> Path:
+    """`text` to `path` atomically, or to standard output for "-"."""
+    if to_stdout(path):
+        write_stdout(text.encode())
+        return path
     with atomically(path) as temporary:
         temporary.write_text(text)
     return path
@@ -149,9 +159,9 @@ def write_text(text: str, path: Path) -> Path:
 @contextlib.contextmanager
 def atomically(path: Path) -> Iterator[Path]:
     """A temporary file to write `path`'s new content to; it replaces `path` when the block ends
-    without an error, and is removed in any case. A symlink is followed: the file it points to
-    is replaced (atomically, keeping its permission bits) and the link stays. An existing target
-    that is not a regular file (a device, a FIFO, a folder) is refused in one line."""
+    without an error, and is removed in any case. A symlink is never followed: the link itself
+    is replaced by the new regular file, and the file it pointed to is left as it was. An existing
+    target that is not a regular file (a device, a FIFO, a folder) is refused in one line."""
     with writing(path):
         target = _target(path)
         temporary = _temporary_beside(target)
@@ -215,14 +225,57 @@ def _results_kind(path: Path) -> object:
         return None
 
 
-def check_output(path: Path, force: bool, setting: str = "out") -> Path:
+STDOUT = "-"  # an --out of "-" is standard output
+
+
+def to_stdout(path: Path | str | None) -> bool:
+    return path is not None and str(path) == STDOUT
+
+
+def write_stdout(data: bytes) -> None:
+    """`data` to standard output; a full or closed one is a one-line error (a broken pipe is
+    left to the command line, which exits as a pipeline expects)."""
+    import sys
+
+    try:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise ResultsError(f"cannot write standard output: {exc.strerror or exc}") from None
+
+
+def pictures_folder(path: Path) -> bool:
+    """Whether `path` is the place of a study's pictures, results/<study>/plots."""
+    return path.name == "plots" and any((path.parent / name).is_file() for name in STUDY_FILES)
+
+
+def check_output(
+    path: Path, force: bool, setting: str | None = "out", may_create: Path | None = None
+) -> Path:
     """A file a command was asked to write: never a study's own file, never a folder, and an
-    existing file only with `force`. Refused (ResultsError, one line) before anything is done."""
+    existing file only with `force`; its folder must exist, or lie inside `may_create` (the
+    results folder: no folder is made outside it). "-" is standard output. Refused
+    (ResultsError, one line) before anything is done."""
+    if to_stdout(path):
+        return path
     blocked = blocking_file(path.parent)
     if blocked is not None:
         raise ResultsError(f"{path}: {blocked} is a file, not a folder", setting=setting)
     if path.is_dir():
         raise ResultsError(f"{path} is a directory: give a file name", setting=setting)
+    if not path.parent.is_dir() and not _inside(path.parent, may_create):
+        raise ResultsError(
+            f"{path}: the folder {path.parent} does not exist (autotune makes no folder outside "
+            "its results folder)",
+            setting=setting,
+        )
+    if pictures_folder(path) and not path.exists():
+        raise ResultsError(
+            f"{path} is where the study's pictures go (plot): write elsewhere", setting=setting
+        )
     if study_file(path):
         raise ResultsError(f"{path} is a study's own file: write elsewhere", setting=setting)
     if path.exists() and not path.is_file():  # a device or a FIFO, not ours to replace
@@ -236,10 +289,27 @@ def check_output(path: Path, force: bool, setting: str = "out") -> Path:
     return path
 
 
-def check_output_folder(folder: Path, names: list[str], force: bool, setting: str = "out") -> Path:
-    """A folder a command was asked to write `names` into: `check_output` for each."""
+def _inside(folder: Path, parent: Path | None) -> bool:
+    """`folder` is `parent` or lies inside it (both made absolute, links not followed)."""
+    if parent is None:
+        return False
+    folder, parent = Path(os.path.abspath(folder)), Path(os.path.abspath(parent))
+    return folder == parent or parent in folder.parents
+
+
+def check_output_folder(
+    folder: Path, names: list[str], force: bool, setting: str | None = "out"
+) -> Path:
+    """A folder a command was asked to write `names` into: `check_output` for each. The folder
+    itself may be made; the folder it lies in must exist."""
     if folder.exists() and not folder.is_dir():
         raise ResultsError(f"{folder} is a file, not a folder", setting=setting)
+    if not folder.exists() and not folder.parent.is_dir():
+        raise ResultsError(
+            f"{folder}: the folder {folder.parent} does not exist (autotune makes no folder "
+            "outside its results folder)",
+            setting=setting,
+        )
     for name in names:
-        check_output(folder / name, force, setting)
+        check_output(folder / name, force, setting, may_create=folder)
     return folder

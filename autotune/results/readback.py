@@ -237,16 +237,25 @@ def export_asm(
     return "\n".join(header) + "\n" + programs.program_text(program)
 
 
+SCHEDULE_FILE_BYTES = 64 << 20  # exported schedules: a few hundred bytes each
+
+
 def schedules(path: Path) -> list[dict[str, object]]:
     """The schedules of an exported file (one object, or a list of them)."""
+    from simcore import files
+
     try:
         input_file(path, "schedule file")
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
+        text = files.read_text(path, "schedule file", SCHEDULE_FILE_BYTES)
+        data = files.parse_json(text, f"schedule file {path}")
     except AutotuneError as exc:
         raise ResultsError(str(exc), setting="enqueue") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except files.FileError as exc:  # a device, too large, not UTF-8, nested too deep, not JSON
+        reason = (
+            str(exc).removeprefix(f"schedule file {path}: ").removeprefix(f"schedule file {path} ")
+        )
         raise ResultsError(
-            f"schedule file {path}: not a JSON schedule file ({exc})", setting="enqueue"
+            f"schedule file {path}: not a JSON schedule file ({reason})", setting="enqueue"
         ) from None
     found = data if isinstance(data, list) else [data]
     if not found:

@@ -41,7 +41,8 @@ class RunOptions:
     transfer: bool = False
     write: bool = True
     progress: bool = False
-    max_memory: int | None = None  # bytes a run may need (None: half the machine's, at most 16 GB)
+    all_trials: bool = False  # no stop at the proven lower bound
+    max_memory: int | None = None  # bytes a run may need (None: 1 GiB)
     # What each worker process does first (the front end's logging); a module's function.
     worker_setup: Callable[[], None] | None = None
 

@@ -83,11 +83,11 @@ def tune_study(
     checked: Checked, job: Job, siblings: list[Sibling], log: Log | None, each: bool = False
 ) -> None:
     """One study: seeded, then optimised (not at all when it holds its trials already); `each`:
-    one of several, each announced."""
+    one of several, each announced. The log hears when it stops at its proven lower bound."""
     trials = trials_for(checked, job, log)
     if trials:
         seed(checked, job, siblings)
-        optimise(checked, job, trials, log if each else None)
+        optimise(checked, job, trials, log if each else None, log)
 
 
 def verify_all(checked: Checked, rankings: list[Ranking], stop: StopRequest) -> list[Ranking]:

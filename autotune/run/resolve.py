@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from autotune import oracles
 from autotune import settings as declared
-from autotune.errors import PlanError, Text, ref
+from autotune.errors import PlanError, SettingTypeError, Text, ref
 from autotune.oracles.capabilities import Architectures, MachineSearch
 from autotune.settings import DEFAULT_TRIALS, SHORT_TRIALS  # noqa: F401 - the run's defaults, also here
 from simcore.shape import Shape, ShapeError, parse_shape
@@ -118,7 +118,11 @@ def plan_of(
 
 
 def options_of(
-    plan: RunPlan, *, trials: int | None = None, results: str | Path = "results", **options: Any
+    plan: RunPlan,
+    *,
+    trials: int | None = None,
+    results: str | os.PathLike[str] = "results",
+    **options: Any,
 ) -> RunOptions:
     """How the plan is run: `trials`, the finished trials each study holds when the run ends
     (None: 1000 for one product, 40 per GEMM of a workload or for a co-design; `more_trials=N`
@@ -147,6 +151,11 @@ def options_of(
         if name in declared.SETTINGS:
             declared.check(name, value)  # as the command line's flag takes it
     count = trials if trials is not None else DEFAULT_TRIALS if plan.single else SHORT_TRIALS
+    if not isinstance(results, (str, os.PathLike)):
+        raise SettingTypeError(
+            Text(ref("results"), f" must be a folder's path, got {type(results).__name__}"),
+            setting="results",
+        )
     return RunOptions(trials=count, results=Path(results), **options)
 
 
@@ -188,6 +197,19 @@ def machine_of(
     parameter, and one given both ways with two values is an error. With `arch`, the machine
     of that architecture, changed by the KEY=VALUE overrides of `machine`."""
     wanted = {key: value for key, value in keys.items() if value is not None}
+    if (
+        machine is not None
+        and not isinstance(machine, (str, Mapping))
+        and not hasattr(machine, "as_dict")
+    ):
+        raise SettingTypeError(
+            Text(
+                ref("machine"),
+                f" must be KEY=VALUE text, a mapping or a {oracle.name} machine, got "
+                f"{type(machine).__name__} {machine!r}"[:200],
+            ),
+            setting="machine",
+        )
     if machine is not None and not isinstance(machine, (str, Mapping)):
         given: dict[str, object] = dict(machine.as_dict())
         items: list[str] = []

@@ -47,6 +47,19 @@ class JournalCorrupt(StorageError):
         self.reason = reason
 
 
+# Journals whose append failed (a full disk), by path: Optuna turns the error into its own
+# failures while it marks the trial, so the run asks here what really happened.
+WRITE_FAILURES: dict[str, OSError] = {}
+
+
+def write_failure() -> tuple[str, OSError] | None:
+    """The last journal append that failed in this process, as (path, error)."""
+    if not WRITE_FAILURES:
+        return None
+    path = next(reversed(WRITE_FAILURES))
+    return path, WRITE_FAILURES[path]
+
+
 class JournalFile(BaseJournalBackend):
     """Optuna's journal format in one file, appended under an flock on the file itself."""
 
@@ -121,8 +134,11 @@ class JournalFile(BaseJournalBackend):
                 self._dirty = True
                 if any(log.get("op_code") == _CREATE_STUDY for log in logs):
                     os.fsync(self._fd)
-            except BaseException:
+            except BaseException as exc:
                 os.ftruncate(self._fd, size)  # never leave half a record behind
+                if isinstance(exc, OSError):  # a full disk: Optuna's own handling then fails
+                    exc.filename = exc.filename or str(self.path)
+                    WRITE_FAILURES[str(self.path)] = exc
                 raise
         finally:
             self.release()

@@ -19,7 +19,13 @@ from optuna.storages import JournalStorage
 
 from autotune.errors import AutotuneError, StorageError
 from autotune.storage.journal import JournalCorrupt, JournalFile, is_sqlite_file
-from autotune.storage.names import ensure_folder, input_file, name_problem, study_folder
+from autotune.storage.names import (
+    ensure_folder,
+    input_file,
+    name_problem,
+    refuse_link,
+    study_folder,
+)
 from autotune.storage.stores import (
     JournalStore,
     MemoryStore,
@@ -94,6 +100,7 @@ def default_storage(results: Path, name: str, create: bool = True) -> str:
         elif (path.exists() or path.is_symlink()) and not path.is_dir():
             raise StorageError(f"{what} {path} is a file, not a folder", setting=setting)
     journal = folder / JOURNAL_FILE
+    refuse_link(journal, "the study's storage", "study")
     if journal.is_dir():
         raise StorageError(
             f"the study's storage {journal} is a directory, not a file", setting="study"
@@ -106,7 +113,8 @@ def local_storage(results: Path, name: str) -> str | None:
     that is not one."""
     if name_problem(name) is not None:
         return None
-    folder = results / name
+    folder = study_folder(results, name)
+    refuse_link(folder / JOURNAL_FILE, "the study's storage", "study")
     if (folder / JOURNAL_FILE).is_file():
         return str(folder / JOURNAL_FILE)
     return f"sqlite:///{folder / SQLITE_FILE}" if (folder / SQLITE_FILE).is_file() else None

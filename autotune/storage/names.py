@@ -125,8 +125,21 @@ def shown(text: object) -> str:
 
 
 def study_folder(results: Path, name: str, setting: str | None = "study") -> Path:
-    """results/<name>/, for a name that is one."""
-    return results / check_name(name, setting=setting)
+    """results/<name>/, for a name that is one and a folder that is not a link."""
+    folder = results / check_name(name, setting=setting)
+    refuse_link(folder, "study folder", setting)
+    return folder
+
+
+def refuse_link(path: Path, what: str, setting: str | None = None) -> None:
+    """StudyError for a path inside the results folder that is a symbolic link: what autotune
+    writes there would land wherever the link points."""
+    if path.is_symlink():
+        raise StudyError(
+            f"{what} {shown(str(path))} is a link to {shown(os.readlink(path))}: autotune never "
+            "writes through a link in its results folder (move the study there instead)",
+            setting=setting,
+        )
 
 
 # --- folders and files given by the user -------------------------------------------------------

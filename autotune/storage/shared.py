@@ -27,7 +27,9 @@ import optuna
 from optuna.study import MaxTrialsCallback
 from optuna.trial import FrozenTrial, TrialState
 
+from autotune.errors import StorageError
 from autotune.interrupt import STOP
+from autotune.storage.journal import WRITE_FAILURES, write_failure
 from autotune.storage.locations import open_store
 from autotune.storage.stores import OWNER_ATTR
 
@@ -192,13 +194,27 @@ class SharedStudy:
         target: int,
         timeout: float | None,
         progress: bool,
+        enough: Callable[[optuna.Study], bool] | None = None,
     ) -> None:
         """Run trials until the study holds `target` finished trials (a budget shared by every
-        worker) or the timeout passes; Ctrl-C (STOP) ends it after the trial in flight."""
-        if finished_count(study) >= target:
+        worker), the timeout passes or `enough(study)` holds after a trial (its best cannot
+        improve); Ctrl-C (STOP) ends it after the trial in flight."""
+        if finished_count(study) >= target or (enough is not None and enough(study)):
             return
+        with _storage_faults():
+            self._optimize(study, objective, target, timeout, progress, enough)
+
+    def _optimize(
+        self,
+        study: optuna.Study,
+        objective: Callable[[optuna.Trial], float | Sequence[float]],
+        target: int,
+        timeout: float | None,
+        progress: bool,
+        enough: Callable[[optuna.Study], bool] | None,
+    ) -> None:
         if self.shared:
-            self._run_budget(study, objective, target, timeout, progress)
+            self._run_budget(study, objective, target, timeout, progress, enough)
             return
         study.optimize(
             objective,
@@ -209,6 +225,7 @@ class SharedStudy:
                     target, states=(TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
                 ),
                 _stop_if_requested,
+                *([_stop_when(enough)] if enough is not None else []),
             ],
             show_progress_bar=progress,
             gc_after_trial=False,
@@ -221,6 +238,7 @@ class SharedStudy:
         target: int,
         timeout: float | None,
         progress: bool,
+        enough: Callable[[optuna.Study], bool] | None = None,
     ) -> None:
         deadline = None if timeout is None else time.monotonic() + timeout
         bar = _bar(progress, target)
@@ -233,7 +251,7 @@ class SharedStudy:
                     if bar is not None:
                         bar.n = done
                         bar.refresh()
-                    if done >= target:
+                    if done >= target or (enough is not None and enough(study)):
                         return
                     if len(trials) < target:  # a slot is free: ask (under the lock) and run
                         study.optimize(self._owned(objective), n_trials=1, gc_after_trial=False)
@@ -262,9 +280,37 @@ def finished_count(study: optuna.Study) -> int:
     return len(study.get_trials(deepcopy=False, states=DONE))
 
 
+@contextlib.contextmanager
+def _storage_faults() -> Iterator[None]:
+    """A journal that could not be written (a full disk) as one line naming it: Optuna, marking
+    the trial failed on the same disk, ends in an error of its own. The trials completed before
+    stay in the journal (a failed append is cut back to the last whole record)."""
+    WRITE_FAILURES.clear()
+    try:
+        yield
+    except Exception:
+        failed = write_failure()
+        if failed is None:
+            raise
+        path, error = failed
+        raise StorageError(
+            f"cannot write {path}: {error.strerror or error}; the trials completed before are kept"
+        ) from None
+
+
 def _stop_if_requested(study: optuna.Study, _trial: FrozenTrial) -> None:
     if STOP.requested:
         study.stop()
+
+
+def _stop_when(
+    enough: Callable[[optuna.Study], bool],
+) -> Callable[[optuna.Study, FrozenTrial], None]:
+    def stop(study: optuna.Study, _trial: FrozenTrial) -> None:
+        if enough(study):
+            study.stop()
+
+    return stop
 
 
 def _bar(progress: bool, target: int):  # type: ignore[no-untyped-def]

@@ -1,6 +1,8 @@
 """A technology table: the energy of every action the oracles count and the area of every block,
-read from a TOML file and validated (`load_technology`). The default table ships with the
-package (data/default_45nm.toml); its header and [sources] say where every value comes from.
+read from a TOML file and validated (`load_technology`): read strictly (simcore.files: a regular
+UTF-8 file of at most TABLE_BYTES), every key known, every value a number in its unit within a
+physical range (PHYSICAL). The default table ships with the package (data/default_45nm.toml); its
+header and [sources] say where every value comes from.
 """
 
 from __future__ import annotations
@@ -8,18 +10,20 @@ from __future__ import annotations
 import functools
 import math
 import re
-import sys
 from dataclasses import dataclass, fields
 from importlib import resources
 from pathlib import Path
 from typing import Any, Mapping
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
+from simcore.files import FileError, parse_toml, read_text
 
 DEFAULT_TABLE = "default_45nm.toml"
+TABLE_BYTES = 1 << 20  # a table of every action fits in a few KB
+# The most a value may be, by its unit: far past any technology (a word of a kilobit, a micro-
+# joule per action, a square metre, a tebibyte of SRAM, a micrometre node, 10 V). Bits at least 1,
+# a capacity, a node and a supply above 0.
+MOST_BITS = 1024
+PHYSICAL: dict[str, float] = {"pj": 1e6, "um2": 1e12, "kib": float(1 << 30), "nm": 1e4, "v": 10.0}
 
 
 class TechnologyError(ValueError):
@@ -166,6 +170,11 @@ def _quantity(where: str, value: object, unit: str) -> float:
         raise TechnologyError(f"{where}: must be finite, got {value}")
     if value < 0:
         raise TechnologyError(f"{where}: must not be negative, got {value}")
+    if value > PHYSICAL[unit]:
+        raise TechnologyError(
+            f"{where}: {value:g} {SHOWN[unit]} is past any technology (at most "
+            f"{PHYSICAL[unit]:g} {SHOWN[unit]})"
+        )
     return float(value)
 
 
@@ -198,6 +207,8 @@ def _positive_int(where: str, value: object) -> int:
         raise TechnologyError(f"{where}: expected a whole number of bits, got {value!r}")
     if value <= 0:
         raise TechnologyError(f"{where}: must be positive, got {value}")
+    if value > MOST_BITS:
+        raise TechnologyError(f"{where}: {value} bits is past any word (at most {MOST_BITS})")
     return value
 
 
@@ -222,7 +233,13 @@ def _sram_points(raw: object) -> tuple[SramPoint, ...]:
 
 
 def _optional(data: Mapping[str, Any], key: str, unit: str) -> float | None:
-    return _quantity(key, data[key], unit) if key in data else None
+    """An optional quantity; a node or a supply, when given, is above zero."""
+    if key not in data:
+        return None
+    value = _quantity(key, data[key], unit)
+    if value == 0:
+        raise TechnologyError(f"{key}: must be positive, got 0")
+    return value
 
 
 def technology_from_dict(data: Mapping[str, Any]) -> Technology:
@@ -269,25 +286,18 @@ def technology_from_dict(data: Mapping[str, Any]) -> Technology:
 
 def load_technology(path: str | Path | None = None) -> Technology:
     """The technology table at `path`, or the shipped default (45 nm) when None."""
-    if path is None:
-        text = (
-            resources.files("simcore.energy")
-            .joinpath("data", DEFAULT_TABLE)
-            .read_text(encoding="utf-8")
-        )
-        where = DEFAULT_TABLE
-    else:
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise TechnologyError(
-                f"cannot read technology file {path}: {exc.strerror or exc}"
-            ) from None
-        where = str(path)
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise TechnologyError(f"{where}: not valid TOML: {exc}") from None
+        if path is None:
+            text = (
+                resources.files("simcore.energy")
+                .joinpath("data", DEFAULT_TABLE)
+                .read_text(encoding="utf-8")
+            )
+            data = parse_toml(text, DEFAULT_TABLE)
+        else:
+            data = parse_toml(read_text(path, "technology file", TABLE_BYTES), str(path))
+    except FileError as exc:
+        raise TechnologyError(str(exc)) from None
     return technology_from_dict(data)
 
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import re
 
-from simcore.ga1.program import OPCODES, Program, ProgramBuilder, ProgramError
+from simcore.ga1.program import OPCODES, Program, ProgramBuilder, ProgramError, instruction_tuple
+from simcore.shape import parse_int, quoted
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -32,9 +33,22 @@ def _operand(value: object) -> str:
     return text
 
 
+TEXT_CHUNK = 1 << 14  # instructions turned into text at a time: the program is never held as tuples
+
+
 def to_text(program: Program) -> str:
     """One line per instruction: `load 0 A 3 1`, `mxu 2 0 1`, ..."""
-    return "".join(" ".join(_operand(x) for x in ins) + "\n" for ins in program.to_tuples())
+    parts = []
+    for at in range(0, len(program), TEXT_CHUNK):
+        rows = program.code[at : at + TEXT_CHUNK].tolist()
+        consts = program.consts[at : at + TEXT_CHUNK].tolist()
+        parts.append(
+            "".join(
+                " ".join(_operand(x) for x in instruction_tuple(row, program.tensors, k)) + "\n"
+                for row, k in zip(rows, consts)
+            )
+        )
+    return "".join(parts)
 
 
 def instruction(line: str) -> tuple[object, ...]:
@@ -42,15 +56,15 @@ def instruction(line: str) -> tuple[object, ...]:
     words = line.split()
     name = words[0]
     if name not in OPCODES:
-        raise ProgramError(f"unknown instruction {name!r}")
+        raise ProgramError(f"unknown instruction {quoted(name)}")
     operands: list[object] = []
     for index, word in enumerate(words[1:], start=1):
         if word == "-":
             operands.append(None)
         elif name == "vscale" and index == 3:
             operands.append(float(word))
-        elif re.fullmatch(r"-?\d+", word):
-            operands.append(int(word))
+        elif re.fullmatch(r"-?[0-9]+", word, re.ASCII):
+            operands.append(parse_int(word, f"operand {index}"))
         else:
             operands.append(word)
     return (name, *operands)
@@ -69,7 +83,7 @@ def tuples(text: str) -> list[tuple[object, ...]]:
             found.append(instruction(line))
             builder.add_tuple(found[-1])
         except (ProgramError, ValueError) as exc:
-            raise ProgramError(f"line {number}: {exc}: {raw.strip()!r}") from None
+            raise ProgramError(f"line {number}: {exc}: {quoted(raw.strip())}") from None
     return found
 
 

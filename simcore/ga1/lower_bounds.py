@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 
 from simcore.ga1.machine import Machine
 from simcore.shape import Shape
@@ -44,9 +45,7 @@ def max_products_after(n: int, mt: int, kt: int, nt: int) -> int:
     return q * mt * nt + _pair_products(r, mt, nt)
 
 
-@functools.lru_cache(
-    maxsize=1024
-)  # its loop runs over the tiles of a row and a column: once per shape and machine
+@functools.lru_cache(maxsize=1024)  # every trial of a study asks for the same shape's
 def compute_pipeline_bound(shape: Shape, machine: Machine) -> int:
     """Cycles no schedule can beat because of the matrix unit and its start and finish.
 
@@ -65,21 +64,60 @@ def compute_pipeline_bound(shape: Shape, machine: Machine) -> int:
     plus 8 + 20 = 32868.
 
     g(n - 1) grows by the same amount every mt + nt tiles, so n D - g(n - 1) m changes by a fixed
-    amount per period: its maximum is in the first or the last period, the only ones evaluated."""
+    amount per period: its maximum is in the first or the last period, the only ones evaluated.
+    Within a period g(n - 1) m is convex in n (h is), so n D - g(n - 1) m is concave there and
+    its maximum is found by bisection: the work is logarithmic in the tiles."""
     Mt, Kt, Nt = shape.tiles(machine.T)
     P = Mt * Kt * Nt
     D = machine.dma_cycles
     m = machine.mxu_cycles
     period = Mt + Nt
     n_max = Kt * period  # g(n_max - 1) < P <= g(n_max)
-    candidates = set(range(2, min(n_max, period + 2) + 1))
-    candidates |= set(range(max(2, n_max - period - 1), n_max + 1))
+
+    def done(n: int) -> int:
+        return max_products_after(n - 1, Mt, Kt, Nt)
+
+    def finish_after(n: int) -> int:
+        return n * D + (P - done(n)) * m
+
     finish = P * m
-    for n in candidates:
-        done = max_products_after(n - 1, Mt, Kt, Nt)
-        if done < P:
-            finish = max(finish, n * D + (P - done) * m)
+    for low, high in ((2, min(n_max, period + 2)), (max(2, n_max - period - 1), n_max)):
+        for start, end in _periods(low, high, period):
+            end = _last(start, end, lambda n: done(n) < P)
+            if end >= start:
+                best = _first(
+                    start, end, lambda n: n == end or finish_after(n + 1) < finish_after(n)
+                )
+                finish = max(finish, finish_after(best))
     return finish + machine.mxu_fill + D
+
+
+def _periods(low: int, high: int, period: int) -> list[tuple[int, int]]:
+    """low..high cut where n - 1 starts a new period (g's q steps up)."""
+    pieces = []
+    while low <= high:
+        end = min(high, ((low - 1) // period + 1) * period)
+        pieces.append((low, end))
+        low = end + 1
+    return pieces
+
+
+def _first(low: int, high: int, holds: Callable[[int], bool]) -> int:
+    """The least n in low..high for which `holds`, a predicate false then true (true at high)."""
+    while low < high:
+        mid = (low + high) // 2
+        if holds(mid):
+            high = mid
+        else:
+            low = mid + 1
+    return low
+
+
+def _last(low: int, high: int, holds: Callable[[int], bool]) -> int:
+    """The greatest n in low..high for which `holds`, a predicate true then false; low - 1 if none."""
+    if low > high or not holds(low):
+        return low - 1
+    return _first(low, high, lambda n: n == high or not holds(n + 1))
 
 
 @functools.lru_cache(maxsize=256)

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 from dataclasses import dataclass
 from typing import Mapping, Union
 
+from simcore.shape import parse_int
 from simcore.systolic.tie import mxu_timing, parse_array
-
-_INTEGER = re.compile(r"[+-]?[0-9]+", re.ASCII)
 
 # Parameters a user may set, in the chapter's order.
 MACHINE_KEYS: tuple[str, ...] = (
@@ -101,6 +99,8 @@ def parse_overrides(text: str) -> dict[str, OverrideValue]:
             raise MachineError(f"machine override {item!r} is not KEY=VALUE")
         key, _, raw = item.partition("=")
         key = key.strip()
+        if not key:
+            raise MachineError(f"machine override {item!r} names no parameter before '='")
         if key in result:
             raise MachineError(f"machine parameter {key} is given twice")
         if key == MXU_ARRAY:
@@ -109,10 +109,10 @@ def parse_overrides(text: str) -> dict[str, OverrideValue]:
         if key not in MACHINE_KEYS:
             known = ", ".join((*MACHINE_KEYS, MXU_ARRAY))
             raise MachineError(f"unknown machine parameter {key!r} (known: {known})")
-        value = raw.strip()
-        if not _INTEGER.fullmatch(value):  # int() would take other scripts' digits and '1_000'
-            raise MachineError(f"machine parameter {key} needs an integer, got {value!r}")
-        result[key] = int(value)
+        try:
+            result[key] = parse_int(raw, f"machine parameter {key}")
+        except ValueError as exc:
+            raise MachineError(str(exc)) from None
     return result
 
 

@@ -26,9 +26,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from simcore.ga1.estimate import FULL_VERIFICATION_PRODUCTS
+from simcore.ga1.estimate import verified_in_full
 from simcore.ga1.generator.order import GeneralParams
-from simcore.ga1.generator.strips import StripParams, block_height, strip_widths
+from simcore.ga1.generator.strips import StripParams, block_height, strip_width_runs
 from simcore.ga1.machine import Machine
 from simcore.ga1.verify import Verification
 from simcore.shape import Shape
@@ -195,31 +195,32 @@ def _reduced_rotate(
 
 
 def _strip_kinds(long: int, cut: int, slots: int, params: StripParams) -> tuple[Kinds, Kinds]:
-    """(kinds of strips, kinds of blocks) of a strip schedule's frame of long x cut tiles."""
-    _cost, widths = strip_widths(long, cut, slots, params.reserve)
+    """(kinds of strips, kinds of blocks) of a strip schedule's frame of long x cut tiles.
+
+    Strips of one width come in a run; within it a strip's kind depends on its place modulo 2
+    (its direction, and its first block's place, which steps by the run's bands per strip) but
+    for the run's first and last: those and two more of each run hold every kind."""
+    _cost, runs = strip_width_runs(long, cut, slots, params.reserve)
     if params.strip_order == "wide":
-        widths = widths[::-1]
-    strips, blocks, first_block = set(), set(), 0
-    for index, w in enumerate(widths):
+        runs = runs[::-1]
+    total = sum(count for _w, count in runs)
+    strips, blocks = set(), set()
+    index = first_block = 0
+    for r, (w, count) in enumerate(runs):
         heights = _runs(long, block_height(w, slots, params.reserve, long), params.partition)
-        reversed_ = (index + int(params.first_reverse)) % 2 == 1
-        last = index == len(widths) - 1
         lengths = tuple(length for length, _many in heights)
-        strips.add(
-            (
-                w,
-                lengths,
-                reversed_,
-                first_block % 2,
-                index == 0,
-                last,
-                0 if last else widths[index + 1],
-            )
-        )
-        for key, parities in _line_descriptors(heights[::-1] if reversed_ else heights).items():
-            for v in parities:
-                blocks.add((key, w, (first_block + v) % 2))
-        first_block += sum(many for _length, many in heights)
+        per_strip = sum(many for _length, many in heights)
+        after = runs[r + 1][0] if r + 1 < len(runs) else 0
+        for j in sorted({0, 1, 2, count - 2, count - 1} & set(range(count))):
+            place, first = index + j, first_block + j * per_strip
+            reversed_ = (place + int(params.first_reverse)) % 2 == 1
+            last = place == total - 1
+            next_width = 0 if last else (w if j < count - 1 else after)
+            strips.add((w, lengths, reversed_, first % 2, place == 0, last, next_width))
+            for key, parities in _line_descriptors(heights[::-1] if reversed_ else heights).items():
+                for v in parities:
+                    blocks.add((key, w, (first + v) % 2))
+        index, first_block = index + count, first_block + count * per_strip
     return frozenset(strips), frozenset(blocks)
 
 
@@ -324,11 +325,12 @@ class ScaledVerification:
 
 
 def verify_at_scale(generator: Generator, seed: int = 1) -> ScaledVerification:
-    """The whole program run and replayed up to FULL_VERIFICATION_PRODUCTS products (its operands
-    stay in tens of MB); past it, the same schedule on its reduced shape."""
-    if generator.products <= FULL_VERIFICATION_PRODUCTS:
+    """The whole program run and replayed while its products and matrices stay small
+    (simcore.ga1.estimate.verified_in_full: seconds, and operands of at most a few hundred MB);
+    past either, the same schedule on its reduced shape, if that is small."""
+    if verified_in_full(generator.shape, generator.machine):
         return ScaledVerification(generator.verify(seed), None)
     small = reduced_generator(generator)
-    if small.products > FULL_VERIFICATION_PRODUCTS:
+    if not verified_in_full(small.shape, small.machine):
         return ScaledVerification(None, small.shape)
     return ScaledVerification(small.verify(seed), small.shape)

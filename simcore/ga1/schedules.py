@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from simcore.ga1.machine import Machine
 from simcore.ga1.program import Program, ProgramBuilder
-from simcore.shape import Shape
+from simcore.shape import Shape, parse_int, quoted
 
 BLOCK_ORDERS: tuple[str, ...] = ("row", "col")
 
@@ -172,25 +172,23 @@ def parse_schedule(text: str) -> ChapterSchedule:
     """'4x8:2' -> blocked 4x8 with 2 buffers; '1xrow:1' a whole row; 'kouter:2' k-outermost."""
     head, sep, tail = text.strip().partition(":")
     try:
-        buffers = int(tail) if sep else 2
-    except ValueError:
-        raise ScheduleError(
-            f"malformed schedule {text!r}: buffers after ':' must be an integer"
-        ) from None
+        buffers = parse_int(tail, "buffers") if sep else 2
+    except ValueError as exc:
+        raise ScheduleError(f"malformed schedule {quoted(text)}: {exc}") from None
     if buffers < 1:
         raise ScheduleError(f"malformed schedule {text!r}: buffers must be at least 1")
     if head.lower() in ("kouter", "k"):
         return ChapterSchedule("kouter", None, None, buffers)
     bi_text, x, bj_text = head.lower().partition("x")
     try:
-        bi = int(bi_text)
-        bj = None if bj_text == "row" else int(bj_text)
+        bi = parse_int(bi_text, "the block height")
+        bj = None if bj_text == "row" else parse_int(bj_text, "the block width")
     except ValueError:
         raise ScheduleError(
-            f"malformed schedule {text!r}: expected BIxBJ:BUFFERS, BIxrow:BUFFERS or kouter:BUFFERS"
+            f"malformed schedule {quoted(text)}: expected BIxBJ:BUFFERS, BIxrow:BUFFERS or kouter:BUFFERS"
         ) from None
     if not x or bi < 1 or (bj is not None and bj < 1):
         raise ScheduleError(
-            f"malformed schedule {text!r}: expected BIxBJ:BUFFERS with positive sizes"
+            f"malformed schedule {quoted(text)}: expected BIxBJ:BUFFERS with positive sizes"
         )
     return ChapterSchedule("blocked", bi, bj, buffers)

@@ -232,10 +232,14 @@ def schedule(design: SystolicDesign, shape: Shape) -> Schedule:
 # --- the cycle count without walking every tile -------------------------------------------------
 #
 # The recurrence is shift-invariant: no formula above has an absolute constant once the first
-# tile has started (S >= 0). So if one step (or one whole outer fold) leaves the state equal to
-# the previous state shifted by some delta, every later identical step shifts it by delta too,
-# and a run of them can be jumped. Tiles come in runs of one kind: inside each outer fold, the
+# tile has started (S >= 0). So if a run of identical steps (tiles of one kind, or whole outer
+# folds) brings the state back to an earlier state shifted by some delta, P steps after it, every
+# P further steps shift it by delta again, and the rest of the run can be jumped. The period P
+# may be more than one step (two HBM buffers alternate), and is found among the last RECENT
+# states (all the memory a run keeps). Tiles come in runs of one kind: inside each outer fold, the
 # full inner folds then the edge one; and the full outer folds, then the edge one.
+
+RECENT = 64
 
 
 def _normal(state: State) -> State:
@@ -246,6 +250,28 @@ def _shift(state: State, delta: float) -> State:
     return tuple(x + delta for x in state)  # -inf stays -inf
 
 
+def _repeat(advance: Callable[[State], State], state: State, count: int) -> State:
+    """`count` applications of `advance`, jumping whole periods once the state recurs up to a
+    shift (after the first step: from the initial state the constants above may bind)."""
+    seen: dict[State, tuple[int, float]] = {}  # normal form -> (steps done, stream start)
+    done = 0
+    while done < count:
+        state = advance(state)
+        done += 1
+        norm = _normal(state)
+        if norm in seen:
+            then, start = seen[norm]
+            period, periods = done - then, (count - done) // (done - then)
+            state = _shift(state, (state[0] - start) * periods)
+            done += period * periods
+            seen = {}
+            continue
+        if len(seen) >= RECENT:
+            seen = {}
+        seen[norm] = (done, state[0])
+    return state
+
+
 def _run(
     step: Callable[[State, Kind, Params], tuple[State, Times]],
     state: State,
@@ -254,16 +280,7 @@ def _run(
     p: Params,
 ) -> State:
     """`count` identical tiles, jumping once the state repeats up to a shift."""
-    prev = None
-    for done in range(1, count + 1):
-        before = state
-        state, _ = step(state, kind, p)
-        delta = state[0] - before[0]
-        norm = _normal(state)
-        if prev is not None and norm == prev[0] and delta == prev[1]:
-            return _shift(state, delta * (count - done))
-        prev = (norm, delta)
-    return state
+    return _repeat(lambda s: step(s, kind, p)[0], state, count)
 
 
 def _parts(dim: int, side: int) -> list[tuple[int, int]]:
@@ -288,17 +305,13 @@ def cycles(design: SystolicDesign, shape: Shape) -> int:
     state = _initial(design)
     for count, ext in outer:
         group = [(kind(ext, inner_ext), inner_count) for inner_count, inner_ext in inner]
-        prev = None
-        for done in range(1, count + 1):
-            before = state
+
+        def fold(state: State, group: list[tuple[Kind, int]] = group) -> State:
             for tile_kind, inner_count in group:
                 state = _run(step, state, tile_kind, inner_count, p)
-            delta = state[0] - before[0]
-            norm = _normal(state)
-            if prev is not None and norm == prev[0] and delta == prev[1]:
-                state = _shift(state, delta * (count - done))
-                break
-            prev = (norm, delta)
+            return state
+
+        state = _repeat(fold, state, count)
     return int(state[-1])
 
 

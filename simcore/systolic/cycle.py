@@ -31,7 +31,7 @@ from simcore.systolic.closed_form import schedule as closed_form
 from simcore.systolic.common import Run, SystolicTimingError
 from simcore.systolic.events_output import run_output_events
 from simcore.systolic.events_stationary import run_stationary_events
-from simcore.systolic.model import SystolicDesign, Traffic, tiles
+from simcore.systolic.model import SystolicDesign, Traffic, roles, tiles
 from simcore.systolic.reference_output import run_output_reference
 from simcore.systolic.reference_stationary import run_stationary_reference
 
@@ -151,6 +151,24 @@ def _simulate(
     return SystolicResult(
         design, shape, c, run.cycles, entries, run.hbm_ends, traffic, run.hbm_words
     )
+
+
+# Arrays of one word per PE the event engines hold at once (the state of every PE a tile spans,
+# and a tile's temporaries).
+ENGINE_PE_ARRAYS = 8
+
+
+def engine_words(design: SystolicDesign, shape: Shape) -> int:
+    """About the words `simulate_systolic` holds: A, B, C and numpy's product, and a few words for
+    every PE of the largest tile's span (the whole sub-array when edge tiles are padded)."""
+    role, mapping = roles(design.dataflow, shape), design.used
+    span_rows, span_cols = (
+        (mapping.rows, mapping.cols)
+        if design.assumptions.padded
+        else (min(mapping.rows, role.row_dim), min(mapping.cols, role.col_dim))
+    )
+    m, k, n = shape.m, shape.k, shape.n
+    return m * k + k * n + 2 * m * n + ENGINE_PE_ARRAYS * span_rows * span_cols
 
 
 def simulate_systolic(

@@ -88,7 +88,8 @@ def _registers(
 ) -> None:
     """Per PE: with the drain charged, the register a result waits in (the accumulator, or the
     shadow register) is emptied by the drain of the last tile covering the PE in step r."""
-    rows, cols = design.used.rows, design.used.cols
+    # the PEs some tile spans: on a sub-array larger than the problem, only those hold state
+    rows, cols = (int(mt.max()), int(nt.max())) if len(mt) else (0, 0)
     shadow = design.assumptions.shadow
     prev_drain = np.full((rows, cols), -NEVER, dtype=np.int64)
     prev_tile = np.full((rows, cols), -1, dtype=np.int64)

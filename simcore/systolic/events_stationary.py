@@ -103,7 +103,8 @@ def _operands(
 ) -> None:
     """Per PE: is the tile's own stationary value in place for every product (or, with shadow
     registers, in the shadow register when the first item swaps it in)?"""
-    rows, cols = design.used.rows, design.used.cols
+    # the PEs some tile spans: on a sub-array larger than the problem, only those hold state
+    rows, cols = (int(kt.max()), int(nt.max())) if len(kt) else (0, 0)
     next_load = np.full((rows, cols), NEVER, dtype=np.int64)  # L of the next tile loading there
     shadow = design.assumptions.shadow
     for j in range(len(loads) - 1, -1, -1):

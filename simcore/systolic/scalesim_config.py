@@ -31,6 +31,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from simcore import files
 from simcore.systolic.scalesim_layer import Offsets
 
 MAX_CONFIG_BYTES = 1 << 16
@@ -208,18 +209,8 @@ def parse_scalesim_config(text: str) -> ScalesimConfig:
 
 def read_scalesim_config(path: str | Path) -> ScalesimConfig:
     """Read a .cfg file of at most MAX_CONFIG_BYTES."""
-    path = Path(path)
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_CONFIG_BYTES + 1)
-    except OSError as error:
-        raise ScalesimConfigError(f"cannot read {path}: {error.strerror}") from None
-    if len(data) > MAX_CONFIG_BYTES:
-        raise ScalesimConfigError(
-            f"{path} is over {MAX_CONFIG_BYTES} bytes: not a SCALE-Sim config"
-        )
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ScalesimConfigError(f"{path} is not UTF-8 text") from None
+    try:  # a regular file, within the limit, UTF-8 without a NUL (a device or a FIFO is refused)
+        text = files.read_text(path, "SCALE-Sim config", MAX_CONFIG_BYTES)
+    except files.FileError as exc:
+        raise ScalesimConfigError(str(exc)) from None
     return parse_scalesim_config(text)

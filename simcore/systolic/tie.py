@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 
-from simcore.shape import Shape
+from simcore.shape import Shape, parse_int, quoted
 from simcore.systolic.closed_form import schedule
 from simcore.systolic.model import SystolicArray, SystolicDesign
 
@@ -43,8 +43,10 @@ def parse_array(text: str) -> tuple[int, int]:
     """'RxC' -> (R, C), both positive; ValueError with a one-line message otherwise."""
     match = _ARRAY.match(text)
     if not match:
-        raise ValueError(f"malformed array {text!r}: expected RxC, for example 8x8")
-    rows, cols = (int(g) for g in match.groups())
+        raise ValueError(f"malformed array {quoted(text)}: expected RxC, for example 8x8")
+    rows, cols = (
+        parse_int(g, f"array {name}") for g, name in zip(match.groups(), ("rows", "cols"))
+    )
     for name, value in (("rows", rows), ("cols", cols)):
         if value <= 0:
             raise ValueError(f"array {name} must be positive, got {value} in {text!r}")

@@ -29,3 +29,26 @@ def stored_study(root: Path, study: str) -> optuna.Study:
 @pytest.fixture()
 def stored() -> Callable[[Path, str], optuna.Study]:
     return stored_study
+
+
+_STOP_AT_BOUND = [False]  # set for the tests marked `stops_at_bound`
+
+
+@pytest.fixture(autouse=True, scope="session")
+def whole_budgets() -> Iterator[None]:
+    """In-process runs use their whole trial budgets (the tests count trials on small shapes,
+    which reach their bounds in a few), session fixtures' runs included, unless the test is
+    marked `stops_at_bound`."""
+    import autotune.run.optimise as optimise
+
+    real = optimise.proven_bound
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(optimise, "proven_bound", lambda s: real(s) if _STOP_AT_BOUND[0] else None)
+        yield
+
+
+@pytest.fixture(autouse=True)
+def stops_at_bound(request: pytest.FixtureRequest) -> Iterator[None]:
+    _STOP_AT_BOUND[0] = request.node.get_closest_marker("stops_at_bound") is not None
+    yield
+    _STOP_AT_BOUND[0] = False

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import math
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -118,6 +119,14 @@ def _broken(change: Any) -> str:
         (lambda d: d["sram"][2].__setitem__("kib", 8), "sram: two points at 8 KiB"),
         (lambda d: d["sram"][0].__setitem__("kib", 0), "sram[0].kib: must be positive"),
         (lambda d: d.__setitem__("name", ""), "name: expected a non-empty string"),
+        (lambda d: d.__setitem__("word_bits", 10**20), "word_bits: 100000000000000000000 bits"),
+        (lambda d: d.__setitem__("accumulator_bits", 4096), "accumulator_bits: 4096 bits is past"),
+        (lambda d: d["energy"].__setitem__("mac_pj", 1e7), "energy.mac_pj: 1e+07 pJ is past any"),
+        (lambda d: d["energy"].__setitem__("dram_read_pj", "2 uJ"), "energy.dram_read_pj: 2e+06"),
+        (lambda d: d["area"].__setitem__("pe_um2", "2e6 mm2"), "area.pe_um2: 2e+12 um2 is past"),
+        (lambda d: d["sram"][0].__setitem__("kib", 2**31), "sram[0].kib: 2.14748e+09 KiB"),
+        (lambda d: d.__setitem__("node_nm", 0), "node_nm: must be positive"),
+        (lambda d: d.__setitem__("supply_v", 230), "supply_v: 230 V is past any technology"),
     ],
 )
 def test_a_bad_table_is_refused_naming_the_key(change: Any, expected: str) -> None:
@@ -137,3 +146,32 @@ def test_a_table_written_as_a_file_loads(tmp_path: Path) -> None:
     text = shipped_table("default_45nm.toml").read_text().replace("mac_pj = 0.3", "mac_pj = 0.15")
     (tmp_path / "half_mac.toml").write_text(text)
     assert load_technology(tmp_path / "half_mac.toml").mac_pj == 0.15
+
+
+@pytest.mark.parametrize(
+    ("make", "expected"),
+    [
+        (lambda tmp: Path("/dev/zero"), "/dev/zero is a device, not a regular file"),
+        (lambda tmp: _fifo(tmp / "pipe"), "pipe is a FIFO, not a regular file"),
+        (lambda tmp: _written(tmp / "u16.toml", "name = 1".encode("utf-16")), "is UTF-16 text"),
+        (lambda tmp: _written(tmp / "bin.toml", bytes(range(256))), "is not a text file"),
+        (lambda tmp: _written(tmp / "deep.toml", b"a = " + b"[" * 10**5), "nested more than"),
+        (lambda tmp: _written(tmp / "big.toml", b"#" * (2 << 20)), "more than the 1048576"),
+    ],
+)
+def test_a_file_that_cannot_be_a_table_is_refused_in_one_line(
+    tmp_path: Path, make: Any, expected: str
+) -> None:
+    with pytest.raises(TechnologyError) as caught:
+        load_technology(make(tmp_path))
+    assert expected in str(caught.value) and "\n" not in str(caught.value)
+
+
+def _written(path: Path, content: bytes) -> Path:
+    path.write_bytes(content)
+    return path
+
+
+def _fifo(path: Path) -> Path:
+    os.mkfifo(path)
+    return path

@@ -63,3 +63,16 @@ def test_spans_of_generated_programs() -> None:
     timing = engine.time_program(machine, program, record=True)
     products = busy_spans(program, timing.starts, timing.finishes)[ROWS.index(MXU)]
     assert len(products) < program.opcode_counts()["mxu"] / 5
+
+
+def test_a_row_has_at_most_about_most_spans() -> None:
+    shape, machine = Shape(96, 64, 80), Machine(slots=16)
+    program = blocked(shape, machine, 1, 1, 1)
+    timing = engine.time_program(machine, program, record=True)
+    every = busy_spans(program, timing.starts, timing.finishes)
+    few = busy_spans(program, timing.starts, timing.finishes, most=50)
+    for all_spans, merged in zip(every, few):
+        assert len(merged) <= 51 < len(all_spans)
+        assert merged[0][0] == all_spans[0][0] and merged[-1][1] == all_spans[-1][1]
+        busy = sum(int(b - a) for a, b in all_spans)
+        assert sum(int(b - a) for a, b in merged) >= busy  # gaps filled, nothing lost

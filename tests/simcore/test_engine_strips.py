@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from simcore import Machine, ScheduleError, Shape, verify_matmul
 from simcore.ga1 import engine
 from simcore.ga1.engine import generators
-from simcore.ga1.engine.plan import band_starts
+from simcore.ga1.engine.plan import band_lengths, band_sizes
 from simcore.ga1.engine.strip_order import strip_slots
 from simcore.ga1.generator import bands
 from simcore.ga1.generator.order import PARTITIONS
@@ -117,12 +117,14 @@ def test_slot_need_is_the_references(m, k, n, params, slots, T) -> None:
 
 @settings(max_examples=examples(300), deadline=None)
 @given(total=st.integers(1, 500), size=st.integers(1, 600), partition=st.sampled_from(PARTITIONS))
-def test_band_starts_are_the_references_bands(total, size, partition) -> None:
+def test_band_lengths_are_the_references_bands(total, size, partition) -> None:
     cut = bands(total, size, partition)
-    starts, sizes = band_starts(total, size, partition)
-    assert starts == [band.start for band in cut] + [total]
-    lengths = {len(band) for band in cut}
-    assert set(sizes) == lengths and sizes[0] <= sizes[1]
+    count, first, last, n_first = band_lengths(total, size, partition)
+    lengths = [first] * n_first + [last] * (count - n_first)
+    assert [band.start for band in cut] == [sum(lengths[:i]) for i in range(count)]
+    assert [len(band) for band in cut] == lengths
+    sizes = band_sizes((count, first, last, n_first))
+    assert set(sizes) == set(lengths) and sizes[0] <= sizes[1]
 
 
 def test_the_state_does_not_grow_with_the_products() -> None:

@@ -105,9 +105,9 @@ def test_the_search_and_the_questions_get_what_cp_sat_leaves_of_the_time_limit(m
 
     given_limits: list[float | None] = []
 
-    def recorded(shape, machine, below, max_nodes, time_limit=None):
+    def recorded(shape, machine, below, max_nodes, time_limit=None, stop=None):
         given_limits.append(time_limit)
-        return real_search(shape, machine, below, max_nodes, time_limit)
+        return real_search(shape, machine, below, max_nodes, time_limit, stop)
 
     monkeypatch.setattr(solve, "search_below", recorded)
     shape, machine = Shape(16, 16, 8), Machine(slots=4)

@@ -124,7 +124,7 @@ def test_the_file_is_read_within_a_size_limit(tmp_path: Path) -> None:
     path.write_text(GOOGLE)
     assert read_scalesim_config(path).array_rows == 256
     path.write_text(GOOGLE + "#" * MAX_CONFIG_BYTES)
-    with pytest.raises(ScalesimConfigError, match="over"):
+    with pytest.raises(ScalesimConfigError, match="more than the"):
         read_scalesim_config(path)
     path.write_bytes(b"\xff\xfe[general]")
     with pytest.raises(ScalesimConfigError, match="not UTF-8"):

@@ -13,6 +13,7 @@ from autotune.cli.args import (
     add_setting,
     add_shape,
     build_machine,
+    check_stdout,
     default_out,
     schedule_list,
     shape_arg,
@@ -71,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     from autotune.oracles.ga1 import padding_note
     from autotune.oracles.ga1.sweep import SHOWN, format_table, sweep_frame, sweep_rows
     from autotune.results import tables
-    from autotune.results.files import check_output
+    from autotune.results.files import check_output, to_stdout
 
     shape = shape_arg(args.shape)
     schedules = schedule_list(args.schedules)
@@ -83,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.out is not None:
         check_output(args.out, args.force)
+    check_stdout(args)
     for machine in machines:  # every size refused or announced before anything is generated
         check_work(args, GA1, shape, machine)
     for index, machine in enumerate(machines):
@@ -96,12 +98,14 @@ def run(args: argparse.Namespace) -> int:
     out = args.out or default_out(args.results / "baseline", shape, machines, schedules)
     frame = pd.concat(frames, ignore_index=True)
     tables.write("baseline", frame, out, {"shape": str(shape), "columns": list(SHOWN)})
+    shown = sys.stderr if to_stdout(out) else sys.stdout  # stdout carries the table file
     if args.json:
         for row in json_rows:
             print(json.dumps(row))
     else:
-        print("\n\n".join(texts))
-        print(f"\nwrote {out}")
+        print("\n\n".join(texts), file=shown)
+        if not to_stdout(out):
+            print(f"\nwrote {out}")
     failed = [row["schedule"] for row in json_rows if row["verified"] is False]
     if failed:
         print(

@@ -59,21 +59,27 @@ def reference_key(shape: Shape, machine: Machine) -> str:
     return f"{shape}|{machine.key()}"
 
 
+REFERENCE_BYTES = 64 << 20  # a record per checked case, a few hundred bytes each
+
+
 def load_reference(path: Path, update: bool) -> dict[str, dict]:
     """The committed record; a missing one is an error (a check that skips it could not fail),
     unless --update is about to create it."""
     if path.is_dir():
         raise UsageError(f"reference record {path} is a directory, not a file")
-    if not path.is_file():
+    if not path.exists():
         if update:
             return {}
         raise UsageError(
             f"reference record {path} not found (give --reference FILE or --results DIR; --update creates it)"
         )
-    try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"reference record {path} is unreadable: {exc}") from None
+    from simcore import files
+
+    try:  # a regular file within the limit, UTF-8, JSON nested at most MOST_NESTING deep
+        data = files.parse_json(files.read_text(path, "it", REFERENCE_BYTES), "it")
+    except files.FileError as exc:
+        reason = str(exc).removeprefix("it: ").removeprefix(f"it {path} ")
+        raise UsageError(f"reference record {path} is unreadable: {reason}") from None
     records = data.get("records") if isinstance(data, dict) else None
     if not isinstance(records, list):
         raise UsageError(

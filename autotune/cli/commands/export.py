@@ -44,8 +44,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from autotune.results import load, readback
-    from autotune.results.files import check_output, write_text
+    from autotune.results.files import check_output, to_stdout, write_text
 
+    if to_stdout(args.out):
+        args.out = None  # standard output, as without --out
     if args.out is not None:
         check_output(args.out, args.force)
     loaded = load.load(args.path_or_study, args.results, args.storage)

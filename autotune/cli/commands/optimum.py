@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,6 +15,7 @@ from autotune.cli.args import (
     add_setting,
     add_shape,
     build_machine,
+    check_stdout,
     cp_sat_seed,
     non_negative_int,
     positive_float,
@@ -26,7 +26,6 @@ from autotune.cli.errors import UsageError
 from autotune.cli.limits import add_memory_limit, limits, say
 
 if TYPE_CHECKING:
-    from autotune.interrupt import StopRequest
     from autotune.oracles.ga1.optimum import Solved, Start
     from autotune.run.imports import Destination, Imported
 
@@ -163,7 +162,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(
             f"{out} holds an earlier result: replace it with --force, or give --out FILE"
         )
-    check_output(out, args.force)
+    check_output(out, args.force, may_create=args.results)
+    check_stdout(args)
     destination = None
     if args.enqueue is not None:
         from autotune.run.imports import destination as study_destination
@@ -177,29 +177,31 @@ def run(args: argparse.Namespace) -> int:
     from autotune.interrupt import graceful_stop
     from simcore.ga1.exact import ExactError
 
-    # A Ctrl-C reaches CP-SAT too, which stops as at a time limit: its best so far is written,
-    # marked. One before the solver starts, or a second one, leaves with nothing written.
+    # Ctrl-C or SIGTERM stops the solver at once (its child is killed) and nothing is written:
+    # neither the result file nor the study gets a schedule whose search was not finished.
     with graceful_stop() as stop:
-        try:
-            solved = optimum.solve(shape, machine, options, progress=_Progress(stop), start=start)
-        except ExactError as exc:  # the solver's own check of its schedule failed
-            print(f"autotune: error: not verified: {exc}", file=sys.stderr)
-            return 1
-        except KeyboardInterrupt:
-            print(
-                "autotune: interrupted before the solver found a schedule: nothing written",
-                file=sys.stderr,
-            )
+        with stop.urgently():
+            try:
+                solved = optimum.solve(
+                    shape, machine, options, _Progress(), start, stop=lambda: stop.requested
+                )
+            except ExactError as exc:  # the solver's own check of its schedule failed
+                print(f"autotune: error: not verified: {exc}", file=sys.stderr)
+                return 1
+            except KeyboardInterrupt:
+                solved = None
+        if solved is None or solved.interrupted:
+            print("autotune: interrupted: the solver was stopped, nothing written", file=sys.stderr)
+            stop.leave_at_once = True
             return stop.exit_status
-    if stop.requested and not solved.result.proven:
-        solved = replace(solved, interrupted=True)
-    write_text(json.dumps(solved.record(), indent=1) + "\n", out)
-    imported = enqueue(solved, destination) if destination and solved.verified else None
+        # Finished: a stop asked for now lets the result be written whole, then exits.
+        write_text(json.dumps(solved.record(), indent=1) + "\n", out)
+        imported = enqueue(solved, destination) if destination and solved.verified else None
     _report(solved, out, imported, args.json, GA1.describe_machine(machine))
     if not solved.verified:
         print(f"autotune: error: not verified: {solved.verification()}", file=sys.stderr)
         return 1
-    return stop.exit_status if solved.interrupted else 0
+    return stop.exit_status if stop.requested else 0
 
 
 def best_start(destination: Destination) -> Start | None:
@@ -280,13 +282,10 @@ def _start_line(shape, machine, options, start) -> str:  # type: ignore[no-untyp
 class _Progress:
     """One line on stderr for the starting schedule, then one per better schedule found."""
 
-    def __init__(self, stop: StopRequest) -> None:
+    def __init__(self) -> None:
         self.best: int | None = None
-        self.stop = stop
 
     def __call__(self, cycles: int, bound: int, seconds: float) -> None:
-        if self.best is None and self.stop.requested:
-            raise KeyboardInterrupt  # Ctrl-C while the model was built: the solver never ran
         if self.best is not None and cycles >= self.best:
             return  # the solver's first solution is the starting schedule again
         what = "start" if self.best is None else "found"
@@ -303,12 +302,7 @@ STATUS = {
 
 
 def _status(solved: Solved) -> str:
-    result = solved.result
-    if result.proven:
-        return "optimal: proven"
-    if solved.interrupted and result.status == "start":
-        return "interrupted before the solver found a better schedule: the start is returned"
-    return "feasible: interrupted, not proven" if solved.interrupted else STATUS[result.status]
+    return "optimal: proven" if solved.result.proven else STATUS[solved.result.status]
 
 
 def _report(
@@ -320,6 +314,7 @@ def _report(
         data.update(out=str(out), enqueued=_enqueued(imported))
         print(json.dumps(data))
         return
+    shown = sys.stderr if str(out) == "-" else sys.stdout  # stdout carries the result file
     optimal = result.proven
     bracket = "" if optimal else f" (the optimum lies in [{result.bound:,}, {result.cycles:,}])"
     lines = [
@@ -331,8 +326,8 @@ def _report(
         f"  start      {result.start_cycles:,} ({solved.start})",
         f"  solver     {result.wall_time:.1f} s",
         f"  {'verified' if solved.verified else 'FAILED':<10} {solved.verification()}",
-        f"wrote {out}",
     ]
+    lines += [] if str(out) == "-" else [f"wrote {out}"]
     if imported is not None:
         row = imported.row
         done = "put into" if imported.added else "already in"
@@ -342,7 +337,7 @@ def _report(
             f"{len(imported.outcome.frame)}, {row['cycles']:,} cycles, {label} by the study's oracle"
         )
         lines.append(f"wrote {' and '.join(str(p) for p in imported.outcome.paths)}")
-    print("\n".join(lines))
+    print("\n".join(lines), file=shown)
 
 
 def _enqueued(imported: Imported | None) -> dict[str, object] | None:

@@ -96,10 +96,22 @@ def check_pictures(out: Path, names: list[str], force: bool, given: bool) -> Non
     """Refuse, before drawing, to replace what is not ours: in an --out folder any existing file
     needs --force; in the default plots/ folder autotune's own earlier pictures (told by their
     PNG mark) are redrawn, and anything else needs --force."""
-    from autotune.results.files import check_output_folder
+    from autotune.results.files import check_output_folder, to_stdout
     from autotune.results.plots import drawn_by_autotune
 
-    check_output_folder(out, names, force or not given)  # study files, devices, folders: never
+    if to_stdout(out):
+        raise UsageError("--out -: plot draws several pictures, give a folder to draw them in")
+    if not given:
+        from autotune.storage.names import refuse_link
+
+        refuse_link(out, "the study's pictures folder")
+    if not given and out.is_file():
+        raise UsageError(
+            f"{out} is a file, not a folder: the study's pictures go there; move it, or draw "
+            "elsewhere with --out DIR"
+        )
+    # Study files, devices, folders: never. The default folder is named by no flag.
+    check_output_folder(out, names, force or not given, "out" if given else None)
     if given or force:
         return
     for name in names:

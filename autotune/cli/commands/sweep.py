@@ -15,6 +15,7 @@ from autotune.cli.args import (
     add_results,
     add_setting,
     build_machine,
+    check_stdout,
     default_out,
     positive_int,
     schedule_list,
@@ -157,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
     from autotune.oracles.ga1 import padding_note
     from autotune.oracles.ga1.sweep import SHOWN, sweep_frame, sweep_rows
     from autotune.results import tables
-    from autotune.results.files import check_output
+    from autotune.results.files import check_output, to_stdout
 
     shape = shape_arg(args.shape)
     schedules: list[ChapterSchedule] = schedule_list(args.schedules)
@@ -171,6 +172,7 @@ def run(args: argparse.Namespace) -> int:
     args.trials = args.trials or SHORT_TRIALS
     if args.out is not None:
         check_output(args.out, args.force)
+    check_stdout(args)
     base = build_machine(GA1, args.machine, slots=args.slots)
     points = machines(base, grid)
     # Refused before anything is generated; the slowest machine's time announced once.
@@ -223,8 +225,10 @@ def run(args: argparse.Namespace) -> int:
             for row in rows:
                 print(json.dumps({**machine.as_dict(), "dma_cycles": machine.dma_cycles, **row}))
     else:
-        print(format_sweep(shape, grid, groups, args.tuned))
-        print(f"\nwrote {out}")
+        shown = sys.stderr if to_stdout(out) else sys.stdout  # stdout carries the table file
+        print(format_sweep(shape, grid, groups, args.tuned), file=shown)
+        if not to_stdout(out):
+            print(f"\nwrote {out}")
     failed = [
         f"{r['schedule']} on {m.key()}"
         for m, rows in groups

@@ -46,6 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_setting(parser, "timeout")
     add_setting(parser, "sampler")
     add_settings(parser, "seed", "allow_sampler_change", "starts", "transfer", "spaces", "study")
+    add_setting(parser, "all_trials")
     add_settings(parser, "storage", "results", "workers")
     parser.add_argument(
         "--top", type=positive_int, default=10, help="entries to print (default 10)"
@@ -163,6 +164,7 @@ def run(args: argparse.Namespace) -> int:
         starts=starting_points(args, plan),
         transfer=args.transfer,
         progress=sys.stderr.isatty(),
+        all_trials=args.all_trials,
         max_memory=args.max_memory,
         worker_setup=quiet_libraries,
     )

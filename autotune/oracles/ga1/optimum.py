@@ -7,9 +7,10 @@ a study (a trial of the `stored` family, origin ORIGIN).
 The file (format FORMAT, version VERSION) is one JSON object: `shape`, `machine` (every
 parameter), `status` (optimal, feasible or start), `proven`, `cycles` (the program's, simulated),
 `bound` (a proven lower bound on every schedule of the scope), `gap` (cycles / bound - 1),
-`objective`, `start_cycles`, `start` (what the solver started from), `interrupted` (Ctrl-C
-stopped the solver as a time limit would), `complete`, `wall_time`, `options` (ExactOptions), `verified` (both
-checks passed and agree on the cycles), `verification` (one line), `engine_cycles`,
+`objective`, `start_cycles`, `start` (what the solver started from), `interrupted` (a stop
+request ended the search as a time limit would), `complete`, `wall_time`, `options`
+(ExactOptions), `verified` (both checks passed and agree on the cycles), `verification` (one
+line), `engine_cycles`,
 `program_digest` (its name in a study's programs/ folder, search_spaces.stored), `program` (the
 program in the asm text format, simcore.ga1.asm) and `autotune_version`."""
 
@@ -36,6 +37,7 @@ from simcore.ga1.exact import (
     check_solver,
     solve_optimum,
 )
+from simcore.ga1.exact.apart import Stop
 from simcore.ga1.machine import Machine
 from simcore.ga1.program import Program
 from simcore.ga1.verify import Verification
@@ -56,7 +58,7 @@ class Solved:
     engine: Verification
     text: str  # the program in the asm format
     start: str = DEFAULT_START  # what the solver started from
-    interrupted: bool = False  # Ctrl-C stopped the solver: its best so far, not proven
+    interrupted: bool = False  # a stop request ended the search: its best so far, not proven
 
     @property
     def digest(self) -> str:
@@ -168,17 +170,20 @@ def solve(
     options: ExactOptions,
     progress: Progress | None = None,
     start: Start | None = None,
+    stop: Stop | None = None,
 ) -> Solved:
     """The solver's schedule, from `start` (None: the general generator's default), run again
-    by the compiled engine; ExactError if the solver's own check of it fails."""
+    by the compiled engine; ExactError if the solver's own check of it fails. `stop` (polled
+    while the solver runs, e.g. `threading.Event().is_set`) ends the search at once: the result
+    is the best schedule found by then, marked `interrupted` (unless it is proven)."""
     from simcore.ga1.engine import verify_program  # numba: loaded when a program is run
 
     check(shape, machine)
     program = start.program if start is not None else None
-    result = solve_optimum(shape, machine, options, start=program, progress=progress)
+    result = solve_optimum(shape, machine, options, start=program, progress=progress, stop=stop)
     engine = verify_program(machine, result.program, shape)
     label = start.label if start is not None else DEFAULT_START
-    return Solved(result, engine, to_text(result.program), label)
+    return Solved(result, engine, to_text(result.program), label, interrupted=result.interrupted)
 
 
 @dataclass(frozen=True)

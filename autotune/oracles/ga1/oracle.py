@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from workloads.graph import Operation as GraphOperation
 
 DEFAULT_SLOTS = 64  # the scratchpad of the main job (the chapter's larger machine)
+TIMELINE_SPANS = 4096  # per row of a timeline: a picture shows no more
 
 
 def _ga1(family: Family) -> GA1Family:
@@ -243,6 +244,7 @@ class GA1Oracle(
         return to_text(program)
 
     def timeline(self, program: Program, machine: Machine, zoom: int) -> Timeline:
+        """Busy spans merged to about TIMELINE_SPANS a row: the picture shows no more."""
         from simcore.ga1.engine import time_program  # numba: loaded by what runs the engine
         from simcore.ga1.engine.spans import busy_spans, first_instructions
 
@@ -251,7 +253,7 @@ class GA1Oracle(
         return Timeline(
             run.cycles,
             ("DMA load", "DMA store", "matrix unit"),
-            tuple(busy_spans(program, run.starts, run.finishes)),
+            tuple(busy_spans(program, run.starts, run.finishes, most=TIMELINE_SPANS)),
             tuple(first_instructions(program, run.starts, run.finishes, zoom)),
             zoom,
             run.mxu_util(machine),

@@ -149,12 +149,15 @@ class Generator(ABC):
             replay_rows(history, found, found_count, rows, times, n, first, clock[FILL], scratch4)
             first += n
         expected, count = a @ b, int(found_count[0])
+        equal = bool(np.array_equal(c, expected))
+        if not equal:  # the error in place: no more matrices than estimate.py prices
+            np.abs(np.subtract(c, expected, out=expected), out=expected)
         return Verification(
-            result_ok=bool(np.array_equal(c, expected)),
+            result_ok=equal,
             hazards=hazards_found(found, count),
             cycles=timing_of(clock).cycles,
             hazards_found=count,
-            max_abs_error=float(np.max(np.abs(c - expected))) if expected.size else 0.0,
+            max_abs_error=float(np.max(expected)) if not equal and expected.size else 0.0,
         )
 
 

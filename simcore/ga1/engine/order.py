@@ -56,9 +56,23 @@ from simcore.ga1.engine.record import RECORD, first_key, frame_of, store_record
 
 @inline
 def _band(st: np.ndarray, at: int, index: int) -> tuple[int, int]:
-    """(start, length) of band `index` of the bands at section `at`."""
-    start = st[st[at] + index]
-    return start, st[st[at] + index + 1] - start
+    """(start, length) of band `index` of the bands at section `at` (plan.band_lengths: the
+    first n_first of one length, the rest of the other); index = count gives the end."""
+    rec = st[at]
+    first, last, n_first = st[rec + 1], st[rec + 2], st[rec + 3]
+    if index < n_first:
+        return index * first, first
+    return n_first * first + (index - n_first) * last, last
+
+
+@inline
+def band_holding(st: np.ndarray, at: int, value: int) -> int:
+    """The band, of the bands at section `at`, that holds row (or column) `value`."""
+    rec = st[at]
+    first, last, n_first = st[rec + 1], st[rec + 2], st[rec + 3]
+    if value < n_first * first:
+        return value // first
+    return n_first + (value - n_first * first) // last
 
 
 # ---- blocks

@@ -1,9 +1,9 @@
 """A general schedule's structure as integer fields and sections of the generator's state (the
 plan), for the compiled generator.
 
-Everything here is computed once per schedule, in memory that grows with the bands and the block
-shapes (never with the number of products): scalars, the bands of the frame (see order.py) and,
-for each block shape, the order of its cells with, per cell, the next cell of the same row and of
+Everything here is computed once per schedule, in memory that grows with the block shapes (never
+with the shape): scalars, the bands of the frame (see order.py) as their count and two lengths
+(band_lengths: no list of bands) and, for each block shape, the order of its cells with, per cell, the next cell of the same row and of
 the same column, and the first cell of each row and column.
 """
 
@@ -52,7 +52,8 @@ ORDER_FIELDS = COMMON + 18  # the first field of an order's own
     FIRST_START_AT,
     FIRST_AT,
 ) = range(ORDER_FIELDS, ORDER_FIELDS + 8)
-# The bands' starts and sizes are one section (BANDS_AT), made absolute the same way.
+# The bands (row bands at ROW_START_AT, column bands at COL_START_AT: band_lengths, BAND_FIELDS
+# each) and the sizes are one section (BANDS_AT), made absolute the same way.
 (
     BANDS_AT,
     ROW_START_AT,
@@ -75,21 +76,13 @@ PLAN_END = ORDER_FIELDS + 40  # the first field after any order's (strips.py's f
 BLOCKS, UNITS, STRIPS = 0, 1, 2  # STRUCTURE
 
 
-def band_starts(total: int, size: int, partition: str) -> tuple[list[int], list[int]]:
-    """The bands simcore.ga1.generator.order.bands cuts: their starts and then `total`, and their
-    (at most two) lengths, the smaller first (twice the same when they are all alike)."""
-    size = min(size, total)
-    if partition == "uniform":
-        starts = list(range(0, total, size)) + [total]
-        return starts, [total - starts[-2], size]
-    count = -(-total // size)
-    base, extra = divmod(total, count)
-    return [i * base + min(i, extra) for i in range(count + 1)], [base, base + 1 if extra else base]
+BAND_FIELDS = 4  # a frame side's bands: band_lengths
 
 
 def band_lengths(total: int, size: int, partition: str) -> tuple[int, int, int, int]:
-    """band_starts' bands without listing them: (how many, the first's length, the last's, how
-    many have the first's length). The first bands are the longest, the last the shortest."""
+    """simcore.ga1.generator.order.bands without listing them: (how many, the first's length,
+    the last's, how many have the first's length). The first bands are the longest, the last the
+    shortest."""
     size = min(size, total)
     count = -(-total // size)
     if partition == "uniform":
@@ -171,6 +164,12 @@ def _cell_tables(
     return cell_tables([(h, w, _cells(h, w, inner, flip)) for h in heights for w in widths])
 
 
+def band_sizes(bands: tuple[int, int, int, int]) -> list[int]:
+    """The bands' (at most two) lengths, the smaller first (twice the same when all alike)."""
+    count, first, last, n_first = bands
+    return [last, first] if n_first < count else [first, first]
+
+
 def common_fields(
     tiles: tuple[int, int, int], lookahead: int, store_first: bool, store_delay: int
 ) -> dict[int, int]:
@@ -198,9 +197,10 @@ def general_plan(
     flip = params.block_order == "col"
     fm, fn = (Nt, Mt) if flip else (Mt, Nt)
     fbi, fbj = (params.bj, params.bi) if flip else (params.bi, params.bj)
-    row_starts, heights = band_starts(fm, fbi, params.partition)
-    col_starts, widths = band_starts(fn, fbj, params.partition)
-    n_rb, n_cb = len(row_starts) - 1, len(col_starts) - 1
+    row_bands = band_lengths(fm, fbi, params.partition)
+    col_bands = band_lengths(fn, fbj, params.partition)
+    n_rb, n_cb = row_bands[0], col_bands[0]
+    heights, widths = band_sizes(row_bands), band_sizes(col_bands)
     geo = {
         FLIP: int(flip),
         MT: fm,
@@ -237,6 +237,6 @@ def general_plan(
         offsets, tables = _cell_tables(tuple(heights), tuple(widths), params.inner, flip)
     geo.update(offsets)
     geo.update({END: end, NEVER: end + 1, PINNED: end + 2})
-    bands_section = row_starts + col_starts + heights + widths
-    geo.update({ROW_START_AT: 0, COL_START_AT: n_rb + 1, SIZES_AT: n_rb + n_cb + 2})
+    bands_section = [*row_bands, *col_bands, *heights, *widths]
+    geo.update({ROW_START_AT: 0, COL_START_AT: BAND_FIELDS, SIZES_AT: 2 * BAND_FIELDS})
     return geo, [(BANDS_AT, len(bands_section), bands_section), tables]

@@ -79,7 +79,7 @@ def _done(st: np.ndarray, units: int) -> int:
     nt = st[NT]
     r, place = units // nt, units % nt
     if r >= st[N_RB]:
-        return st[KT] * nt * st[st[ROW_START_AT] + st[N_RB]]
+        return st[KT] * nt * _band(st, ROW_START_AT, st[N_RB])[0]
     row0, h = _band(st, ROW_START_AT, r)
     return st[KT] * (nt * row0 + place * h)
 

@@ -40,7 +40,14 @@ from simcore.ga1.engine.plan import (
 from simcore.ga1.engine.record import first_key
 from simcore.ga1.engine.rows import Section
 from simcore.ga1.generator.order import largest_band
-from simcore.ga1.generator.strips import StripParams, block_height, step_cells, strip_widths
+from simcore.ga1.generator.strips import (
+    MAX_STRIPS,
+    StripParams,
+    TooManyStrips,
+    block_height,
+    step_cells,
+    strip_width_runs,
+)
 from simcore.ga1.machine import Machine
 from simcore.shape import Shape
 
@@ -61,11 +68,11 @@ STRIP_FIELDS = S_TABLES + 4
 @functools.lru_cache(maxsize=256)
 def _widths(
     long_tiles: int, cut_tiles: int, slots: int, reserve: int
-) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """The strip widths (narrowest first) and each one's block height: the same for every point
-    of a study with this reserve."""
-    _cost, widths = strip_widths(long_tiles, cut_tiles, slots, reserve)
-    return tuple(widths), tuple(block_height(w, slots, reserve, long_tiles) for w in widths)
+) -> tuple[tuple[int, int, int], ...]:
+    """The strip widths as runs (width, strips of it, their block height), narrowest first: the
+    same for every point of a study with this reserve."""
+    _cost, runs = strip_width_runs(long_tiles, cut_tiles, slots, reserve)
+    return tuple((w, count, block_height(w, slots, reserve, long_tiles)) for w, count in runs)
 
 
 def _frame_cells(h: int, w: int, split: int, reverse: bool, flip: bool) -> list[tuple[int, int]]:
@@ -89,15 +96,19 @@ def _tables(
 def strip_slots(shape: Shape, machine: Machine, params: StripParams) -> int:
     """strips.py's strip_slots_needed, from the strips alone (no list of every block): a 1 x 1
     block's need when none obeys the slot rule, else the largest block's accumulators and an A
-    and a B tile (three slots when K is one step: nothing stays live)."""
+    and a B tile (three slots when K is one step: nothing stays live). One more than the
+    scratchpad when the widths cannot be chosen in time (TooManyStrips): never fits."""
     Mt, Kt, Nt = shape.tiles(machine.T)
     long, cut = (Nt, Mt) if params.axis == "row" else (Mt, Nt)
-    widths, heights = _widths(long, cut, machine.slots, params.reserve)
-    if not widths:
+    try:
+        runs = _widths(long, cut, machine.slots, params.reserve)
+    except TooManyStrips:
+        return machine.slots + 1
+    if not runs:
         return 2 + params.reserve
     if Kt == 1:
         return 3
-    return max(largest_band(long, h, params.partition) * w for w, h in zip(widths, heights)) + 2
+    return max(largest_band(long, h, params.partition) * w for w, _count, h in runs) + 2
 
 
 def strip_plan(
@@ -107,7 +118,15 @@ def strip_plan(
     Mt, Kt, Nt = shape.tiles(machine.T)
     flip = params.axis == "row"
     long, cut = (Nt, Mt) if flip else (Mt, Nt)
-    widths, heights = _widths(long, cut, machine.slots, params.reserve)
+    runs = _widths(long, cut, machine.slots, params.reserve)
+    strips = sum(count for _w, count, _h in runs)
+    if strips > MAX_STRIPS:
+        raise TooManyStrips(
+            f"strip schedule {params} cuts C into {strips} strips, more than the {MAX_STRIPS} "
+            "the engine plans"
+        )
+    widths = [w for w, count, _h in runs for _ in range(count)]
+    heights = [h for _w, count, h in runs for _ in range(count)]
     if params.strip_order == "wide":
         widths, heights = widths[::-1], heights[::-1]
     records: list[int] = []

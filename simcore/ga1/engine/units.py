@@ -19,7 +19,12 @@ from __future__ import annotations
 import numpy as np
 
 from simcore.ga1.engine.jit import inline
-from simcore.ga1.engine.order import general_block, general_next_col, general_next_row
+from simcore.ga1.engine.order import (
+    band_holding,
+    general_block,
+    general_next_col,
+    general_next_row,
+)
 from simcore.ga1.engine.plan import (
     BLOCK_SPAN,
     COL_START_AT,
@@ -165,22 +170,9 @@ def far_key(st: np.ndarray, level: int, u0: int, u1: int) -> int:
 
 
 @inline
-def _search(st: np.ndarray, at: int, count: int, value: int) -> int:
-    """The band of the `count` bands whose starts are at `at` that holds `value`."""
-    low, high = 0, count - 1
-    while low < high:
-        middle = (low + high + 1) // 2
-        if st[at + middle] <= value:
-            low = middle
-        else:
-            high = middle - 1
-    return low
-
-
-@inline
 def _column_place(st: np.ndarray, r: int, column: int) -> int:
     """The visiting place, in band r, of the block that holds a frame column."""
-    band = _search(st, st[COL_START_AT], st[N_CB], column)
+    band = band_holding(st, COL_START_AT, column)
     return st[N_CB] - 1 - band if _reversed_band(st, r) else band
 
 

@@ -78,7 +78,7 @@ class ExactResult:
     (None: it found none, and `program` is the starting schedule, status "start"); `bound` a
     proven lower bound on every schedule of the scope (the solver's, or proven_bounds' when the
     model was capped). `status` is "optimal" (the model's optimum, proven), "feasible" (stopped
-    by a limit) or "start"."""
+    by a limit or a request to stop, `interrupted`) or "start"."""
 
     shape: Shape
     machine: Machine
@@ -92,6 +92,7 @@ class ExactResult:
     wall_time: float
     complete: bool  # the model had every copy a schedule can use (no cap)
     options: ExactOptions
+    interrupted: bool = False  # asked to stop: the best found by then, as at a time limit
 
     @property
     def proven(self) -> bool:
@@ -116,6 +117,7 @@ class ExactResult:
             "complete": self.complete,
             "start_cycles": self.start_cycles,
             "wall_time": round(self.wall_time, 3),
+            "interrupted": self.interrupted,
             "verified": self.verification.ok,
             "verification": self.verification.describe(),
             "options": asdict(self.options),

@@ -6,7 +6,7 @@ import time
 from dataclasses import replace
 from typing import Callable
 
-from simcore.ga1.exact.apart import Solved, SolverCrash, solve_apart
+from simcore.ga1.exact.apart import Solved, SolverCrash, Stop, solve_apart
 from simcore.ga1.exact.plan import Plan, PlanError, plan_of, program_of, relabel_by_first_use
 from simcore.ga1.exact.records import ExactError, ExactOptions, ExactResult
 from simcore.ga1.exact.timed import Searched, search_below
@@ -25,6 +25,10 @@ OPTIMAL, FEASIBLE, START = "optimal", "feasible", "start"
 MAX_PRODUCTS = 512
 # What `solve_optimum` reports as it goes: (cycles of the best schedule so far, proven bound, seconds).
 Progress = Callable[[int, int, float], None]
+
+
+def _never() -> bool:
+    return False
 
 
 def check_instance(shape: Shape, machine: Machine) -> None:
@@ -75,6 +79,7 @@ def solve_optimum(
     options: ExactOptions = ExactOptions(),
     start: Program | None = None,
     progress: Progress | None = None,
+    stop: Stop | None = None,
 ) -> ExactResult:
     """The fastest schedule of C = A @ B on `machine`, or the best found and a proven bound.
 
@@ -83,8 +88,12 @@ def solve_optimum(
     program is always simulated and verified; a verified schedule slower than the solver said
     is an ExactError (the model would be wrong). `progress` is called with the starting
     schedule's cycles and the known bound once the model is built, then with each better
-    schedule the solver finds (its makespan, the solver's bound then, seconds since the start)."""
+    schedule the solver finds (its makespan, the solver's bound then, seconds since the start).
+    `stop` (e.g. set by a Ctrl-C handler) ends the search at once, as a time limit would: the
+    result is the best schedule found by then, verified, marked `interrupted`; the later stages
+    (the exhaustive search, the decision questions) are not begun."""
     started = time.perf_counter()
+    stopped: Stop = stop or _never
     deadline = _deadline(options, started)
     check_instance(shape, machine)
     first = start if start is not None else start_program(shape, machine)
@@ -104,14 +113,18 @@ def solve_optimum(
     solver = _solver(options)
     if progress is not None:
         progress(plan.makespan, known, time.perf_counter() - started)
-    answer = _solve(built, solver, _reporter(exact_model, progress, known, complete, started))
+    answer = _solve(
+        built, solver, _reporter(exact_model, progress, known, complete, started), stopped
+    )
     code, own, found = answer.code, answer.bound, answer.plan
     solved = found is not None
     bound = max(own, known) if complete else known
     status = _status(code, exact_model) if solved else START
     best = (found or plan).makespan
     searched = (
-        _search(shape, machine, options, best, deadline) if complete and status != OPTIMAL else None
+        _search(shape, machine, options, best, deadline, stopped)
+        if complete and status != OPTIMAL and not stopped()
+        else None
     )
     if searched is not None:
         best = searched.cycles or best
@@ -121,9 +134,11 @@ def solve_optimum(
             status = FEASIBLE
         if progress is not None and searched.cycles is not None:
             progress(best, bound, time.perf_counter() - started)
-    if complete and options.proof_limit is not None and status != OPTIMAL:
+    if complete and options.proof_limit is not None and status != OPTIMAL and not stopped():
         floor = bound if options.use_lower_bound else own
-        better, floor, proved = _prove(shape, machine, options, best, floor, least, deadline)
+        better, floor, proved = _prove(
+            shape, machine, options, best, floor, least, deadline, stopped
+        )
         found, bound = better or found, max(bound, floor)
         searched = None if better is not None else searched
         status = OPTIMAL if proved else FEASIBLE if found is not None else status
@@ -151,18 +166,20 @@ def solve_optimum(
         time.perf_counter() - started,
         complete,
         options,
+        interrupted=stopped() and status != OPTIMAL,
     )
 
 
 def decide_below(
-    shape: Shape, machine: Machine, cycles: int, options: ExactOptions
+    shape: Shape, machine: Machine, cycles: int, options: ExactOptions, stop: Stop | None = None
 ) -> tuple[Program | None, int, bool]:
     """The decision questions alone, from a schedule of `cycles` known to exist (the model is
     not given it): (a faster schedule they found, verified, or None; the proven bound; whether
     the fastest schedule known is proven optimal). Asks with `proof_limit` of work each (5 units
     when None), after the exhaustive search where the instance is small enough for it (when the
-    search ends, no question is asked)."""
+    search ends, no question is asked). `stop` ends them as a time limit would."""
     deadline = _deadline(options, time.perf_counter())
+    stopped: Stop = stop or _never
     check_instance(shape, machine)
     check_solver()
     known, least = proven_bounds(shape, machine, options.pebble_products)
@@ -170,14 +187,16 @@ def decide_below(
         raise ExactError(f"no schedule of the scope runs in {cycles} cycles: {known} is proven")
     if options.proof_limit is None:
         options = replace(options, proof_limit=5.0)
-    searched = _search(shape, machine, options, cycles, deadline)
+    searched = _search(shape, machine, options, cycles, deadline, stopped)
     faster: Program | None = None
     if searched is not None and searched.program is not None:
         faster, cycles = searched.program, searched.cycles or cycles
     if searched is not None and searched.complete:
         floor, better, proved = cycles, None, True
     else:
-        better, floor, proved = _prove(shape, machine, options, cycles, known, least, deadline)
+        better, floor, proved = _prove(
+            shape, machine, options, cycles, known, least, deadline, stopped
+        )
     if better is None:
         if faster is not None:
             _check(verify_matmul(machine, faster, shape)[0], cycles, floor)
@@ -199,7 +218,12 @@ def _left(deadline: float | None) -> float | None:
 
 
 def _search(
-    shape: Shape, machine: Machine, options: ExactOptions, cycles: int, deadline: float | None
+    shape: Shape,
+    machine: Machine,
+    options: ExactOptions,
+    cycles: int,
+    deadline: float | None,
+    stop: Stop = _never,
 ) -> Searched | None:
     """The exhaustive search below `cycles` on instances small enough for it, in the time left
     of the solve's limit (None: not run)."""
@@ -207,7 +231,7 @@ def _search(
     left = _left(deadline)
     if not options.search_nodes or Mt * Kt * Nt > options.search_products or left == 0:
         return None
-    return search_below(shape, machine, cycles, options.search_nodes, left)
+    return search_below(shape, machine, cycles, options.search_nodes, left, stop)
 
 
 def _prove(
@@ -218,6 +242,7 @@ def _prove(
     floor: int,
     least: int,
     deadline: float | None,
+    stop: Stop = _never,
 ) -> tuple[Plan | None, int, bool]:
     """Decision problems "a schedule of at most best - 1 cycles?" (makespan in [floor, best - 1],
     `floor` a proven bound, best = `cycles` at first), each with `proof_limit` of work, until one
@@ -231,13 +256,13 @@ def _prove(
     better: Plan | None = None
     while floor < cycles:
         left = _left(deadline)
-        if left == 0:
+        if left == 0 or stop():
             break
         built = exact_model.build_model(
             shape, machine, cycles - 1, floor, least_transfers=least, objective=False
         )
         solver = _solver(replace(options, work_limit=options.proof_limit, time_limit=left))
-        answer = _solve(built, solver)
+        answer = _solve(built, solver, None, stop)
         if answer.code == cp_model.INFEASIBLE:
             floor = cycles
         elif answer.plan is not None:
@@ -250,10 +275,11 @@ def _prove(
     return better, floor, floor >= cycles
 
 
-def _solve(built: object, solver: object, callback: object = None) -> Solved:
-    """One CP-SAT solve, in a child process: a crash of the solver is an ExactError."""
+def _solve(built: object, solver: object, callback: object = None, stop: Stop = _never) -> Solved:
+    """One CP-SAT solve, in a child process: a crash of the solver is an ExactError; `stop`
+    ends it as a time limit would."""
     try:
-        return solve_apart(built, solver, callback)
+        return solve_apart(built, solver, callback, stop)
     except SolverCrash as exc:
         raise ExactError(str(exc)) from None
 

@@ -16,6 +16,7 @@ whether the search ended (then nothing faster exists); `max_nodes` and `time_lim
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from simcore.ga1.exact.timed_state import Search, Stop
@@ -46,12 +47,13 @@ def search_below(
     below: int,
     max_nodes: int = MAX_NODES,
     time_limit: float | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> Searched:
     """The fastest schedule of the scope with fewer than `below` cycles, by exhaustive search;
-    `complete` is False when `max_nodes` states were visited or `time_limit` wall seconds
-    passed first (then `cycles` is only the best found)."""
+    `complete` is False when `max_nodes` states were visited, `time_limit` wall seconds passed or
+    `stop()` turned true first (then `cycles` is only the best found)."""
     deadline = None if time_limit is None else time.monotonic() + time_limit
-    search = Search(shape, machine, below, (max_nodes, deadline))
+    search = Search(shape, machine, below, (max_nodes, deadline), stop)
     try:
         search.run()
         complete = True

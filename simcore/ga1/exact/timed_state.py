@@ -4,6 +4,7 @@ the states searched, walked depth first. Tiles are numbered A, then B, then C.""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from simcore.ga1.exact.transfers import tile_products
 from simcore.ga1.machine import Machine
@@ -52,6 +53,7 @@ class Search:
         machine: Machine,
         below: int,
         limits: tuple[int, float | None],
+        stop: Callable[[], bool] | None = None,
     ) -> None:
         Mt, Kt, Nt = shape.tiles(machine.T)
         self.tiles = (Mt, Kt, Nt)
@@ -88,6 +90,7 @@ class Search:
         self.seen: dict[tuple[object, ...], list[_Entry]] = {}
         self.nodes = 0
         self.max_nodes, self.deadline = limits
+        self.stop = stop  # asked to stop: checked with the deadline
 
     def transfers_due(self) -> int:
         """Loads and stores every completion still needs: each operand still read and not
@@ -226,10 +229,9 @@ class Search:
         self.nodes += 1
         if self.nodes > self.max_nodes:
             raise Stop
-        if (
-            self.deadline is not None
-            and not self.nodes & 0xFFF
-            and time.monotonic() > self.deadline
+        if not self.nodes & 0xFFF and (
+            (self.deadline is not None and time.monotonic() > self.deadline)
+            or (self.stop is not None and self.stop())
         ):
             raise Stop
         if self.done == self.everything and all(s == STORED for s in self.state):

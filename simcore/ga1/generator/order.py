@@ -228,6 +228,15 @@ def largest_band(total: int, size: int, partition: str) -> int:
     return -(-total // -(-total // size))
 
 
+def shortest_band(total: int, size: int, partition: str) -> int:
+    """The shortest of bands(total, size, partition) (its last), without listing them."""
+    size = min(size, total)
+    count = -(-total // size)
+    if partition == "uniform":
+        return total - (count - 1) * size
+    return total // count
+
+
 def slots_needed(shape: Shape, machine: Machine, params: GeneralParams) -> int:
     """Slots the compiled order needs at least: its most live accumulators plus an A and a B.
 

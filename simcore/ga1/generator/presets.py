@@ -5,7 +5,7 @@ keeps a panel of an operand resident (panel_params), and one that keeps the matr
 
 from __future__ import annotations
 
-from simcore.ga1.generator.order import GeneralParams, bands, largest_band
+from simcore.ga1.generator.order import GeneralParams, largest_band, shortest_band
 from simcore.ga1.machine import Machine
 from simcore.shape import Shape
 
@@ -76,9 +76,9 @@ def overlap_params(
     S, D, m = machine.slots, machine.dma_cycles, machine.mxu_cycles
     best: tuple[int, float, int, int, int, int] | None = None
     # With each band length, its shortest band: the block with the most loads per product.
-    widths = [(w, bj, len(bands(Nt, bj, "balanced")[-1])) for w, bj in _band_heights(Nt, 2 * S + 2)]
+    widths = [(w, bj, shortest_band(Nt, bj, "balanced")) for w, bj in _band_heights(Nt, 2 * S + 2)]
     for h, bi in _band_heights(Mt, 2 * S + 2):
-        low_h = len(bands(Mt, bi, "balanced")[-1])
+        low_h = shortest_band(Mt, bi, "balanced")
         for w, bj, low_w in widths:
             need = h * w + w + 2
             transfers = Kt * (low_h + low_w) * D + low_h * low_w * D

@@ -38,7 +38,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from fractions import Fraction
 
+from simcore.ga1.estimate import MAX_STRIPS as MAX_STRIPS  # where the engine and tests read it
 from simcore.ga1.generator.compile import CompileOptions, Product, compile_products
 from simcore.ga1.generator.order import PARTITIONS, bands, block_products
 from simcore.ga1.machine import Machine
@@ -118,33 +120,109 @@ def block_height(width: int, slots: int, reserve: int, limit: int) -> int:
     return best
 
 
-def strip_widths(
-    long_tiles: int, cut_tiles: int, slots: int, reserve: int
-) -> tuple[int, list[int]]:
-    """(loads per k step, widths): the strip widths summing to `cut_tiles` of least total cost.
+# MAX_STRIPS (simcore.ga1.estimate, which prices them without loading numpy): strips a schedule
+# may cut C into; a schedule of more is refused (TooManyStrips). The knapsack that chooses the
+# widths is refused past STRIP_TABLE_WORK steps (seconds of Python), which only a scratchpad of
+# thousands of slots with as many tiles across reaches.
+STRIP_TABLE_WORK = 1 << 24
 
-    `long_tiles` is the length of every strip (Mt for column strips). Returns (0, []) when even a
-    1 x 1 block breaks the slot rule."""
-    costs: dict[int, int] = {}
+Runs = tuple[tuple[int, int], ...]  # (width, how many strips of it), narrowest first
+
+
+class TooManyStrips(ScheduleError):
+    """The strip schedule would cut C into more strips than the engine plans, or choosing its
+    widths would take too long."""
+
+
+def _strip_costs(long_tiles: int, cut_tiles: int, slots: int, reserve: int) -> list[int]:
+    """cost(w) for w = 1, 2, ... while a block of width w obeys the slot rule (index w - 1)."""
+    costs: list[int] = []
     for w in range(1, cut_tiles + 1):
         h = block_height(w, slots, reserve, long_tiles)
         if h == 0:
             break  # wider strips only need more slots
-        costs[w] = long_tiles + math.ceil(long_tiles / h) * w
+        costs.append(long_tiles + math.ceil(long_tiles / h) * w)
+    return costs
+
+
+def _knapsack(costs: list[int], length: int) -> tuple[list[int], list[int]]:
+    """best[n] and choice[n] for n = 0..length: the least total cost of widths summing to n, and
+    the narrowest width that starts such a sum."""
+    best = [0] * (length + 1)
+    choice = [0] * (length + 1)
+    for n in range(1, length + 1):
+        top, pick = best[n - 1] + costs[0], 1
+        for w in range(2, min(n, len(costs)) + 1):
+            value = best[n - w] + costs[w - 1]
+            if value < top:
+                top, pick = value, w
+        best[n], choice[n] = top, pick
+    return best, choice
+
+
+def strip_width_runs(long_tiles: int, cut_tiles: int, slots: int, reserve: int) -> tuple[int, Runs]:
+    """(loads per k step, widths as runs): the strip widths summing to `cut_tiles` of least total
+    cost, narrowest first; (0, ()) when even a 1 x 1 block breaks the slot rule.
+
+    The knapsack is periodic. Let w* be a width of least cost per tile across, W the widest. Any
+    w* widths other than w* hold some that sum to a multiple of w*, which w* strips cover at no
+    more cost, so from n >= w* W on a best cut holds a w* strip: best(n) = best(n - w*) + cost(w*);
+    and from n >= (w* + 1) W on, the narrowest best first width of n is that of n - w*. The table
+    is kept up to there; past it the walk n -> n - choice(n) depends on n modulo w* alone, and once
+    a residue recurs the cycle between is repeated at once. Work: about W^2 w* steps, whatever
+    the cut; TooManyStrips past STRIP_TABLE_WORK."""
+    costs = _strip_costs(long_tiles, cut_tiles, slots, reserve)
     if not costs:
-        return 0, []
-    best = [0] + [math.inf] * cut_tiles
-    choice = [0] * (cut_tiles + 1)
-    for n in range(1, cut_tiles + 1):
-        for w, cost in costs.items():
-            if w <= n and best[n - w] + cost < best[n]:
-                best[n] = best[n - w] + cost
-                choice[n] = w
-    widths, n = [], cut_tiles
+        return 0, ()
+    W = len(costs)
+    star = min(range(1, W + 1), key=lambda w: (Fraction(costs[w - 1], w), w))
+    periodic_from = (star + 1) * W  # choice(n) = choice(n - star) from here on
+    length = min(cut_tiles, periodic_from + star)
+    if length * W > STRIP_TABLE_WORK:
+        raise TooManyStrips(
+            f"planning strips across {cut_tiles} tiles with blocks up to {W} wide takes "
+            f"{length * W:.3g} steps, more than {STRIP_TABLE_WORK:.3g}"
+        )
+    best, choice = _knapsack(costs, length)
+
+    def first_width(n: int) -> int:
+        return choice[n if n <= length else periodic_from + (n - periodic_from) % star]
+
+    counts = [0] * (W + 1)
+    n = cut_tiles
+    seen: dict[int, tuple[int, list[int]]] = {}  # residue -> (n, counts) when the walk was there
+    while n > length:
+        residue = (n - periodic_from) % star
+        if residue in seen:  # the walk repeats: skip its whole cycles
+            before_n, before_counts = seen[residue]
+            span = before_n - n
+            repeats = (n - length) // span
+            n -= repeats * span
+            counts = [c + repeats * (c - b) for c, b in zip(counts, before_counts)]
+            seen = {}
+            if n <= length:
+                break
+        seen[residue] = (n, list(counts))
+        w = first_width(n)
+        counts[w] += 1
+        n -= w
     while n:
-        widths.append(choice[n])
+        counts[choice[n]] += 1
         n -= choice[n]
-    return int(best[cut_tiles]), sorted(widths)
+    cost = sum(count * costs[w - 1] for w, count in enumerate(counts) if count)
+    return cost, tuple((w, count) for w, count in enumerate(counts) if count)
+
+
+def strip_widths(
+    long_tiles: int, cut_tiles: int, slots: int, reserve: int
+) -> tuple[int, list[int]]:
+    """(loads per k step, widths): the strip widths summing to `cut_tiles` of least total cost,
+    narrowest first (`strip_width_runs`, listed).
+
+    `long_tiles` is the length of every strip (Mt for column strips). Returns (0, []) when even a
+    1 x 1 block breaks the slot rule."""
+    cost, runs = strip_width_runs(long_tiles, cut_tiles, slots, reserve)
+    return cost, [w for w, count in runs for _ in range(count)]
 
 
 def strip_blocks(shape: Shape, machine: Machine, params: StripParams) -> list[Block]:

@@ -8,6 +8,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Sequence
 
+from simcore import files
 from simcore.systolic.machine import ArchError, SystolicMachine
 from simcore.systolic.machine_parse import parse_machine
 
@@ -33,32 +34,25 @@ def _read(name_or_path: str | Path) -> tuple[str, str]:
         where = text_name
     else:
         path = Path(name_or_path)
-        if not path.is_file():
+        if not path.exists():
             known = ", ".join(bundled_archs())
             raise ArchError(
                 f"arch {text_name}: no such file and no bundled machine of that name (bundled: {known})"
             )
-        try:
-            with path.open("rb") as handle:
-                data = handle.read(MAX_FILE_BYTES + 1)
-        except OSError as exc:
-            raise ArchError(f"arch {text_name}: cannot read: {exc.strerror or exc}") from None
-        where = text_name
-    if len(data) > MAX_FILE_BYTES:
-        raise ArchError(f"arch {where}: larger than {MAX_FILE_BYTES} bytes")
-    try:
-        return data.decode("utf-8"), where
-    except UnicodeDecodeError as exc:
-        raise ArchError(f"arch {where}: not UTF-8 (byte {exc.start})") from None
+        try:  # a regular file, within the limit, UTF-8 (a device or a FIFO is refused)
+            return files.read_text(path, "arch", MAX_FILE_BYTES), text_name
+        except files.FileError as exc:
+            raise ArchError(str(exc)) from None
+    return data.decode("utf-8"), where
 
 
 def arch_dict(name_or_path: str | Path) -> dict[str, Any]:
     """The parsed (not yet validated) description."""
     text, where = _read(name_or_path)
     try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ArchError(f"arch {where}: not valid TOML: {exc}") from None
+        return files.parse_toml(text, f"arch {where}")
+    except files.FileError as exc:
+        raise ArchError(str(exc)) from None
 
 
 def apply_overrides(data: dict[str, Any], overrides: Sequence[str]) -> dict[str, Any]:

@@ -76,12 +76,12 @@ def test_atomic_write_refuses_a_fifo(in_tmp: Path) -> None:
     assert [p.name for p in in_tmp.iterdir()] == ["fifo"]  # no temporary left behind
 
 
-def test_atomic_write_through_a_symlink_replaces_its_target(in_tmp: Path) -> None:
+def test_atomic_write_over_a_symlink_replaces_the_link_not_its_target(in_tmp: Path) -> None:
     target, link = in_tmp / "target.txt", in_tmp / "link.txt"
     target.write_text("old")
     link.symlink_to(target.name)
     write_text("new", link)
-    assert link.is_symlink() and target.read_text() == "new"
+    assert not link.is_symlink() and link.read_text() == "new" and target.read_text() == "old"
 
 
 def test_atomic_write_keeps_the_permission_bits(in_tmp: Path) -> None:

@@ -112,7 +112,7 @@ def test_file_reading_is_strict(tmp_path: Path) -> None:
         load_arch(_write(tmp_path, b"name = '\xff'"))
     with pytest.raises(ArchError, match="not valid TOML"):
         load_arch(_write(tmp_path, "name = "))
-    with pytest.raises(ArchError, match=f"larger than {MAX_FILE_BYTES} bytes"):
+    with pytest.raises(ArchError, match=f"more than the {MAX_FILE_BYTES} allowed"):
         load_arch(_write(tmp_path, "# " + "x" * MAX_FILE_BYTES))
     with pytest.raises(ArchError, match="no such file and no bundled machine"):
         load_arch(tmp_path / "missing.toml")
