@@ -4,7 +4,7 @@ Optuna's own reader. The storage tests' PostgreSQL server is in storage/conftest
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import pytest
 
