@@ -31,12 +31,11 @@ from simcore.systolic.blocked.schedule import (
 from simcore.systolic.blocked.stream import (
     ArrayState,
     BlockTiles,
-    TileKind,
     block_tiles,
     gate,
     initial_state,
+    run_tiles,
     stream_params,
-    tile_step,
 )
 from simcore.systolic.closed_form import NEG
 from simcore.systolic.machine import SystolicMachine
@@ -210,32 +209,7 @@ class _Engine:
         return (lf, af, ap, bf, bp, cf, cp, max(fin, ce)) + arr
 
     def tiles(self, arr: ArrayState, runs: BlockTiles) -> ArrayState:
-        """A block's tiles after the state, runs of one kind jumped once the state recurs."""
-        for count, group in runs:
-            prev = None
-            for done in range(1, count + 1):
-                before = arr
-                for tile, repeats in group:
-                    arr = self._tile_run(arr, tile, repeats)
-                delta = arr[0] - before[0]
-                norm = _normal(arr, 0)
-                if prev is not None and norm == prev[0] and delta == prev[1]:
-                    arr = _shift(arr, delta * (count - done))
-                    break
-                prev = (norm, delta)
-        return arr
-
-    def _tile_run(self, arr: ArrayState, tile: TileKind, count: int) -> ArrayState:
-        prev = None
-        for done in range(1, count + 1):
-            before = arr
-            arr, _ = tile_step(arr, tile, self.p)
-            delta = arr[0] - before[0]
-            norm = _normal(arr, 0)
-            if prev is not None and norm == prev[0] and delta == prev[1]:
-                return _shift(arr, delta * (count - done))
-            prev = (norm, delta)
-        return arr
+        return run_tiles(arr, runs, self.p)
 
     # --- the loop levels ----------------------------------------------------------------
     def index(self, levels: list[int]) -> Index:

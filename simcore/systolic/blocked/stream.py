@@ -70,7 +70,11 @@ def stream_params(design: SystolicDesign) -> StreamParams:
 
 
 def initial_state(design: SystolicDesign) -> ArrayState:
-    if design.dataflow == "os":
+    return initial_state_of(stream_params(design))
+
+
+def initial_state_of(p: StreamParams) -> ArrayState:
+    if p.output:
         return (NEG, NEG, NEG, NEG, NEG, 0, 0)
     return (NEG, NEG, NEG, 0, 0)
 
@@ -219,3 +223,42 @@ def block_tiles(
     return tuple(
         (rc, tuple((kind(re, ce, first), cc) for cc, ce in cols)) for rc, re, first in rows
     )
+
+
+def _relative(arr: ArrayState) -> tuple[float, ...]:
+    return tuple(v - arr[0] for v in arr)
+
+
+def _shifted(arr: ArrayState, d: float) -> ArrayState:
+    return tuple(v + d for v in arr)  # -inf stays -inf
+
+
+def _tile_run(arr: ArrayState, tile: TileKind, count: int, p: StreamParams) -> ArrayState:
+    prev = None
+    for done in range(1, count + 1):
+        before = arr
+        arr, _ = tile_step(arr, tile, p)
+        delta = arr[0] - before[0]
+        norm = _relative(arr)
+        if prev is not None and norm == prev[0] and delta == prev[1]:
+            return _shifted(arr, delta * (count - done))
+        prev = (norm, delta)
+    return arr
+
+
+def run_tiles(arr: ArrayState, runs: BlockTiles, p: StreamParams) -> ArrayState:
+    """A block's tiles after the state (gated before), runs of one kind jumped once the state
+    recurs shifted (max-plus: the jump is exact)."""
+    for count, group in runs:
+        prev = None
+        for done in range(1, count + 1):
+            before = arr
+            for tile, repeats in group:
+                arr = _tile_run(arr, tile, repeats, p)
+            delta = arr[0] - before[0]
+            norm = _relative(arr)
+            if prev is not None and norm == prev[0] and delta == prev[1]:
+                arr = _shifted(arr, delta * (count - done))
+                break
+            prev = (norm, delta)
+    return arr

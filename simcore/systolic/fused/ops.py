@@ -3,7 +3,13 @@ each reading and writing blocks held in slots of the on-chip stores, in issue or
 
 The timing rule (the memory engine's, written over slots so that one schedule can hold several
 products and the vector unit's work):
-  * every unit serves its operations one at a time, in issue order;
+  * the link and the vector unit serve their operations one at a time, in issue order;
+  * the array runs each block's tiles after the previous block's tiles under the array's own
+    recurrence, as a block schedule of the memory system does (`simcore.systolic.blocked.stream`):
+    fill and drain overlap across blocks; the stationary operand's block gates the tiles' fetch,
+    the streamed blocks and the C block gate their stream (a slot whose last writer or reader
+    was the array itself is ordered by the tile stream); a block has ended when its last tile
+    has;
   * an operation starts when its unit is free, every slot it reads holds its data (a load's
     data is in place the link's latency after the link has moved it; a product's or the
     vector unit's when it ends), and every slot it writes is free: the operations that read
@@ -23,6 +29,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable, Iterator, NamedTuple, Union
 
+from simcore.systolic.blocked.stream import BlockTiles, StreamParams
+
 LINK, ARRAY, VECTOR = range(3)
 UNITS: tuple[str, ...] = ("link", "array", "vector")
 # kinds of operation: the link's loads ("load"), read-backs of partial sums ("back"), drains of
@@ -30,6 +38,16 @@ UNITS: tuple[str, ...] = ("link", "array", "vector")
 # unit's elementwise work ("vector")
 LINK_KINDS = ("load", "back", "drain", "spill")
 Span = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class ArrayWork:
+    """A block on the array: its tiles (nested runs of one kind), the stream's parameters and
+    which of the operation's reads is the stationary block (-1: none, os)."""
+
+    runs: BlockTiles
+    params: StreamParams
+    held: int
 
 
 class Op(NamedTuple):
@@ -45,6 +63,7 @@ class Op(NamedTuple):
     words: Fraction = Fraction(0)  # link words moved
     elements: int = 0  # elements moved, multiply-adds, or elements worked on
     what: str = ""  # a link operation's width class (simcore.systolic.blocked.schedule.transfer)
+    work: ArrayWork | None = None  # a block on the array: its tiles
 
 
 @dataclass(frozen=True, eq=False)

@@ -16,8 +16,9 @@ from functools import lru_cache
 
 from simcore.shape import Shape
 from simcore.systolic.blocked.schedule import transfer
+from simcore.systolic.blocked.stream import block_tiles, stream_params
 from simcore.systolic.closed_form import cycles as array_cycles
-from simcore.systolic.fused.ops import ARRAY, LINK, VECTOR, Op
+from simcore.systolic.fused.ops import ARRAY, LINK, VECTOR, ArrayWork, Op
 from simcore.systolic.machine import SystolicMachine
 from simcore.systolic.model import SystolicDesign, traffic
 from simcore.systolic.vector_unit import VectorUnit
@@ -160,11 +161,26 @@ class Costs:
         )
 
     def compute(self, a: int, b: int, c: int, fresh: bool, m: int, k: int, n: int) -> Op:
-        """C (+)= A B on the array; a fresh C block is only written."""
+        """C (+)= A B on the array; a fresh C block is only written. Its duration is the block's
+        time alone (the array's work it counts); the engines time its tiles in the stream."""
         duration = block_time(self.machine, self.design, m, k, n)
         reads = (a, b) if fresh else (a, b, c)
+        held = {"ws": 1, "is": 0}.get(self.design.dataflow, -1)
+        work = ArrayWork(
+            block_tiles(self.machine, self.design, m, k, n), stream_params(self.design), held
+        )
         return Op(
-            ARRAY, "compute", duration, reads, (c,), 0, "", (0, m), (k, n), elements=m * k * n
+            ARRAY,
+            "compute",
+            duration,
+            reads,
+            (c,),
+            0,
+            "",
+            (0, m),
+            (k, n),
+            elements=m * k * n,
+            work=work,
         )
 
     def elementwise(

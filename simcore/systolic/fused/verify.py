@@ -7,8 +7,14 @@ timeline checked apart from the engines.
      applies its steps, a drain copies a block out), every output written exactly once and
      equal to numpy's within the fused programs' tolerance (simcore.ga1.fused.check);
   2. the timeline: the hazard replay (simcore.ga1.hazards, a load's data in place its latency
-     after it ends) is clean, every unit runs one operation at a time in issue order, every
-     link operation takes the link's time for its words and every block at least the array's;
+     after it ends) is clean, the link and the vector unit run one operation at a time in issue
+     order, the array's blocks start and end in issue order, every link operation takes the
+     link's time for its words and every block at least the array's. A block reads its
+     stationary block from its first fetch, its other blocks from its first stream start; the
+     order between the array's own blocks (partial sums added into the C block the previous
+     block wrote, a slot the array read rewritten by it) is the tile stream's recurrence
+     (simcore.systolic.blocked.stream, checked tile by tile by the memory system's audit) and
+     is left out of the replay;
   3. the engines: the fast engine's cycles equal the reference's;
   4. the array: its cycle model runs every distinct block shape to the closed form's cycles and
      numpy's product (simcore.systolic.cycle).
@@ -187,12 +193,49 @@ def _intermediate_shape(group: Group) -> tuple[int, int]:
     return (group.m, group.hidden) if isinstance(group, FusedMlp) else (group.m, group.n)
 
 
+Record = tuple[int, str, int, int, tuple[int, ...], tuple[int, ...], int]
+
+
+def _trace(timeline: Timeline) -> tuple[list[Record], set[tuple[int, int]]]:
+    """The hazard replay's records (a block: its stationary read from its start, the rest from
+    its stream start) and the (operation, slot) pairs ordered by the array's own tile stream."""
+    rows: list[Record] = []
+    internal: set[tuple[int, int]] = set()
+    writer: dict[int, int] = {}  # slot -> the unit that wrote it last
+    outside: dict[int, int] = {}  # slot -> end of its reads off the array since its last write
+    for n, op in enumerate(timeline.ops):
+        start, end, stream = timeline.starts[n], timeline.ends[n], timeline.streams[n]
+        fill = op.latency if op.kind in ("load", "back") else 0
+        if op.work is None:
+            rows.append((n, UNITS[op.unit], start, end, op.reads, op.writes, fill))
+        else:
+            held = op.reads[op.work.held] if op.work.held >= 0 else -1
+            if held >= 0:
+                rows.append((n, "array", start, end, (held,), (), 0))
+            rest = tuple(s for s in op.reads if s != held)
+            rows.append((n, "array", stream, end, rest, op.writes, 0))
+            internal.update((n, s) for s in op.reads if writer.get(s) == ARRAY)
+            internal.update((n, s) for s in op.writes if outside.get(s, 0) <= stream)
+        for s in op.reads:
+            if op.work is None:
+                outside[s] = max(outside.get(s, 0), end)
+        for s in op.writes:
+            writer[s] = op.unit
+            outside[s] = end if op.work is None and s in op.reads else 0
+    return rows, internal
+
+
 def audit(costs: Costs, design: SystolicDesign, timeline: Timeline) -> list[str]:
     """Units one operation at a time in issue order; durations from the machine's figures."""
     problems = []
     free = [0] * len(UNITS)
+    array = (0, 0)  # the previous block's start and end
     for n, (op, start, end) in enumerate(zip(timeline.ops, timeline.starts, timeline.ends)):
-        if start < free[op.unit]:
+        if op.unit == ARRAY:
+            if start < array[0] or end < array[1]:
+                problems.append(f"op {n}: a block starts or ends before the previous block")
+            array = (start, end)
+        elif start < free[op.unit]:
             problems.append(
                 f"op {n}: the {UNITS[op.unit]} starts at {start}, busy until {free[op.unit]}"
             )
@@ -244,19 +287,8 @@ def verify_fused(
     ok, worst = within_tolerance(got, want)
     if not ok:
         return FusedVerdict(False, f"the outputs differ from numpy's ({worst:.3g} x the tolerance)")
-    trace = [
-        (
-            n,
-            UNITS[op.unit],
-            s,
-            e,
-            op.reads,
-            op.writes,
-            op.latency if op.kind in ("load", "back") else 0,
-        )
-        for n, (op, s, e) in enumerate(zip(timeline.ops, timeline.starts, timeline.ends))
-    ]
-    hazards = hazard_replay(trace)
+    trace, internal = _trace(timeline)
+    hazards = [h for h in hazard_replay(trace) if (h.index, h.slot) not in internal]
     if hazards:
         return FusedVerdict(False, f"{len(hazards)} hazard(s), first: {hazards[0]}")
     problems = audit(costs, design, timeline)

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from simcore.fusion.groups import EpilogueGemm, FusedMlp
+from simcore.memory import Buffer, Link
 from simcore.shape import Shape
 from simcore.systolic.archs import load_arch
 from simcore.systolic.blocked import BlockSchedule, evaluate, feasibility
@@ -28,7 +29,8 @@ from simcore.systolic.fused.engine import run_fast, run_reference
 from simcore.systolic.fused.evaluate import fused_build, tree_of
 from simcore.systolic.fused.slots import Costs
 from simcore.systolic.fused.verify import verify_fused
-from simcore.systolic.model import SystolicDesign
+from simcore.systolic.machine import MemorySystem, Store, SystolicMachine
+from simcore.systolic.model import SystolicArray, SystolicDesign
 from simcore.systolic.vector_unit import default_vector_unit
 from tests.helpers.fused_systolic_strategies import (
     assume_fits,
@@ -136,6 +138,45 @@ def test_resident_weights_come_in_once_for_all_row_blocks() -> None:
             machine, design, group, dataclasses.replace(schedule, w_resident=False)
         )
         assert run.dram_words < streamed.dram_words
+
+
+def test_a_one_element_product_on_a_shared_port_is_timed_by_hand() -> None:
+    # A 1x1 ws array, one buffer for a, b and c with a port of one word a cycle each way, DRAM
+    # one word a cycle without latency. Loads: A 0-1, B 1-2. The port reads the weight 2-3 and
+    # the load follows it (L >= F - kt = 2); the stream starts at 3 and its window is the port's
+    # 2 reads (the tile's input and its weight), so the tile ends at 3 + 2 + 1 + 1 - 2 = 5; the
+    # output drains 5-6.
+    port = Buffer(capacity=8, read_width=Fraction(1), write_width=Fraction(1))
+    machine = SystolicMachine(
+        name="shared port",
+        array=SystolicArray(rows=1, cols=1),
+        dataflow="ws",
+        clock_hz=Fraction(10**9),
+        memory=MemorySystem(
+            stores=(Store(name="shared", holds=("a", "b", "c"), buffer=port),),
+            accumulator=None,
+            dram=Link(words_per_cycle=Fraction(1), latency=0, setup=0),
+            dram_kind="ddr",
+        ),
+        word_bits=8,
+        accumulator_bits=8,
+        output_bits=8,
+        description="",
+        sources=(),
+        assumed=(),
+    )
+    design = SystolicDesign(machine.array, machine.dataflow)
+    block = BlockSchedule(1, 1, 1, "mkn", (1, 1, 1))
+    assert evaluate(machine, design, block, Shape(1, 1, 1)).cycles == 6
+    for engine in ("fast", "reference"):
+        run = evaluate_fused(
+            machine,
+            design,
+            EpilogueGemm(1, 1, 1),
+            GemmSchedule(1, 1, 1, "mkn", (1, 1, 1)),
+            engine=engine,
+        )
+        assert run.cycles == 6
 
 
 def test_fusion_keeps_the_hidden_block_on_chip() -> None:

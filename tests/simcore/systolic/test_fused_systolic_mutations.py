@@ -62,6 +62,30 @@ MUTANTS = (
         "hazard",
     ),
     Mutant(
+        "a block's tiles stream before its streamed blocks are in",
+        (
+            engine(
+                "_State.run_array",
+                "stream = max(stream, self.ready_ext[s])",
+                "stream = stream",
+            ),
+        ),
+        MLP,
+        "hazard",
+    ),
+    Mutant(
+        "a block's tiles fetch before its stationary block is in",
+        (
+            engine(
+                "_State.run_array",
+                "fetch = max(fetch, self.ready_ext[s])",
+                "fetch = fetch",
+            ),
+        ),
+        MLP,
+        "hazard",
+    ),
+    Mutant(
         "Y's partial sums are not read back between hidden blocks",
         (mlp("MlpBuild._down_step", "u > 0", "False"),),
         MLP,
