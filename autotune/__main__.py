@@ -2,6 +2,6 @@ from __future__ import annotations
 
 import sys
 
-from autotune.cli.main import main
+from autotune.cli.main import main_entry
 
-sys.exit(main(sys.argv[1:]))
+main_entry(sys.argv[1:])

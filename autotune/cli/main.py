@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from typing import Any, Mapping, Sequence, cast
 
@@ -120,5 +121,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
-def main_entry() -> None:
-    sys.exit(main())
+def main_entry(argv: Sequence[str] | None = None) -> None:
+    """The process's entry. Once the command has returned, a Ctrl-C has nothing left to stop: it
+    is ignored, so that one pressed while the interpreter exits neither kills it by SIGINT nor
+    prints a traceback (a Ctrl-C pressed again while an interrupted command reports still exits 130)."""
+    code = 130
+    try:
+        code = main(argv)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.exit(code)
