@@ -26,7 +26,7 @@ import os
 import signal
 import sys
 import threading
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, NoReturn
 
 _LEAVE_AT_ONCE = 3  # the Ctrl-C that exits without writing anything
 
@@ -173,3 +173,35 @@ def leave_on_terminate() -> None:
     signal.signal(signal.SIGTERM, leave)
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+
+
+class _Once:
+    pressed = False  # the process took its Ctrl-C, or is leaving: later ones are ignored
+
+
+_ONCE = _Once()
+
+
+def _interrupt_once(_signum: int, _frame: object) -> None:
+    if not _ONCE.pressed:
+        _ONCE.pressed = True
+        raise KeyboardInterrupt
+
+
+def run_as_process(command: Callable[[], int]) -> NoReturn:
+    """Run a process's command (the command line) and exit with its status. Outside a run (whose
+    `graceful_stop` takes over), the first Ctrl-C interrupts it (status 130, no traceback) and
+    later ones are ignored; once it has returned, every Ctrl-C is: the process is leaving, and
+    one pressed while the interpreter exits must neither print a traceback nor kill it by SIGINT."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, _interrupt_once)
+    code = 130
+    try:
+        code = command()
+    except KeyboardInterrupt:  # before the command could take it (while it was imported)
+        print("autotune: interrupted", file=sys.stderr)
+    finally:
+        _ONCE.pressed = True  # an attribute store: no handler can run between here and the next
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.exit(code)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 from typing import Any, Mapping, Sequence, cast
 
@@ -12,6 +11,7 @@ from autotune.cli.errors import UsageError, message
 from autotune.cli.quiet import quiet_libraries
 from autotune.cli.strict import strict
 from autotune.errors import AutotuneError
+from autotune.interrupt import run_as_process
 
 DEFAULT_COMMAND = "tune"
 
@@ -121,15 +121,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
-def main_entry(argv: Sequence[str] | None = None) -> None:
-    """The process's entry. Once the command has returned, a Ctrl-C has nothing left to stop: it
-    is ignored, so that one pressed while the interpreter exits neither kills it by SIGINT nor
-    prints a traceback (a Ctrl-C pressed again while an interrupted command reports still exits 130)."""
-    code = 130
-    try:
-        code = main(argv)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-    sys.exit(code)
+def main_entry() -> None:
+    run_as_process(main)

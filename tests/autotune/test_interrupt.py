@@ -134,3 +134,48 @@ def test_a_ctrl_c_while_the_stop_is_being_passed_on_interrupts_at_once() -> None
             with pytest.raises(KeyboardInterrupt):
                 signal.raise_signal(signal.SIGINT)
             assert stop.forced and stop.requested
+
+
+# --- the command line's process: one Ctrl-C interrupts, the rest are ignored ------------------
+
+_PROCESS = (
+    "import atexit, os, signal\n"
+    "from autotune.interrupt import run_as_process\n"
+    "def press():\n"
+    "    os.kill(os.getpid(), signal.SIGINT)\n"
+    "atexit.register(press)  # a Ctrl-C while the interpreter exits\n"
+    "def command():\n"
+    "    {body}\n"
+    "run_as_process(command)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "said"),
+    [
+        ("return 0", 0, ""),  # pressed only as it exits: ignored
+        ("press(); return 0", 130, "autotune: interrupted"),  # while it imports: interrupted
+        (  # pressed again once the command took the first: ignored
+            "try:\n        press()\n    except KeyboardInterrupt:\n        press()\n"
+            "        return 130",
+            130,
+            "",
+        ),
+    ],
+    ids=["while-exiting", "while-importing", "again-after-the-first"],
+)
+def test_ctrl_c_outside_a_run_interrupts_once_and_never_kills_the_exit(
+    body: str, status: int, said: str
+) -> None:
+    """The command line's process: a Ctrl-C outside a run (its imports) interrupts it with
+    status 130 and one line; any later one, or one pressed while the interpreter exits, is
+    ignored (no traceback, no death by SIGINT)."""
+    child = subprocess.run(
+        [sys.executable, "-c", _PROCESS.format(body=body)],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=PATIENCE,
+    )
+    assert child.returncode == status, child.stderr
+    assert child.stderr.strip() == said
