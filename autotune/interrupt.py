@@ -162,11 +162,13 @@ def ignore_ctrl_c() -> None:
 
 
 def leave_on_terminate() -> None:
-    """In a worker: SIGTERM (the parent's second Ctrl-C) interrupts once, like a second Ctrl-C.
-    One that arrived while it started interrupts here, at once."""
+    """In a worker: SIGTERM (the parent's second Ctrl-C) interrupts once, like a second Ctrl-C,
+    and not at all once `STOP.forced` says the worker is leaving. One that arrived while it
+    started interrupts here, at once."""
 
     def leave(_signum: int, _frame: object) -> None:
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        if STOP.forced:  # leaving already (interrupted, or past its work)
+            return
         STOP.forced = True
         raise KeyboardInterrupt
 

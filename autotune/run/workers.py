@@ -119,6 +119,8 @@ def _worker(
                 print(f"autotune: error: worker {index}: {exc}", file=sys.stderr, flush=True)
     except KeyboardInterrupt:
         code = INTERRUPTED
+    finally:
+        STOP.forced = True  # leaving: a terminate from now on must not raise where none is caught
     sys.exit(code)
 
 
