@@ -15,6 +15,7 @@ import ctypes
 import multiprocessing
 import os
 import sys
+from multiprocessing import resource_tracker
 from typing import TYPE_CHECKING, Any, Callable
 
 from autotune.errors import AutotuneError
@@ -51,9 +52,7 @@ def run_workers(
     ]
     with STOP.shared_with(stop, leave=lambda: _kill(processes)):
         try:
-            for process in processes:
-                with children_ignore_ctrl_c():
-                    process.start()
+            start(processes)
             while any(p.is_alive() for p in processes):
                 for process in processes:
                     process.join(timeout=0.2)
@@ -66,6 +65,16 @@ def run_workers(
             f"autotune: warning: {len(failed)} worker(s) exited with status {failed}",
             file=sys.stderr,
         )
+
+
+def start(processes: list[Any]) -> None:
+    """Start the processes, each with Ctrl-C and SIGTERM blocked until it takes them over."""
+    # multiprocessing's helper process is started here, not by the first start: starting it
+    # unblocks both signals, and a worker started after it in the block would begin unguarded.
+    resource_tracker.ensure_running()
+    for process in processes:
+        with children_ignore_ctrl_c():
+            process.start()
 
 
 def _terminate(processes: list[Any]) -> None:

@@ -6,13 +6,20 @@ from __future__ import annotations
 import ctypes
 import multiprocessing
 import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from autotune.interrupt import children_ignore_ctrl_c
 from autotune.run.jobs import StudySettings
 from autotune.run.workers import INTERRUPTED, _worker
+from tests.helpers.waiting import PATIENCE
+
+ROOT = Path(__file__).resolve().parents[3]
 
 pytestmark = pytest.mark.slow  # a spawned process per case
 
@@ -58,3 +65,36 @@ def test_a_worker_terminated_while_it_starts_leaves_quietly(
 ) -> None:
     code = _run_worker(tmp_path / "study.journal", stopped=False, terminate=True)
     assert code == INTERRUPTED and capfd.readouterr().err == ""
+
+
+def _report_mask(conn: Any) -> None:
+    conn.send(sorted(int(s) for s in signal.pthread_sigmask(signal.SIG_BLOCK, [])))
+
+
+_FIRST_START = """
+import multiprocessing, signal
+from autotune.run.workers import start
+from tests.autotune.run.test_workers import _report_mask
+context = multiprocessing.get_context("spawn")
+receive, send = context.Pipe(duplex=False)
+worker = context.Process(target=_report_mask, args=(send,))
+start([worker])
+print(receive.recv())
+worker.join()
+"""
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="no signal masks")
+def test_the_first_worker_of_a_process_starts_with_the_stop_signals_blocked() -> None:
+    """In a fresh process (multiprocessing's helper not started yet), the first worker begins
+    with Ctrl-C and SIGTERM blocked: one sent while it imports waits for it to take it over."""
+    child = subprocess.run(
+        [sys.executable, "-c", _FIRST_START],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=PATIENCE,
+    )
+    assert child.returncode == 0, child.stderr
+    blocked = set(eval(child.stdout))  # noqa: S307 - a list of ints printed by the child
+    assert {int(signal.SIGINT), int(signal.SIGTERM)} <= blocked
