@@ -172,6 +172,16 @@ def leave_on_terminate() -> None:
         STOP.forced = True
         raise KeyboardInterrupt
 
+    # Raised inside a callback from C (numba compiling), the interrupt cannot propagate: Python
+    # prints it as "Exception ignored", a traceback. The worker is leaving anyway (the stop is
+    # requested, and the parent kills it after its wait): it is dropped without a word.
+    hook = sys.unraisablehook
+
+    def drop_interrupts(unraisable: Any) -> None:
+        if not isinstance(unraisable.exc_value, KeyboardInterrupt):
+            hook(unraisable)
+
+    sys.unraisablehook = drop_interrupts
     signal.signal(signal.SIGTERM, leave)
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})

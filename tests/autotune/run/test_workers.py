@@ -98,3 +98,26 @@ def test_the_first_worker_of_a_process_starts_with_the_stop_signals_blocked() ->
     assert child.returncode == 0, child.stderr
     blocked = set(eval(child.stdout))  # noqa: S307 - a list of ints printed by the child
     assert {int(signal.SIGINT), int(signal.SIGTERM)} <= blocked
+
+
+_TERMINATED_IN_A_CALLBACK = """
+import ctypes, os, signal
+from autotune.interrupt import leave_on_terminate
+leave_on_terminate()
+@ctypes.CFUNCTYPE(None)
+def callback():
+    os.kill(os.getpid(), signal.SIGTERM)  # taken inside the callback, as numba's are
+callback()
+print("left later")
+"""
+
+
+def test_a_terminate_taken_inside_a_callback_from_c_prints_nothing() -> None:
+    child = subprocess.run(
+        [sys.executable, "-c", _TERMINATED_IN_A_CALLBACK],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=PATIENCE,
+    )
+    assert child.returncode == 0 and child.stderr == "", child.stderr
