@@ -2,7 +2,13 @@ from __future__ import annotations
 
 import sys
 
-from autotune.cli.main import main
-from autotune.interrupt import leave
+from autotune.interrupt import run_as_process
 
-leave(main(sys.argv[1:]))
+
+def _command() -> int:
+    from autotune.cli.main import main  # imported under the process's Ctrl-C handling
+
+    return main(sys.argv[1:])
+
+
+run_as_process(_command)

@@ -11,6 +11,7 @@ from autotune.cli.errors import UsageError, message
 from autotune.cli.quiet import quiet_libraries
 from autotune.cli.strict import strict
 from autotune.errors import AutotuneError
+from autotune.interrupt import run_as_process
 
 DEFAULT_COMMAND = "tune"
 
@@ -176,6 +177,4 @@ def _reader_left() -> int:
 
 
 def main_entry() -> None:
-    from autotune.interrupt import leave
-
-    leave(main())
+    run_as_process(main)

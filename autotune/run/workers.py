@@ -2,16 +2,23 @@
 
 Workers ignore Ctrl-C, so that one pressed while they are still importing does not kill them
 with a traceback (they start with it blocked, and the parent receives it). The parent holds the
-request: the first Ctrl-C sets an Event every worker watches (each finishes its trial in
-flight), a second one terminates them, and each leaves cleanly: Optuna marks its trial in
-flight failed, its lease and run record are let go."""
+request: the first Ctrl-C sets a flag every worker reads (each finishes its trial in flight), a
+second one terminates them (killed if they have not left within `TERMINATE_WAIT`), a third kills
+them at once; each leaves cleanly: Optuna marks its trial in flight failed, its lease and run
+record are let go. The flag is shared memory without a lock (autotune.interrupt says why), and a
+worker whose parent is gone stops too: no worker outlives the run. A worker that fails says so
+in one line; after a stop it leaves without a word."""
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
+import os
 import sys
+from multiprocessing import resource_tracker
 from typing import TYPE_CHECKING, Any, Callable
 
+from autotune.errors import AutotuneError
 from autotune.interrupt import STOP, children_ignore_ctrl_c, ignore_ctrl_c, leave_on_terminate
 
 if TYPE_CHECKING:
@@ -19,6 +26,7 @@ if TYPE_CHECKING:
     from autotune.search.problem import Search
 
 TERMINATE_WAIT = 5.0  # seconds a terminated worker has to leave before it is killed
+INTERRUPTED = 130  # a worker's exit status when it left on a stop
 
 
 def run_workers(
@@ -33,31 +41,40 @@ def run_workers(
     """Run `workers` processes on the study until the budget is spent or a stop is requested;
     each calls `setup` first (the front end's logging: a spawned process starts with defaults)."""
     context = multiprocessing.get_context("spawn")
-    stop = context.Event()
+    stop = context.RawValue(ctypes.c_bool, False)
     processes = [
         context.Process(
             target=_worker,
-            args=(settings, search, target, timeout, i, progress and i == 0, stop, setup),
+            args=(settings, search, target, timeout, i, progress and i == 0, stop, os.getpid()),
+            kwargs={"setup": setup},
         )
         for i in range(workers)
     ]
-    try:
-        with STOP.shared_with(stop):
-            for process in processes:
-                with children_ignore_ctrl_c():
-                    process.start()
+    with STOP.shared_with(stop, leave=lambda: _kill(processes)):
+        try:
+            start(processes)
             while any(p.is_alive() for p in processes):
                 for process in processes:
                     process.join(timeout=0.2)
-    except KeyboardInterrupt:
-        _terminate(processes)
-        raise
+        except KeyboardInterrupt:
+            _terminate(processes)
+            raise
     failed = [p.exitcode for p in processes if p.exitcode not in (0, None)]
     if failed:
         print(
             f"autotune: warning: {len(failed)} worker(s) exited with status {failed}",
             file=sys.stderr,
         )
+
+
+def start(processes: list[Any]) -> None:
+    """Start the processes, each with Ctrl-C and SIGTERM blocked until it takes them over."""
+    # multiprocessing's helper process is started here, not by the first start: starting it
+    # unblocks both signals, and a worker started after it in the block would begin unguarded.
+    resource_tracker.ensure_running()
+    for process in processes:
+        with children_ignore_ctrl_c():
+            process.start()
 
 
 def _terminate(processes: list[Any]) -> None:
@@ -73,6 +90,16 @@ def _terminate(processes: list[Any]) -> None:
                 process.join()
 
 
+def _kill(processes: list[Any]) -> None:
+    """Leaving at once (a third Ctrl-C, from a signal handler): no worker may outlive the run."""
+    for process in processes:
+        try:
+            if process.pid is not None:
+                process.kill()
+        except (OSError, ValueError, AssertionError):
+            pass  # already gone
+
+
 def _worker(
     settings: StudySettings,
     search: Search,
@@ -81,28 +108,53 @@ def _worker(
     index: int,
     progress: bool,
     stop: Any,
-    setup: Callable[[], None] | None,
+    parent: int,
+    setup: Callable[[], None] | None = None,
 ) -> None:
     ignore_ctrl_c()
-    leave_on_terminate()
-    STOP.follow(stop)
+    code = 0
     try:
-        if setup is not None:
-            setup()
-        from autotune.run.objective import Objective
-        from autotune.run.study import open_study, provenance
-
-        shared, study = open_study(settings, search, seed_offset=index)
         try:
-            shared.join(study, target)
-            shared.optimize(
-                study,
-                Objective(search, study, provenance(settings), shared),
-                target,
-                timeout,
-                progress,
-            )
-        finally:
-            shared.close(study)
+            leave_on_terminate()  # a terminate sent while this process started arrives here
+            STOP.follow(stop, parent)
+            if setup is not None:
+                setup()
+            _work(settings, search, target, timeout, index, progress)
+        except Exception as exc:  # reported in one line, never a traceback after a stop
+            code = 1
+            if not STOP.requested:
+                if not isinstance(exc, AutotuneError):
+                    raise
+                print(f"autotune: error: worker {index}: {exc}", file=sys.stderr, flush=True)
     except KeyboardInterrupt:
-        sys.exit(130)
+        code = INTERRUPTED
+    finally:
+        STOP.forced = True  # leaving: a terminate from now on must not raise where none is caught
+    sys.exit(code)
+
+
+def _work(
+    settings: StudySettings,
+    search: Search,
+    target: int,
+    timeout: float | None,
+    index: int,
+    progress: bool,
+) -> None:
+    from autotune.run.objective import Objective
+    from autotune.run.study import open_study, provenance
+
+    if STOP.requested:  # asked to stop while starting: the study is not touched
+        return
+    shared, study = open_study(settings, search, seed_offset=index)
+    try:
+        shared.join(study, target)
+        shared.optimize(
+            study,
+            Objective(search, study, provenance(settings), shared),
+            target,
+            timeout,
+            progress,
+        )
+    finally:
+        shared.close(study)

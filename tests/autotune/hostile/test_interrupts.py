@@ -272,23 +272,62 @@ def _group_run(
 ) -> tuple[int, str]:
     """Run the CLI in its own process group; once `moment(pid)` holds, press Ctrl-C `presses`
     times as a terminal does (the whole group), each once the run has taken the one before."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "autotune", *argv],
-        cwd=tmp_path,
-        start_new_session=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    wait_until(
-        lambda: process.poll() is not None or moment(process.pid), "the moment to press Ctrl-C"
-    )
-    for _ in range(presses):
-        _ctrl_c(process)
-        wait_until(lambda: signal_taken(process.pid), "the run to take the Ctrl-C")
-    _, err = process.communicate(timeout=PATIENCE)
-    return process.returncode, err
+    return _pressed_run(tmp_path, argv, [moment] + [_AT_ONCE] * (presses - 1))
+
+
+def _AT_ONCE(pid: int) -> bool:
+    return True
+
+
+def _pressed_run(
+    tmp_path: Path, argv: list[str], moments: list[Callable[[int], bool]]
+) -> tuple[int, str]:
+    """Run the CLI in its own process group and press Ctrl-C (the whole group) once per moment,
+    each once its moment holds and the run has taken the one before. Returns once the run and
+    every process it started are gone: a worker left behind is a failure, not a hang."""
+    with (tmp_path / "run.err").open("w") as err:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "autotune", *argv],
+            cwd=tmp_path,
+            start_new_session=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+        )
+    group = process.pid
+    try:
+        for moment in moments:
+            wait_until(
+                lambda: process.poll() is not None or moment(process.pid),
+                "the moment to press Ctrl-C",
+            )
+            _ctrl_c(process)
+            # An exited run (reaped by poll) has taken it: a zombie keeps it pending forever.
+            wait_until(
+                lambda: process.poll() is not None or signal_taken(process.pid),
+                "the run to take the Ctrl-C",
+            )
+        process.wait(timeout=PATIENCE)
+        wait_until(lambda: not _members(group), "every worker of the run to leave")
+    finally:
+        if process.poll() is None or _members(group):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(group, signal.SIGKILL)
+            process.wait()
+    return process.returncode, (tmp_path / "run.err").read_text()
+
+
+def _members(group: int) -> list[int]:
+    """The live processes of process group `group` (zombies are gone), from /proc."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        if int(fields[2]) == group and fields[0] not in ("Z", "X"):
+            found.append(int(stat.parent.name))
+    return found
 
 
 def _ctrl_c(process: subprocess.Popen[str]) -> None:
@@ -352,12 +391,23 @@ def test_ctrl_c_with_workers_is_never_a_traceback(
     run exits 130 without a traceback, and the next reader finds what it kept."""
     presses = 2 if when == "running-twice" else 1
     code, err = _group_run(tmp_path, WORKERS, _moments(tmp_path)[when], presses)
+    _check_interrupted(tmp_path, monkeypatch, code, err)
+
+
+def _check_interrupted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: int, err: str
+) -> None:
+    """Status 130, no traceback, and what the run kept is read back (and verified) by the next
+    reader."""
     assert code == 130, err
     assert "Traceback" not in err and "[W " not in err and "KeyboardInterrupt" not in err, err
     kept = tmp_path / "results" / "w" / "leaderboard.parquet"
+    journal = tmp_path / "results" / "w" / "study.journal"
     if not (kept.exists() or "autotune leaderboard w" in err or "leaving at once" in err):
         assert err.strip().splitlines()[-1] == "autotune: interrupted", err  # before any trial
         return
+    if not kept.exists() and not _finished_in(journal):
+        return  # left at once before a trial was stored: nothing to read back
     monkeypatch.chdir(tmp_path)
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
@@ -366,6 +416,51 @@ def test_ctrl_c_with_workers_is_never_a_traceback(
     assert all(
         row["verified"] is True for row in rows
     )  # the next reader verifies what the run did not
+
+
+def _finished_in(journal: Path) -> int:
+    from autotune.storage.locations import finished_trials
+
+    return finished_trials(str(journal), "w") if journal.exists() else 0
+
+
+def _press_moments(folder: Path) -> dict[str, list[Callable[[int], bool]]]:
+    """Ctrl-C pressed again at moments of the run's leaving, each an event seen from outside: the
+    moments of the presses, in turn."""
+    moments = _moments(folder)
+    journal = folder / "results" / "w" / "study.journal"
+
+    def workers_gone(pid: int) -> bool:  # the workers left after the first Ctrl-C (leases gone)
+        return len(list(journal.parent.glob(journal.name + ".worker-*"))) <= 1
+
+    return {
+        "spawning-twice": [moments["spawning"], _AT_ONCE],  # a worker still imports
+        "started-twice": [moments["workers-started"], _AT_ONCE],
+        "after-the-workers-left": [moments["running"], workers_gone],  # ranking, verifying
+        "three-times": [moments["running"], _AT_ONCE, _AT_ONCE],  # leaving at once
+        "spawning-three-times": [moments["spawning"], _AT_ONCE, _AT_ONCE],
+    }
+
+
+PRESSES = [
+    "spawning-twice",
+    "started-twice",
+    "after-the-workers-left",
+    "three-times",
+    "spawning-three-times",
+]
+
+
+@pytest.mark.slow  # a tuning process with two workers for each case
+@pytest.mark.parametrize("presses", PRESSES)
+def test_ctrl_c_again_while_the_run_leaves_leaves_no_worker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, presses: str
+) -> None:
+    """A second (and third) Ctrl-C at any moment of the leaving: the run exits 130 without a
+    traceback from it or a worker, no worker outlives it (`_pressed_run` waits for the whole
+    process group), and what it stored is read back."""
+    code, err = _pressed_run(tmp_path, WORKERS, _press_moments(tmp_path)[presses])
+    _check_interrupted(tmp_path, monkeypatch, code, err)
 
 
 @pytest.mark.parametrize(
