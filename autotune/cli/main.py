@@ -10,6 +10,7 @@ from autotune import __version__
 from autotune.cli.errors import UsageError, message
 from autotune.cli.quiet import quiet_libraries
 from autotune.cli.strict import strict
+from autotune.environment import check_environment
 from autotune.errors import AutotuneError
 
 DEFAULT_COMMAND = "tune"
@@ -108,6 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.print_help()
             return 2
         quiet_libraries()
+        check_environment()
         status = int(args.run(args))
         sys.stdout.flush()  # a full standard output shows here, as one line
         return status
