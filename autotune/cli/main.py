@@ -141,6 +141,10 @@ def _disk_fault(exc: Exception) -> str | None:
     import errno
 
     kept = "the trials completed before are kept"
+    if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:
+        from autotune.storage.names import abbreviated
+
+        return f"path too long for the file system: {abbreviated(str(exc.filename))}"
     if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS):
         if exc.filename is None:  # autotune's own files are named: this was standard output
             _stdout_failed()

@@ -18,7 +18,7 @@ from autotune.results import leaderboard as board
 from autotune.results.owner import LEADERBOARD, written
 from autotune.search.problem import Candidate
 from autotune.storage import local_storages, read_studies
-from autotune.storage.names import input_file
+from autotune.storage.names import check_length, input_file
 from search_spaces.domains import Point
 from simcore.shape import Shape, parse_shape
 
@@ -55,6 +55,7 @@ def studies(results: Path, storage: str | None) -> list[dict[str, object]]:
     storage (or study) is listed as damaged, with the reason; the others as usual."""
     if storage:
         return [_summary(study, storage) for study in read_studies(storage)]
+    check_length(results, "results folder", "results")
     if results.exists() and not results.is_dir():
         raise ResultsError(f"{results} is a file, not a folder", setting="results")
     rows: list[dict[str, object]] = []
