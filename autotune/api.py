@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
+from autotune.environment import check_environment
 from autotune.errors import SettingTypeError
 from autotune.record import TrialRecord
 from autotune.run.resolve import option_names, options_of, plan_of
@@ -158,6 +159,7 @@ def tune(
     `heartbeat`, `verify_top`, `allow_sampler_change`, `transfer`. `verbose` keeps Optuna's log
     line per trial (off by default, as on the command line; the logging level is restored after).
     """
+    check_environment()  # before numba loads
     from autotune.run import pipeline  # Optuna, pandas and numba load with the first run
 
     known = option_names()

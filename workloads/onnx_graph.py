@@ -28,7 +28,7 @@ from workloads import onnx_ops
 from workloads.formats import WorkloadFormat
 from workloads.layers import LayerGemm, count_line, merge
 from workloads.model import DynamicShapeError, Workload, WorkloadError
-from workloads.onnx_rules import check_operand_types, check_rules
+from workloads.onnx_rules import check_nodes, check_operand_types, check_rules
 from workloads.validation import MAX_DIM, brief, printable, validate_workload
 
 # A model is read whole (protobuf has no streaming reader): weights past this belong in an
@@ -66,9 +66,9 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _load(onnx: Any, path: Path) -> Any:
-    """The model, read as at most ONNX_BYTES of a regular file, then checked by ONNX's own
-    checker (single assignment, nodes in order, so no cycle: a node reading its own output, two
-    nodes writing one output)."""
+    """The model, read as at most ONNX_BYTES of a regular file, then checked by ONNX's own node
+    checker and the graph rules (single assignment, nodes in order, so no cycle: a node reading
+    its own output, two nodes writing one output)."""
     try:
         data = read_bytes(path, "ONNX model", ONNX_BYTES)
     except FileError as exc:
@@ -84,6 +84,7 @@ def _load(onnx: Any, path: Path) -> Any:
         raise WorkloadError(f"ONNX model {path}: not an ONNX model (no IR version or no graph)")
     del data
     _check_versions(onnx, model, path)
+    check_nodes(onnx, model, path)
     check_rules(model, path)
     return model
 

@@ -1,6 +1,11 @@
-"""ONNX's graph rules, checked before a model's products are read: single assignment, nodes in
-order (no cycle), and products of numbers (onnx.checker checks the first two too, but also insists
-on external weight files and declared output shapes, which an import of shapes does without)."""
+"""ONNX's graph rules, checked before a model's products are read: each node against its
+operator's schema (ONNX's own `onnx.checker.check_node`), single assignment, nodes in order (no
+cycle), and products of numbers.
+
+ONNX's whole-model checker (`onnx.checker.check_model`, even without `full_check`) cannot be
+called: it refuses a graph output without a declared shape and a weight whose external data file
+is missing, and an import of shapes reads models with both (tools/onnx_nets.py writes such
+models). Its node check is the part that applies; the graph rules it would add are ours here."""
 
 from __future__ import annotations
 
@@ -9,6 +14,23 @@ from typing import Any
 
 from workloads.model import WorkloadError
 from workloads.validation import printable
+
+
+def check_nodes(onnx: Any, model: Any, path: Path) -> None:
+    """Each node of the main graph against its operator's schema, by ONNX's checker: a known
+    operator of the declared opset, its attributes, its number of inputs and outputs."""
+    context = onnx.checker.C.CheckerContext()
+    context.ir_version = model.ir_version
+    context.opset_imports = {imp.domain: imp.version for imp in model.opset_import}
+    for index, node in enumerate(model.graph.node):
+        try:
+            onnx.checker.check_node(node, context)
+        except onnx.checker.ValidationError as exc:
+            name = printable(node.name or f"{node.op_type}_{index}")
+            reason = printable(" ".join(str(exc).split("==>")[0].split()), 200)
+            raise WorkloadError(
+                f"ONNX model {path}: node '{name}' breaks ONNX's rules: {reason}"
+            ) from None
 
 
 def check_rules(model: Any, path: Path) -> None:

@@ -10,6 +10,7 @@ from autotune import __version__
 from autotune.cli.errors import UsageError, message
 from autotune.cli.quiet import quiet_libraries
 from autotune.cli.strict import strict
+from autotune.environment import check_environment
 from autotune.errors import AutotuneError
 from autotune.interrupt import run_as_process
 
@@ -109,6 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.print_help()
             return 2
         quiet_libraries()
+        check_environment()
         status = int(args.run(args))
         sys.stdout.flush()  # a full standard output shows here, as one line
         return status
@@ -140,6 +142,10 @@ def _disk_fault(exc: Exception) -> str | None:
     import errno
 
     kept = "the trials completed before are kept"
+    if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:
+        from autotune.storage.names import abbreviated
+
+        return f"path too long for the file system: {abbreviated(str(exc.filename))}"
     if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS):
         if exc.filename is None:  # autotune's own files are named: this was standard output
             _stdout_failed()

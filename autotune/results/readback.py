@@ -18,7 +18,7 @@ from autotune.results import leaderboard as board
 from autotune.results.owner import LEADERBOARD, written
 from autotune.search.problem import Candidate
 from autotune.storage import local_storages, read_studies
-from autotune.storage.names import input_file
+from autotune.storage.names import check_length, input_file
 from search_spaces.domains import Point
 from simcore.shape import Shape, parse_shape
 
@@ -55,6 +55,7 @@ def studies(results: Path, storage: str | None) -> list[dict[str, object]]:
     storage (or study) is listed as damaged, with the reason; the others as usual."""
     if storage:
         return [_summary(study, storage) for study in read_studies(storage)]
+    check_length(results, "results folder", "results")
     if results.exists() and not results.is_dir():
         raise ResultsError(f"{results} is a file, not a folder", setting="results")
     rows: list[dict[str, object]] = []
@@ -292,10 +293,17 @@ def schedules(path: Path) -> list[dict[str, object]]:
 
 
 def starting_point(
-    item: Mapping[str, object], base: Mapping[str, int], searched: tuple[str, ...], source: str
+    item: Mapping[str, object],
+    base: Mapping[str, int],
+    searched: tuple[str, ...],
+    source: str,
+    oracle: str | None = None,
 ) -> Candidate:
     """An exported schedule as a candidate of a run on `base` (searching `searched` machine
-    parameters): its machine must be the base machine, apart from what is searched."""
+    parameters) by `oracle`: its family must be that oracle's, its machine the base machine,
+    apart from what is searched."""
+    if oracle is not None:
+        _check_oracle(str(item["family"]), oracle, source)
     machine = dict(item["machine"])  # type: ignore[call-overload]
     if machine:
         fixed = {k: v for k, v in machine.items() if k not in searched and base.get(k) != v}
@@ -306,3 +314,15 @@ def starting_point(
             )
     params = cast(Point, dict(cast(Mapping[str, Any], item["params"])))
     return Candidate(str(item["family"]), params, {k: machine[k] for k in searched if k in machine})
+
+
+def _check_oracle(family: str, oracle: str, source: str) -> None:
+    """ResultsError when another installed oracle owns `family`: the file holds that oracle's
+    schedules (its machine's parameters would otherwise be blamed one by one)."""
+    owner = oracles.family_of(family, oracle)
+    if owner is not None and owner[0].name != oracle:
+        raise ResultsError(
+            f"{source} holds the {owner[0].name} oracle's schedules (family {family!r}), "
+            f"not the {oracle} oracle's this run uses: export them from a {oracle} study",
+            setting="enqueue",
+        )

@@ -35,7 +35,10 @@ def trials_for(checked: Checked, job: Job, log: Callable[[str], None] | None) ->
 
 def proven_bound(search: Search) -> int | None:
     """The proven lower bound on the cycles of one product's schedules, when the study's only
-    objective is cycles on a fixed machine (a best equal to it cannot improve); else None."""
+    objective is cycles on a fixed machine (a best equal to it cannot improve); else None.
+
+    A machine search has none: each front point at its machine's bound does not make the front
+    complete, since an untried machine may still join or dominate it (docs/guide/commands.md)."""
     if not isinstance(search, Problem) or search.machine_space is not None:
         return None
     if tuple(search.objectives) != ("cycles",):

@@ -51,6 +51,7 @@ def check_options(options: RunOptions) -> None:
     """Each option as its setting's declaration takes it (autotune.settings), and the options
     that exclude each other."""
     from autotune.storage.locations import is_memory
+    from autotune.storage.names import check_length
 
     for name in (
         "trials",
@@ -64,6 +65,7 @@ def check_options(options: RunOptions) -> None:
     ):
         settings.check(name, getattr(options, name))
     spec(options.sampler)  # an unknown sampler, named
+    check_length(Path(options.results), "results folder", "results")
     if options.storage is not None and is_memory(options.storage) and options.workers > 1:
         raise PlanError(
             "an in-memory study lives in one process: several workers need a storage",

@@ -127,8 +127,48 @@ def shown(text: object) -> str:
 def study_folder(results: Path, name: str, setting: str | None = "study") -> Path:
     """results/<name>/, for a name that is one and a folder that is not a link."""
     folder = results / check_name(name, setting=setting)
+    check_length(results, "results folder", "results")
+    check_length(folder, "study folder", setting)
     refuse_link(folder, "study folder", setting)
     return folder
+
+
+def check_length(path: Path, what: str, setting: str | None = None) -> Path:
+    """AutotuneError when the file system could not hold `path`: a component past its name limit
+    or the whole past its path limit (the system would answer ENAMETOOLONG at the first use)."""
+    name_max, path_max = _limits(path)
+    data = os.fsencode(os.path.abspath(path))
+    longest = max(data.split(b"/"), key=len)
+    if len(longest) > name_max:
+        why = f"a name of {len(longest)} bytes (the file system takes at most {name_max})"
+    elif len(data) >= path_max:
+        why = f"{len(data)} bytes in all (the file system takes fewer than {path_max})"
+    else:
+        return path
+    raise AutotuneError(f"{what} {abbreviated(str(path))} is too long: {why}", setting=setting)
+
+
+def abbreviated(text: str, keep: int = 60) -> str:
+    """`text` quoted, its middle cut when it is long: a message stays one readable line."""
+    if len(text) <= 2 * keep:
+        return shown(text)
+    return f"{shown(text[:keep])}...{shown(text[-keep:])}"
+
+
+def _limits(path: Path) -> tuple[int, int]:
+    """NAME_MAX and PATH_MAX where `path` would be made (POSIX's usual 255 and 4096 elsewhere)."""
+    existing = next((p for p in Path(os.path.abspath(path)).parents if _is_dir(p)), Path("/"))
+    try:
+        return os.pathconf(existing, "PC_NAME_MAX"), os.pathconf(existing, "PC_PATH_MAX")
+    except (OSError, ValueError, AttributeError):
+        return NAME_MAX_BYTES, 4096
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:  # a parent itself too long
+        return False
 
 
 def refuse_link(path: Path, what: str, setting: str | None = None) -> None:

@@ -127,11 +127,12 @@ def starting_points(args: argparse.Namespace, plan: RunPlan) -> tuple:
         return ()
     from autotune.results import readback
 
-    base = plan.the_oracle().machine_record(plan.machine)
+    oracle = plan.the_oracle()
+    base = oracle.machine_record(plan.machine)
     space = plan.machine_space()
     searched = tuple(p.name for p in space.params()) if space else ()
     return tuple(
-        readback.starting_point(item, base, searched, str(args.enqueue))
+        readback.starting_point(item, base, searched, str(args.enqueue), oracle.name)
         for item in readback.schedules(args.enqueue)
     )
 

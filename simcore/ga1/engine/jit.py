@@ -9,9 +9,9 @@ Numba notices a change to the file that holds a cached function, not to the file
 `_forget_stale_cache` therefore keys the whole engine's cache on a hash of all its sources: when
 any engine file changes, every cached kernel of the engine is dropped and compiled again.
 
-`PURE_PYTHON = True` runs the same source uncompiled, and `CACHE = False` compiles it without the
-on-disk cache: the mutation tests' copies of simcore set one or the other, so a mutated source
-never reads nor writes the cache.
+`PURE_PYTHON = True` (also under numba's NUMBA_DISABLE_JIT) runs the same source uncompiled, and
+`CACHE = False` compiles it without the on-disk cache: the mutation tests' copies of simcore set
+one or the other, so a mutated source never reads nor writes the cache.
 
 Kernels never allocate: every array is made in Python and passed in, flat (no tuples of arrays).
 That lets them run without numba's reference counting (`_nrt=False`), which otherwise costs two
@@ -32,7 +32,18 @@ from typing import Callable, TypeVar
 
 import numpy as np
 
-PURE_PYTHON = False
+
+def _jit_disabled() -> bool:
+    """numba's own switch, read as numba reads it (a value that is not an integer is ignored)."""
+    try:
+        return int(os.environ.get("NUMBA_DISABLE_JIT", "0")) != 0
+    except ValueError:
+        return False
+
+
+# Under NUMBA_DISABLE_JIT the engine runs as Python: its dispatchers would otherwise meet plain
+# functions where they expect their own kind.
+PURE_PYTHON = _jit_disabled()
 CACHE = True  # numba's on-disk cache (the mutation tests' compiled copies turn it off)
 HERE = Path(__file__).resolve().parent
 STAMP = "engine-sources.sha1"

@@ -234,3 +234,11 @@ def test_a_refused_workload_run_creates_no_study_folder(hostile) -> None:  # typ
         ],
         "results/wl",
     )
+
+
+def test_schedules_of_another_oracle_are_named_as_such(hostile) -> None:  # type: ignore[no-untyped-def]
+    """A GA-1 export given to a systolic run: the file is blamed, not each of its machine's
+    parameters."""
+    argv = ["--oracle", "systolic", "--shape", "16x16x16", "--trials", "2", "--study", "fresh"]
+    line = hostile.refuses([*argv, "--enqueue", "base.json"], "--enqueue", "ga1 oracle's schedules")
+    assert "T=8" not in line

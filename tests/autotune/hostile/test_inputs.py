@@ -115,7 +115,14 @@ def _onnx_cases(folder: Path) -> dict[str, tuple[str, ...]]:
     image, kernel = tensor("i", dims=[1, 1, 8, 8]), tensor("w", dims=[1, 1, 3, 3])
     save("pads.onnx", [conv], [image, kernel], [tensor("y", dims=[1, 1, 8, 8])])
     (folder / "garbage.onnx").write_bytes(b"\x08\x07" + os.urandom(64))
+    odd = helper.make_node("MatMul", ["x", "y"], ["z"], name="odd", transA=1)
+    save("attribute.onnx", [odd], [x, y], [tensor("z")])
+    save("arity.onnx", [helper.make_node("MatMul", ["x"], ["z"], name="one")], [x], [tensor("z")])
+    save("unknown.onnx", [helper.make_node("MatMull", ["x", "y"], ["z"])], [x, y], [tensor("z")])
     return {
+        "attribute.onnx": ("node 'odd'", "ONNX's rules", "Unrecognized attribute: transA"),
+        "arity.onnx": ("node 'one'", "ONNX's rules", "input size 1"),
+        "unknown.onnx": ("MatMull_0", "ONNX's rules", "No Op registered for MatMull"),
         "self.onnx": ("its own output",),
         "twice.onnx": ("assign each tensor once",),
         "strings.onnx": ("a tensor of strings",),
