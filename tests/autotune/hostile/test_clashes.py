@@ -119,7 +119,7 @@ def test_an_explicit_storage_leaderboard_is_owned_by_that_storage(hostile, world
         "mine.journal",
     )
     hostile.accepts(
-        [*SHAPE, "--trials", "2", "--study", "mine", "--storage", "mine.journal"],
+        [*SHAPE, "--more-trials", "2", "--study", "mine", "--storage", "mine.journal"],
         "5 trials in storage",
         changed=["mine.journal", "results/mine/leaderboard.parquet"],
     )
