@@ -3,8 +3,10 @@ pages.py reads them). The examples of a page run in order in one scratch folder,
 links to the checkout's inputs (workloads/, examples/, tools/, benchmarks/, tests/), so a command
 may use what an earlier one made, as a reader following the page would.
 
-The few that take minutes are marked slow, and the few that need what a test cannot have (a
-server, a peer's virtualenv, hours) are listed as not run; each with its reason, below."""
+Each example runs whole processes (a tuning run, its numba engine), so all of them are marked
+slow: they run with the full suite (CI), and `pytest -m "not slow"` keeps the check that every
+page's examples are read. SLOW lists those that take minutes, and NOT_RUN those that need what a
+test cannot have (a server, a peer's virtualenv, hours); each with its reason, below."""
 
 from __future__ import annotations
 
@@ -74,9 +76,8 @@ def _cases() -> list[object]:
             if not runs(example):
                 continue
             skipped = _reason(NOT_RUN, example)
-            slow = _reason(SLOW, example)
             marks = [pytest.mark.skip(reason=skipped)] if skipped else []
-            marks += [pytest.mark.slow] if slow and not skipped else []
+            marks += [pytest.mark.slow] if not skipped else []
             cases.append(pytest.param(example, id=example.id, marks=marks))
     return cases
 
