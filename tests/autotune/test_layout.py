@@ -30,6 +30,7 @@ LAYERS = (
     "autotune.oracles",
     "autotune.plugins",
     "autotune.record",
+    "autotune.environment",
     "autotune.interrupt",
     "autotune.errors",
     "workloads",
