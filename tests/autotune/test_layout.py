@@ -45,6 +45,7 @@ CALLBACKS = {("autotune.storage", "autotune.run"), ("autotune.storage", "autotun
 # The packages a default run enters, in the order it first enters them.
 ENTERED = (
     "autotune.api",  # keywords -> the plan and options
+    "autotune.environment",  # the variables numba reads, checked first
     "autotune.run",  # the plan stage: validated, named, guarded
     "autotune.settings",  # each option as its declaration takes it
     "autotune.oracles",  # the oracle, its measures, its capabilities
