@@ -266,7 +266,7 @@ def test_heavy_ops_are_named_with_counts_never_dropped(tmp_path: Path) -> None:
         nodes,
         inputs,
         ["l1", "l2", "up", "y", "z"],
-        {"lw": (1, 32, 4), "lr": (1, 32, 8), "tw": (2, 2, 3, 3)},
+        {"lw": (1, 32, 4), "lr": (1, 32, 8), "tw": (2, 2, 3, 3), "w_in": (4, 4)},
     )
     proto.graph.input.append(helper.make_tensor_value_info("cond", onnx.TensorProto.BOOL, []))
     proto.opset_import.append(helper.make_opsetid("com.microsoft", 1))
