@@ -96,7 +96,10 @@ def test_einsum_without_a_valid_equation(
 def test_einsum_equation_that_is_not_a_string(tmp_path: Path) -> None:
     proto = _einsum(None, (8, 16), (16, 32))
     proto.graph.node[0].attribute.append(helper.make_attribute("equation", 5))
-    with pytest.raises(WorkloadError, match="node 'e' breaks ONNX's rules: Mismatched attribute type in 'e : equation'"):
+    with pytest.raises(
+        WorkloadError,
+        match="node 'e' breaks ONNX's rules: Mismatched attribute type in 'e : equation'",
+    ):
         _onnx(tmp_path, proto)
 
 
