@@ -26,7 +26,7 @@ def trials_for(checked: Checked, job: Job, log: Callable[[str], None] | None) ->
     done = finished_count(job.study)
     if done >= options.trials and log:
         held = f"study {job.settings.name!r} holds {done} finished trials"
-        if job.gemm is not None:
+        if job.gemm is not None and not checked.plan.single:
             log(f"reusing {job.label}: {held}")
         else:
             log(f"{held} (target {options.trials}): nothing to run")

@@ -120,7 +120,7 @@ def test_a_study_of_the_flat_encoding_resumes_with_tpe_and_is_refused_otherwise(
         and "flat encoding" in err
         and "resume it with --sampler tpe --space chapter,general" in err
     )
-    assert main([*legacy, "--trials", "3"]) == 0  # resumed under its old name
+    assert main([*legacy, "--more-trials", "3"]) == 0  # resumed under its old name
     study = stored(tmp_path, name)
     assert len(study.get_trials(states=(TrialState.COMPLETE,))) == 25
     assert "encoding" not in study.user_attrs["identity"]
