@@ -26,13 +26,13 @@ SLOW: dict[str, str] = {
     "docs/getting-started.md:64": "a benchmark: compiles the engine from an empty cache, twice",
     "docs/exact.md": "CP-SAT and the exhaustive search (about 25 s of CPU a solve), and the "
     "commands that read the study they fill",
-    "docs/guide/commands.md:119": "tunes every GEMM of a transformer: minutes",
-    "docs/energy.md:147": "1,000 trials of two objectives: a minute or more of CPU",
-    "docs/energy.md:148": "1,000 trials of three objectives: a minute or more of CPU",
-    "docs/energy.md:149": "reads the study the slow example above makes",
-    "docs/energy.md:193": "a co-design of 60 machines over a workload: minutes",
-    "docs/energy.md:204": "draws the co-design the slow example above makes",
-    "docs/energy.md:294": "costs 30 GEMM x dataflow cases against ZigZag's golden figures",
+    "docs/guide/commands.md:163": "tunes every GEMM of a transformer: minutes",
+    "docs/energy.md:151": "1,000 trials of two objectives: a minute or more of CPU",
+    "docs/energy.md:152": "1,000 trials of three objectives: a minute or more of CPU",
+    "docs/energy.md:153": "reads the study the slow example above makes",
+    "docs/energy.md:197": "a co-design of 60 machines over a workload: minutes",
+    "docs/energy.md:208": "draws the co-design the slow example above makes",
+    "docs/energy.md:298": "costs 30 GEMM x dataflow cases against ZigZag's golden figures",
 }
 # Examples a test cannot run, and why.
 NOT_RUN: dict[str, str] = {
@@ -40,19 +40,20 @@ NOT_RUN: dict[str, str] = {
     "virtualenvs); `python -m benchmarks --quick` runs each one's smoke test",
     "docs/guide/workers.md:17": "needs a PostgreSQL server (tests/autotune/test_postgres_workers.py "
     "runs one)",
-    "docs/guide/commands.md:82": "tunes a 4096x4096x11008 product for hours; the page shows its "
-    "first line",
-    "docs/guide/commands.md:224": "needs an ONNX model of the reader's (model.onnx)",
-    "docs/guide/commands.md:225": "needs SCALE-Sim's topology file (Resnet50.csv)",
+    "docs/guide/commands.md:340": "needs SCALE-Sim's topology and config files (a peer's files)",
+    "docs/networks.md:13": "needs an ONNX model of the reader's (model.onnx)",
+    "docs/networks.md:162": "names the study folder the run above prints (its name ends in a hash)",
+    "docs/guide/commands.md:268": "needs an ONNX model of the reader's (model.onnx)",
+    "docs/guide/commands.md:269": "needs SCALE-Sim's topology file (Resnet50.csv)",
     "docs/oracles.md:199": "needs SCALE-Sim's topology file (Resnet50.csv)",
     "docs/oracles.md:247": "needs SCALE-Sim's configs/google.cfg (a peer's file)",
-    "docs/energy.md:169": "needs a technology table of the reader's (node.toml)",
-    "docs/energy.md:293": "needs ZigZag in its own virtualenv (a peer)",
+    "docs/energy.md:173": "needs a technology table of the reader's (node.toml)",
+    "docs/energy.md:297": "needs ZigZag in its own virtualenv (a peer)",
     "docs/trust.md": "needs SCALE-Sim in its own virtualenv (a peer)",
-    "docs/extending/oracle.md:96": "needs the example oracle installed (pip install -e "
+    "docs/extending/oracle.md:101": "needs the example oracle installed (pip install -e "
     "examples/toy_oracle; tests/autotune/test_example_oracle.py runs it)",
-    "docs/extending/oracle.md:109": "a file the site includes (--8<--), not a script",
-    "docs/extending/oracle.md:119": "a file the site includes (--8<--), not a script",
+    "docs/extending/oracle.md:114": "a file the site includes (--8<--), not a script",
+    "docs/extending/oracle.md:124": "a file the site includes (--8<--), not a script",
 }
 # What a page takes as done before its examples (the reader ran the README's main job).
 BEFORE: dict[str, list[str]] = {
