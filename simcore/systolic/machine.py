@@ -12,7 +12,7 @@ to it; both check every key and range and fail in one line naming the key (`Arch
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, Mapping
 
@@ -94,8 +94,16 @@ class SystolicMachine:
     description: str = ""
     sources: tuple[tuple[str, str], ...] = ()
     assumed: tuple[tuple[str, str], ...] = ()
+    arrays: int = 1  # arrays side by side along the columns, each rows x cols / arrays
 
     def __post_init__(self) -> None:
+        arrays = self.arrays
+        if isinstance(arrays, bool) or not isinstance(arrays, int) or arrays < 1:
+            raise ArchError(f"array.arrays: expected a whole number from 1, got {arrays!r}")
+        if self.array.cols % arrays:
+            raise ArchError(
+                f"array.arrays: {arrays} arrays do not split the {self.array.cols} columns evenly"
+            )
         if self.dataflow not in DATAFLOWS:
             raise ArchError(
                 f"array.dataflow: must be one of {', '.join(DATAFLOWS)}, got {self.dataflow!r}"
@@ -106,6 +114,31 @@ class SystolicMachine:
                 raise ArchError(
                     f"words.{key}: must be a whole number of bits from 1 to 64, got {value!r}"
                 )
+
+    def lane_array(self, lanes: int) -> SystolicArray:
+        """The array one of `lanes` groups of side-by-side arrays forms (lanes divides arrays)."""
+        if (
+            isinstance(lanes, bool)
+            or not isinstance(lanes, int)
+            or lanes < 1
+            or self.arrays % lanes
+        ):
+            raise ValueError(f"lanes must divide the machine's {self.arrays} arrays, got {lanes!r}")
+        return SystolicArray(self.array.rows, self.array.cols // lanes)
+
+    def port_share(self, lanes: int) -> "SystolicMachine":
+        """The machine as each of `lanes` lanes sees it: every store's port split evenly among
+        the lanes (each owns its share of the banks); capacities and the link stay whole."""
+        if lanes == 1:
+            return self
+
+        def split(buffer: Buffer) -> Buffer:
+            return Buffer(buffer.capacity, buffer.read_width / lanes, buffer.write_width / lanes)
+
+        memory = self.memory
+        stores = tuple(replace(s, buffer=split(s.buffer)) for s in memory.stores)
+        accumulator = None if memory.accumulator is None else split(memory.accumulator)
+        return replace(self, memory=replace(memory, stores=stores, accumulator=accumulator))
 
     @property
     def accumulator_words(self) -> Fraction:

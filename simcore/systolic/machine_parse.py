@@ -30,6 +30,7 @@ from simcore.systolic.model import DATAFLOWS, SystolicArray
 TOP = {"name", "description", "array", "words", "buffers", "accumulator", "dram"}
 OPTIONAL_TOP = {"description", "words", "accumulator", "sources", "assumed"}
 ARRAY = {"rows", "cols", "dataflow", "clock"}
+OPTIONAL_ARRAY = {"arrays"}
 WORDS = {"operand_bits", "accumulator_bits", "output_bits"}
 BUFFER = {"holds", "capacity", "read_width", "write_width"}
 DRAM = {"kind", "bandwidth", "latency", "setup"}
@@ -155,7 +156,7 @@ def _citations(key: str, raw: object) -> tuple[tuple[str, str], ...]:
 def parse_machine(data: Mapping[str, Any]) -> SystolicMachine:
     """Validate a machine description (the file layout) and build it."""
     data = _keys("", data, TOP | OPTIONAL_TOP, TOP - OPTIONAL_TOP)
-    array_raw = _keys("array.", data["array"], ARRAY, ARRAY)
+    array_raw = _keys("array.", data["array"], ARRAY | OPTIONAL_ARRAY, ARRAY)
     words = _keys("words.", data.get("words", {}), WORDS, set())
     bits = _int("words.operand_bits", words.get("operand_bits", 8), 1, 64)
     acc_bits = _int("words.accumulator_bits", words.get("accumulator_bits", 32), 1, 64)
@@ -189,6 +190,7 @@ def parse_machine(data: Mapping[str, Any]) -> SystolicMachine:
         str(data.get("description", "")),
         _citations("sources", data.get("sources")),
         _citations("assumed", data.get("assumed")),
+        _int("array.arrays", array_raw.get("arrays", 1), 1, MAX_SIDE),
     )
     check_one_tile(machine)
     return machine

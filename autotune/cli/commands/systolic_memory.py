@@ -21,8 +21,11 @@ from workloads.listing import weight_text
 if TYPE_CHECKING:
     from simcore.energy import Technology
     from simcore.shape import Shape
+    from simcore.systolic.blocked.batch import BatchRun
+    from simcore.systolic.blocked.evaluate import MemoryRun
     from simcore.systolic.machine import SystolicMachine
     from simcore.systolic.model import Assumptions, SystolicDesign
+    from workloads.model import Gemm
 
 DEFAULT_EVALUATIONS = 400
 DRAM_KEYS = ("a_reads", "b_reads", "c_reads", "c_partial_writes", "c_final_writes")
@@ -53,10 +56,10 @@ def check_size(machine: SystolicMachine, shape: Shape, what: str) -> None:
         raise UsageError(f"{what}: {exc}") from None
 
 
-def weights_over_link(machine: SystolicMachine, shape: Shape) -> int:
-    """Cycles to move B (the weights) once over the link, plus its latency."""
+def weights_over_link(machine: SystolicMachine, shape: Shape, runs: int = 1) -> int:
+    """Cycles to move B (the weights) of `runs` GEMMs once over the link, plus its latency."""
     link = machine.memory.dram
-    return math.ceil(shape.k * shape.n / link.words_per_cycle) + link.latency
+    return math.ceil(runs * shape.k * shape.n / link.words_per_cycle) + link.latency
 
 
 def gemm_figures(
@@ -65,15 +68,24 @@ def gemm_figures(
     shape: Shape,
     evaluations: int,
     tech: Technology,
+    runs: int = 1,
 ) -> dict[str, Any]:
-    """The fastest schedule found for one GEMM, in figures."""
+    """The fastest schedule found for one GEMM, or for `runs` independent ones timed together
+    (a batch, spread over lanes of the machine's arrays), in figures (a batch's: all its runs)."""
     from simcore.energy.memory import memory_cost
+    from simcore.systolic.blocked.batch import fastest_batch
     from simcore.systolic.blocked.enumerate import fastest
 
-    run, evaluated = fastest(machine, design, shape, evaluations)
-    cost = memory_cost(run, tech)
-    dram = run.counts.dram
-    s = run.schedule
+    run: MemoryRun | BatchRun
+    if runs == 1:
+        one, evaluated = fastest(machine, design, shape, evaluations)
+        run, lanes = one, 1
+    else:
+        batch, evaluated = fastest_batch(machine, design, shape, runs, evaluations)
+        run, one, lanes = batch, batch.one, batch.batch.lanes
+    cost = memory_cost(one, tech)
+    dram = one.counts.dram
+    s = one.schedule
     b = run.bound
     return {
         "m": shape.m,
@@ -90,6 +102,8 @@ def gemm_figures(
             "span": list(s.span),
             "evaluated": evaluated,
         },
+        "runs": runs,
+        "lanes": lanes,
         "cycles": run.cycles,
         "compute_cycles": run.compute_cycles,
         "stall_cycles": run.stall_cycles,
@@ -97,16 +111,16 @@ def gemm_figures(
         "seconds": float(run.seconds),
         "mac_utilization": run.mac_utilization,
         "dram": {
-            **{key: getattr(dram, key) for key in DRAM_KEYS},
-            "requests": dram.requests,
-            "bytes": float(sum(dram.bytes(machine).values())),
-            "link_words": float(dram.link_words(machine)),
+            **{key: runs * getattr(dram, key) for key in DRAM_KEYS},
+            "requests": runs * dram.requests,
+            "bytes": runs * float(sum(dram.bytes(machine).values())),
+            "link_words": runs * float(dram.link_words(machine)),
         },
-        "energy_pj": cost.energy_pj,
+        "energy_pj": runs * cost.energy_pj,
         "energy_per_mac_pj": cost.energy_per_mac_pj,
-        "energy_breakdown": cost.breakdown(),
+        "energy_breakdown": {key: runs * v for key, v in cost.breakdown().items()},
         "energy_lines": {
-            c.name: {item.name: item.total for item in c.items} for c in cost.categories
+            c.name: {item.name: runs * item.total for item in c.items} for c in cost.categories
         },
         "area_mm2": cost.area_mm2,
         "bound": {
@@ -119,7 +133,7 @@ def gemm_figures(
             "traffic_elements": b.traffic_elements,
         },
         "bound_ratio": run.bound_ratio,
-        "weights_over_link": weights_over_link(machine, shape),
+        "weights_over_link": weights_over_link(machine, shape, runs),
     }
 
 
@@ -128,6 +142,7 @@ def machine_summary(machine: SystolicMachine, tech: Technology) -> dict[str, Any
     return {
         "arch": machine.name,
         "array": str(machine.array),
+        "arrays": machine.arrays,
         "dataflow": machine.dataflow,
         "clock_hz": float(machine.clock_hz),
         "dram_kind": machine.memory.dram_kind,
@@ -138,10 +153,14 @@ def machine_summary(machine: SystolicMachine, tech: Technology) -> dict[str, Any
     }
 
 
+def _arrays(machine: SystolicMachine) -> str:
+    return "" if machine.arrays == 1 else f" ({machine.arrays} side by side)"
+
+
 def _headline(machine: SystolicMachine) -> str:
     link = machine.memory.dram
     return (
-        f"{machine.name}: {machine.array} {machine.dataflow} array at "
+        f"{machine.name}: {machine.array} {machine.dataflow} array{_arrays(machine)} at "
         f"{float(machine.clock_hz) / 1e6:g} MHz, {machine.memory.dram_kind.upper()} "
         f"{float(machine.dram_bytes_per_second) / 1e9:g} GB/s "
         f"({float(link.words_per_cycle):.4g} words/cycle, latency {link.latency} cycles)"
@@ -192,8 +211,8 @@ def run_shape(args: argparse.Namespace, machine: SystolicMachine, assumptions: A
 def workload_total(
     rows: list[dict[str, Any]], machine: SystolicMachine, tokens: int, layers: int
 ) -> dict[str, Any]:
-    def weighted(get: Any) -> float:
-        return float(sum(row["weight"] * get(row) for row in rows))
+    def weighted(get: Any) -> float:  # a row's figures are for its runs timed together
+        return float(sum(row["weight"] / row["runs"] * get(row) for row in rows))
 
     cycles = weighted(lambda r: r["cycles"])
     seconds = cycles / float(machine.clock_hz)
@@ -201,8 +220,8 @@ def workload_total(
     link = weighted(lambda r: r["weights_over_link"])
     return {
         "total": True,
-        "gemms": weighted(lambda r: 1),
-        "macs": weighted(lambda r: r["macs"]),
+        "gemms": weighted(lambda r: r["runs"]),
+        "macs": weighted(lambda r: r["runs"] * r["macs"]),
         "cycles": cycles,
         "stall_cycles": weighted(lambda r: r["stall_cycles"]),
         "stall_share": weighted(lambda r: r["stall_cycles"]) / cycles,
@@ -229,6 +248,11 @@ def _short(name: str, width: int) -> str:
     return ".".join(parts)[:width]
 
 
+def _schedule_text(row: dict[str, Any]) -> str:
+    text = row["schedule"]["describe"]
+    return text if row["runs"] == 1 else f"{text}, {row['runs']} on {row['lanes']} lanes"
+
+
 def format_workload(name: str, headline: str, objects: list[dict[str, Any]]) -> str:
     lines = [
         f"{name} on {headline}",
@@ -239,7 +263,7 @@ def format_workload(name: str, headline: str, objects: list[dict[str, Any]]) -> 
         shape = f"{row['m']}x{row['k']}x{row['n']}"
         lines.append(
             f"{_short(row['name'], 28):28} {shape:>18} {weight_text(row['weight']):>6} "
-            f"{row['schedule']['describe']:>30} {row['cycles']:>12,} {row['stall_share']:>6.1%} "
+            f"{_schedule_text(row):>30} {row['cycles']:>12,} {row['stall_share']:>6.1%} "
             f"{row['dram']['bytes'] / 1e6:>9,.2f} {row['energy_pj'] / 1e6:>11,.1f} "
             f"{row['bound_ratio']:>7.3f}"
         )
@@ -255,6 +279,14 @@ def format_workload(name: str, headline: str, objects: list[dict[str, Any]]) -> 
     return "\n".join(lines)
 
 
+def together(gemm: Gemm) -> int:
+    """The runs timed as one batch: all the runs of one operation (an einsum's heads, a grouped
+    convolution's groups) are independent; runs of several layers are timed one at a time,
+    since one may need another's result."""
+    whole = float(gemm.weight).is_integer() and gemm.weight > 1
+    return int(gemm.weight) if whole and len(gemm.layers) == 1 else 1
+
+
 def run_workload(
     args: argparse.Namespace, machine: SystolicMachine, assumptions: Assumptions
 ) -> int:
@@ -268,7 +300,8 @@ def run_workload(
     evaluations = args.evaluations or DEFAULT_EVALUATIONS
     rows = []
     for gemm in workload.gemms:
-        figures = gemm_figures(machine, design, gemm.shape, evaluations, tech)
+        runs = together(gemm)
+        figures = gemm_figures(machine, design, gemm.shape, evaluations, tech, runs)
         weight = int(gemm.weight) if float(gemm.weight).is_integer() else gemm.weight
         rows.append({"name": gemm.name, "weight": weight, **figures})
     summary = {"workload": workload.name, **machine_summary(machine, tech)}

@@ -45,7 +45,10 @@ def _expected_cycles(machine: SystolicMachine, op: Op) -> int:
     return dram.setup + math.ceil(words / rate)
 
 
-def audit(machine: SystolicMachine, design: SystolicDesign, timeline: Timeline) -> list[str]:
+def audit(
+    machine: SystolicMachine, design: SystolicDesign, timeline: Timeline, lanes: int = 1
+) -> list[str]:
+    """The violations of the timing rules in the timeline (`lanes`: of a batch's)."""
     problems: list[str] = []
     ops = timeline.ops
     latency = machine.memory.dram.latency
@@ -81,7 +84,7 @@ def audit(machine: SystolicMachine, design: SystolicDesign, timeline: Timeline) 
                 )
         end = max(end, op.end + latency)
     problems += _computes(ops)
-    problems += audit_tiles(machine, design, ops)
+    problems += audit_tiles(machine.port_share(lanes), design, ops)
     if timeline.cycles != end:
         problems.append(f"the run ends at {timeline.cycles}, its last event at {end}")
     return problems
@@ -89,12 +92,13 @@ def audit(machine: SystolicMachine, design: SystolicDesign, timeline: Timeline) 
 
 def _computes(ops: tuple[Op, ...]) -> list[str]:
     """Each step waits for the loads issued since the previous step; a drain waits for the last
-    step before it (the block's last)."""
+    step of its lane before it (the block's last)."""
     problems = []
     pending: list[int] = []
-    last_compute = None
+    last: dict[int, int] = {}  # lane -> its last step
     for n, op in enumerate(ops):
-        if op.kind in ("c-partial", "c-final") and last_compute is not None:
+        if op.kind in ("c-partial", "c-final") and op.lane in last:
+            last_compute = last[op.lane]
             if op.start < ops[last_compute].end:
                 problems.append(
                     f"op {n}: drains C at {op.start} before its last step ends at {ops[last_compute].end}"
@@ -106,5 +110,5 @@ def _computes(ops: tuple[Op, ...]) -> list[str]:
                 problems.append(
                     f"op {n}: waits for {sorted(op.after)}, the loads before it are {pending}"
                 )
-            pending, last_compute = [], n
+            pending, last[op.lane] = [], n
     return problems

@@ -160,12 +160,14 @@ class _Checker:
 
 
 def audit_tiles(machine: SystolicMachine, design: SystolicDesign, ops: tuple[Op, ...]) -> list[str]:
-    check = _Checker(machine, design)
+    checks: dict[int, _Checker] = {}  # one per lane: each lane's tiles follow one another
+    latests: dict[int, int] = {}
     held = {"ws": "b", "is": "a", "os": None}[design.dataflow]
-    latest = 0
     for n, op in enumerate(ops):
         if op.kind != "compute":
             continue
+        check = checks.setdefault(op.lane, _Checker(machine, design))
+        latest = latests.get(op.lane, 0)
         shape = Shape(*op.dims)
         cut = tiles(design, shape)
         ls = {"ws": shape.m, "is": shape.n, "os": shape.k}[design.dataflow]
@@ -180,6 +182,7 @@ def audit_tiles(machine: SystolicMachine, design: SystolicDesign, ops: tuple[Op,
             else:
                 check.stationary(where, tile, ls, timing, gates)
             latest = max(latest, int(timing[-1]))
+        latests[op.lane] = latest
         if op.end != latest:
             check.fail(f"op {n}", f"ends at {op.end}, its tiles at {latest}")
-    return check.problems
+    return [problem for check in checks.values() for problem in check.problems]

@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from simcore.shape import Shape
+from simcore.systolic.blocked.schedule import SINGLE, Batch
 from simcore.systolic.machine import SystolicMachine
 from simcore.systolic.model import DATAFLOWS, Mapping, SystolicDesign
 
@@ -107,15 +108,16 @@ def _folds(dim: int, side: int) -> int:
     return -(-dim // min(side, dim))
 
 
-def array_streams(dataflow: str, mapping: Mapping, shape: Shape) -> int:
-    """The least cycles of the design's tile streams and loads (see the module docstring)."""
+def array_streams(dataflow: str, mapping: Mapping, shape: Shape, rounds: int = 1) -> int:
+    """The least cycles of the design's tile streams and loads (see the module docstring), for
+    `rounds` GEMMs one after the other on the array."""
     m, k, n = shape.m, shape.k, shape.n
     r, c = mapping.rows, mapping.cols
     if dataflow == "os":
-        return k * _folds(m, r) * _folds(n, c)
+        return rounds * k * _folds(m, r) * _folds(n, c)
     cols = n if dataflow == "ws" else m
-    streams = (m if dataflow == "ws" else n) * _folds(k, r) * _folds(cols, c)
-    loads = k * _folds(cols, c) + 1
+    streams = rounds * (m if dataflow == "ws" else n) * _folds(k, r) * _folds(cols, c)
+    loads = rounds * k * _folds(cols, c) + 1
     return max(streams, loads)
 
 
@@ -131,8 +133,11 @@ def port_words(dataflow: str, mapping: Mapping, shape: Shape) -> dict[str, tuple
     return {"b": (k * n * _folds(m, c), 0), "a": (k * m, 0), "c": (0, sums)}
 
 
-def ports(machine: SystolicMachine, dataflow: str, mapping: Mapping, shape: Shape) -> int:
-    """The busiest store port's cycles for the fewest words the array moves through it."""
+def ports(
+    machine: SystolicMachine, dataflow: str, mapping: Mapping, shape: Shape, runs: int = 1
+) -> int:
+    """The busiest store port's cycles for the fewest words the array moves through it (for
+    `runs` GEMMs, whatever arrays they run on: the stores are shared)."""
     memory = machine.memory
     wide = Fraction(1) if memory.store_of("c") is None else machine.accumulator_words
     reads: dict[str, Fraction] = {}
@@ -145,30 +150,39 @@ def ports(machine: SystolicMachine, dataflow: str, mapping: Mapping, shape: Shap
         key = "accumulator" if store is None else store.name
         widths[key] = buffer
         scale = wide if operand == "c" else Fraction(1)
-        reads[key] = reads.get(key, Fraction(0)) + r * scale
-        writes[key] = writes.get(key, Fraction(0)) + w * scale
+        reads[key] = reads.get(key, Fraction(0)) + r * scale * runs
+        writes[key] = writes.get(key, Fraction(0)) + w * scale * runs
     return max(
         max(widths[x].read_cycles(reads[x]), widths[x].write_cycles(writes[x])) for x in widths
     )
 
 
-def bound(machine: SystolicMachine, shape: Shape, design: SystolicDesign | None = None) -> Bound:
+def bound(
+    machine: SystolicMachine,
+    shape: Shape,
+    design: SystolicDesign | None = None,
+    batch: Batch = SINGLE,
+) -> Bound:
+    """The bound of one GEMM, or of a batch of independent ones (the design is then a lane's)."""
     m, k, n = shape.m, shape.k, shape.n
+    runs = batch.runs
     edges = ends(machine)
-    compute = edges + -(-shape.macs // machine.array.pes)
+    compute = edges + -(-shape.macs * runs // machine.array.pes)
     if design is None:
+        if batch != SINGLE:
+            raise ValueError("a batch's bound needs its lanes' design")
         whole = Mapping(machine.array.rows, machine.array.cols)
         array = edges + min(array_streams(d, whole, shape) for d in DATAFLOWS)
         port = edges + min(ports(machine, d, whole, shape) for d in DATAFLOWS)
     else:
-        array = edges + array_streams(design.dataflow, design.used, shape)
-        port = edges + ports(machine, design.dataflow, design.used, shape)
+        array = edges + array_streams(design.dataflow, design.used, shape, batch.rounds)
+        port = edges + ports(machine, design.dataflow, design.used, shape, runs)
     s = on_chip_elements(machine)
     compulsory = m * k + k * n + m * n
     pebbling = max(0, math.floor(2 * shape.macs / math.sqrt(s) - 2 * s - m * n))
     out_words = machine.output_words
     least = min(Fraction(1), machine.accumulator_words, out_words)
-    words = max(m * k + k * n + m * n * out_words, pebbling * least)
+    words = runs * max(m * k + k * n + m * n * out_words, pebbling * least)
     link = machine.memory.dram
-    link_cycles = 3 * link.setup + math.ceil(words / link.words_per_cycle) + link.latency
-    return Bound(compute, array, port, s, compulsory, pebbling, words, link_cycles)
+    link_cycles = 3 * runs * link.setup + math.ceil(words / link.words_per_cycle) + link.latency
+    return Bound(compute, array, port, s, runs * compulsory, runs * pebbling, words, link_cycles)

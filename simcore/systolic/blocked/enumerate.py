@@ -23,7 +23,14 @@ from simcore.shape import Shape
 from simcore.systolic.blocked.bounds import bound, ends
 from simcore.systolic.blocked.counts import block_counts, block_parts, loads
 from simcore.systolic.blocked.evaluate import MemoryRun, evaluate
-from simcore.systolic.blocked.schedule import INDEXED_BY, LOOP_ORDERS, BlockSchedule, feasibility
+from simcore.systolic.blocked.schedule import (
+    INDEXED_BY,
+    LOOP_ORDERS,
+    SINGLE,
+    Batch,
+    BlockSchedule,
+    feasibility,
+)
 from simcore.systolic.blocked.stream import block_tiles
 from simcore.systolic.machine import SystolicMachine
 from simcore.systolic.model import SystolicDesign
@@ -54,9 +61,10 @@ def _spans(order: str) -> list[tuple[int, int, int]]:
     return [(a, b, c) for a in per[0] for b in per[1] for c in per[2]]
 
 
-def candidates(machine: SystolicMachine, shape: Shape) -> Iterator[BlockSchedule]:
-    """Every candidate that fits, with its maximal bufferings."""
-    least = max(8, min(machine.array.rows, machine.array.cols))
+def candidates(machine: SystolicMachine, shape: Shape, lanes: int = 1) -> Iterator[BlockSchedule]:
+    """Every candidate that fits (`lanes` copies of its tiles), with its maximal bufferings."""
+    array = machine.lane_array(lanes)
+    least = max(8, min(array.rows, array.cols))
     dims = (sides(shape.m, least), sides(shape.k, least), sides(shape.n, least))
     for bm, bk, bn in itertools.product(*dims):
         for order in LOOP_ORDERS:
@@ -64,7 +72,7 @@ def candidates(machine: SystolicMachine, shape: Shape) -> Iterator[BlockSchedule
 
                 def fit(b: tuple[int, int, int]) -> bool:
                     schedule = BlockSchedule(bm, bk, bn, order, b, span)
-                    return feasibility(machine, schedule, shape).ok
+                    return feasibility(machine, schedule, shape, lanes).ok
 
                 if fit((2, 2, 2)):
                     yield BlockSchedule(bm, bk, bn, order, (2, 2, 2), span)
@@ -105,10 +113,15 @@ def least_traffic(
 
 
 def own_bound(
-    machine: SystolicMachine, design: SystolicDesign, schedule: BlockSchedule, shape: Shape
+    machine: SystolicMachine,
+    design: SystolicDesign,
+    schedule: BlockSchedule,
+    shape: Shape,
+    batch: Batch = SINGLE,
 ) -> int:
     """A lower bound on the schedule's cycles: its own link time, its tiles' loads and their
-    stream windows."""
+    stream windows (a batch: every run's words and requests on the one link, each lane's runs'
+    loads and windows one after the other on its array)."""
     s = schedule.clipped(shape)
     grid = dict(zip("mkn", s.grid(shape)))
     (a_times, a_blocks), (b_times, b_blocks), (visits, c_blocks) = (
@@ -122,6 +135,7 @@ def own_bound(
         + m * n * machine.output_words
     )
     requests = a_blocks * a_times + b_blocks * b_times + c_blocks * (2 * visits - 1)
+    words, requests = words * batch.runs, requests * batch.runs
     link = machine.memory.dram
     link_cycles = requests * link.setup + math.ceil(words / link.words_per_cycle)
     grid_m, grid_n = grid["m"], grid["n"]
@@ -129,10 +143,10 @@ def own_bound(
     if design.dataflow != "os":  # every block loads its stationary tiles, kt >= k cycles each
         c = design.used.cols
         if design.dataflow == "ws":
-            weight_loads = grid_m * shape.k * _column_tiles(shape.n, s.bn, c) + 1
+            weight_loads = grid_m * shape.k * _column_tiles(shape.n, s.bn, c) * batch.rounds + 1
         else:
-            weight_loads = grid_n * shape.k * _column_tiles(shape.m, s.bm, c) + 1
-    streams = sum(
+            weight_loads = grid_n * shape.k * _column_tiles(shape.m, s.bm, c) * batch.rounds + 1
+    streams = batch.rounds * sum(
         cm * ck * cn * _windows(machine, design, bm, bk, bn)
         for bm, cm in block_parts(m, s.bm)
         for bk, ck in block_parts(k, s.bk)

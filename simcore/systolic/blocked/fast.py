@@ -24,6 +24,8 @@ from typing import Any
 from simcore.shape import Shape
 from simcore.systolic.blocked.schedule import (
     INDEXED_BY,
+    SINGLE,
+    Batch,
     BlockSchedule,
     check_design,
     transfer,
@@ -48,7 +50,7 @@ MEMORY = 8  # the memory part's length
 # new tile of a, its load (-1: none), the same of b, new tile of c, its drain, the read-back,
 # a fresh C block that waits only for its slot, the block's tiles
 Kind = tuple[bool, int, bool, int, bool, int, int, bool, BlockTiles]
-Index = tuple[int, int, int]  # (i, k, j)
+Index = tuple[int, int, int, int]  # (i, k, j, the lanes' round)
 PERIODS = 4  # periods looked for: 1 .. PERIODS units
 
 
@@ -68,14 +70,18 @@ class _Engine:
         s: BlockSchedule,
         shape: Shape,
         dram: bool = True,
+        batch: Batch = SINGLE,
     ) -> None:
         self.machine, self.design, self.s, self.shape = machine, design, s, shape
+        self.lanes = batch.lanes
+        self.lane_machine = machine.port_share(batch.lanes)  # the store ports a lane's array has
+        self.width = MEMORY + len(initial_state(design))  # one lane's state
         self.dram = dram
         self.p = stream_params(design)
         self.held = {"ws": 1, "is": 0, "os": -1}[design.dataflow]  # a, b: which is fetched
         self.grid = dict(zip("mkn", s.grid(shape)))
         self.sizes = {"m": (s.bm, shape.m), "k": (s.bk, shape.k), "n": (s.bn, shape.n)}
-        self.counts = [self.grid[d] for d in s.order]
+        self.counts = [batch.rounds] + [self.grid[d] for d in s.order]
         self.single = tuple(b == 1 for b in s.buffering)
         self.latency = machine.memory.dram.latency
         self.kinds: dict[tuple[Any, ...], Kind] = {}
@@ -95,7 +101,7 @@ class _Engine:
             key: tuple[Any, ...] = (None, last, first)
         else:
             p_last = tuple(prev[d] == g[d] - 1 for d in range(3))
-            diff = tuple(prev[d] != cur[d] for d in range(3))
+            diff = tuple(prev[d] != cur[d] for d in range(4))
             key = (diff, last, first, p_last)
         found = self.kinds.get(key)
         if found is None:
@@ -110,7 +116,7 @@ class _Engine:
         """(the operand's tile changes, its block comes in) between prev and cur."""
         dims = INDEXED_BY[operand]
         where = {"m": 0, "k": 1, "n": 2}
-        if prev is None:
+        if prev is None or prev[3] != cur[3]:  # a new run starts every tile afresh
             return True, True
         moved = {d for d in "mkn" if prev[where[d]] != cur[where[d]]}
         span = self.s.span["abc".index(operand)]
@@ -142,7 +148,7 @@ class _Engine:
         return sum(self._occupancy(what, em * en) for em in sides[0] for en in sides[1])
 
     def _make_kind(self, prev: Index | None, cur: Index) -> Kind:
-        i, k, j = cur
+        i, k, j, _run = cur
         bm, bk, bn = self.extent("m", i), self.extent("k", k), self.extent("n", j)
         tile_a, load_a = self._changes("a", prev, cur)
         tile_b, load_b = self._changes("b", prev, cur)
@@ -160,7 +166,7 @@ class _Engine:
             drain,
             back,
             enter_c and k == 0,
-            block_tiles(self.machine, self.design, bm, bk, bn),
+            block_tiles(self.lane_machine, self.design, bm, bk, bn),
         )
 
     # --- the recurrence -----------------------------------------------------------------
@@ -208,13 +214,27 @@ class _Engine:
         cp = ce if single_c else max(cp, floor)
         return (lf, af, ap, bf, bp, cf, cp, max(fin, ce)) + arr
 
+    def step_lanes(self, st: State, kind: Kind) -> State:
+        """One step on every lane in turn, sharing the link (each lane's state keeps the link's
+        free time; it is the same in all of them between steps)."""
+        if self.lanes == 1:
+            return self.step(st, kind)
+        w = self.width
+        lf = st[0]
+        out: list[State] = []
+        for lane in range(self.lanes):
+            sub = self.step((lf,) + st[lane * w + 1 : (lane + 1) * w], kind)
+            lf = sub[0]
+            out.append(sub)
+        return tuple(v for sub in out for v in (lf,) + sub[1:])
+
     def tiles(self, arr: ArrayState, runs: BlockTiles) -> ArrayState:
         return run_tiles(arr, runs, self.p)
 
     # --- the loop levels ----------------------------------------------------------------
     def index(self, levels: list[int]) -> Index:
-        where = dict(zip(self.s.order, levels))
-        return (where["m"], where["k"], where["n"])
+        where = dict(zip("r" + self.s.order, levels))
+        return (where["m"], where["k"], where["n"], where["r"])
 
     def last_of_unit(self, prefix: list[int]) -> Index:
         tail = [c - 1 for c in self.counts[len(prefix) :]]
@@ -231,10 +251,10 @@ class _Engine:
     def unit(
         self, level: int, prefix: list[int], x: int, st: State, prev: Index | None
     ) -> tuple[State, Index | None]:
-        if level == 2:
+        if level == len(self.counts) - 1:
             cur = self.index(prefix + [x])
             self.simulated += 1
-            return self.step(st, self.kind(prev, cur)), cur
+            return self.step_lanes(st, self.kind(prev, cur)), cur
         return self.walk(level + 1, prefix + [x], st, prev)
 
     def run(
@@ -262,14 +282,18 @@ class _Engine:
         return st, prev
 
     def total(self) -> int:
-        start = (0,) * MEMORY + initial_state(self.design)
+        start = ((0,) * MEMORY + initial_state(self.design)) * self.lanes
         st, prev = self.walk(0, [], start, None)
         assert prev is not None
-        ce, lf, fin = st[-1], st[0], st[MEMORY - 1]
+        w = self.width
+        lanes = [st[lane * w : (lane + 1) * w] for lane in range(self.lanes)]
         if not self.dram:
-            return int(ce)
-        end = max(lf, ce) + self.drain_occupancy(prev)
-        return int(max(fin, end + self.latency))
+            return int(max(sub[-1] for sub in lanes))
+        lf, end = st[0], 0.0
+        for sub in lanes:  # each lane drains its last C tile, in lane order
+            lf = max(lf, sub[-1]) + self.drain_occupancy(prev)
+            end = max(end, sub[MEMORY - 1], lf + self.latency)
+        return int(end)
 
 
 def _segments(n: int) -> list[tuple[int, int]]:
@@ -301,12 +325,16 @@ def _period(history: list[State]) -> tuple[int, int] | None:
 
 
 def run_fast(
-    machine: SystolicMachine, design: SystolicDesign, schedule: BlockSchedule, shape: Shape
+    machine: SystolicMachine,
+    design: SystolicDesign,
+    schedule: BlockSchedule,
+    shape: Shape,
+    batch: Batch = SINGLE,
 ) -> FastRun:
     """The run's cycles by the recurrence with jumps (equal to `reference.run_reference`)."""
-    check_design(machine, design)
+    check_design(machine, design, batch.lanes)
     clipped = schedule.clipped(shape)
-    engine = _Engine(machine, design, clipped, shape)
+    engine = _Engine(machine, design, clipped, shape, batch=batch)
     cycles = engine.total()
-    ideal = _Engine(machine, design, clipped, shape, dram=False).total()
+    ideal = _Engine(machine, design, clipped, shape, dram=False, batch=batch).total()
     return FastRun(cycles, ideal, engine.simulated, engine.jumps)

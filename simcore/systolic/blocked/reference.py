@@ -37,6 +37,8 @@ from typing import Any
 from simcore.shape import Shape
 from simcore.systolic.blocked.schedule import (
     INDEXED_BY,
+    SINGLE,
+    Batch,
     BlockSchedule,
     check_design,
     transfer,
@@ -75,6 +77,7 @@ class Op:
     k: int = 0  # a step's k block
     kinds: list[TileKind] = field(default_factory=list)  # a step's array tiles
     tiles: list[tuple[Any, ...]] = field(default_factory=list)  # their timings (`stream.tile_step`)
+    lane: int = 0  # a step's lane of arrays
 
 
 @dataclass
@@ -121,8 +124,9 @@ def _extent(index: int, block: int, size: int) -> int:
 class Program:
     """The operations in issue order, with their dependencies and durations."""
 
-    def __init__(self, machine: SystolicMachine) -> None:
+    def __init__(self, machine: SystolicMachine, lanes: int = 1) -> None:
         self.machine = machine
+        self.lane_machine = machine.port_share(lanes)  # the store ports a lane's array has
         self.ops: list[Op] = []
 
     def emit(self, op: Op, what: str | None = None) -> int:
@@ -137,74 +141,105 @@ class Program:
         what = "c-final" if final else "c-partial"
         for block, elements in c.loaded.items():
             op = Op(what, block, elements, after=[last_compute], slot=c.slot, tile=c.runs - 1)
+            op.lane = self.ops[last_compute].lane
             c.freed_by[c.slot] = self.emit(op, what)
 
 
-def _instance(schedule: BlockSchedule, operand: str, index: dict[str, int]) -> tuple[int, ...]:
-    """The indices of the operand's loops outside its span: they name its tile."""
+def _instance(
+    schedule: BlockSchedule, operand: str, index: dict[str, int], run: int
+) -> tuple[int, ...]:
+    """The run and the indices of the operand's loops outside its span: they name its tile."""
     span = schedule.span["abc".index(operand)]
-    return tuple(index[d] for d in INDEXED_BY[operand] if schedule.level(d) < span)
+    return (run,) + tuple(index[d] for d in INDEXED_BY[operand] if schedule.level(d) < span)
+
+
+@dataclass
+class Lane:
+    """A lane's tiles of a, b and c, its last step and that step's k block."""
+
+    tiles: dict[str, Tiles]
+    last_compute: int = -1
+    last_k: int = 0
 
 
 def build_program(
-    machine: SystolicMachine, design: SystolicDesign, schedule: BlockSchedule, shape: Shape
+    machine: SystolicMachine,
+    design: SystolicDesign,
+    schedule: BlockSchedule,
+    shape: Shape,
+    batch: Batch = SINGLE,
 ) -> list[Op]:
+    """The operations of every run: round by round, step by step, lane by lane."""
     s = schedule.clipped(shape)
     kb = s.grid(shape)[1]
-    program = Program(machine)
-    tiles = {x: Tiles(n) for x, n in zip("abc", s.buffering)}
-    last_compute, last_k = -1, 0
-    for i, k, j in steps(s, shape):
-        index = {"m": i, "k": k, "n": j}
-        bm, bk, bn = _extent(i, s.bm, shape.m), _extent(k, s.bk, shape.k), _extent(j, s.bn, shape.n)
-        data: list[int] = []
-        slot_wait: list[int] = []
-        for operand, block, elements in (("a", (i, k), bm * bk), ("b", (k, j), bk * bn)):
-            t = tiles[operand]
-            instance = _instance(s, operand, index)
-            if t.instance != instance:
-                t.enter(instance)
-            if block not in t.loaded:
-                t.loaded[block] = elements
-                op = Op(
-                    f"load-{operand}",
-                    block,
-                    elements,
-                    slot_after=t.wait,
-                    slot=t.slot,
-                    tile=t.runs - 1,
-                )
-                data.append(program.emit(op, operand))
-        c = tiles["c"]
-        instance = _instance(s, "c", index)
-        if c.instance != instance:
-            if c.instance is not None:
-                program.drain(c, last_compute, last_k == kb - 1)
-            c.enter(instance)
-        if (i, j) not in c.loaded:
-            c.loaded[(i, j)] = bm * bn
-            if k > 0:  # partial sums of earlier k blocks come back
-                op = Op("c-back", (i, j), bm * bn, slot_after=c.wait, slot=c.slot, tile=c.runs - 1)
-                data.append(program.emit(op, "c-back"))
-            else:
-                slot_wait.extend(c.wait)
-        compute = Op(
-            "compute",
-            (i, j),
-            bm * bk * bn,
-            after=data,
-            slot_after=slot_wait,
-            dims=(bm, bk, bn),
-            slot=c.slot,
-            tile=c.runs - 1,
-            k=k,
-            kinds=block_tile_list(machine, design, bm, bk, bn),
-        )
-        last_compute, last_k = program.emit(compute), k
-        for operand in "ab":
-            tiles[operand].freed_by[tiles[operand].slot] = last_compute
-    program.drain(tiles["c"], last_compute, last_k == kb - 1)
+    program = Program(machine, batch.lanes)
+    lanes = [Lane({x: Tiles(n) for x, n in zip("abc", s.buffering)}) for _ in range(batch.lanes)]
+    for run in range(batch.rounds):
+        for i, k, j in steps(s, shape):
+            for number, lane in enumerate(lanes):
+                _emit_step(program, design, s, shape, (run, i, k, j), lane, number)
+    for lane in lanes:
+        program.drain(lane.tiles["c"], lane.last_compute, lane.last_k == kb - 1)
     return program.ops
+
+
+def _emit_step(
+    program: Program,
+    design: SystolicDesign,
+    s: BlockSchedule,
+    shape: Shape,
+    where: tuple[int, int, int, int],
+    lane: Lane,
+    number: int,
+) -> None:
+    """A step's transfers (see the module docstring) and its compute on the lane."""
+    run, i, k, j = where
+    kb = s.grid(shape)[1]
+    tiles = lane.tiles
+    index = {"m": i, "k": k, "n": j}
+    bm, bk, bn = _extent(i, s.bm, shape.m), _extent(k, s.bk, shape.k), _extent(j, s.bn, shape.n)
+    data: list[int] = []
+    slot_wait: list[int] = []
+    for operand, block, elements in (("a", (i, k), bm * bk), ("b", (k, j), bk * bn)):
+        t = tiles[operand]
+        instance = _instance(s, operand, index, run)
+        if t.instance != instance:
+            t.enter(instance)
+        if block not in t.loaded:
+            t.loaded[block] = elements
+            op = Op(
+                f"load-{operand}", block, elements, slot_after=t.wait, slot=t.slot, tile=t.runs - 1
+            )
+            data.append(program.emit(op, operand))
+    c = tiles["c"]
+    instance = _instance(s, "c", index, run)
+    if c.instance != instance:
+        if c.instance is not None:
+            program.drain(c, lane.last_compute, lane.last_k == kb - 1)
+        c.enter(instance)
+    if (i, j) not in c.loaded:
+        c.loaded[(i, j)] = bm * bn
+        if k > 0:  # partial sums of earlier k blocks come back
+            op = Op("c-back", (i, j), bm * bn, slot_after=c.wait, slot=c.slot, tile=c.runs - 1)
+            data.append(program.emit(op, "c-back"))
+        else:
+            slot_wait.extend(c.wait)
+    compute = Op(
+        "compute",
+        (i, j),
+        bm * bk * bn,
+        after=data,
+        slot_after=slot_wait,
+        dims=(bm, bk, bn),
+        slot=c.slot,
+        tile=c.runs - 1,
+        k=k,
+        kinds=block_tile_list(program.lane_machine, design, bm, bk, bn),
+        lane=number,
+    )
+    lane.last_compute, lane.last_k = program.emit(compute), k
+    for operand in "ab":
+        tiles[operand].freed_by[tiles[operand].slot] = lane.last_compute
 
 
 @dataclass(frozen=True)
@@ -252,17 +287,22 @@ def time_step(
 
 
 def run_reference(
-    machine: SystolicMachine, design: SystolicDesign, schedule: BlockSchedule, shape: Shape
+    machine: SystolicMachine,
+    design: SystolicDesign,
+    schedule: BlockSchedule,
+    shape: Shape,
+    batch: Batch = SINGLE,
 ) -> Timeline:
-    """Time the program one operation at a time (see the module docstring)."""
-    check_design(machine, design)
-    ops = build_program(machine, design, schedule, shape)
+    """Time the program one operation at a time (see the module docstring); each lane's steps
+    follow one another on its own array."""
+    check_design(machine, design, batch.lanes)
+    ops = build_program(machine, design, schedule, shape, batch)
     latency = machine.memory.dram.latency
     link_free = end = 0
-    state = initial_state(design)
+    states = [initial_state(design)] * batch.lanes
     for op in ops:
         if op.kind == "compute":
-            state = time_step(op, ops, design, state)
+            states[op.lane] = time_step(op, ops, design, states[op.lane])
         else:
             data = max((ops[n].ready for n in op.after), default=0)
             slot = max((_slot_free(ops[n]) for n in op.slot_after), default=0)
@@ -271,17 +311,17 @@ def run_reference(
             op.ready = op.end + latency
             link_free = op.end
         end = max(end, op.ready)
-    return Timeline(tuple(ops), end, ideal_cycles(ops, design))
+    return Timeline(tuple(ops), end, ideal_cycles(ops, design, batch.lanes))
 
 
-def ideal_cycles(ops: list[Op], design: SystolicDesign) -> int:
-    """The same steps' tiles with every DRAM transfer instant: the array's own time."""
-    state = initial_state(design)
-    copies = [Op(op.kind, op.block, op.elements, kinds=op.kinds) for op in ops]
+def ideal_cycles(ops: list[Op], design: SystolicDesign, lanes: int = 1) -> int:
+    """The same steps' tiles with every DRAM transfer instant: the arrays' own time."""
+    states = [initial_state(design)] * lanes
+    copies = [Op(op.kind, op.block, op.elements, kinds=op.kinds, lane=op.lane) for op in ops]
     for op in copies:
         if op.kind == "compute":
-            state = time_step(op, copies, design, state, dram=False)
-    return int(state[-1])
+            states[op.lane] = time_step(op, copies, design, states[op.lane], dram=False)
+    return int(max(state[-1] for state in states))
 
 
 def _slot_free(op: Op) -> int:

@@ -89,10 +89,36 @@ class BlockSchedule:
         return ext[0], ext[1]
 
 
+@dataclass(frozen=True)
+class Batch:
+    """`runs` independent GEMMs of one shape under one block schedule, spread over `lanes`
+    groups of the machine's side-by-side arrays (each group one array of rows x cols / lanes
+    columns): run g goes to lane g mod lanes, each lane runs its GEMMs one after the other as
+    one loop outside the schedule's, and the lanes share the stores and the link."""
+
+    runs: int = 1
+    lanes: int = 1
+
+    def __post_init__(self) -> None:
+        require_positive_int("runs", self.runs)
+        require_positive_int("lanes", self.lanes)
+        if self.runs % self.lanes:
+            raise ValueError(f"lanes ({self.lanes}) must divide the runs ({self.runs})")
+
+    @property
+    def rounds(self) -> int:
+        """GEMMs each lane runs."""
+        return self.runs // self.lanes
+
+
+SINGLE = Batch()
+
+
 def footprints(
-    machine: SystolicMachine, schedule: BlockSchedule, shape: Shape
+    machine: SystolicMachine, schedule: BlockSchedule, shape: Shape, copies: int = 1
 ) -> list[tuple[str, Fraction, int]]:
-    """(store key, words needed, capacity in words) of every store under the schedule."""
+    """(store key, words needed, capacity in words) of every store under the schedule, run by
+    `copies` arrays at once (each with its own tiles)."""
     need: dict[str, Fraction] = {}
     memory = machine.memory
     for operand, slots in zip("abc", schedule.buffering):
@@ -100,11 +126,11 @@ def footprints(
         elements = Fraction(rows * cols)
         store = memory.store_of(operand)
         if store is None:  # c in the accumulator store, in accumulator words
-            need["accumulator"] = elements * slots
+            need["accumulator"] = elements * slots * copies
             continue
         words = elements * (machine.accumulator_words if operand == "c" else 1)
         key = f"buffers.{store.name}"
-        need[key] = need.get(key, Fraction(0)) + words * slots
+        need[key] = need.get(key, Fraction(0)) + words * slots * copies
     out = []
     for store in memory.stores:
         key = f"buffers.{store.name}"
@@ -144,18 +170,25 @@ def _words(value: Fraction) -> str:
     return str(int(value)) if value.denominator == 1 else f"{float(value):.6g}"
 
 
-def feasibility(machine: SystolicMachine, schedule: BlockSchedule, shape: Shape) -> Feasibility:
-    """The arithmetic check, before any timing (blocks clipped to the GEMM)."""
+def feasibility(
+    machine: SystolicMachine, schedule: BlockSchedule, shape: Shape, copies: int = 1
+) -> Feasibility:
+    """The arithmetic check, before any timing (blocks clipped to the GEMM; `copies` arrays
+    each holding their own tiles)."""
     s = schedule.clipped(shape)
     over = tuple(
-        (store, need - cap, cap) for store, need, cap in footprints(machine, s, shape) if need > cap
+        (store, need - cap, cap)
+        for store, need, cap in footprints(machine, s, shape, copies)
+        if need > cap
     )
     return Feasibility(over)
 
 
-def check_design(machine: SystolicMachine, design: SystolicDesign) -> None:
-    if design.array != machine.array:
-        raise ValueError(f"design array {design.array} is not the machine's {machine.array}")
+def check_design(machine: SystolicMachine, design: SystolicDesign, lanes: int = 1) -> None:
+    """The design runs on the machine's array, or on one of `lanes` groups of its arrays."""
+    array = machine.lane_array(lanes)
+    if design.array != array:
+        raise ValueError(f"design array {design.array} is not the machine's {array}")
     if not design.hbm.on_chip:
         raise ValueError(
             "a block's operands are on chip when it computes: give the design no HBM link"

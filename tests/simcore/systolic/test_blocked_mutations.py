@@ -59,7 +59,7 @@ MUTANTS: dict[str, tuple[Rewrite, ...]] = {
         Rewrite("systolic.blocked.counts", "block_counts", "m * n * (visits - 1)", "0"),
     ),
     "the reference reads back partial sums of the first k block too": (
-        Rewrite("systolic.blocked.reference", "build_program", "k > 0", "k >= 0"),
+        Rewrite("systolic.blocked.reference", "_emit_step", "k > 0", "k >= 0"),
     ),
     "a block's tiles stream before their blocks are in place": (
         Rewrite(
@@ -79,7 +79,7 @@ MUTANTS: dict[str, tuple[Rewrite, ...]] = {
         Rewrite(
             "systolic.blocked.reference",
             "run_reference",
-            "time_step(op, ops, design, state)",
+            "time_step(op, ops, design, states[op.lane])",
             "time_step(op, ops, design, initial_state(design))",
         ),
     ),
