@@ -118,7 +118,9 @@ def gemm_figures(
         },
         "energy_pj": runs * cost.energy_pj,
         "energy_per_mac_pj": cost.energy_per_mac_pj,
-        "energy_breakdown": {key: runs * v for key, v in cost.breakdown().items()},
+        "energy_breakdown": {
+            key: None if v is None else runs * v for key, v in cost.breakdown().items()
+        },
         "energy_lines": {
             c.name: {item.name: runs * item.total for item in c.items} for c in cost.categories
         },
