@@ -252,7 +252,8 @@ def _short(name: str, width: int) -> str:
 
 def _schedule_text(row: dict[str, Any]) -> str:
     text = row["schedule"]["describe"]
-    return text if row["runs"] == 1 else f"{text}, {row['runs']} on {row['lanes']} lanes"
+    lanes = f"{row['lanes']} lane" + ("s" if row["lanes"] > 1 else "")
+    return text if row["runs"] == 1 else f"{text}, {row['runs']} on {lanes}"
 
 
 def format_workload(name: str, headline: str, objects: list[dict[str, Any]]) -> str:
