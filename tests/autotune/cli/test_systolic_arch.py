@@ -17,6 +17,8 @@ from simcore.energy.technology import shipped_table
 from simcore.shape import Shape
 from simcore.systolic.archs import load_arch
 from simcore.systolic.blocked import BlockSchedule, MemoryRun, evaluate
+from simcore.systolic.blocked.batch import evaluate_batch, lane_design
+from simcore.systolic.blocked.schedule import Batch
 from simcore.systolic.model import Mapping, SystolicArray, SystolicDesign
 
 GOLDEN = json.loads(
@@ -117,6 +119,34 @@ def test_a_workload_totals_tokens_and_joules(
     assert main(argv) == 0
     text = capsys.readouterr().out
     assert "tokens/s" in text and "J/token" in text and "total (weighted)" in text
+
+
+def test_the_heads_of_one_operation_are_timed_together(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    workload = tmp_path / "heads.toml"
+    workload.write_text(
+        '[[gemm]]\nname = "scores"\nshape = "1x128x512"\nweight = 8\nlayers = ["attn/scores"]\n\n'
+        '[[gemm]]\nname = "proj"\nshape = "1x128x512"\nweight = 2\nlayers = ["q", "k"]\n'
+    )
+    argv = ["systolic", "--workload", str(workload), "--arch", "tpuv4i", "--evaluations", "20"]
+    heads, proj, total = json_lines(capsys, [*argv, "--json"])
+    assert (heads["runs"], proj["runs"], proj["lanes"]) == (8, 1, 1)
+    assert total["gemms"] == 10 and total["macs"] == 10 * 128 * 512
+    assert total["cycles"] == heads["cycles"] + 2 * proj["cycles"]
+    machine = load_arch("tpuv4i")
+    s = heads["schedule"]
+    schedule = BlockSchedule(
+        s["bm"], s["bk"], s["bn"], s["order"], tuple(s["buffering"]), tuple(s["span"])
+    )
+    design = lane_design(machine, SystolicDesign(machine.array, "ws"), heads["lanes"])
+    batch = Batch(8, heads["lanes"])
+    again = evaluate_batch(machine, design, schedule, Shape(1, 128, 512), batch, "reference")
+    assert heads["cycles"] == again.cycles and heads["bound"]["cycles"] == again.bound.cycles
+    assert heads["dram"]["b_reads"] == 8 * 128 * 512
+    assert heads["weights_over_link"] == -(-8 * 128 * 512 * 2 * 1050 // 614000) + 158
+    assert main(argv) == 0
+    assert "8 on " in capsys.readouterr().out
 
 
 def test_the_array_alone_is_costed_too(capsys: pytest.CaptureFixture[str]) -> None:
