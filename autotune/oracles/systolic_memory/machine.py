@@ -65,18 +65,12 @@ def spec_of(data: Mapping[str, Any]) -> str:
 
 
 def arch_machine(arch: str | Path, overrides: Sequence[str] = ()) -> ArchMachine:
-    """The machine of a bundled architecture or a file, with overrides (ArchError naming the
-    key). A SCALE-Sim .cfg is refused: it runs under SCALE-Sim's own conventions."""
+    """The machine of a bundled architecture or a file (TOML, or a SCALE-Sim .cfg as this
+    model's machine), with overrides (ArchError naming the key)."""
     from simcore.systolic.archs import apply_overrides, arch_dict
     from simcore.systolic.machine_parse import parse_machine
 
     name = str(arch)
-    if name.lower().endswith(".cfg"):
-        raise ArchError(
-            f"arch {name}: a SCALE-Sim configuration runs under SCALE-Sim's conventions (the "
-            "systolic command's scalesim assumptions); a tuned run takes an architecture file "
-            "(TOML) or a bundled name"
-        )
     data = apply_overrides(arch_dict(name), overrides)
     parse_machine(data)  # the whole file checked, its sources too
     return from_record({"arch": name, "arch_spec": spec_of(data)})

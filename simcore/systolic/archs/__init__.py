@@ -47,7 +47,16 @@ def _read(name_or_path: str | Path) -> tuple[str, str]:
 
 
 def arch_dict(name_or_path: str | Path) -> dict[str, Any]:
-    """The parsed (not yet validated) description."""
+    """The parsed (not yet validated) description; a SCALE-Sim .cfg file as this model's machine
+    (`scalesim_machine`)."""
+    if str(name_or_path).lower().endswith(".cfg"):
+        from simcore.systolic.scalesim_config import ScalesimConfigError
+        from simcore.systolic.scalesim_machine import read_machine_dict
+
+        try:
+            return read_machine_dict(name_or_path)
+        except ScalesimConfigError as exc:
+            raise ArchError(f"arch {name_or_path}: {str(exc).splitlines()[0]}") from None
     text, where = _read(name_or_path)
     try:
         return files.parse_toml(text, f"arch {where}")

@@ -4,6 +4,8 @@ the buffer limit before any timing, verified, bounded, costed and counted within
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -22,7 +24,7 @@ from simcore.systolic.blocked import BlockSchedule
 from simcore.systolic.blocked.bounds import bound
 from simcore.systolic.blocked.evaluate import evaluate
 from simcore.systolic.blocked.schedule import LOOP_ORDERS, feasibility
-from simcore.systolic.model import hbm_words
+from simcore.systolic.model import SystolicDesign, hbm_words
 
 LLM = Shape(4096, 4096, 11008)
 
@@ -31,6 +33,67 @@ def arch(text: str) -> ArchMachine:
     found = ORACLE.parse_machine(text)
     assert isinstance(found, ArchMachine)
     return found
+
+
+SCALE_CFG = """[general]
+run_name = small_ws
+
+[architecture_presets]
+ArrayHeight: 8
+ArrayWidth: 16
+IfmapSramSzkB: 4
+FilterSramSzkB: 8
+OfmapSramSzkB: 2
+IfmapOffset: 0
+FilterOffset: 10000000
+OfmapOffset: 20000000
+Bandwidth: 10
+Dataflow: ws
+ReadRequestBuffer: 32
+WriteRequestBuffer: 32
+
+[layout]
+IfmapCustomLayout: False
+IfmapSRAMBankBandwidth: 10
+IfmapSRAMBankNum: 10
+IfmapSRAMBankPort: 2
+FilterCustomLayout: False
+FilterSRAMBankBandwidth: 10
+FilterSRAMBankNum: 10
+FilterSRAMBankPort: 2
+
+[sparsity]
+SparsitySupport: false
+
+[run_presets]
+InterfaceBandwidth: USER
+UseRamulatorTrace: False
+"""
+
+
+def test_a_scalesim_config_is_an_architecture(tmp_path: Path) -> None:
+    cfg = tmp_path / "small.cfg"
+    cfg.write_text(SCALE_CFG)
+    machine = arch(f"arch={cfg},dram.latency=20 cycles")
+    system = machine.system
+    assert (system.array.rows, system.array.cols, system.dataflow) == (8, 16, "ws")
+    capacities = {s.name: (s.holds, s.capacity) for s in system.memory.stores}
+    assert capacities == {
+        "ifmap": (("a",), 4096),
+        "filter": (("b",), 8192),
+        "ofmap": (("c",), 2048),
+    }
+    assert system.memory.dram.words_per_cycle == 10 and system.memory.dram.latency == 20
+    rebuilt = ORACLE.machine_from_record(ORACLE.machine_record(machine))
+    assert rebuilt.system == system
+    shape = Shape(64, 64, 64)
+    whole = SystolicDesign(system.array, system.dataflow)
+    run = evaluate(system, whole, BlockSchedule(8, 64, 16, "mnk", (1, 1, 1)), shape)
+    assert run.cycles >= run.bound.cycles > 0
+    cfg.write_text(SCALE_CFG.replace("InterfaceBandwidth: USER", "InterfaceBandwidth: CALC"))
+    with pytest.raises(ValueError, match="CALC gives no bandwidth") as caught:
+        ORACLE.parse_machine(f"arch={cfg}")
+    assert "\n" not in str(caught.value)
 
 
 def test_an_architecture_is_recorded_and_rebuilt_from_its_record() -> None:
@@ -70,7 +133,7 @@ def test_overrides_are_another_machine_and_another_study() -> None:
         ("dram.bandwidth=68 GB/s", "dram.bandwidth: a part of an architecture"),
         ("arch=tpu-v1,speed=3", "'speed': with an architecture, keys are its parts"),
         ("arch=tpu-v1,arch=gemmini", "arch is given twice"),
-        ("arch=scale.cfg", "a SCALE-Sim configuration"),
+        ("arch=missing.cfg", "missing.cfg"),
         ("arch=tpu-v1,dram.latency=-3 cycles", "dram.latency"),
         ("arch=gemmini,buffers.scratchpad.capacity=64 words", "buffers.scratchpad.capacity"),
     ],
