@@ -319,13 +319,15 @@ def test_bad_arch_input_is_one_line(
 
 
 @pytest.mark.slow
-def test_llama_decode_on_tpu_v1_is_bound_by_its_weights_over_the_link(
-    capsys: pytest.CaptureFixture[str],
+@pytest.mark.parametrize(("arch", "clock"), [("tpu-v1", 700e6), ("tpuv4i", 1050e6)])
+def test_llama_decode_is_bound_by_its_weights_over_the_link(
+    capsys: pytest.CaptureFixture[str], arch: str, clock: float
 ) -> None:
-    argv = ["systolic", "--workload", "llama2_7b_decode_b1", "--arch", "tpu-v1", "--layers", "32"]
+    argv = ["systolic", "--workload", "llama2_7b_decode_b1", "--arch", arch, "--layers", "32"]
     *rows, total = json_lines(capsys, [*argv, "--json"])
     assert total["gemms"] == 71 and all(row["bound_ratio"] >= 1 for row in rows)
     assert 1 <= total["weights_over_link_ratio"] <= 1.05
-    weights = sum(row["weight"] * row["k"] * row["n"] for row in rows)  # bytes: 8-bit words
+    weights = sum(row["weight"] * row["k"] * row["n"] for row in rows)
     assert total["dram"]["b_reads"] == weights  # every weight and cached word read once
-    assert total["tokens_per_second"] == pytest.approx(700e6 / (32 * total["cycles"]))
+    assert [row["runs"] for row in rows] == [1, 32, 32, 1, 1]  # the heads timed together
+    assert total["tokens_per_second"] == pytest.approx(clock / (32 * total["cycles"]))
