@@ -84,7 +84,7 @@ def audit(
                 )
         end = max(end, op.end + latency)
     problems += _computes(ops)
-    problems += audit_tiles(machine.port_share(lanes), design, ops)
+    problems += audit_tiles(machine, design, ops, lanes)
     if timeline.cycles != end:
         problems.append(f"the run ends at {timeline.cycles}, its last event at {end}")
     return problems

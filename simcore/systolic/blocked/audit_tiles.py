@@ -30,16 +30,20 @@ from simcore.systolic.model import SystolicDesign, Tile, tiles
 NEVER = -(10**18)
 
 
-def _port(machine: SystolicMachine, operand: str) -> tuple[str, Fraction, Fraction]:
+def _port(machine: SystolicMachine, operand: str, lanes: int) -> tuple[str, Fraction, Fraction]:
+    """The store of `operand` and one lane's share of its read and write widths."""
     for store in machine.memory.stores:
         if operand in store.holds:
-            return store.name, store.buffer.read_width, store.buffer.write_width
+            b = store.buffer
+            return store.name, b.read_width / lanes, b.write_width / lanes
     acc = machine.memory.accumulator
     assert acc is not None
-    return "accumulator", acc.read_width, acc.write_width
+    return "accumulator", acc.read_width / lanes, acc.write_width / lanes
 
 
-def _window(machine: SystolicMachine, design: SystolicDesign, ls: int, tile: Tile) -> int:
+def _window(
+    machine: SystolicMachine, design: SystolicDesign, ls: int, tile: Tile, lanes: int
+) -> int:
     """The tile's stream window: Ls, or the busiest store port's cycles for the tile's words."""
     k, n = tile.rows, tile.cols
     in_buffer = any("c" in s.holds for s in machine.memory.stores)
@@ -58,7 +62,7 @@ def _window(machine: SystolicMachine, design: SystolicDesign, ls: int, tile: Til
     writes: dict[str, Fraction] = {}
     widths: dict[str, tuple[Fraction, Fraction]] = {}
     for operand, r, w in moves:
-        name, rw, ww = _port(machine, operand)
+        name, rw, ww = _port(machine, operand, lanes)
         widths[name] = (rw, ww)
         reads[name] = reads.get(name, Fraction(0)) + r
         writes[name] = writes.get(name, Fraction(0)) + w
@@ -83,8 +87,8 @@ def _in_place(ops: tuple[Op, ...], op: Op, held: str | None) -> tuple[int, int]:
 
 
 class _Checker:
-    def __init__(self, machine: SystolicMachine, design: SystolicDesign) -> None:
-        self.machine, self.design = machine, design
+    def __init__(self, machine: SystolicMachine, design: SystolicDesign, lanes: int) -> None:
+        self.machine, self.design, self.lanes = machine, design, lanes
         a = design.assumptions
         self.shadow, self.sequence, self.drain = a.shadow, a.in_sequence, a.drain
         self.problems: list[str] = []
@@ -100,7 +104,7 @@ class _Checker:
         fs, fe, load, stream, end = (int(x) for x in timing)
         kt, nt, k, n = tile.span_rows, tile.span_cols, tile.rows, tile.cols
         held = "b" if self.design.dataflow == "ws" else "a"
-        width = _port(self.machine, held)[1]
+        width = _port(self.machine, held, self.lanes)[1]
         p = self.prev
         if fe - fs != math.ceil(Fraction(k * n) / width):
             self.fail(where, f"fetch of {fe - fs} cycles for {k * n} words at {width} a cycle")
@@ -114,7 +118,7 @@ class _Checker:
             limit = p["s"] if self.shadow else self.ends if self.sequence else p["s"] + p["w"] - 1
             if load < limit:
                 self.fail(where, f"loads at {load}, over the previous tile's weights in use")
-        window = _window(self.machine, self.design, ls, tile)
+        window = _window(self.machine, self.design, ls, tile, self.lanes)
         first = max(load + kt, gates[1], p["s"] + p["w"] if p else NEVER)
         if self.shadow and self.sequence:
             first = max(first, self.ends)
@@ -132,7 +136,7 @@ class _Checker:
     ) -> None:
         stream, drain, complete, end = timing
         mt, nt = tile.span_rows, tile.span_cols
-        window = _window(self.machine, self.design, ls, tile)
+        window = _window(self.machine, self.design, ls, tile, self.lanes)
         p = self.prev
         first = max(
             gates[1], p["s"] + p["w"] if p else NEVER, self.ends if self.sequence else NEVER
@@ -159,14 +163,18 @@ class _Checker:
         self.ends = max(self.ends, barrier)
 
 
-def audit_tiles(machine: SystolicMachine, design: SystolicDesign, ops: tuple[Op, ...]) -> list[str]:
+def audit_tiles(
+    machine: SystolicMachine, design: SystolicDesign, ops: tuple[Op, ...], lanes: int = 1
+) -> list[str]:
+    """Every tile against the one before it on its lane (each lane with its share of the
+    store ports: their widths over the lanes)."""
     checks: dict[int, _Checker] = {}  # one per lane: each lane's tiles follow one another
     latests: dict[int, int] = {}
     held = {"ws": "b", "is": "a", "os": None}[design.dataflow]
     for n, op in enumerate(ops):
         if op.kind != "compute":
             continue
-        check = checks.setdefault(op.lane, _Checker(machine, design))
+        check = checks.setdefault(op.lane, _Checker(machine, design, lanes))
         latest = latests.get(op.lane, 0)
         shape = Shape(*op.dims)
         cut = tiles(design, shape)

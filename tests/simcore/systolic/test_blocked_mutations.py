@@ -83,6 +83,28 @@ MUTANTS: dict[str, tuple[Rewrite, ...]] = {
             "time_step(op, ops, design, initial_state(design))",
         ),
     ),
+    "the lanes of a batch do not share the link in the fast engine": (
+        Rewrite("systolic.blocked.fast", "_Engine.step_lanes", "lf = sub[0]", ""),
+    ),
+    "the reference engine runs every lane's steps on one array": (
+        Rewrite(
+            "systolic.blocked.reference",
+            "run_reference",
+            "states[op.lane] = time_step(op, ops, design, states[op.lane])",
+            "states[0] = time_step(op, ops, design, states[0])",
+        ),
+    ),
+    "each lane has the whole store ports": (
+        Rewrite(
+            "systolic.machine",
+            "SystolicMachine.port_share.split",
+            "Buffer(buffer.capacity, buffer.read_width / lanes, buffer.write_width / lanes)",
+            "buffer",
+        ),
+    ),
+    "the lanes' tiles are counted once in the stores": (
+        Rewrite("systolic.blocked.schedule", "footprints", "$x * slots * copies", "$x * slots"),
+    ),
     "the next block's tiles wait for the previous block to end (the array empties)": (
         Rewrite(
             "systolic.blocked.fast",
@@ -173,7 +195,71 @@ def battery(copy: ModuleType) -> list[str]:
             failures.append(problems[0])
     failures += _by_hand(copy)
     failures += _long_runs(copy)
+    failures += _batches(copy)
     return failures
+
+
+def _batches(copy: ModuleType) -> list[str]:
+    """Batches over lanes: the engines agree, the audit is clean, the bound holds, and the
+    lanes' tiles all count in the stores."""
+    blocked, failures = copy.systolic.blocked, []
+    rng = random.Random(3)
+    cases = 0
+    while cases < 25:
+        data = _machine_dict(rng)
+        data["array"].update(cols=rng.choice([2, 4]), arrays=2)
+        machine = copy.systolic.machine_parse.parse_machine(data)
+        lanes = rng.choice([1, 2])
+        batch = blocked.schedule.Batch(lanes * rng.randint(1, 3), lanes)
+        shape = copy.shape.Shape(rng.randint(1, 6), rng.randint(1, 6), rng.randint(1, 6))
+        schedule = blocked.schedule.BlockSchedule(
+            rng.randint(1, shape.m),
+            rng.randint(1, shape.k),
+            rng.randint(1, shape.n),
+            rng.choice(blocked.schedule.LOOP_ORDERS),
+            (rng.randint(1, 2), rng.randint(1, 2), rng.randint(1, 2)),
+            (rng.randint(0, 3), rng.randint(0, 3), rng.randint(0, 3)),
+        )
+        if not blocked.schedule.feasibility(machine, schedule, shape, lanes).ok:
+            continue
+        cases += 1
+        array = machine.lane_array(lanes)
+        design = copy.systolic.model.SystolicDesign(array, rng.choice(["ws", "os", "is"]))
+        timeline = blocked.reference.run_reference(machine, design, schedule, shape, batch)
+        fast = blocked.fast.run_fast(machine, design, schedule, shape, batch).cycles
+        if fast != timeline.cycles:
+            failures.append(f"batch: fast {fast} != reference {timeline.cycles}")
+        problems = blocked.audit.audit(machine, design, timeline, lanes)
+        if problems:
+            failures.append(f"batch: {problems[0]}")
+        least = blocked.bounds.bound(machine, shape, design, batch).cycles
+        if timeline.cycles < least:
+            failures.append(f"batch: {timeline.cycles} cycles under the bound {least}")
+    failures += _two_lanes_need_two_tiles(copy)
+    return failures
+
+
+def _two_lanes_need_two_tiles(copy: ModuleType) -> list[str]:
+    data = {
+        "name": "pair",
+        "array": {"rows": 2, "cols": 4, "arrays": 2, "dataflow": "ws", "clock": "1 GHz"},
+        "buffers": {
+            "s": {
+                "holds": ["a", "b", "c"],
+                "capacity": "40 words",
+                "read_width": 8,
+                "write_width": 8,
+            }
+        },
+        "dram": {"bandwidth": "2 words/cycle"},
+    }
+    machine = copy.systolic.machine_parse.parse_machine(data)
+    shape = copy.shape.Shape(2, 2, 2)  # 4 words each of A, B and C (8-bit sums)
+    one = copy.systolic.blocked.schedule.BlockSchedule(2, 2, 2, "mnk", (1, 1, 1))
+    fits = copy.systolic.blocked.schedule.feasibility
+    if not fits(machine, one, shape, 1).ok or fits(machine, one, shape, 4).ok:
+        return ["12 words fit 40 once but not four times"]
+    return []
 
 
 def _long_runs(copy: ModuleType) -> list[str]:
