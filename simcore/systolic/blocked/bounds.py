@@ -40,6 +40,16 @@ latency).
   A, B and C), and the run ends after its last write's latency:
   cycles >= 3 setup + ceil(words / bandwidth) + latency.
 The bound is the largest of the compute, array, ports and link bounds.
+
+A batch of G independent GEMMs on L lanes (`schedule.Batch`; the design is a lane's) keeps head
+and tail once: the first request still precedes every product and the last outputs still
+follow the last. Compute counts G M K N products on all the machine's PEs. The array term holds
+for each lane's G / L GEMMs, whose tiles follow one another on its array under the same
+recurrence. Each lane has 1 / L of every store port, so its windows need its words over W / L:
+the lane with G / L GEMMs needs at least G times one GEMM's words over W. The traffic is G
+times one GEMM's: restricted to one GEMM's elements, the batch's moves are a run of that GEMM
+with the same on-chip capacity, so each GEMM's compulsory and pebbling bounds hold separately;
+and each GEMM needs its own three requests.
 """
 
 from __future__ import annotations
