@@ -33,6 +33,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--batch", type=int, metavar="B", help="sequences (or images) at once")
     parser.add_argument("--oracle", metavar="NAME", help="time every operation on this oracle")
     parser.add_argument("--machine", metavar="KEY=VALUE,...", help="the oracle's machine")
+    parser.add_argument(
+        "--arch",
+        metavar="NAME|FILE",
+        help="with --oracle systolic: the architecture (python -m autotune archs lists them); "
+        "--machine then overrides its parts (dram.bandwidth=819 GB/s)",
+    )
     parser.add_argument("--chart", type=Path, metavar="PNG", help="with --oracle: the chart")
     parser.add_argument(
         "--tuned",
@@ -137,6 +143,7 @@ def _format_listing(listing: dict[str, object]) -> str:
 
 
 def _report(graph: Graph, args: argparse.Namespace) -> int:
+    from autotune.errors import OracleError
     from autotune.oracles import get
     from autotune.oracles.operations import Operations
     from autotune.results import network
@@ -147,12 +154,18 @@ def _report(graph: Graph, args: argparse.Namespace) -> int:
             f"--oracle {args.oracle} times GEMMs in tune runs only: give --tuned DIR, a tune "
             "run of this network's GEMMs (its other operations are reported untimed)"
         )
+    text = ",".join(filter(None, (f"arch={args.arch}" if args.arch else "", args.machine)))
     try:
-        machine = oracle.parse_machine(args.machine) if args.machine else oracle.default_machine()
+        machine = oracle.parse_machine(text) if text else oracle.default_machine()
     except ValueError as exc:
-        raise UsageError(f"--machine {args.machine}: {exc}") from None
+        flag = f"--arch {args.arch}" if args.arch else f"--machine {args.machine}"
+        raise UsageError(f"{flag}: {str(exc).splitlines()[0]}") from None
     tuned = _tuned(args, machine) if args.tuned else None
-    rows = network.time_graph(graph, oracle, machine, tuned)
+    try:
+        rows = network.time_graph(graph, oracle, machine, tuned)
+    except OracleError as exc:
+        hint = " (give --arch NAME)" if args.oracle == "systolic" and not args.arch else ""
+        raise UsageError(f"--oracle {args.oracle}: {exc}{hint}") from None
     described = oracle.describe_machine(machine)
     if args.json:
         print(
@@ -208,6 +221,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--tuned applies to the --oracle report: give --oracle NAME")
     if args.machine and not args.oracle:
         raise UsageError("--machine applies to the --oracle report: give --oracle NAME")
+    if args.arch and args.oracle != "systolic":
+        raise UsageError("--arch applies to --oracle systolic")
     graph = _graph(args)
     if args.oracle:
         return _report(graph, args)
