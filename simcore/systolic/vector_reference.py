@@ -5,7 +5,7 @@ Each cycle the link, if idle, starts its next request in issue order when it may
 its chunk is done); a request spends its set-up cycles, then moves its words at its rate, one
 cycle after another, and a load's data is in place the link's latency after its last word. The
 vector unit, if idle, starts the next chunk once its data is in place; each cycle it does one
-cycle of lane work (row by row, pass by pass) and reads and writes up to its port share; the
+cycle of lane work (group of rows by group, pass by pass) and reads and writes up to its port share; the
 chunk is done when all three are. Nothing here uses the recurrence or its durations.
 """
 
@@ -29,8 +29,8 @@ def _lane_cycles(machine: SystolicMachine, task: VectorTask, rows: int) -> int:
     per_pass = class_cycles(work.lane_ops, unit.special)
     if not (work.reductions or work.row_ops):
         return -(-rows * task.cols // unit.lanes) * per_pass
-    total = 0
-    for _row in range(rows):
+    total, pack = 0, max(1, unit.lanes // task.cols)
+    for _group in range(0, rows, pack):
         width, steps = min(unit.lanes, task.cols), 0
         while width > 1:  # a reduction tree halves the partial sums each step
             width, steps = -(-width // 2), steps + 1

@@ -10,9 +10,10 @@ vector unit's work, a store of its outputs. The timing rule:
   setup + ceil(words / rate) cycles, rate the link's (or the store's port width, when slower);
   a load's data is in place the link's latency after the link has moved it;
 * the vector unit works on chunk i once chunk i - 1 is done and chunk i's data is in place, for
-  max(passes x pass cycles + rows x row cycles, its reads and its writes over its port share);
-  `passes` is ceil(elements / lanes) for an elementwise operation, rows x ceil(cols / lanes) for
-  one along its rows (a pass works on one row);
+  max(its lane work, its reads and its writes over its port share). An elementwise operation's
+  lane work is ceil(elements / lanes) passes of its pass cycles; one along its rows works on
+  groups of floor(lanes / cols) rows side by side (one row when a row is wider than the lanes),
+  each group ceil(cols / lanes) passes and then its row cycles (reduction trees, scalar steps);
 * a store starts once its chunk is done (and the link is free);
 * the run ends the link's latency after the last store has moved.
 
@@ -125,10 +126,14 @@ def chunk_of(machine: SystolicMachine, task: VectorTask, rows: int) -> Chunk:
     if work.dma:
         busy = 0
     else:
-        rowwise = work.reductions > 0 or work.row_ops
-        passes = rows * math.ceil(task.cols / unit.lanes) if rowwise else -(-elements // unit.lanes)
-        compute = passes * task.pass_cycles(unit.special)
-        compute += rows * task.row_cycles(unit.lanes, unit.special)
+        if work.reductions or work.row_ops:  # rows packed side by side when they are short
+            groups = -(-rows // max(1, unit.lanes // task.cols))
+            compute = groups * (
+                math.ceil(task.cols / unit.lanes) * task.pass_cycles(unit.special)
+                + task.row_cycles(unit.lanes, unit.special)
+            )
+        else:
+            compute = -(-elements // unit.lanes) * task.pass_cycles(unit.special)
         port = unit.port
         busy = max(compute, math.ceil(reads / port), math.ceil(writes / port))
     return Chunk(

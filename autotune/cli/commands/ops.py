@@ -47,6 +47,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="with --oracle: take the products' schedules from a tune run of the same machine "
         "(its folder, holding workload.parquet)",
     )
+    parser.add_argument(
+        "--clock",
+        metavar="FREQ",
+        help="with --oracle: the clock the report's seconds, tokens per second and joules per "
+        "token are at (1 GHz, 1050 MHz); default: the machine's (a systolic architecture's "
+        "array.clock), or 1 GHz for GA-1, whose chapter states none",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(run=run)
 
@@ -167,11 +174,13 @@ def _report(graph: Graph, args: argparse.Namespace) -> int:
         hint = " (give --arch NAME)" if args.oracle == "systolic" and not args.arch else ""
         raise UsageError(f"--oracle {args.oracle}: {exc}{hint}") from None
     described = oracle.describe_machine(machine)
+    rates = network.rates(rows, _clock_hz(args, machine), _tokens(args))
     if args.json:
         print(
             json.dumps(
                 {
                     **network.summary(graph, rows),
+                    **rates,
                     "oracle": args.oracle,
                     "machine": described,
                     "operations": network.operation_rows(rows),
@@ -181,9 +190,39 @@ def _report(graph: Graph, args: argparse.Namespace) -> int:
         )
     else:
         print(network.format_report(graph, rows, args.oracle, described))
+        print(network.format_rates(rates))
     if args.chart:
         network.chart_png(rows, f"{graph.name} on {args.oracle}", args.chart)
     return 0
+
+
+DEFAULT_CLOCK_HZ = 1e9
+DECODERS = frozenset({"gpt2", "llama2_7b"})
+
+
+def _clock_hz(args: argparse.Namespace, machine: object) -> float:
+    from simcore.memory import UnitError, parse_frequency
+
+    if args.clock:
+        try:
+            return float(parse_frequency(args.clock))
+        except UnitError as exc:
+            raise UsageError(f"--clock {args.clock}: {exc}") from None
+    system = getattr(machine, "system", None)
+    return float(system.clock_hz) if system is not None else DEFAULT_CLOCK_HZ
+
+
+def _tokens(args: argparse.Namespace) -> int | None:
+    """Tokens one run produces: a decoder's prompt (prefill) or one per sequence (decode)."""
+    from workloads.networks import settings
+
+    if args.workload not in DECODERS:
+        return None
+    known = settings(args.workload)
+    seq = args.seq or int(known["seq"])  # type: ignore[call-overload]
+    batch = args.batch or int(known["batch"])  # type: ignore[call-overload]
+    phase = args.phase or str(known.get("phase", "prefill"))
+    return batch if phase == "decode" else batch * seq
 
 
 def _tuned(args: argparse.Namespace, machine: object) -> dict:
