@@ -42,7 +42,7 @@ NOT_RUN: dict[str, str] = {
     "runs one)",
     "docs/guide/commands.md:341": "needs SCALE-Sim's topology and config files (a peer's files)",
     "docs/networks.md:13": "needs an ONNX model of the reader's (model.onnx)",
-    "docs/networks.md:204": "names the study folder the run above prints (its name ends in a hash)",
+    "docs/networks.md:211": "names the study folder the run above prints (its name ends in a hash)",
     "docs/guide/commands.md:268": "needs an ONNX model of the reader's (model.onnx)",
     "docs/guide/commands.md:269": "needs SCALE-Sim's topology file (Resnet50.csv)",
     "docs/oracles.md:199": "needs SCALE-Sim's topology file (Resnet50.csv)",
