@@ -165,7 +165,8 @@ def _report(graph: Graph, args: argparse.Namespace) -> int:
     try:
         machine = oracle.parse_machine(text) if text else oracle.default_machine()
     except ValueError as exc:
-        flag = f"--arch {args.arch}" if args.arch else f"--machine {args.machine}"
+        given = (("--arch", args.arch), ("--machine", args.machine))
+        flag = " ".join(f"{name} {value}" for name, value in given if value)
         raise UsageError(f"{flag}: {str(exc).splitlines()[0]}") from None
     tuned = _tuned(args, machine) if args.tuned else None
     try:

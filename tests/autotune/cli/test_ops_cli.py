@@ -103,6 +103,19 @@ def test_ga1_report_names_untimed(capsys: pytest.CaptureFixture[str], tmp_path: 
         (["ops", "gpt2", "--oracle", "ga1", "--arch", "tpuv4i"], "--arch applies to --oracle"),
         (["ops", "gpt2", "--oracle", "systolic", "--arch", "nope"], "--arch nope: arch nope"),
         (["ops", "gpt2", "--oracle", "ga1", "--clock", "fast"], "--clock fast"),
+        (
+            [
+                "ops",
+                "gpt2",
+                "--oracle",
+                "systolic",
+                "--arch",
+                "gemmini",
+                "--machine",
+                "vector.lanes=0",
+            ],
+            "--arch gemmini --machine vector.lanes=0: vector.lanes: must be from 1 to 65536",
+        ),
     ],
 )
 def test_bad_input_one_line(
