@@ -13,7 +13,7 @@ to it; both check every key and range and fail in one line naming the key (`Arch
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, Mapping
 
@@ -128,8 +128,14 @@ class SystolicMachine:
 
     @property
     def vector_unit(self) -> VectorUnit:
-        """The vector unit beside the array: the file's [vector] table, else the default."""
-        return self.vector if self.vector is not None else default_vector_unit(self.array.cols)
+        """The vector unit beside the array: the file's [vector] table, else one lane per
+        array column (`default_vector_unit`) with the whole width of the store holding a."""
+        if self.vector is not None:
+            return self.vector
+        store = self.memory.store_of("a")
+        assert store is not None  # a is always held by a buffer
+        width = min(store.buffer.read_width, store.buffer.write_width)
+        return replace(default_vector_unit(self.array.cols), port_words=width)
 
     def source(self, key: str) -> str | None:
         return dict(self.sources).get(key)

@@ -198,3 +198,10 @@ def test_bundled_machines_state_their_vector_units() -> None:
         assert "vector" in dict(machine.assumed)
     tpu = parse_machine(arch_dict("tpuv4i"))
     assert tpu.vector_unit.lanes == 1024 and tpu.vector_unit.port == 512
+
+
+def test_a_machine_without_a_vector_table_gets_the_default() -> None:
+    data = arch_dict("gemmini")
+    del data["vector"]
+    unit = parse_machine(data).vector_unit
+    assert (unit.lanes, unit.special, unit.port) == (16, 4, 16)  # a lane a column, the width
