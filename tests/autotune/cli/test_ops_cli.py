@@ -143,6 +143,17 @@ def test_systolic_report_times_every_operation(
     assert report["joules_per_token"] == pytest.approx(report["energy_pj"] * 1e-12 / 32)
 
 
+def test_an_onnx_model_on_a_systolic_machine(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = save(small_cnn(), tmp_path / "cnn.onnx")
+    argv = ["ops", str(path), "--input-shape", "x=1x3x32x32", "--oracle", "systolic"]
+    report = json.loads(_run(capsys, *argv, "--arch", "edge-npu", "--json"))
+    assert report["untimed"] == [] and report["tokens"] is None
+    pool = next(op for op in report["operations"] if op["kind"] == "pool")
+    assert pool["cycles"] > 0 and pool["schedule"].startswith("vector unit")
+
+
 def test_decode_rates_and_the_kv_cache(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["ops", "llama2_7b", "--phase", "decode", "--seq", "64", "--oracle", "ga1"]
     report = json.loads(_run(capsys, *argv, "--clock", "2 GHz", "--json"))
