@@ -148,16 +148,6 @@ def chunk_of(machine: SystolicMachine, task: VectorTask, rows: int) -> Chunk:
     )
 
 
-def link_order(chunks: int, buffers: int) -> list[tuple[str, int]]:
-    """The link's requests in issue order: ("load", i) and ("store", i)."""
-    order = [("load", i) for i in range(min(buffers, chunks))]
-    for i in range(chunks):
-        order.append(("store", i))
-        if i + buffers < chunks:
-            order.append(("load", i + buffers))
-    return order
-
-
 def vector_run(machine: SystolicMachine, task: VectorTask, plan: VectorPlan) -> VectorRun:
     """The plan's exact cycles and counts (module doc); VectorPlanError when it does not fit."""
     fits = largest_chunk(machine, task, plan.buffers)
