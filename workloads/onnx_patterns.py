@@ -2,7 +2,10 @@
 then Mul), GELU in erf form (Div, Erf, Add, Mul, Mul) and in tanh form (Pow(x, 3), Mul, Add,
 Mul, Tanh, Add, Mul with 0.5 x beside or after, as PyTorch exports Hugging Face's), RMS norm
 (x*x or x^2, ReduceMean, Add, Sqrt, Reciprocal, Mul, Mul). A pattern is a chain of nodes each
-the only consumer of the one before, whose product takes the pattern's input again."""
+the only consumer of the one before, whose product takes the pattern's input again. Layer norm
+as older exporters decompose it is a graph, not a chain (`_layernorm`): ReduceMean, Sub (x -
+mean), its square (Pow or Mul) and Div both reading x - mean, ReduceMean, Add (eps), Sqrt, Div,
+then a Mul (gamma) and an Add (beta) by constants when they follow."""
 
 from __future__ import annotations
 
@@ -59,6 +62,10 @@ def find_patterns(
 def _pattern(node: Any, consumers: dict[str, list[Any]], producer: dict[str, Any]) -> Found | None:
     if node.domain not in DEFAULT_DOMAINS or not node.input:
         return None
+    if node.op_type == "ReduceMean":
+        found = _layernorm(node, consumers, producer)
+        if found is not None:
+            return found
     x = node.input[0]
     for kind, options, steps, again in PATTERNS.values():
         if node.op_type not in steps[0]:
@@ -101,3 +108,53 @@ def _halved(
         nodes.append(after[0])
         return True
     return False
+
+
+def _only(consumers: dict[str, list[Any]], node: Any) -> Any:
+    """The one consumer of the node's output, else None."""
+    after = consumers.get(node.output[0], []) if node.output else []
+    return after[0] if len(after) == 1 else None
+
+
+def _last_axis(node: Any) -> bool:
+    axes = [list(a.ints) for a in node.attribute if a.name == "axes"]
+    return not axes or axes[0] == [-1]
+
+
+def _constant(name: str, producer: dict[str, Any]) -> bool:
+    """A weight or a Constant's output (gamma and beta)."""
+    made = producer.get(name)
+    return made is None or made.op_type == "Constant"
+
+
+def _layernorm(
+    node: Any, consumers: dict[str, list[Any]], producer: dict[str, Any]
+) -> Found | None:
+    x, mean = node.input[0], node.output[0]
+    sub = _only(consumers, node)
+    if not _last_axis(node) or sub is None or sub.op_type != "Sub" or list(sub.input) != [x, mean]:
+        return None
+    centred = sub.output[0]
+    users = consumers.get(centred, [])
+    square = [u for u in users if u.op_type == "Pow" or list(u.input) == [centred, centred]]
+    divide = [u for u in users if u.op_type == "Div"]
+    if len(users) != 2 or len(square) != 1 or len(divide) != 1:
+        return None
+    chain = [square[0]]
+    for step in ("ReduceMean", "Add", "Sqrt"):
+        after = _only(consumers, chain[-1])
+        if after is None or after.op_type != step:
+            return None
+        chain.append(after)
+    if not _last_axis(chain[1]) or list(divide[0].input) != [centred, chain[-1].output[0]]:
+        return None
+    nodes = [node, sub, *chain, divide[0]]
+    for step in ("Mul", "Add"):  # gamma, beta
+        after = _only(consumers, nodes[-1])
+        if after is None or after.op_type != step:
+            break
+        other = [t for t in after.input if t != nodes[-1].output[0]]
+        if len(other) != 1 or not _constant(other[0], producer):
+            break
+        nodes.append(after)
+    return "layernorm", (), nodes

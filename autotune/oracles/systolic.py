@@ -33,6 +33,7 @@ from autotune.oracles.measures import (
     Measure,
     TableColumn,
 )
+from autotune.oracles.operations import Operations, OperationTime
 from autotune.oracles.systolic_memory import memory
 from autotune.oracles.systolic_memory.capabilities import ArchitectureSearch
 from autotune.oracles.systolic_memory.machine import ArchMachine
@@ -153,7 +154,7 @@ def _systolic(family: Family) -> SystolicFamily:
     return family
 
 
-class SystolicOracle(ArchitectureSearch, EnergyAndArea, Report):
+class SystolicOracle(ArchitectureSearch, EnergyAndArea, Report, Operations):
     name = "systolic"
     description = "an R x C systolic array (ws, os, is) and its mapping under a PE budget"
     measures = MEASURES
@@ -303,6 +304,23 @@ class SystolicOracle(ArchitectureSearch, EnergyAndArea, Report):
         if isinstance(machine, ArchMachine):
             return memory.machine_bound(machine.system, shape)
         return -(-shape.m * shape.k * shape.n // machine.pe_budget)
+
+    # --- a network's other operations (autotune/oracles/systolic_memory/operations.py) ------
+    def supports(self, operation: Any) -> bool:
+        from autotune.oracles.systolic_memory import operations
+
+        return operations.supports(operation)
+
+    def time_operation(self, operation: Any, machine: Any) -> OperationTime:
+        from autotune.errors import OracleError
+        from autotune.oracles.systolic_memory import operations
+
+        if not isinstance(machine, ArchMachine):
+            raise OracleError(
+                "the systolic oracle times a network's operations on an architecture with its "
+                "memory and vector unit (arch=NAME|FILE)"
+            )
+        return operations.time_operation(operation, machine.system, self.tech())
 
     def report(
         self, family: Family, point: Point, shape: Shape, machine: Any, per_char: int | None = None

@@ -88,7 +88,10 @@ def tuned_products(frame: Any) -> dict[tuple[int, int, int], OperationTime]:
         shape = (int(row["m"]), int(row["k"]), int(row["n"]))
         energy = row.get("energy_pj")
         tile = int(row.get("T") or 0)
-        words = int(row.get("tiles_moved") or 0) * tile * tile
+        words = int(row.get("tiles_moved") or 0) * tile * tile  # GA-1's tiles
+        dram = row.get("dram_words")  # an oracle that counts its DRAM words
+        if dram is not None and dram == dram:
+            words = int(dram)
         bound = row.get("bound_cycles")
         how = "tuned, verified" if row.get("verified") is True else "tuned, unverified"
         found[shape] = OperationTime(
@@ -256,3 +259,47 @@ def chart_png(rows: list[Timed], title: str, path: Path) -> Path:
     ax.grid(True, axis="y", alpha=0.3)
     ax.set_title(title)
     return _save(fig, plt, path)
+
+
+def rates(rows: list[Timed], clock_hz: float, tokens: int | None) -> dict[str, object]:
+    """The run at a clock: its seconds, and with the tokens one run produces, tokens per second
+    and joules per token (untimed operations left out, as in the totals). `kv_cache_words`: the
+    KV cache the run reads, part of the attention products' DRAM traffic."""
+    cycles = sum(r.cycles for r in rows)
+    joules = sum(r.energy_pj for r in rows) * 1e-12
+    seconds = cycles / clock_hz
+    cache = sum(
+        r.operation.count * r.operation.elements for r in rows if r.operation.kind == "kv_read"
+    )
+    found: dict[str, object] = {
+        "clock_hz": clock_hz,
+        "seconds": seconds,
+        "joules": joules,
+        "kv_cache_words": cache,
+        "tokens": tokens,
+        "tokens_per_second": None,
+        "joules_per_token": None,
+        "seconds_per_token": None,
+    }
+    if tokens:
+        found["tokens_per_second"] = tokens / seconds if seconds > 0 else None
+        found["joules_per_token"] = joules / tokens
+        found["seconds_per_token"] = seconds / tokens
+    return found
+
+
+def format_rates(found: Mapping[str, Any]) -> str:
+    clock = float(found["clock_hz"])
+    line = f"at {clock / 1e9:g} GHz: {float(found['seconds']) * 1e3:,.3f} ms, {float(found['joules']):,.4g} J a run"
+    if found["tokens"]:
+        line += (
+            f"; {found['tokens']} token(s) a run: {float(found['tokens_per_second']):,.4g} "
+            f"tokens/s, {float(found['joules_per_token']):.4g} J/token, "
+            f"{float(found['seconds_per_token']) * 1e3:,.4g} ms/token"
+        )
+    if found["kv_cache_words"]:
+        line += (
+            f"\nKV cache read a run: {float(found['kv_cache_words']):,.0f} words (in the "
+            "attention products' DRAM traffic above)"
+        )
+    return line

@@ -1,6 +1,7 @@
 """A systolic machine with its memory: the array and its dataflow, the clock, the word widths, the
 on-chip buffers (each holding one or more of the operands a, b and c), an accumulator store for
-partial sums, and the off-chip link (DRAM or HBM).
+partial sums, the off-chip link (DRAM or HBM) and the vector unit beside the array (lanes, the
+special-function path's cycles, its share of the ports of the store holding a).
 
 Units: buffer capacities are in operand words (`word_bits`), the accumulator's in accumulator
 words (`accumulator_bits`); widths and the link's bandwidth are in words per cycle of their own
@@ -18,6 +19,7 @@ from typing import Any, Mapping
 
 from simcore.memory import Buffer, Link
 from simcore.systolic.model import DATAFLOWS, SystolicArray
+from simcore.systolic.vector_unit import VectorUnit, default_vector_unit
 
 OPERANDS: tuple[str, ...] = ("a", "b", "c")
 OPERAND_NAMES = {"a": "A (ifmap)", "b": "B (filter)", "c": "C (ofmap)"}
@@ -95,6 +97,7 @@ class SystolicMachine:
     sources: tuple[tuple[str, str], ...] = ()
     assumed: tuple[tuple[str, str], ...] = ()
     arrays: int = 1  # arrays side by side along the columns, each rows x cols / arrays
+    vector: VectorUnit | None = None  # None: one lane per array column (`vector_unit`)
 
     def __post_init__(self) -> None:
         arrays = self.arrays
@@ -155,6 +158,17 @@ class SystolicMachine:
     @property
     def dram_bytes_per_second(self) -> Fraction:
         return self.memory.dram.words_per_cycle * self.word_bits / 8 * self.clock_hz
+
+    @property
+    def vector_unit(self) -> VectorUnit:
+        """The vector unit beside the array: the file's [vector] table, else one lane per
+        array column (`default_vector_unit`) with the whole width of the store holding a."""
+        if self.vector is not None:
+            return self.vector
+        store = self.memory.store_of("a")
+        assert store is not None  # a is always held by a buffer
+        width = min(store.buffer.read_width, store.buffer.write_width)
+        return replace(default_vector_unit(self.array.cols), port_words=width)
 
     def source(self, key: str) -> str | None:
         return dict(self.sources).get(key)

@@ -26,14 +26,17 @@ from simcore.systolic.machine import (
     SystolicMachine,
 )
 from simcore.systolic.model import DATAFLOWS, SystolicArray
+from simcore.systolic.vector_unit import VectorUnit
 
 TOP = {"name", "description", "array", "words", "buffers", "accumulator", "dram"}
-OPTIONAL_TOP = {"description", "words", "accumulator", "sources", "assumed"}
+OPTIONAL_TOP = {"description", "words", "accumulator", "vector", "sources", "assumed"}
 ARRAY = {"rows", "cols", "dataflow", "clock"}
 OPTIONAL_ARRAY = {"arrays"}
 WORDS = {"operand_bits", "accumulator_bits", "output_bits"}
 BUFFER = {"holds", "capacity", "read_width", "write_width"}
 DRAM = {"kind", "bandwidth", "latency", "setup"}
+VECTOR = {"lanes", "special_cycles", "port_share"}
+MAX_LANES = 1 << 16
 # Physical ranges a machine file must stay in.
 MAX_SIDE = 1 << 16
 MAX_BYTES = Fraction(1 << 40)  # 1 TiB
@@ -145,6 +148,24 @@ def _dram(raw: object, clock: Fraction, bits: int) -> tuple[Link, str]:
     return Link(rate, latency, setup), kind
 
 
+def _vector(raw: object, memory: MemorySystem) -> VectorUnit:
+    """The [vector] table: lanes, special_cycles (an exp, rsqrt, erf or divide per pass) and
+    port_share (the fraction of the read and write widths of the store holding a it uses)."""
+    table = _keys("vector.", raw, VECTOR, {"lanes"})
+    lanes = _int("vector.lanes", table["lanes"], 1, MAX_LANES)
+    special = _int("vector.special_cycles", table.get("special_cycles", 4), 1, 1 << 10)
+    share_raw = table.get("port_share", 1)
+    if isinstance(share_raw, bool) or not isinstance(share_raw, (int, float)):
+        raise ArchError(f"vector.port_share: expected a number, got {share_raw!r}")
+    share = Fraction(str(share_raw))
+    if not 0 < share <= 1:
+        raise ArchError(f"vector.port_share: must be above 0 and at most 1, got {share_raw}")
+    store = memory.store_of("a")
+    assert store is not None  # a is always held by a buffer
+    width = min(store.buffer.read_width, store.buffer.write_width)
+    return VectorUnit(lanes, special, share * width)
+
+
 def _citations(key: str, raw: object) -> tuple[tuple[str, str], ...]:
     if raw is None:
         return ()
@@ -191,6 +212,7 @@ def parse_machine(data: Mapping[str, Any]) -> SystolicMachine:
         _citations("sources", data.get("sources")),
         _citations("assumed", data.get("assumed")),
         _int("array.arrays", array_raw.get("arrays", 1), 1, MAX_SIDE),
+        _vector(data["vector"], memory) if "vector" in data else None,
     )
     check_one_tile(machine)
     return machine

@@ -40,9 +40,9 @@ NOT_RUN: dict[str, str] = {
     "virtualenvs); `python -m benchmarks --quick` runs each one's smoke test",
     "docs/guide/workers.md:17": "needs a PostgreSQL server (tests/autotune/test_postgres_workers.py "
     "runs one)",
-    "docs/guide/commands.md:340": "needs SCALE-Sim's topology and config files (a peer's files)",
+    "docs/guide/commands.md:341": "needs SCALE-Sim's topology and config files (a peer's files)",
     "docs/networks.md:13": "needs an ONNX model of the reader's (model.onnx)",
-    "docs/networks.md:162": "names the study folder the run above prints (its name ends in a hash)",
+    "docs/networks.md:211": "names the study folder the run above prints (its name ends in a hash)",
     "docs/guide/commands.md:268": "needs an ONNX model of the reader's (model.onnx)",
     "docs/guide/commands.md:269": "needs SCALE-Sim's topology file (Resnet50.csv)",
     "docs/oracles.md:199": "needs SCALE-Sim's topology file (Resnet50.csv)",

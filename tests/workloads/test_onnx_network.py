@@ -181,6 +181,29 @@ def test_patterns_shapes_and_unknown_ops(tmp_path: Path) -> None:
     assert by_kind["softmax"].block == "layers.0"  # its input's block
 
 
+def test_a_decomposed_layer_norm_is_one_operation(tmp_path: Path) -> None:
+    nodes = [
+        _const("eps", 1e-5),
+        _const("two", 2.0),
+        helper.make_node("ReduceMean", ["x"], ["mu"], name="ln/mean", axes=[-1], keepdims=1),
+        _node("Sub", ["x", "mu"], ["d"], "ln/sub"),
+        _node("Pow", ["d", "two"], ["d2"], "ln/pow"),
+        helper.make_node("ReduceMean", ["d2"], ["var"], name="ln/var", axes=[-1], keepdims=1),
+        _node("Add", ["var", "eps"], ["ve"], "ln/eps"),
+        _node("Sqrt", ["ve"], ["sd"], "ln/sqrt"),
+        _node("Div", ["d", "sd"], ["n"], "ln/div"),
+        _node("Mul", ["n", "g"], ["ng"], "ln/gamma"),
+        _node("Add", ["ng", "b"], ["y0"], "ln/beta"),
+        _node("Add", ["y0", "x"], ["y"], "residual"),
+    ]
+    proto = model(nodes, {"x": [4, 16]}, ["y"], {"g": (16,), "b": (16,)})
+    graph = read_onnx_graph(save(proto, tmp_path / "ln.onnx"))
+    _every_node_once(proto, graph)
+    (norm,) = [op for op in graph.operations if op.kind == "layernorm"]
+    assert len(norm.layers) == 9 and norm.layers[-1] == "ln/beta" and norm.dims == (1, 4, 16)
+    assert graph.counts()["add"] == 1  # the residual add stays outside
+
+
 def test_block_names() -> None:
     assert block_of("transformer.h.3.attn.c_attn") == "transformer.h.3"
     assert block_of("/model/layers.12/self_attn/MatMul") == "model.layers.12"

@@ -59,6 +59,7 @@ def described(name: str) -> dict[str, object]:
         "dram": m.memory.dram_kind,
         "dram_gb_per_s": round(float(m.dram_bytes_per_second) / 1e9, 3),
         "dram_latency_cycles": m.memory.dram.latency,
+        "vector_lanes": m.vector_unit.lanes,
         "description": m.description,
         "sources": dict(m.sources),
     }
@@ -72,7 +73,7 @@ def _line(arch: dict[str, object]) -> str:
     link = f"{arch['dram']} {arch['dram_gb_per_s']:g} GB/s"
     return (
         f"{arch['name']:<9} {arch['array']:>8} {arch['dataflow']:<3} "
-        f"{arch['clock_mhz']:>5g} MHz  {link:<15} {stores}"
+        f"{arch['clock_mhz']:>5g} MHz  {link:<15} {stores}; vector {arch['vector_lanes']} lanes"
     )
 
 
@@ -84,7 +85,9 @@ def run(args: argparse.Namespace) -> int:
         for arch in found:
             print(json.dumps(arch))
         return 0
-    print(f"{'name':<9} {'array':>8} {'df':<3} {'clock':>9}  {'DRAM':<15} buffers (operands)")
+    print(
+        f"{'name':<9} {'array':>8} {'df':<3} {'clock':>9}  {'DRAM':<15} buffers (operands); vector unit"
+    )
     for arch in found:
         print(_line(arch))
     print()

@@ -33,6 +33,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--batch", type=int, metavar="B", help="sequences (or images) at once")
     parser.add_argument("--oracle", metavar="NAME", help="time every operation on this oracle")
     parser.add_argument("--machine", metavar="KEY=VALUE,...", help="the oracle's machine")
+    parser.add_argument(
+        "--arch",
+        metavar="NAME|FILE",
+        help="with --oracle systolic: the architecture (python -m autotune archs lists them); "
+        "--machine then overrides its parts (dram.bandwidth=819 GB/s)",
+    )
     parser.add_argument("--chart", type=Path, metavar="PNG", help="with --oracle: the chart")
     parser.add_argument(
         "--tuned",
@@ -40,6 +46,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="DIR",
         help="with --oracle: take the products' schedules from a tune run of the same machine "
         "(its folder, holding workload.parquet)",
+    )
+    parser.add_argument(
+        "--clock",
+        metavar="FREQ",
+        help="with --oracle: the clock the report's seconds, tokens per second and joules per "
+        "token are at (1 GHz, 1050 MHz); default: the machine's (a systolic architecture's "
+        "array.clock), or 1 GHz for GA-1, whose chapter states none",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(run=run)
@@ -137,6 +150,7 @@ def _format_listing(listing: dict[str, object]) -> str:
 
 
 def _report(graph: Graph, args: argparse.Namespace) -> int:
+    from autotune.errors import OracleError
     from autotune.oracles import get
     from autotune.oracles.operations import Operations
     from autotune.results import network
@@ -147,18 +161,27 @@ def _report(graph: Graph, args: argparse.Namespace) -> int:
             f"--oracle {args.oracle} times GEMMs in tune runs only: give --tuned DIR, a tune "
             "run of this network's GEMMs (its other operations are reported untimed)"
         )
+    text = ",".join(filter(None, (f"arch={args.arch}" if args.arch else "", args.machine)))
     try:
-        machine = oracle.parse_machine(args.machine) if args.machine else oracle.default_machine()
+        machine = oracle.parse_machine(text) if text else oracle.default_machine()
     except ValueError as exc:
-        raise UsageError(f"--machine {args.machine}: {exc}") from None
+        given = (("--arch", args.arch), ("--machine", args.machine))
+        flag = " ".join(f"{name} {value}" for name, value in given if value)
+        raise UsageError(f"{flag}: {str(exc).splitlines()[0]}") from None
     tuned = _tuned(args, machine) if args.tuned else None
-    rows = network.time_graph(graph, oracle, machine, tuned)
+    try:
+        rows = network.time_graph(graph, oracle, machine, tuned)
+    except OracleError as exc:
+        hint = " (give --arch NAME)" if args.oracle == "systolic" and not args.arch else ""
+        raise UsageError(f"--oracle {args.oracle}: {exc}{hint}") from None
     described = oracle.describe_machine(machine)
+    rates = network.rates(rows, _clock_hz(args, machine), _tokens(args))
     if args.json:
         print(
             json.dumps(
                 {
                     **network.summary(graph, rows),
+                    **rates,
                     "oracle": args.oracle,
                     "machine": described,
                     "operations": network.operation_rows(rows),
@@ -168,9 +191,39 @@ def _report(graph: Graph, args: argparse.Namespace) -> int:
         )
     else:
         print(network.format_report(graph, rows, args.oracle, described))
+        print(network.format_rates(rates))
     if args.chart:
         network.chart_png(rows, f"{graph.name} on {args.oracle}", args.chart)
     return 0
+
+
+DEFAULT_CLOCK_HZ = 1e9
+DECODERS = frozenset({"gpt2", "llama2_7b"})
+
+
+def _clock_hz(args: argparse.Namespace, machine: object) -> float:
+    from simcore.memory import UnitError, parse_frequency
+
+    if args.clock:
+        try:
+            return float(parse_frequency(args.clock))
+        except UnitError as exc:
+            raise UsageError(f"--clock {args.clock}: {exc}") from None
+    system = getattr(machine, "system", None)
+    return float(system.clock_hz) if system is not None else DEFAULT_CLOCK_HZ
+
+
+def _tokens(args: argparse.Namespace) -> int | None:
+    """Tokens one run produces: a decoder's prompt (prefill) or one per sequence (decode)."""
+    from workloads.networks import settings
+
+    if args.workload not in DECODERS:
+        return None
+    known = settings(args.workload)
+    seq = args.seq or int(known["seq"])  # type: ignore[call-overload]
+    batch = args.batch or int(known["batch"])  # type: ignore[call-overload]
+    phase = args.phase or str(known.get("phase", "prefill"))
+    return batch if phase == "decode" else batch * seq
 
 
 def _tuned(args: argparse.Namespace, machine: object) -> dict:
@@ -208,6 +261,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--tuned applies to the --oracle report: give --oracle NAME")
     if args.machine and not args.oracle:
         raise UsageError("--machine applies to the --oracle report: give --oracle NAME")
+    if args.arch and args.oracle != "systolic":
+        raise UsageError("--arch applies to --oracle systolic")
     graph = _graph(args)
     if args.oracle:
         return _report(graph, args)

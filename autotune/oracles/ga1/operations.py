@@ -16,9 +16,13 @@ How each kind maps (`vector_op`):
 | softmax, layernorm, rmsnorm, relu, gelu, silu, scale, add, mul, bias, transpose | the vector op of that kind | exact |
 | add with fn Sub | `add` | stand-in: `vop sub` costs what `vop add` costs |
 | reduce sum / max | `rowsum` / `rowmax` | exact (a mean's final 1/n scale of one column is not counted) |
+| reduce min | `rowmax` | stand-in: a row minimum costs what a row maximum costs |
+| pool max / average | `rowmax` / `rowsum` of the windows (outputs x window) | stand-in: the windows read as rows |
+| elementwise Tanh | `tanh` | exact |
+| elementwise Clip | `clip` (ReLU6) | stand-in: any bounds timed as ReLU6's 0 and 6 |
 | gather, copy, concat, kv_append | `copy` of an (n / c) x c matrix, c = gcd(n, 512) | stand-in: a row gather moves what a copy of its rows moves |
 | views, shape | none | free: no word moves |
-| elementwise (other functions), pool, reduce min, other | none | untimed |
+| elementwise (other functions), other | none | untimed |
 """
 
 from __future__ import annotations
@@ -40,6 +44,9 @@ SAME = frozenset({"softmax", "layernorm", "rmsnorm", "relu", "silu", "scale", "a
 COPIED = frozenset({"gather", "copy", "concat", "kv_append"})
 ROW_REDUCTIONS = {"sum": "rowsum", "mean": "rowsum", "max": "rowmax"}
 COPY_WIDTH = 512
+POOLS = {"MaxPool": "rowmax", "GlobalMaxPool": "rowmax"}
+POOLS.update(AveragePool="rowsum", GlobalAveragePool="rowsum")
+FUNCTIONS = {"Tanh": ("tanh", "exact"), "Clip": ("clip", "stand-in: timed as ReLU6 (0, 6)")}
 
 
 def vector_op(op: Operation) -> tuple[VectorOp, str] | None:
@@ -68,6 +75,17 @@ def vector_op(op: Operation) -> tuple[VectorOp, str] | None:
     if op.kind == "reduce" and op.option("fn") in ROW_REDUCTIONS:
         batch, rows, cols = dims
         return VectorOp(ROW_REDUCTIONS[str(op.option("fn"))], rows, cols, batch), "exact"
+    if op.kind == "reduce" and op.option("fn") == "min":
+        batch, rows, cols = dims
+        return VectorOp("rowmax", rows, cols, batch), "stand-in: rowmax costs what a min costs"
+    if op.kind == "pool" and op.option("fn") in POOLS:
+        batch, rows, cols = dims
+        vop = VectorOp(POOLS[str(op.option("fn"))], rows, cols, batch)
+        return vop, "stand-in: the windows read as rows"
+    if op.kind == "elementwise" and op.option("fn") in FUNCTIONS:
+        batch, rows, cols = dims
+        kind, method = FUNCTIONS[str(op.option("fn"))]
+        return VectorOp(kind, rows, cols, batch), method
     if op.kind in COPIED:
         n = op.elements
         width = math.gcd(n, COPY_WIDTH)

@@ -17,6 +17,8 @@ KINDS: dict[str, tuple[str, str]] = {
     "relu": ("map", "max(x, 0)"),
     "gelu": ("map", "x * Phi(x) (tanh form composed from exp and div, or erf form on the sfu)"),
     "silu": ("map", "x * sigmoid(x) = x / (1 + exp(-x))"),
+    "tanh": ("map", "tanh(x) = 1 - 2 / (1 + exp(2x))"),
+    "clip": ("map", "min(max(x, 0), 6), ReLU6 = relu(x) - relu(x - 6)"),
     "scale": ("map", "x * scale"),
     "add": ("map", "x + y (a residual add)"),
     "mul": ("map", "x * y"),

@@ -36,6 +36,8 @@ def _matrix_inputs(op: VectorOp, rng: np.random.Generator, rows: int) -> np.ndar
         x += rng.uniform(-800.0, 800.0, size=(rows, 1))
     elif op.kind in ("layernorm", "rmsnorm"):
         x += rng.uniform(-30.0, 30.0, size=(rows, 1))
+    elif op.kind in ("clip", "tanh"):  # past ReLU6's upper bound; tanh's exp past overflow
+        x *= rng.choice([1.0, 5.0, 400.0], size=(rows, 1))
     return x
 
 
@@ -108,6 +110,8 @@ def _map_op(op: VectorOp, x: np.ndarray, dram: dict[str, np.ndarray]) -> np.ndar
             "relu": lambda: np.maximum(x, 0.0),
             "gelu": lambda: gelu_erf(x) if op.gelu == "erf" else gelu_tanh(x),
             "silu": lambda: x / (1.0 + np.exp(-x)),
+            "tanh": lambda: np.tanh(x),
+            "clip": lambda: np.clip(x, 0.0, 6.0),
             "scale": lambda: x * op.scale,
             "add": lambda: x + dram[SECOND],
             "mul": lambda: x * dram[SECOND],

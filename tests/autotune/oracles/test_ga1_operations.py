@@ -33,9 +33,17 @@ def test_kinds_map_to_vector_programs() -> None:
     assert sub is not None and sub[1].startswith("stand-in")
     copy = vector_op(Operation("k", "kv_append", (4096,)))
     assert copy is not None and (copy[0].rows, copy[0].cols) == (8, 512)
-    assert vector_op(Operation("m", "reduce", (1, 8, 8), options=(("fn", "min"),))) is None
-    assert vector_op(Operation("p", "pool", (1, 8, 9))) is None
-    assert vector_op(Operation("t", "elementwise", (1, 8, 8), options=(("fn", "Tanh"),))) is None
+    low = vector_op(Operation("m", "reduce", (1, 8, 8), options=(("fn", "min"),)))
+    assert low is not None and low[0].kind == "rowmax" and low[1].startswith("stand-in")
+    assert vector_op(Operation("p", "pool", (1, 8, 9))) is None  # a pool of no known function
+    pool = vector_op(Operation("p", "pool", (1, 8, 9), options=(("fn", "AveragePool"),)))
+    assert pool is not None and (pool[0].kind, pool[0].rows, pool[0].cols) == ("rowsum", 8, 9)
+    tanh = vector_op(Operation("t", "elementwise", (1, 8, 8), options=(("fn", "Tanh"),)))
+    assert tanh is not None and tanh == (VectorOp("tanh", 8, 8), "exact")
+    clip = vector_op(Operation("c", "elementwise", (1, 8, 8), options=(("fn", "Clip"),)))
+    assert clip is not None and clip[0].kind == "clip"
+    sine = Operation("s", "elementwise", (1, 8, 8), options=(("fn", "Sin"),))
+    assert vector_op(sine) is None
 
 
 @pytest.mark.parametrize(
@@ -82,12 +90,12 @@ class _GemmsOnly:
 def test_which_oracle_times_what() -> None:
     gemm = Operation("g", "conv", (2, 4, 4, 4))
     softmax = Operation("s", "softmax", (1, 4, 4))
-    tanh = Operation("t", "elementwise", (1, 4, 4), options=(("fn", "Tanh"),))
+    sine = Operation("t", "elementwise", (1, 4, 4), options=(("fn", "Sin"),))
     third = _GemmsOnly()
     assert timed_by(third, gemm) and not timed_by(third, softmax)  # type: ignore[arg-type]
     ga1 = get("ga1")
     assert ga1.capability(Operations) is not None
-    assert timed_by(ga1, gemm) and timed_by(ga1, softmax) and not timed_by(ga1, tanh)
+    assert timed_by(ga1, gemm) and timed_by(ga1, softmax) and not timed_by(ga1, sine)
 
 
 def test_an_oracle_of_gemms_only_reports_with_a_tune_runs_products() -> None:

@@ -36,6 +36,7 @@ def test_archs_lists_every_bundled_architecture(capsys: pytest.CaptureFixture[st
     for name in bundled_archs():
         assert f"\n{name} " in out
     assert "256x256 ws" in out and "24 MiB (a)" in out and "Jouppi" in out
+    assert "vector 1024 lanes" in out  # tpuv4i's
     assert main(["archs", "--json"]) == 0
     found = lines(capsys.readouterr().out)
     assert [a["name"] for a in found] == list(bundled_archs())

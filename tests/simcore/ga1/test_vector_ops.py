@@ -132,8 +132,8 @@ def test_every_kind_declares_its_domains_and_every_point_is_a_schedule() -> None
 
 
 def test_refusals_name_the_problem() -> None:
-    with pytest.raises(VectorOpError, match="unknown vector operation 'tanh'"):
-        VectorOp("tanh", 4, 4)
+    with pytest.raises(VectorOpError, match="unknown vector operation 'sigmoid'"):
+        VectorOp("sigmoid", 4, 4)
     with pytest.raises(VectorOpError, match="cols must be a positive integer"):
         VectorOp("relu", 4, 0)
     with pytest.raises(VectorOpError, match="only softmax takes a causal mask"):

@@ -2,7 +2,9 @@
 
 GELU in tanh form is composed from the chapter's instructions: 0.5 x (1 + tanh(u)) equals
 x / (1 + exp(-2u)), u = sqrt(2 / pi) (x + 0.044715 x^3). The erf form uses the sfu's erf.
-SiLU is x / (1 + exp(-x)). A transpose writes tile (i, j) transposed to tile (j, i).
+SiLU is x / (1 + exp(-x)), tanh 1 - 2 / (1 + exp(2x)) (exact at both tails: exp overflows to
+inf and gives 1, underflows to 0 and gives -1), ReLU6 relu(x) - relu(x - 6). A transpose
+writes tile (i, j) transposed to tile (j, i).
 """
 
 from __future__ import annotations
@@ -28,10 +30,13 @@ class MapKernel(Kernel):
         return (PassSpec("map", loads=True, output=True, params=bias, second=op.kind in BINARY),)
 
     def temps(self, op: VectorOp, params: VectorParams) -> int:
-        return 1 if op.kind in ("gelu", "silu") else 0
+        return 1 if op.kind in ("gelu", "silu", "tanh", "clip") else 0
 
     def consts(self, op: VectorOp, cols_in_last_tile: int, tile: int) -> tuple[Const, ...]:
-        return (Const("ones", "ones"),) if op.kind in ("gelu", "silu") else ()
+        extra = {"tanh": (Const("twos", "scaled", 2.0),), "clip": (Const("six", "scaled", 6.0),)}
+        if op.kind in ("gelu", "silu", "tanh", "clip"):
+            return (Const("ones", "ones"), *extra.get(op.kind, ()))
+        return ()
 
     def compute(self, e: Emitter, plan: Plan, v: Visit) -> None:
         kind, x = plan.op.kind, v.x
@@ -53,6 +58,19 @@ class MapKernel(Kernel):
             e.vop("div", x, x, t)
         elif kind == "gelu":
             _gelu(e, plan, x)
+        elif kind == "tanh":
+            t, ones = plan.temp(0), plan.const("ones")
+            e.vscale(t, x, 2.0)
+            e.exp(t, t)
+            e.vop("add", t, t, ones)
+            e.vop("div", t, plan.const("twos"), t)
+            e.vop("sub", x, ones, t)
+        elif kind == "clip":
+            t = plan.temp(0)
+            e.vop("relu", x, x)
+            e.vop("sub", t, x, plan.const("six"))
+            e.vop("relu", t, t)
+            e.vop("sub", x, x, t)
         # copy: the load and the store are the whole program
 
 
