@@ -41,6 +41,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="with --oracle: take the products' schedules from a tune run of the same machine "
         "(its folder, holding workload.parquet)",
     )
+    parser.add_argument(
+        "--fuse",
+        action="store_true",
+        help="with --oracle: search which edges fuse (epilogues, the MLP, attention) and report "
+        "each fusible group fused and apart",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(run=run)
 
@@ -151,6 +157,10 @@ def _report(graph: Graph, args: argparse.Namespace) -> int:
         machine = oracle.parse_machine(args.machine) if args.machine else oracle.default_machine()
     except ValueError as exc:
         raise UsageError(f"--machine {args.machine}: {exc}") from None
+    if args.fuse:
+        from autotune.cli.fusion import fusion_report
+
+        return fusion_report(graph, oracle, machine, args)
     tuned = _tuned(args, machine) if args.tuned else None
     rows = network.time_graph(graph, oracle, machine, tuned)
     described = oracle.describe_machine(machine)
@@ -208,6 +218,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--tuned applies to the --oracle report: give --oracle NAME")
     if args.machine and not args.oracle:
         raise UsageError("--machine applies to the --oracle report: give --oracle NAME")
+    if args.fuse and not args.oracle:
+        raise UsageError("--fuse searches the --oracle report's fusion: give --oracle NAME")
     graph = _graph(args)
     if args.oracle:
         return _report(graph, args)

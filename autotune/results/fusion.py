@@ -1,0 +1,185 @@
+"""A network's fusion, searched: every operation timed apart (the network report,
+autotune.results.network), every fusible group of the graph (workloads.fusion_groups) timed
+fused at its best schedule by the oracle's `Fusion` capability, and for each region of
+overlapping groups the choice of which edges fuse (search_spaces.fusion) that takes the fewest
+cycles (then the fewest DRAM words). A group that does not fit the machine, or whose
+verification fails, is never chosen; the report says why.
+
+"Apart" is the network report's timing of each operation, a product taking the better of its
+own schedule and the epilogue kind's plain product (the same engine with no step fused), so that
+a group's saving is fusion's. The network's fused schedule is each region's best choice plus every operation outside the
+regions as it runs apart. Totals apply each operation's count (runs per network step).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from autotune.oracles.fusion import FusedTime, Fusion, FusionRefused
+from autotune.oracles.operations import OperationTime
+from autotune.results.network import Timed, time_graph
+from search_spaces.fusion import choice_label
+from simcore.fusion.groups import EpilogueGemm
+from workloads.fusion_groups import KINDS, Candidate, Region, regions
+from workloads.graph import Graph
+
+
+@dataclass(frozen=True)
+class GroupResult:
+    """One candidate: fused (None when refused, `refused` says why) and its operations apart."""
+
+    candidate: Candidate
+    fused: FusedTime | None
+    refused: str
+    apart_cycles: int
+    apart_energy_pj: float
+    apart_words: int
+
+    @property
+    def usable(self) -> bool:
+        return self.fused is not None and self.fused.verified
+
+    def saved(self) -> tuple[int, int]:
+        """Cycles and DRAM words one run saves fused (negative: fused costs more)."""
+        if self.fused is None:
+            return 0, 0
+        return self.apart_cycles - self.fused.cycles, self.apart_words - self.fused.dram_words
+
+
+@dataclass(frozen=True)
+class RegionResult:
+    """A region: its groups, every choice's cycles and DRAM words (one run), the best choice."""
+
+    region: Region
+    groups: tuple[GroupResult, ...]
+    choices: tuple[tuple[str, int, int], ...]  # (label, cycles, DRAM words), feasible ones
+    chosen: tuple[GroupResult, ...]
+
+    @property
+    def count(self) -> float:
+        return self.region.candidates[0].count
+
+
+@dataclass(frozen=True)
+class FusionPlan:
+    """The network apart (`rows`) and fused where it wins (`regions`' choices)."""
+
+    graph: Graph
+    rows: tuple[Timed, ...]
+    regions: tuple[RegionResult, ...]
+
+    def _apart(self, names: set[str]) -> tuple[float, float, float]:
+        rows = [r for r in self.rows if r.operation.name in names]
+        return (
+            sum(r.cycles for r in rows),
+            sum(r.energy_pj for r in rows),
+            sum(r.dram_words for r in rows),
+        )
+
+    def totals(self, block: str | None = None) -> dict[str, float]:
+        """Cycles, energy and DRAM words of the network (or of one block's operations) apart
+        and fused, counts applied."""
+        inside = {
+            r.operation.name for r in self.rows if block is None or r.operation.block == block
+        }
+        cycles, energy, words = self._apart(inside)
+        fused_cycles, fused_energy, fused_words = cycles, energy, words
+        for region in self.regions:
+            if region.region.operations[0] not in inside:
+                continue
+            for group in region.chosen:
+                assert group.fused is not None
+                n = region.count
+                fused_cycles += n * (group.fused.cycles - group.apart_cycles)
+                fused_energy += n * ((group.fused.energy_pj or 0.0) - group.apart_energy_pj)
+                fused_words += n * (group.fused.dram_words - group.apart_words)
+        return {
+            "apart_cycles": cycles,
+            "apart_energy_pj": energy,
+            "apart_dram_words": words,
+            "fused_cycles": fused_cycles,
+            "fused_energy_pj": fused_energy,
+            "fused_dram_words": fused_words,
+        }
+
+
+def _group(
+    candidate: Candidate, by_name: dict[str, Timed], capable: Fusion, machine: Any
+) -> GroupResult:
+    parts = [by_name[name] for name in candidate.operations]
+    untimed = [p.operation.name for p in parts if p.time is None]
+    apart = (
+        sum(p.time.cycles for p in parts if p.time),
+        sum(p.time.energy_pj or 0.0 for p in parts if p.time),
+        sum(p.time.dram_words for p in parts if p.time),
+    )
+    if untimed:
+        return GroupResult(candidate, None, f"{untimed[0]} is untimed apart", *apart)
+    try:
+        fused = capable.time_fused(candidate.group, machine)
+    except FusionRefused as exc:
+        return GroupResult(candidate, None, str(exc), *apart)
+    refused = "" if fused.verified else f"verification {fused.verification}"
+    return GroupResult(candidate, fused, refused, *apart)
+
+
+def _region(
+    region: Region, by_name: dict[str, Timed], capable: Fusion, machine: Any
+) -> RegionResult:
+    groups = {c: _group(c, by_name, capable, machine) for c in region.candidates}
+    apart = [by_name[name].time for name in region.operations]
+    base_cycles = sum(t.cycles for t in apart if t)
+    base_words = sum(t.dram_words for t in apart if t)
+    found: list[tuple[tuple[int, int], str, tuple[GroupResult, ...]]] = []
+    for chosen in region.choices():
+        results = tuple(groups[c] for c in chosen)
+        if not all(g.usable for g in results):
+            continue
+        cycles = base_cycles - sum(g.saved()[0] for g in results)
+        words = base_words - sum(g.saved()[1] for g in results)
+        found.append(((cycles, words), choice_label(chosen), results))
+    best = min(found, key=lambda f: f[0])  # the empty choice is always there
+    return RegionResult(
+        region,
+        tuple(groups.values()),
+        tuple((label, key[0], key[1]) for key, label, _ in found),
+        best[2],
+    )
+
+
+def _best_apart(row: Timed, capable: Fusion, machine: Any) -> Timed:
+    """A product at the better of its schedule apart and the epilogue kind's plain product (no
+    step fused): a group's saving is then fusion's alone, not a better product schedule's."""
+    op, time = row.operation, row.time
+    if time is None or op.kind not in ("gemm", "matmul") or "epilogue" not in capable.fusion_kinds:
+        return row
+    batch, m, k, n = (1, *op.dims) if op.kind == "gemm" else op.dims
+    try:
+        plain = capable.time_fused(EpilogueGemm(m, k, n, (), batch), machine)
+    except FusionRefused:
+        return row
+    if not plain.verified or (plain.cycles, plain.dram_words) >= (time.cycles, time.dram_words):
+        return row
+    better = OperationTime(
+        plain.cycles,
+        plain.energy_pj,
+        plain.dram_words,
+        f"plain product: {plain.schedule}",
+        "exact",
+        time.bound_cycles,
+    )
+    return Timed(op, better)
+
+
+def search(graph: Graph, oracle: Any, machine: Any, kinds: tuple[str, ...] = KINDS) -> FusionPlan:
+    """The network's fusion searched on `oracle` (module doc). ValueError for an oracle without
+    the Fusion capability."""
+    capable = oracle.capability(Fusion)
+    if capable is None:
+        raise ValueError(f"oracle {oracle.name!r} does not time fused groups")
+    rows = [_best_apart(row, capable, machine) for row in time_graph(graph, oracle, machine)]
+    by_name = {r.operation.name: r for r in rows}
+    kinds = tuple(k for k in kinds if k in capable.fusion_kinds)
+    found = tuple(_region(r, by_name, capable, machine) for r in regions(graph, kinds))
+    return FusionPlan(graph, tuple(rows), found)
