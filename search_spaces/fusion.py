@@ -13,28 +13,38 @@ fusion search enumerates them (`feasible_points`) and times every point that fit
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterator, Protocol, Sequence
 
 from search_spaces.domains import Choice, Param, Point, grid
 from simcore.fusion.groups import FusedGroup
 from simcore.ga1.fused.params import FusedParams, param_domains, params_from
 from simcore.ga1.fused.program import slots_needed
 from simcore.ga1.machine import Machine
-from workloads.fusion_groups import Candidate, Region
 
 APART = "apart"
 
 
-def choice_label(chosen: tuple[Candidate, ...]) -> str:
+class Fusible(Protocol):
+    """A candidate group of a network (workloads.fusion_groups.Candidate)."""
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def operations(self) -> tuple[str, ...]: ...
+
+
+def choice_label(chosen: Sequence[Fusible]) -> str:
     """A region's choice by name: the fused candidates' first and last operations."""
     if not chosen:
         return APART
     return " | ".join(f"{c.kind} {c.operations[0]}..{c.operations[-1]}" for c in chosen)
 
 
-def fuse_param(region: Region) -> Param:
-    """Which of the region's edges fuse: one option per set of disjoint candidates."""
-    labels = tuple(choice_label(chosen) for chosen in region.choices())
+def fuse_param(choices: Sequence[Sequence[Fusible]]) -> Param:
+    """Which of a region's edges fuse: one option per set of disjoint candidates (a region's
+    `choices()`)."""
+    labels = tuple(choice_label(chosen) for chosen in choices)
     return Param("fuse", Choice(labels), "which edges fuse (apart: none)", structural=True)
 
 

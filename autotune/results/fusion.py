@@ -19,7 +19,7 @@ from typing import Any
 from autotune.oracles.fusion import FusedTime, Fusion, FusionRefused
 from autotune.oracles.operations import OperationTime
 from autotune.results.network import Timed, time_graph
-from search_spaces.fusion import choice_label
+from search_spaces.fusion import fuse_param
 from simcore.fusion.groups import EpilogueGemm
 from workloads.fusion_groups import KINDS, Candidate, Region, regions
 from workloads.graph import Graph
@@ -132,13 +132,15 @@ def _region(
     base_cycles = sum(t.cycles for t in apart if t)
     base_words = sum(t.dram_words for t in apart if t)
     found: list[tuple[tuple[int, int], str, tuple[GroupResult, ...]]] = []
-    for chosen in region.choices():
+    choices = region.choices()
+    labels = fuse_param(choices).domain.values()
+    for label, chosen in zip(labels, choices):
         results = tuple(groups[c] for c in chosen)
         if not all(g.usable for g in results):
             continue
         cycles = base_cycles - sum(g.saved()[0] for g in results)
         words = base_words - sum(g.saved()[1] for g in results)
-        found.append(((cycles, words), choice_label(chosen), results))
+        found.append(((cycles, words), str(label), results))
     best = min(found, key=lambda f: f[0])  # the empty choice is always there
     return RegionResult(
         region,
