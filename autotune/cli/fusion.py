@@ -19,7 +19,7 @@ def fusion_report(graph: Graph, oracle: Any, machine: Any, args: argparse.Namesp
         raise UsageError(f"--fuse: oracle {args.oracle} does not time fused groups (ga1 does)")
     if args.tuned or args.chart:
         raise UsageError("--fuse takes neither --tuned nor --chart")
-    plan = fusion.search(graph, oracle, machine)
+    plan = fusion.search(graph, oracle, machine, objective=args.fuse)
     described = oracle.describe_machine(machine)
     if not args.json:
         print(fusion_report.format_report(plan, args.oracle, described))

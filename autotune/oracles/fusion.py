@@ -35,6 +35,18 @@ class FusedTime:
         return self.cycles / self.bound_cycles if self.bound_cycles else float("nan")
 
 
+OBJECTIVES: tuple[str, ...] = ("cycles", "energy", "dram_words")
+
+
+def rank(objective: str, cycles: float, energy_pj: float, dram_words: float) -> tuple[float, ...]:
+    """The key a fusion search minimises: the objective first, the other two to break ties."""
+    if objective == "energy":
+        return (energy_pj, cycles, dram_words)
+    if objective == "dram_words":
+        return (dram_words, cycles, energy_pj)
+    return (cycles, dram_words, energy_pj)
+
+
 class FusionRefused(Exception):
     """No schedule of the group fits the machine (the message says what it needs)."""
 
@@ -46,6 +58,6 @@ class Fusion(ABC):
     fusion_kinds: tuple[str, ...] = ()
 
     @abstractmethod
-    def time_fused(self, group: FusedGroup, machine: Any) -> FusedTime:
-        """The group's best schedule, exactly timed, bounded and verified; FusionRefused when
-        no schedule fits the machine."""
+    def time_fused(self, group: FusedGroup, machine: Any, objective: str = "cycles") -> FusedTime:
+        """The group's best schedule by `objective` (one of OBJECTIVES), exactly timed, bounded
+        and verified; FusionRefused when no schedule fits the machine."""

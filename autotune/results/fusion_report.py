@@ -56,7 +56,15 @@ def region_rows(plan: FusionPlan) -> list[dict[str, object]]:
         {
             "operations": list(r.region.operations),
             "count": r.count,
-            "choices": [{"fuse": label, "cycles": c, "dram_words": w} for label, c, w in r.choices],
+            "choices": [
+                {
+                    "fuse": c.fuse,
+                    "cycles": c.cycles,
+                    "energy_pj": c.energy_pj,
+                    "dram_words": c.dram_words,
+                }
+                for c in r.choices
+            ],
             "chosen": [g.candidate.name for g in r.chosen],
         }
         for r in plan.regions
@@ -86,7 +94,7 @@ def _group_line(row: dict[str, object]) -> str:
 def format_report(plan: FusionPlan, oracle: str, machine: str) -> str:
     """The text report."""
     graph = plan.graph
-    lines = [f"{graph.name} on {oracle} ({machine}), fusion searched"]
+    lines = [f"{graph.name} on {oracle} ({machine}), fusion searched by {plan.objective}"]
     lines += [f"  {graph.provenance}", ""] if graph.provenance else [""]
     lines.append(
         f"{'group (one run)':<44} {'count':>5} {'choice':<8} {'cycles apart':>14} "

@@ -43,9 +43,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--fuse",
-        action="store_true",
-        help="with --oracle: search which edges fuse (epilogues, the MLP, attention) and report "
-        "each fusible group fused and apart",
+        nargs="?",
+        const="cycles",
+        choices=("cycles", "energy", "dram_words"),
+        metavar="OBJECTIVE",
+        help="with --oracle: search which edges fuse (epilogues, the MLP, attention) by cycles "
+        "(the default), energy or dram_words, and report each fusible group fused and apart",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(run=run)

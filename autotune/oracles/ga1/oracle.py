@@ -313,10 +313,12 @@ class GA1Oracle(
 
     fusion_kinds = ("epilogue", "mlp", "attention")
 
-    def time_fused(self, group: FusedGroup, machine: Machine) -> FusedTime:
+    def time_fused(
+        self, group: FusedGroup, machine: Machine, objective: str = "cycles"
+    ) -> FusedTime:
         from autotune.oracles.ga1 import fusion
 
-        return fusion.time_fused(group, machine, self.tech())
+        return fusion.time_fused(group, machine, self.tech(), objective)
 
     def notes(self, shape: Shape, machine: Machine) -> list[str]:
         note = padding_note(shape, machine)
