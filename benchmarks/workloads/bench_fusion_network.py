@@ -1,7 +1,8 @@
 """A whole network's fusion searched on GA-1: every operation timed apart, every fusible group
 (epilogues, the MLP, attention) timed fused at the best schedule of its kind's domains, each
-region's choice of which edges fuse the one with the fewest cycles
-(autotune.results.fusion; the command `python -m autotune ops NAME --oracle ga1 --fuse`).
+region's choice of which edges fuse the best by the objective (cycles, or energy), each group's
+schedule too (autotune.results.fusion; the command
+`python -m autotune ops NAME --oracle ga1 --fuse [OBJECTIVE]`).
 
 For each network and scratchpad: cycles, energy and DRAM words of the whole network apart and
 fused, and of one decoder or encoder layer (the repeated block, one run); the groups found and
@@ -10,9 +11,9 @@ graph built, every operation timed apart, every group timed fused and its best v
 
 Usage:
     python -m benchmarks.workloads.bench_fusion_network [--networks NAME,...] [--slots 64,256]
-        [--out FILE]
+        [--objectives cycles,energy] [--out FILE]
 NAME is a bundled network with its settings after colons, e.g. llama2_7b:prefill:2048 (phase,
-seq), gpt2:1024 (seq). --quick runs BERT-base at sequence 128 on 64 slots. Writes FILE
+seq), gpt2:1024 (seq). --quick runs BERT-base at sequence 128 on 64 slots by cycles. Writes FILE
 (results/bench_fusion_network.json by default).
 """
 
@@ -28,7 +29,7 @@ from workloads.graph import Graph
 
 NETWORKS = "llama2_7b:prefill:2048,llama2_7b:decode:2048,gpt2:1024,bert_base:128"
 LAYER = {"llama2_7b": "layers", "gpt2": "h", "bert_base": "encoder.layer"}
-QUICK = {"networks": "bert_base:128", "slots": "64"}
+QUICK = {"networks": "bert_base:128", "slots": "64", "objectives": "cycles"}
 
 
 def build(spec: str) -> Graph:
@@ -48,7 +49,7 @@ def clear_caches() -> None:
     operations._vector.cache_clear()
 
 
-def measure(spec: str, slots: int) -> dict[str, Any]:
+def measure(spec: str, slots: int, objective: str) -> dict[str, Any]:
     from autotune.oracles import get
     from autotune.results.fusion import search
 
@@ -57,7 +58,7 @@ def measure(spec: str, slots: int) -> dict[str, Any]:
     clear_caches()
     started = time.process_time()
     graph = build(spec)
-    plan = search(graph, oracle, machine)
+    plan = search(graph, oracle, machine, objective=objective)
     cpu = time.process_time() - started
     layer_name = LAYER[spec.split(":")[0]]
     layer_count = next(op.count for op in graph.operations if op.block == layer_name)
@@ -65,6 +66,7 @@ def measure(spec: str, slots: int) -> dict[str, Any]:
     return {
         "network": graph.name,
         "slots": slots,
+        "objective": objective,
         "cpu_s": cpu,
         "network_totals": plan.totals(),
         "layer": layer,
@@ -86,6 +88,7 @@ def print_tables(found: list[dict[str, Any]]) -> None:
             [
                 f["network"],
                 f["slots"],
+                f["objective"],
                 f"{t['apart_cycles']:,.0f}",
                 f"{t['fused_cycles']:,.0f}",
                 _ratio(t["apart_cycles"], t["fused_cycles"]),
@@ -102,6 +105,7 @@ def print_tables(found: list[dict[str, Any]]) -> None:
             [
                 "network",
                 "slots",
+                "objective",
                 "cycles apart",
                 "cycles fused",
                 "speed-up",
@@ -121,6 +125,7 @@ def print_tables(found: list[dict[str, Any]]) -> None:
             [
                 f["network"],
                 f["slots"],
+                f["objective"],
                 f"{t['apart_cycles']:,.0f}",
                 f"{t['fused_cycles']:,.0f}",
                 _ratio(t["apart_cycles"], t["fused_cycles"]),
@@ -135,6 +140,7 @@ def print_tables(found: list[dict[str, Any]]) -> None:
             [
                 "network",
                 "slots",
+                "objective",
                 "cycles apart",
                 "cycles fused",
                 "speed-up",
@@ -146,19 +152,22 @@ def print_tables(found: list[dict[str, Any]]) -> None:
         )
     )
     for f in found:
-        print(f"\n{f['network']}, {f['slots']} slots, fused: " + "; ".join(f["fused"]))
+        where = f"{f['network']}, {f['slots']} slots, by {f['objective']}"
+        print(f"\n{where}, fused: " + "; ".join(f["fused"]))
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = harness.parser(__doc__, quick=QUICK)
     parser.add_argument("--networks", default=NETWORKS)
     parser.add_argument("--slots", default="64,256")
+    parser.add_argument("--objectives", default="cycles,energy")
     parser.add_argument("--out", default=str(harness.RESULTS / "bench_fusion_network.json"))
     args = parser.parse_args(argv)
     found = [
-        measure(spec, int(slots))
+        measure(spec, int(slots), objective)
         for spec in args.networks.split(",")
         for slots in args.slots.split(",")
+        for objective in args.objectives.split(",")
     ]
     print_tables(found)
     out = Path(args.out)
