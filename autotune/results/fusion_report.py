@@ -29,6 +29,7 @@ def group_rows(plan: FusionPlan) -> list[dict[str, object]]:
                     "kept_on_chip": list(c.intermediates),
                     "computes": c.group.describe(),
                     "count": c.count,
+                    "block": c.block,
                     "status": _status(group, region),
                     "refused": group.refused or None,
                     "apart_cycles": group.apart_cycles,
@@ -78,7 +79,9 @@ def _short(name: str, width: int) -> str:
 def _group_line(row: dict[str, object]) -> str:
     ops = row["operations"]
     assert isinstance(ops, list)
-    label = f"{row['kind']} {ops[0]}..{str(ops[-1]).rsplit('.', 1)[-1]}"
+    block = f"{row['block']}." if row["block"] else ""
+    last = str(ops[-1]).removeprefix(block)
+    label = f"{row['kind']} {ops[0]}..{last}"
     apart = f"{row['apart_cycles']:,}"
     if row["fused_cycles"] is None:
         return f"{_short(label, 44):<44} {row['count']:>5} {'refused':<8} {apart:>14}  {row['refused']}"
