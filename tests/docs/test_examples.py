@@ -40,9 +40,9 @@ NOT_RUN: dict[str, str] = {
     "virtualenvs); `python -m benchmarks --quick` runs each one's smoke test",
     "docs/guide/workers.md:17": "needs a PostgreSQL server (tests/autotune/test_postgres_workers.py "
     "runs one)",
-    "docs/guide/commands.md:340": "needs SCALE-Sim's topology and config files (a peer's files)",
+    "docs/guide/commands.md:342": "needs SCALE-Sim's topology and config files (a peer's files)",
     "docs/networks.md:13": "needs an ONNX model of the reader's (model.onnx)",
-    "docs/networks.md:162": "names the study folder the run above prints (its name ends in a hash)",
+    "docs/networks.md:163": "names the study folder the run above prints (its name ends in a hash)",
     "docs/guide/commands.md:268": "needs an ONNX model of the reader's (model.onnx)",
     "docs/guide/commands.md:269": "needs SCALE-Sim's topology file (Resnet50.csv)",
     "docs/oracles.md:199": "needs SCALE-Sim's topology file (Resnet50.csv)",
@@ -52,8 +52,8 @@ NOT_RUN: dict[str, str] = {
     "docs/trust.md": "needs SCALE-Sim in its own virtualenv (a peer)",
     "docs/extending/oracle.md:101": "needs the example oracle installed (pip install -e "
     "examples/toy_oracle; tests/autotune/test_example_oracle.py runs it)",
-    "docs/extending/oracle.md:114": "a file the site includes (--8<--), not a script",
-    "docs/extending/oracle.md:124": "a file the site includes (--8<--), not a script",
+    "docs/extending/oracle.md:115": "a file the site includes (--8<--), not a script",
+    "docs/extending/oracle.md:125": "a file the site includes (--8<--), not a script",
 }
 # What a page takes as done before its examples (the reader ran the README's main job).
 BEFORE: dict[str, list[str]] = {
