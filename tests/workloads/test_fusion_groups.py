@@ -5,6 +5,7 @@ reads, computing the group's multiply-adds), and a region's choices are disjoint
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 from helpers.examples import examples
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 from simcore.fusion.groups import EpilogueGemm, FusedAttention, FusedMlp
 from workloads.fusion_groups import Candidate, candidates, regions
 from workloads.graph import Graph
-from workloads.network import Builder
+from workloads.network import Builder, load_graph
 from workloads.networks import build
 
 VECTOR = ("bias", "relu", "gelu", "silu", "add", "mul", "scale", "softmax", "layernorm")
@@ -182,3 +183,28 @@ def test_regions_partition_and_choices_are_disjoint(graph: Graph) -> None:
 @pytest.mark.parametrize("name", ["gpt2", "bert_base", "llama2_7b"])
 def test_bundled_groups_are_valid_subgraphs(name: str) -> None:
     test_every_group_is_a_valid_subgraph.hypothesis.inner_test(build(name))  # type: ignore[attr-defined]
+
+
+def test_onnx_model_groups(tmp_path: Path) -> None:
+    """An ONNX file's MatMul, Add, Gelu, Div and Softmax nodes make the same groups."""
+    helper = pytest.importorskip("onnx").helper
+    from helpers.onnx_models import model, save
+
+    nodes = [
+        helper.make_node("MatMul", ["x", "w1"], ["h"], name="fc1"),
+        helper.make_node("Add", ["h", "b1"], ["hb"], name="fc1_bias"),
+        helper.make_node("Gelu", ["hb"], ["g"], name="gelu"),
+        helper.make_node("MatMul", ["g", "w2"], ["y"], name="fc2"),
+        helper.make_node("Add", ["y", "b2"], ["yb"], name="fc2_bias"),
+        helper.make_node("MatMul", ["q", "kt"], ["s"], name="qk"),
+        helper.make_node("Div", ["s", "d"], ["ss"], name="scale"),
+        helper.make_node("Softmax", ["ss"], ["p"], name="softmax", axis=-1),
+        helper.make_node("MatMul", ["p", "v"], ["o"], name="pv"),
+    ]
+    weights = {"w1": (32, 64), "b1": (64,), "w2": (64, 32), "b2": (32,), "d": ()}
+    shapes = {"x": [16, 32], "q": [2, 16, 8], "kt": [2, 8, 24], "v": [2, 24, 8]}
+    path = save(model(nodes, shapes, ["yb", "o"], weights, opset=20), tmp_path / "m.onnx")
+    found = {c.kind: c for c in candidates(load_graph(path))}
+    assert found["mlp"].group == FusedMlp(16, 32, 64, 32, "gelu", True, "erf")
+    assert found["attention"].operations == ("qk", "scale", "softmax", "pv")
+    assert found["attention"].group == FusedAttention(2, 16, 24, 8, scale=1.0)
