@@ -4,7 +4,9 @@ that does not fit is refused with what it needs, and the command reports it."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from typing import Any
 
 import pytest
 from helpers.cli import run_error
@@ -14,8 +16,10 @@ from hypothesis import strategies as st
 
 from autotune.cli import main
 from autotune.oracles import get
+from autotune.oracles.fusion import FusedTime
 from autotune.results.fusion import FusionPlan, search
 from autotune.results.fusion_report import format_report, group_rows
+from simcore.fusion.groups import FusedGroup
 from workloads.graph import Graph
 from workloads.network import Builder
 
@@ -134,3 +138,24 @@ def test_ops_fuse_bad_input(
     capsys: pytest.CaptureFixture[str], argv: list[str], message: str
 ) -> None:
     assert message in run_error(capsys, argv)
+
+
+class _Unverified(type(get("ga1"))):  # type: ignore[misc]
+    """GA-1 whose fused attention fails its verification."""
+
+    def time_fused(self, group: FusedGroup, machine: Any, objective: str = "cycles") -> FusedTime:
+        found = super().time_fused(group, machine, objective)
+        if group.kind != "attention":
+            return found
+        return dataclasses.replace(found, verified=False, verification="outputs differ")
+
+
+def test_a_group_failing_verification_is_never_chosen() -> None:
+    graph = small_layer(32, 16, 64, 2, True)
+    oracle = _Unverified()
+    plan = search(graph, oracle, oracle.parse_machine("slots=64"))
+    attention = next(r for r in group_rows(plan) if r["kind"] == "attention")
+    assert attention["status"] == "refused"
+    assert attention["refused"] == "verification outputs differ"
+    assert all(g.candidate.kind != "attention" for r in plan.regions for g in r.chosen)
+    _check(plan)
