@@ -5,8 +5,8 @@ Three patterns, over edges whose tensor has one consumer (the next operation of 
 operations of the same block and count:
 
 * **epilogue**: a product (gemm, or matmul: `batch` products) followed by elementwise steps on
-  its output: bias, relu, gelu, silu, scale, and an add of a tensor from outside the chain (a
-  residual). Every prefix of the chain is a candidate: which of its edges fuse is a choice;
+  its output: bias, relu, gelu, silu, scale, an add of a tensor from outside the chain (a
+  residual) and a multiply by one (a gate: SwiGLU's silu(x W_gate) times x W_up). Every prefix of the chain is a candidate: which of its edges fuse is a choice;
 * **mlp**: gemm, [bias], an activation (relu, gelu, silu), a gemm reading it, [bias] (both
   biases or none, as `FusedMlp` has them);
 * **attention**: matmul Q K^T, [scale], softmax, matmul P V reading the probabilities.
@@ -32,7 +32,7 @@ from workloads.graph import Graph, Operation
 
 KINDS: tuple[str, ...] = ("epilogue", "mlp", "attention")
 STEPS = {"bias": "bias", "relu": "relu", "gelu": "gelu", "silu": "silu", "scale": "scale"}
-STEPS["add"] = "residual"
+STEPS.update({"add": "residual", "mul": "gate"})
 MOST_CHOICES = 4096  # a region past this many choices is refused (none of the networks nears it)
 
 
@@ -122,14 +122,11 @@ def _product(op: Operation) -> tuple[int, int, int, int] | None:
 def _step(op: Operation, tensor: str, edges: _Edges, batch: int, m: int, n: int) -> str | None:
     """The epilogue step `op` is, applied to `tensor`, or None."""
     step = STEPS.get(op.kind)
-    if (
-        step is None
-        or not _rows(op, batch, m, n)
-        or op.inputs[:1] != (tensor,)
-        and step != "residual"
-    ):
+    if step is None or not _rows(op, batch, m, n):
         return None
-    if step == "residual":
+    if op.inputs[:1] != (tensor,) and step not in ("residual", "gate"):
+        return None
+    if step in ("residual", "gate"):
         others = [t for t in op.inputs if t != tensor]
         if op.option("fn") == "Sub" or len(op.inputs) != 2 or len(others) != 1:
             return None
@@ -151,7 +148,7 @@ def _epilogues(op: Operation, edges: _Edges) -> list[Candidate]:
         if following is None:
             break
         step = _step(following, chain[-1].outputs[0], edges, batch, m, n)
-        if step is None or (step in ("scale", "gelu") and step in steps):
+        if step is None or step in steps:
             break
         chain.append(following)
         steps.append(step)

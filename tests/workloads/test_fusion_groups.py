@@ -43,10 +43,12 @@ def test_llama_attention_prefill_and_decode() -> None:
         c for c in candidates(build("llama2_7b", phase="decode", seq=256)) if c.kind == "attention"
     )
     assert decode.group == FusedAttention(32, 1, 256, 128, scale=1 / math.sqrt(128))
-    # SwiGLU's gate and up products feed a multiply: only the gate's SiLU is an epilogue
-    kinds = {(c.kind, c.operations[-1]) for c in candidates(build("llama2_7b", seq=256))}
-    assert ("epilogue", "layers.mlp.silu") in kinds
-    assert not any(k == "mlp" for k, _ in kinds)
+    # SwiGLU: the gate product's SiLU, then the multiply by the up product's output (a gate)
+    found = candidates(build("llama2_7b", seq=256))
+    gated = next(c for c in found if c.operations[-1] == "layers.mlp.mul")
+    assert gated.operations == ("layers.mlp.gate_proj", "layers.mlp.silu", "layers.mlp.mul")
+    assert gated.group == EpilogueGemm(256, 4096, 11008, ("silu", "gate"))
+    assert not any(c.kind == "mlp" for c in found)
 
 
 def test_bert_erf_gelu_and_region_choices() -> None:
