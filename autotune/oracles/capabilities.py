@@ -20,6 +20,7 @@ needs it asks with one call, `oracle.capability(Kind)`, which gives the capabili
 | ImportedSchedules | families of schedules imported whole into a study | rebuilding, optimum --enqueue |
 | Architectures | machines described by architecture files (bundled by name, or a file) | the plan (arch), `archs` |
 | Operations (autotune.oracles.operations) | a network's operations besides GEMMs, timed | ops --oracle, the network report |
+| Fusion (autotune.oracles.fusion) | fused groups of a network, timed at their best schedule | ops --oracle --fuse |
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 intermediates kept on chip (one declaration per kind, read by every oracle; docs/fusion.md).
 
 * `EpilogueGemm`: C = A B with elementwise work on each output tile before it is stored (bias,
-  an activation, a residual add, a scale), `batch` independent products;
+  an activation, a residual add, a scale, a gate multiply), `batch` independent products;
 * `FusedMlp`: Y = act(X W1 + b1) W2 + b2, over row blocks of X, the hidden block kept on chip
   between the two products;
 * `FusedAttention`: softmax(Q K^T / sqrt(d)) V per head, over blocks of keys with a running
@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-EPILOGUE_STEPS: tuple[str, ...] = ("bias", "relu", "gelu", "silu", "residual", "scale")
+EPILOGUE_STEPS: tuple[str, ...] = ("bias", "relu", "gelu", "silu", "residual", "scale", "gate")
 ACTIVATIONS: tuple[str, ...] = ("relu", "gelu", "silu")
 GELU_FORMS: tuple[str, ...] = ("tanh", "erf")
 K_LAYOUTS: tuple[str, ...] = ("transposed", "rows")
@@ -41,7 +41,8 @@ def _gelu_form(owner: str, form: str) -> None:
 class EpilogueGemm:
     """`batch` products C_h = A_h B_h (m x k times k x n), each output tile put through
     `epilogue` in order before it is stored: "bias" (a vector along n), "relu", "gelu",
-    "silu", "residual" (an m x n tensor added), "scale" (by `scale`)."""
+    "silu", "residual" (an m x n tensor added), "scale" (by `scale`), "gate" (multiplied by an
+    m x n tensor: SwiGLU's silu(x W_gate) times x W_up)."""
 
     m: int
     k: int

@@ -20,40 +20,41 @@ import pytest
 
 from tests.docs.pages import ROOT, Example, examples, pages, runs, shown_in
 
-# Examples that take minutes, by page:line (or page: every example of the page), and why.
+# Examples that take minutes, by "page ~ text" (an example of the page whose text holds it), a page
+# (every example of it) or a folder, and why.
 SLOW: dict[str, str] = {
     "docs/benchmarks.md": "a sweep of machines and a co-design over a workload: minutes",
-    "docs/getting-started.md:64": "a benchmark: compiles the engine from an empty cache, twice",
+    "docs/getting-started.md ~ bench_first_run": "a benchmark: compiles the engine from an empty cache, twice",
     "docs/exact.md": "CP-SAT and the exhaustive search (about 25 s of CPU a solve), and the "
     "commands that read the study they fill",
-    "docs/guide/commands.md:163": "tunes every GEMM of a transformer: minutes",
-    "docs/energy.md:151": "1,000 trials of two objectives: a minute or more of CPU",
-    "docs/energy.md:152": "1,000 trials of three objectives: a minute or more of CPU",
-    "docs/energy.md:153": "reads the study the slow example above makes",
-    "docs/energy.md:197": "a co-design of 60 machines over a workload: minutes",
-    "docs/energy.md:208": "draws the co-design the slow example above makes",
-    "docs/energy.md:298": "costs 30 GEMM x dataflow cases against ZigZag's golden figures",
+    "docs/guide/commands.md ~ --workload workloads/networks/transformer_b64.toml": "tunes every GEMM of a transformer: minutes",
+    "docs/energy.md ~ tune --shape 128x128x128 --objectives cycles,energy": "1,000 trials of two objectives: a minute or more of CPU",
+    "docs/energy.md ~ tune --oracle systolic --shape 128x128x128 --objectives": "1,000 trials of three objectives: a minute or more of CPU",
+    "docs/energy.md ~ show ga1-128x128x128-s64-": "reads the study the slow example above makes",
+    "docs/energy.md ~ transformer_b1.toml --search-machine": "a co-design of 60 machines over a workload: minutes",
+    "docs/energy.md ~ plot codesign-energy": "draws the co-design the slow example above makes",
+    "docs/energy.md ~ bench_energy --golden": "costs 30 GEMM x dataflow cases against ZigZag's golden figures",
 }
 # Examples a test cannot run, and why.
 NOT_RUN: dict[str, str] = {
     "docs/benchmarks": "a benchmark's full run (minutes to hours, several with peers' "
     "virtualenvs); `python -m benchmarks --quick` runs each one's smoke test",
-    "docs/guide/workers.md:17": "needs a PostgreSQL server (tests/autotune/test_postgres_workers.py "
+    "docs/guide/workers.md ~ --storage postgresql://": "needs a PostgreSQL server (tests/autotune/test_postgres_workers.py "
     "runs one)",
-    "docs/guide/commands.md:341": "needs SCALE-Sim's topology and config files (a peer's files)",
-    "docs/networks.md:13": "needs an ONNX model of the reader's (model.onnx)",
-    "docs/networks.md:211": "names the study folder the run above prints (its name ends in a hash)",
-    "docs/guide/commands.md:268": "needs an ONNX model of the reader's (model.onnx)",
-    "docs/guide/commands.md:269": "needs SCALE-Sim's topology file (Resnet50.csv)",
-    "docs/oracles.md:199": "needs SCALE-Sim's topology file (Resnet50.csv)",
-    "docs/oracles.md:247": "needs SCALE-Sim's configs/google.cfg (a peer's file)",
-    "docs/energy.md:173": "needs a technology table of the reader's (node.toml)",
-    "docs/energy.md:297": "needs ZigZag in its own virtualenv (a peer)",
+    "docs/guide/commands.md ~ --arch configs/google.cfg": "needs SCALE-Sim's topology and config files (a peer's files)",
+    "docs/networks.md ~ ops model.onnx": "needs an ONNX model of the reader's (model.onnx)",
+    "docs/networks.md ~ --tuned results/workload-gpt2_s256-s64-...": "names the study folder the run above prints (its name ends in a hash)",
+    "docs/guide/commands.md ~ gemms model.onnx": "needs an ONNX model of the reader's (model.onnx)",
+    "docs/guide/commands.md ~ gemms Resnet50.csv": "needs SCALE-Sim's topology file (Resnet50.csv)",
+    "docs/oracles.md ~ --workload Resnet50.csv": "needs SCALE-Sim's topology file (Resnet50.csv)",
+    "docs/oracles.md ~ read_scalesim_config": "needs SCALE-Sim's configs/google.cfg (a peer's file)",
+    "docs/energy.md ~ --tech node.toml": "needs a technology table of the reader's (node.toml)",
+    "docs/energy.md ~ --zigzag-python": "needs ZigZag in its own virtualenv (a peer)",
     "docs/trust.md": "needs SCALE-Sim in its own virtualenv (a peer)",
-    "docs/extending/oracle.md:101": "needs the example oracle installed (pip install -e "
+    "docs/extending/oracle.md ~ pip install -e examples/toy_oracle": "needs the example oracle installed (pip install -e "
     "examples/toy_oracle; tests/autotune/test_example_oracle.py runs it)",
-    "docs/extending/oracle.md:114": "a file the site includes (--8<--), not a script",
-    "docs/extending/oracle.md:124": "a file the site includes (--8<--), not a script",
+    "docs/extending/oracle.md ~ toy_oracle/__init__.py": "a file the site includes (--8<--), not a script",
+    "docs/extending/oracle.md ~ toy_oracle/guarded.py": "a file the site includes (--8<--), not a script",
 }
 # What a page takes as done before its examples (the reader ran the README's main job).
 BEFORE: dict[str, list[str]] = {
@@ -63,11 +64,17 @@ INPUTS = ("workloads", "examples", "tools", "benchmarks", "tests")
 PATIENCE = 3600  # seconds: a hung example fails instead of holding the run
 
 
+def _names(key: str, example: Example) -> bool:
+    """Whether a key of the lists names the example: "page ~ text" (text in its command or
+    script), its page, or its page's folder."""
+    page, _, text = key.partition(" ~ ")
+    if text:
+        return page == example.page and text in example.text
+    return key in (example.page, str(Path(example.page).parent))
+
+
 def _reason(table: dict[str, str], example: Example) -> str | None:
-    for key in (example.id, example.page, str(Path(example.page).parent)):
-        if key in table:
-            return table[key]
-    return None
+    return next((reason for key, reason in table.items() if _names(key, example)), None)
 
 
 def _cases() -> list[object]:
@@ -154,10 +161,8 @@ def test_the_example_runs_as_its_page_says(
 
 
 def test_the_pages_have_examples_and_each_listed_one_exists() -> None:
-    """The lists above name examples that exist (a page edited moves its line numbers)."""
-    found = {e.id for page in pages() for e in examples(page)}
-    places = found | {e.page for page in pages() for e in examples(page)}
-    places |= {str(Path(p).parent) for p in places}
+    """Each key of the lists above names an example that exists (its text was edited away)."""
+    every = [e for page in pages() for e in examples(page)]
     for key in [*SLOW, *NOT_RUN]:
-        assert key in places, f"{key} names no example of the pages"
+        assert any(_names(key, e) for e in every), f"{key} names no example of the pages"
     assert len([c for c in CASES]) >= 40

@@ -54,6 +54,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "token are at (1 GHz, 1050 MHz); default: the machine's (a systolic architecture's "
         "array.clock), or 1 GHz for GA-1, whose chapter states none",
     )
+    parser.add_argument(
+        "--fuse",
+        nargs="?",
+        const="cycles",
+        choices=("cycles", "energy", "dram_words"),
+        metavar="OBJECTIVE",
+        help="with --oracle: search which edges fuse (epilogues, the MLP, attention) by cycles "
+        "(the default), energy or dram_words, and report each fusible group fused and apart",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(run=run)
 
@@ -168,6 +177,10 @@ def _report(graph: Graph, args: argparse.Namespace) -> int:
         given = (("--arch", args.arch), ("--machine", args.machine))
         flag = " ".join(f"{name} {value}" for name, value in given if value)
         raise UsageError(f"{flag}: {str(exc).splitlines()[0]}") from None
+    if args.fuse:
+        from autotune.cli.fusion import fusion_report
+
+        return fusion_report(graph, oracle, machine, args)
     tuned = _tuned(args, machine) if args.tuned else None
     try:
         rows = network.time_graph(graph, oracle, machine, tuned)
@@ -263,6 +276,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--machine applies to the --oracle report: give --oracle NAME")
     if args.arch and args.oracle != "systolic":
         raise UsageError("--arch applies to --oracle systolic")
+    if args.fuse and not args.oracle:
+        raise UsageError("--fuse searches the --oracle report's fusion: give --oracle NAME")
     graph = _graph(args)
     if args.oracle:
         return _report(graph, args)

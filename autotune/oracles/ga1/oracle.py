@@ -26,6 +26,7 @@ from autotune.oracles.capabilities import (
     Timeline,
     TimingMethods,
 )
+from autotune.oracles.fusion import FusedTime, Fusion
 from autotune.oracles.ga1 import machines
 from autotune.oracles.ga1.measures import MEASURES, TABLE_COLUMNS
 from autotune.oracles.ga1.sizes import GA1SizeGuard, chapter_best, largest_counts, padding_note
@@ -42,6 +43,7 @@ from simcore.shape import Shape
 
 if TYPE_CHECKING:
     from simcore.energy import Cost
+    from simcore.fusion.groups import FusedGroup
     from simcore.ga1.program import Program
     from simcore.ga1.timing import Timing
     from workloads.graph import Operation as GraphOperation
@@ -68,6 +70,7 @@ class GA1Oracle(
     MachineSearch,
     ImportedSchedules,
     Operations,
+    Fusion,
 ):
     name = "ga1"
     description = "the GA-1 cycle simulator: DMA, scratchpad slots and a tile matrix unit"
@@ -305,6 +308,17 @@ class GA1Oracle(
         from autotune.oracles.ga1 import operations
 
         return operations.time_operation(operation, machine, self.tech())
+
+    # --- fused groups (autotune/oracles/ga1/fusion.py) -------------------------------------------
+
+    fusion_kinds = ("epilogue", "mlp", "attention")
+
+    def time_fused(
+        self, group: FusedGroup, machine: Machine, objective: str = "cycles"
+    ) -> FusedTime:
+        from autotune.oracles.ga1 import fusion
+
+        return fusion.time_fused(group, machine, self.tech(), objective)
 
     def notes(self, shape: Shape, machine: Machine) -> list[str]:
         note = padding_note(shape, machine)

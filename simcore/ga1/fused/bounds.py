@@ -5,7 +5,7 @@ beats, so a timed program carries its ratio.
   MLP's Mt Ht (Dt + Ot), attention's Dt per key tile a query tile row sees, twice (Q K^T and
   P V); a tile wholly above a causal diagonal needs none. The matrix unit takes mxu_cycles for
   each.
-* Compulsory tiles: every tile of an external input loaded once (A, B, a residual, the bias
+* Compulsory tiles: every tile of an external input loaded once (A, B, a residual, a gate, the bias
   tiles; X, W1, W2 and the biases; Q, and the K and V tiles some query sees) and every output
   tile stored once; intermediates need no transfer. Constant tiles (masks) are left out: a
   program could make them.
@@ -69,7 +69,7 @@ def bound(group: FusedGroup, machine: Machine) -> FusedBound:
         g = group
         Mt, Kt, Nt = tiles(g.m, T), tiles(g.k, T), tiles(g.n, T)
         products = g.batch * Mt * Kt * Nt
-        outputs = Mt * Nt * (2 if "residual" in g.epilogue else 1)
+        outputs = Mt * Nt * (1 + ("residual" in g.epilogue) + ("gate" in g.epilogue))
         compulsory = g.batch * (Mt * Kt + Kt * Nt + outputs) + (Nt if "bias" in g.epilogue else 0)
         words = g.batch * stored_product_traffic(g.m, g.n, g.k, S)
     elif isinstance(group, FusedMlp):

@@ -1,12 +1,12 @@
 """A GEMM with its epilogue fused: each block of bm x bn output tiles is accumulated in the
 scratchpad over the k steps, then every tile goes through the epilogue (bias, activation,
-residual add, scale) on the vector unit and is stored once: no store and reload between the
+residual add, scale, gate multiply) on the vector unit and is stored once: no store and reload between the
 product and the elementwise work.
 
 Blocks are visited along a row of blocks (order "row") or down a column ("col"), batch after
 batch. A k step loads the block's A tiles and B tiles into the ring and runs the block's tile
 products. The epilogue walks the block column by column: the column's bias tile and residual
-tiles come into the ring, then each tile is finished and stored. With two output sets
+tiles (and gate tiles) come into the ring, then each tile is finished and stored. With two output sets
 (`c_buffers` = 2) a block's epilogue is issued after the next block's first k step, so the
 vector unit and the stores overlap the next block's products.
 """
@@ -43,8 +43,16 @@ class GemmBuilder:
         self.ones = layout.take("ones", 1) if ones else -1
         self.temp = layout.take("temporary", 1) if ones else -1
         self.c0 = layout.take("output blocks", params.c_buffers * self.bm * self.bn)
-        self.ring0 = layout.take("ring", params.buffers * (self.bm + self.bn))
+        self.ring_size = max(params.buffers * (self.bm + self.bn), self.epilogue_tiles())
+        self.ring0 = layout.take("ring", self.ring_size)
         layout.check(f"{group.describe()} with {params}", machine)
+
+    def epilogue_tiles(self) -> int:
+        """Tiles one output column's epilogue holds in the ring at once: its bias tile, its
+        residual tiles and its gate tiles."""
+        steps = self.group.epilogue
+        per_row = ("residual" in steps) + ("gate" in steps)
+        return ("bias" in steps) + per_row * self.bm
 
     # ---- names and geometry
     def name(self, base: str, h: int) -> str:
@@ -79,7 +87,7 @@ class GemmBuilder:
 
     # ---- the program
     def emit(self, e: FusedEmitter) -> None:
-        self.ring = e.ring(self.ring0, self.params.buffers * (self.bm + self.bn))
+        self.ring = e.ring(self.ring0, self.ring_size)
         if self.ones >= 0:
             make_ones(e, self.ones)
         c = self.params.c_buffers
@@ -140,21 +148,25 @@ class GemmBuilder:
             bias = self.ring.take() if "bias" in steps else -1
             if bias >= 0:
                 e.load(bias, "BIAS", 0, col)
-            residual = [self.ring.take() if "residual" in steps else -1 for _ in range(mo)]
-            for x, slot in enumerate(residual):
-                if slot >= 0:
-                    e.load(slot, self.name("R", h), I * self.bm + x, col)
+            extra = {}
+            for step, tensor in (("residual", "R"), ("gate", "G")):
+                extra[step] = [self.ring.take() if step in steps else -1 for _ in range(mo)]
+                for x, slot in enumerate(extra[step]):
+                    if slot >= 0:
+                        e.load(slot, self.name(tensor, h), I * self.bm + x, col)
             for x in range(mo):
                 c = self.c_slot(block, x, y)
-                self._finish(e, c, bias, residual[x])
+                self._finish(e, c, bias, extra["residual"][x], extra["gate"][x])
                 e.store(c, self.name("C", h), I * self.bm + x, col)
 
-    def _finish(self, e: FusedEmitter, c: int, bias: int, residual: int) -> None:
+    def _finish(self, e: FusedEmitter, c: int, bias: int, residual: int, gate: int) -> None:
         for step in self.group.epilogue:
             if step == "bias":
                 e.vop("add", c, c, bias)
             elif step == "residual":
                 e.vop("add", c, c, residual)
+            elif step == "gate":
+                e.vop("mul", c, c, gate)
             elif step == "scale":
                 e.vscale(c, c, self.group.scale)
             else:
@@ -169,6 +181,8 @@ class GemmBuilder:
             dram[self.name("C", h)] = np.zeros((g.m, g.n))
             if "residual" in g.epilogue:
                 dram[self.name("R", h)] = rng.standard_normal((g.m, g.n))
+            if "gate" in g.epilogue:
+                dram[self.name("G", h)] = rng.standard_normal((g.m, g.n))
         if "bias" in g.epilogue:
             dram["BIAS"] = np.tile(rng.standard_normal(g.n), (self.T, 1))
         return dram
@@ -178,13 +192,19 @@ class GemmBuilder:
         for h in range(g.batch):
             c = dram[self.name("A", h)] @ dram[self.name("B", h)]
             for step in g.epilogue:
-                c = apply_step(step, c, dram, self.name("R", h), g.scale, g.gelu)
+                c = apply_step(step, c, dram, self.name("R", h), g.scale, g.gelu, self.name("G", h))
             out[self.name("C", h)] = c
         return out
 
 
 def apply_step(
-    step: str, c: np.ndarray, dram: dict[str, np.ndarray], residual: str, scale: float, gelu: str
+    step: str,
+    c: np.ndarray,
+    dram: dict[str, np.ndarray],
+    residual: str,
+    scale: float,
+    gelu: str,
+    gate: str = "",
 ) -> np.ndarray:
     """One epilogue step in numpy, as the programs define it."""
     with np.errstate(over="ignore"):
@@ -192,6 +212,8 @@ def apply_step(
             done = c + dram["BIAS"][0]
         elif step == "residual":
             done = c + dram[residual]
+        elif step == "gate":
+            done = c * dram[gate]
         elif step == "scale":
             done = c * scale
         elif step == "relu":

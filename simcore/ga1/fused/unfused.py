@@ -21,7 +21,7 @@ from simcore.ga1.machine import Machine
 from simcore.ga1.vector import VectorOp, all_params, slots_needed, vector_program
 
 STEP_OPS = {"bias": "bias", "relu": "relu", "gelu": "gelu", "silu": "silu"}
-STEP_OPS.update({"residual": "add", "scale": "scale"})
+STEP_OPS.update({"residual": "add", "scale": "scale", "gate": "mul"})
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ class GemmBuild:
     ) -> None:
         if group.batch != 1:
             raise ValueError("systolic fused groups take batch 1")
+        _no_gate(group.epilogue)
         self.costs, self.group, self.names = costs, group, names
         self.bias_name, self.residual_name = bias, residual
         g = group
@@ -172,6 +173,11 @@ class GemmBuild:
         e.add(self.costs.link("drain", "c-final", slot, c_name, self.rows(i), self.cols(j)))
 
 
+def _no_gate(steps: tuple[str, ...]) -> None:
+    if "gate" in steps:
+        raise ValueError("the systolic fused engine has no 'gate' epilogue step (GA-1's has)")
+
+
 class PassBuild:
     """One elementwise step over an m x n tensor in DRAM, `rows` rows a block: load the block
     (and its residual block, and the bias), the vector unit's step in place, drain."""
@@ -186,6 +192,7 @@ class PassBuild:
         names: tuple[str, str],
         bias: str = "BIAS",
     ) -> None:
+        _no_gate((step,))
         self.costs, self.step, self.m, self.n, self.names = costs, step, m, n, names
         self.bias_name = bias
         self.rows = max(1, min(rows, m))

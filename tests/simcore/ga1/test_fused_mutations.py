@@ -132,6 +132,25 @@ MUTANTS: tuple[Mutant, ...] = (
         {"c_buffers": 2, "bm": 1, "bn": 2},
     ),
     Mutant(
+        "the gate multiply left out",
+        (gemm("GemmBuilder._finish", 'e.vop("mul", c, c, gate)', "None"),),
+        {"kind": "gemm", "m": 20, "k": 12, "n": 24, "epilogue": ("silu", "gate")},
+        (RESULTS,),
+    ),
+    Mutant(
+        "the ring holds one column's residual and gate tiles no longer than the streamed sets",
+        (
+            gemm(
+                "GemmBuilder.__init__",
+                "max(params.buffers * (self.bm + self.bn), self.epilogue_tiles())",
+                "params.buffers * (self.bm + self.bn)",
+            ),
+        ),
+        {"kind": "gemm", "m": 40, "k": 12, "n": 24, "epilogue": ("bias", "residual", "gate")},
+        (RESULTS,),
+        {"bm": 4, "bn": 1, "buffers": 1},
+    ),
+    Mutant(
         "a product does not wait for the vector unit's result it reads",
         (Rewrite("ga1.timing", "run_timing", "ready[s1]", "0", branch="op == MXU"),),
         PREFILL,

@@ -1,0 +1,39 @@
+"""`autotune ops NAME --oracle ORACLE --fuse`: the network's fusion searched
+(autotune.results.fusion) and its report, as text or one JSON object."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from autotune.cli.errors import UsageError
+from workloads.graph import Graph
+
+
+def fusion_report(graph: Graph, oracle: Any, machine: Any, args: argparse.Namespace) -> int:
+    from autotune.oracles.fusion import Fusion
+    from autotune.results import fusion, fusion_report
+
+    if oracle.capability(Fusion) is None:
+        raise UsageError(f"--fuse: oracle {args.oracle} does not time fused groups (ga1 does)")
+    if args.tuned or args.chart:
+        raise UsageError("--fuse takes neither --tuned nor --chart")
+    plan = fusion.search(graph, oracle, machine, objective=args.fuse)
+    described = oracle.describe_machine(machine)
+    if not args.json:
+        print(fusion_report.format_report(plan, args.oracle, described))
+        return 0
+    print(
+        json.dumps(
+            {
+                "network": graph.name,
+                "oracle": args.oracle,
+                "machine": described,
+                **plan.totals(),
+                "groups": fusion_report.group_rows(plan),
+                "regions": fusion_report.region_rows(plan),
+            }
+        )
+    )
+    return 0
