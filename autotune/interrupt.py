@@ -81,6 +81,10 @@ class StopRequest:
             return
         if self.requested or self.urgent:
             self.forced = True
+            if not self.requested:
+                # Requested too: an interrupt raised where Python swallows it (a fork or
+                # finaliser callback) still reaches the code that polls `requested`.
+                self.request()
             raise KeyboardInterrupt
         self.request()
 

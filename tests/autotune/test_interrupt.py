@@ -179,3 +179,10 @@ def test_ctrl_c_outside_a_run_interrupts_once_and_never_kills_the_exit(
     )
     assert child.returncode == status, child.stderr
     assert child.stderr.strip() == said
+
+
+def test_an_urgent_ctrl_c_is_also_a_request_should_its_interrupt_be_swallowed() -> None:
+    stop = StopRequest()
+    with stop.urgently(), pytest.raises(KeyboardInterrupt):
+        stop._handle(signal.SIGINT, None)
+    assert stop.requested and stop.forced

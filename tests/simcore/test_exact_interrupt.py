@@ -164,3 +164,40 @@ def test_a_caller_killed_by_sigkill_leaves_no_solver_behind() -> None:
         if caller.poll() is None:
             caller.kill()
             caller.wait()
+
+
+class _Stopped(Exception):
+    """What the test's Ctrl-C handler raises, as the command's raises KeyboardInterrupt."""
+
+
+_ARMED: list[bool] = []  # a Ctrl-C to send from inside the next fork's callbacks
+
+
+def _ctrl_c_inside_the_fork() -> None:
+    if _ARMED:
+        _ARMED.clear()
+        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(3):  # bytecodes after the signal: a handler not held runs here
+            pass
+
+
+os.register_at_fork(after_in_parent=_ctrl_c_inside_the_fork)
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="no signal masks")
+def test_a_ctrl_c_during_the_fork_is_not_swallowed_by_its_callbacks() -> None:
+    asked: list[bool] = []
+
+    def handler(_signum: int, _frame: object) -> None:
+        asked.append(True)
+        raise _Stopped
+
+    previous = signal.signal(signal.SIGINT, handler)
+    _ARMED.append(True)
+    try:
+        with pytest.raises(_Stopped):
+            solve_apart(hard_model(), _hard_solver(), None, lambda: bool(asked))
+    finally:
+        _ARMED.clear()
+        signal.signal(signal.SIGINT, previous)
+    assert asked == [True]

@@ -25,6 +25,7 @@ child exits at once.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import multiprocessing
 import os
@@ -32,7 +33,7 @@ import signal
 import sys
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from simcore.ga1.exact.plan import Plan
 
@@ -93,17 +94,19 @@ def solve_apart(built: Any, solver: Any, callback: Any = None, stop: Stop | None
         sender.close()
 
     process = context.Process(target=child, daemon=True)
-    process.start()
-    sender.close()
-    orders.close()
     waited = False
     try:
+        with _signals_held():
+            process.start()
+        sender.close()
+        orders.close()
         answer = _wait(receiver, order, stop)
         waited = True
     finally:
-        if not waited:  # interrupted while waiting: the search is abandoned
-            process.kill()
-        process.join()
+        if process.pid is not None:
+            if not waited:  # interrupted while waiting: the search is abandoned
+                process.kill()
+            process.join()
         receiver.close()
         order.close()
     if answer is None:
@@ -113,6 +116,22 @@ def solve_apart(built: Any, solver: Any, callback: Any = None, stop: Stop | None
             f"CP-SAT ended without an answer ({name}); run again with one worker or another seed"
         )
     return answer
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Ctrl-C and SIGTERM held pending while the child is forked: a handler that ran inside
+    the fork's callbacks would have its interrupt swallowed there, and the solve would go on."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(
+        signal, "pthread_sigmask"
+    ):
+        yield
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 def _wait(receiver: Any, order: Any, stop: Stop | None) -> Solved | None:
