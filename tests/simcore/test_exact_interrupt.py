@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -176,7 +177,9 @@ _ARMED: list[bool] = []  # a Ctrl-C to send from inside the next fork's callback
 def _ctrl_c_inside_the_fork() -> None:
     if _ARMED:
         _ARMED.clear()
-        os.kill(os.getpid(), signal.SIGINT)
+        # To the main thread: a signal to the process may land on another thread (a test
+        # runner's), whose handler call the main thread makes wherever it is.
+        signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
         for _ in range(3):  # bytecodes after the signal: a handler not held runs here
             pass
 
