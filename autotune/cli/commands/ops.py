@@ -9,7 +9,9 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping
 
-from autotune.cli.errors import UsageError
+from autotune.cli.args import add_setting
+from autotune.cli.errors import UsageError, message
+from autotune.cli.limits import add_limits, limits
 from autotune.cli.workloads import add_input_shape, parse_input_shapes
 from workloads.graph import Graph, Operation
 
@@ -34,6 +36,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--oracle", metavar="NAME", help="time every operation on this oracle")
     parser.add_argument("--machine", metavar="KEY=VALUE,...", help="the oracle's machine")
     parser.add_argument("--chart", type=Path, metavar="PNG", help="with --oracle: the chart")
+    add_setting(parser, "force", action="store_true", help="replace the --chart file if it exists")
+    add_limits(parser)  # with --oracle: each product is priced against them before any is timed
     parser.add_argument(
         "--tuned",
         type=Path,
@@ -152,6 +156,7 @@ def _report(graph: Graph, args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UsageError(f"--machine {args.machine}: {exc}") from None
     tuned = _tuned(args, machine) if args.tuned else None
+    _priced(graph, oracle, machine, args)
     rows = network.time_graph(graph, oracle, machine, tuned)
     described = oracle.describe_machine(machine)
     if args.json:
@@ -171,6 +176,42 @@ def _report(graph: Graph, args: argparse.Namespace) -> int:
     if args.chart:
         network.chart_png(rows, f"{graph.name} on {args.oracle}", args.chart)
     return 0
+
+
+def _priced(graph: Graph, oracle: Oracle, machine: object, args: argparse.Namespace) -> None:
+    """Every product's evaluation through the oracle's size guard (nothing is verified here),
+    before any is timed: one past the limits is refused in one line naming it."""
+    from autotune.errors import AutotuneError
+    from autotune.oracles.capabilities import SizeGuard
+    from autotune.settings import flag_of
+    from simcore.shape import Shape
+
+    guard = oracle.capability(SizeGuard)
+    products = {op.dims[-3:]: op.name for op in graph.operations if op.family == "product"}
+    for (m, k, n), name in sorted(products.items()):
+        try:
+            oracle.check_size(Shape(m, k, n), machine)
+            if guard is not None:
+                guard.check_work(Shape(m, k, n), machine, limits(args), verify=False)
+        except AutotuneError as exc:
+            raise UsageError(f"operation {name!r}: {exc.text.render(flag_of)}") from None
+
+
+def _check_chart(path: Path, force: bool) -> None:
+    """--chart names a PNG file: its folder must exist (no folder is made), a study's files and
+    what is not a regular file are refused, and an existing file is replaced only if autotune
+    drew it or with --force; all before any work."""
+    from autotune.errors import ResultsError
+    from autotune.results.files import check_output, to_stdout
+    from autotune.results.plots import drawn_by_autotune
+
+    if to_stdout(path):
+        raise UsageError("--chart -: the chart is a PNG file: give its name")
+    redraw = path.is_file() and drawn_by_autotune(path)
+    try:
+        check_output(path, force or redraw, setting=None)
+    except ResultsError as exc:
+        raise UsageError(f"--chart {message(exc)}") from None
 
 
 def _tuned(args: argparse.Namespace, machine: object) -> dict:
@@ -208,6 +249,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--tuned applies to the --oracle report: give --oracle NAME")
     if args.machine and not args.oracle:
         raise UsageError("--machine applies to the --oracle report: give --oracle NAME")
+    if args.chart:
+        _check_chart(args.chart, args.force)
     graph = _graph(args)
     if args.oracle:
         return _report(graph, args)
