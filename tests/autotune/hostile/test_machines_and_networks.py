@@ -180,3 +180,19 @@ def test_an_onnx_product_past_64_bits_is_named_not_blamed_on_a_flag(
         ["ops", "huge.onnx", "--oracle", "ga1"], "operation 'MatMul_0'", "64-bit"
     )
     assert "--shape" not in line
+
+
+def test_a_machine_of_thousands_of_buffers_is_one_short_line(hostile: Hostile, world: Path) -> None:
+    """Each buffer's table holds a one-string array (never taken for nesting), and the error
+    names a few of the buffers, not all 9,000."""
+    table = (
+        '[buffers.b{}]\nholds = ["a"]\ncapacity = "256 KiB"\nread_width = 16\nwrite_width = 16\n'
+    )
+    _arch(
+        world,
+        "many.toml",
+        "[buffers.scratchpad]",
+        "".join(map(table.format, range(9000))) + "[buffers.scratchpad]",
+    )
+    line = hostile.refuses([*SYSTOLIC, "--arch", "many.toml"], "b0, b1, b2, b3 and 8,997 more")
+    assert len(line) < 200
