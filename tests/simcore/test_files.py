@@ -233,5 +233,5 @@ def test_an_output_is_checked_before_anything_is_written(tmp_path: Path) -> None
 def test_what_follows_a_string_is_read() -> None:
     """A bracket right after a string closes what it opened: seventy one-string arrays are
     seventy arrays, not seventy levels of nesting."""
-    text = "".join(f'[t{i}]\nholds = ["a"]\nname = \'b\'\n' for i in range(70))
+    text = "".join(f"[t{i}]\nholds = [\"a\"]\nname = 'b'\n" for i in range(70))
     assert parse_toml(text, "t") == tomllib.loads(text)
