@@ -196,3 +196,15 @@ def test_a_machine_of_thousands_of_buffers_is_one_short_line(hostile: Hostile, w
     )
     line = hostile.refuses([*SYSTOLIC, "--arch", "many.toml"], "b0, b1, b2, b3 and 8,997 more")
     assert len(line) < 200
+
+
+def test_a_sweep_grid_past_what_could_finish_is_refused_up_front(hostile: Hostile) -> None:
+    """Four keys of 200 values: 1.6e9 machines, never enumerated; one value list of 20,000 is
+    echoed cut in the middle."""
+    values = ",".join(str(v) for v in range(1, 201))
+    keys = ("dma_setup", "dma_words_per_cycle", "mxu_cycles", "mxu_fill")
+    grid = [arg for key in keys for arg in ("--machine-grid", f"{key}={values}")]
+    hostile.refuses(["sweep", "--shape", "64x64x64", *grid], "1,600,000,000 machines", "at most")
+    many = "dma_setup=" + ",".join(str(v) for v in range(20_000)) + ",x"
+    line = hostile.refuses(["sweep", "--machine-grid", many], "values must be integers", "...")
+    assert len(line) < 200
