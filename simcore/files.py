@@ -174,9 +174,10 @@ def _toml_excess(text: str) -> str | None:
             index = size if end < 0 else end
             continue
         if char in "\"'":
-            index = _string_end(text, index)
+            index = _string_end(text, index)  # just past the string: read what follows it
             chain, after_dot = (chain if after_dot else 0), False
-        elif char in _BARE:
+            continue
+        if char in _BARE:
             start = index
             while index < size and text[index] in _BARE:
                 index += 1

@@ -70,7 +70,8 @@ def _check_graph(graph: Any, outer: set[str], path: Path, reads: bool) -> None:
             for inner in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
                 _check_graph(inner, known, path, reads=False)
         for tensor in node.output:
-            if tensor and (tensor in written or tensor in known - set(outer)):
+            # `known - outer` built per output would make the check quadratic in the nodes
+            if tensor and (tensor in written or (tensor in known and tensor not in outer)):
                 raise WorkloadError(
                     f"ONNX model {path}: node '{name}' writes '{printable(tensor)}', which another "
                     "node or an input already holds (ONNX graphs assign each tensor once)"

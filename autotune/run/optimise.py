@@ -82,17 +82,19 @@ def optimise(
             options.progress,
             enough,
         )
-        _say_optimal(job, bound, enough, note or log)
-        return
-    run_workers(
-        job.settings,
-        job.search,
-        target,
-        options.timeout,
-        options.workers,
-        options.progress,
-        options.worker_setup,
-    )
+    else:  # each worker reads the study's best before asking for a trial: the first at the
+        # bound stops them all, and the trials in flight finish and are kept
+        run_workers(
+            job.settings,
+            job.search,
+            target,
+            options.timeout,
+            options.workers,
+            options.progress,
+            options.worker_setup,
+            bound,
+        )
+    _say_optimal(job, bound, enough, note or log)
 
 
 def _say_optimal(

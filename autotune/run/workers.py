@@ -6,8 +6,10 @@ request: the first Ctrl-C sets a flag every worker reads (each finishes its tria
 second one terminates them (killed if they have not left within `TERMINATE_WAIT`), a third kills
 them at once; each leaves cleanly: Optuna marks its trial in flight failed, its lease and run
 record are let go. The flag is shared memory without a lock (autotune.interrupt says why), and a
-worker whose parent is gone stops too: no worker outlives the run. A worker that fails says so
-in one line; after a stop it leaves without a word."""
+worker whose parent is gone stops too: no worker outlives the run. A study whose best reaches its
+proven lower bound stops them as well, through the storage each reads before asking for a trial
+(a stop, not an interrupt: the trials in flight finish and the run exits 0). A worker that fails
+says so in one line; after a stop it leaves without a word."""
 
 from __future__ import annotations
 
@@ -37,16 +39,18 @@ def run_workers(
     workers: int,
     progress: bool,
     setup: Callable[[], None] | None = None,
+    bound: int | None = None,
 ) -> None:
-    """Run `workers` processes on the study until the budget is spent or a stop is requested;
-    each calls `setup` first (the front end's logging: a spawned process starts with defaults)."""
+    """Run `workers` processes on the study until the budget is spent, a stop is requested or
+    (with a `bound`) the study's best equals its proven lower bound; each calls `setup` first
+    (the front end's logging: a spawned process starts with defaults)."""
     context = multiprocessing.get_context("spawn")
     stop = context.RawValue(ctypes.c_bool, False)
     processes = [
         context.Process(
             target=_worker,
             args=(settings, search, target, timeout, i, progress and i == 0, stop, os.getpid()),
-            kwargs={"setup": setup},
+            kwargs={"setup": setup, "bound": bound},
         )
         for i in range(workers)
     ]
@@ -110,6 +114,7 @@ def _worker(
     stop: Any,
     parent: int,
     setup: Callable[[], None] | None = None,
+    bound: int | None = None,
 ) -> None:
     ignore_ctrl_c()
     code = 0
@@ -119,7 +124,7 @@ def _worker(
             STOP.follow(stop, parent)
             if setup is not None:
                 setup()
-            _work(settings, search, target, timeout, index, progress)
+            _work(settings, search, target, timeout, index, progress, bound)
         except Exception as exc:  # reported in one line, never a traceback after a stop
             code = 1
             if not STOP.requested:
@@ -140,8 +145,10 @@ def _work(
     timeout: float | None,
     index: int,
     progress: bool,
+    bound: int | None = None,
 ) -> None:
     from autotune.run.objective import Objective
+    from autotune.run.optimise import at_bound
     from autotune.run.study import open_study, provenance
 
     if STOP.requested:  # asked to stop while starting: the study is not touched
@@ -155,6 +162,7 @@ def _work(
             target,
             timeout,
             progress,
+            at_bound(bound) if bound is not None else None,
         )
     finally:
         shared.close(study)

@@ -16,6 +16,11 @@ class UnitError(ValueError):
 
 
 _QUANTITY = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?|\.[0-9]+)\s*([A-Za-z/]+)\s*$")
+# A number's text is bounded before it becomes a Fraction: "1e99999999" would build a
+# hundred-million-digit integer, and no physical quantity needs more digits or a larger exponent.
+MAX_NUMBER_CHARS = 40
+MAX_EXPONENT = 40
+_EXPONENT = re.compile(r"[eE]([-+]?[0-9]+)$")
 SIZES = {
     "b": 1,
     "kib": 1024,
@@ -43,12 +48,27 @@ def _split(value: object, expected: str) -> tuple[Fraction, str]:
     if not isinstance(value, str):
         raise UnitError(f"expected {expected}, got {type(value).__name__} {value!r}")
     match = _QUANTITY.match(value)
-    if match:
-        return Fraction(match.group(1)), match.group(2)
+    number, unit = (match.group(1), match.group(2)) if match else (value.strip(), "")
+    if len(number) > MAX_NUMBER_CHARS or abs(_exponent(number)) > MAX_EXPONENT:
+        raise UnitError(
+            f"expected {expected}, got {_short(value)}: a number of at most {MAX_NUMBER_CHARS} "
+            f"characters and an exponent within ±{MAX_EXPONENT}"
+        )
     try:
-        return Fraction(value.strip()), ""
+        return Fraction(number), unit
     except ValueError:
-        raise UnitError(f"expected {expected}, got {value!r}") from None
+        raise UnitError(f"expected {expected}, got {_short(value)}") from None
+
+
+def _exponent(number: str) -> int:
+    """The exponent of a number's text (0 without one); called once its length is bounded."""
+    found = _EXPONENT.search(number)
+    return int(found.group(1)) if found else 0
+
+
+def _short(value: str) -> str:
+    """The value as written, cut in the middle past 40 characters (an error is one short line)."""
+    return repr(value) if len(value) <= 40 else repr(value[:18] + "..." + value[-18:])
 
 
 def _positive(number: Fraction, value: object) -> Fraction:

@@ -56,7 +56,7 @@ class MemorySystem:
     def __post_init__(self) -> None:
         names = [s.name for s in self.stores]
         if len(set(names)) != len(names):
-            raise ArchError(f"buffers: two buffers are named alike ({', '.join(names)})")
+            raise ArchError(f"buffers: two buffers are named alike ({_few(names)})")
         for operand in OPERANDS:
             holders = [s.name for s in self.stores if operand in s.holds]
             if operand == "c" and self.accumulator is not None:
@@ -64,7 +64,7 @@ class MemorySystem:
                     raise ArchError(f"buffers.{holders[0]}.holds: c lives in the accumulator store")
                 continue
             if len(holders) != 1:
-                where = "no buffer" if not holders else f"buffers {', '.join(holders)}"
+                where = "no buffer" if not holders else f"buffers {_few(holders)}"
                 raise ArchError(
                     f"buffers: operand {operand} must be held by one buffer, not {where}"
                 )
@@ -179,3 +179,9 @@ def machine_from_dict(data: Mapping[str, Any]) -> SystolicMachine:
     from simcore.systolic.machine_parse import parse_machine
 
     return parse_machine(data)
+
+
+def _few(names: list[str], most: int = 4) -> str:
+    """Names for a one-line error: the first `most`, then how many more."""
+    shown = ", ".join(names[:most])
+    return shown if len(names) <= most else f"{shown} and {len(names) - most:,} more"

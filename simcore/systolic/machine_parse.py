@@ -4,6 +4,7 @@ line that names the key (`ArchError`)."""
 
 from __future__ import annotations
 
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Callable, Mapping
 
@@ -41,7 +42,7 @@ MAX_LANES = 1 << 16
 MAX_SIDE = 1 << 16
 MAX_BYTES = Fraction(1 << 40)  # 1 TiB
 MAX_CLOCK, MIN_CLOCK = Fraction(10**11), Fraction(10**3)  # 100 GHz, 1 kHz
-MAX_RATE = Fraction(1 << 20)  # words per cycle
+MAX_RATE, MIN_RATE = Fraction(1 << 20), Fraction(1, 1 << 20)  # words per cycle
 MAX_CYCLES = 1 << 24
 
 
@@ -71,8 +72,17 @@ def _bounded(
 ) -> None:
     if value > high or value < low:
         raise ArchError(
-            f"{where}: {float(value):g} is outside the physical range {float(low):g} to {float(high):g}"
+            f"{where}: {_g(value)} is outside the physical range {_g(low)} to {_g(high)}"
         )
+
+
+def _g(value: Fraction | int) -> str:
+    """A quantity in six significant digits, however far past a float's range it is."""
+    exact = Fraction(value)
+    try:
+        return f"{float(exact):g}"
+    except OverflowError:
+        return f"{Decimal(exact.numerator) / Decimal(exact.denominator):.6g}"
 
 
 def _int(where: str, value: object, low: int, high: int) -> int:
@@ -101,7 +111,7 @@ def _words(where: str, raw: object, word_bits: int, per_word_bits: int) -> int:
 
 def _width(where: str, raw: object, bits: int) -> Fraction:
     rate = _unit(where, lambda: parse_rate(raw, bits))
-    _bounded(where, rate, MAX_RATE, 0)
+    _bounded(where, rate, MAX_RATE, MIN_RATE)
     return rate
 
 
@@ -140,7 +150,7 @@ def _dram(raw: object, clock: Fraction, bits: int) -> tuple[Link, str]:
     if kind not in DRAM_KINDS:
         raise ArchError(f"dram.kind: must be one of {', '.join(DRAM_KINDS)}, got {kind!r}")
     rate = _unit("dram.bandwidth", lambda: parse_bandwidth(table["bandwidth"], clock, bits))
-    _bounded("dram.bandwidth", rate, MAX_RATE, 0)
+    _bounded("dram.bandwidth", rate, MAX_RATE, MIN_RATE)
     latency = _unit("dram.latency", lambda: parse_cycles(table.get("latency", 0), clock))
     setup = _unit("dram.setup", lambda: parse_cycles(table.get("setup", 0), clock))
     _bounded("dram.latency", latency, MAX_CYCLES)

@@ -35,7 +35,9 @@ from simcore import files
 from simcore.systolic.scalesim_layer import Offsets
 
 MAX_CONFIG_BYTES = 1 << 16
-_INTEGER = re.compile(r"[+-]?[0-9]+", re.ASCII)
+# At most 18 digits: every value fits in 64 bits, and a 5,000-digit one is refused before int()
+# (Python's own limit would raise outside this reader's errors).
+_INTEGER = re.compile(r"[+-]?[0-9]{1,18}", re.ASCII)
 _BOOLEANS = {"1": True, "yes": True, "true": True, "on": True}
 _BOOLEANS.update({"0": False, "no": False, "false": False, "off": False})
 
@@ -129,8 +131,15 @@ def _get(parser: configparser.ConfigParser, section: str, key: str) -> str:
 def _int(parser: configparser.ConfigParser, section: str, key: str) -> int:
     text = _get(parser, section, key)
     if not _INTEGER.fullmatch(text):
-        raise ScalesimConfigError(f"{key} in [{section}] must be an integer, got {text!r}")
+        raise ScalesimConfigError(
+            f"{key} in [{section}] must be an integer of at most 18 digits, got {_short(text)}"
+        )
     return int(text)
+
+
+def _short(text: str) -> str:
+    """The value as written, cut in the middle past 40 characters (an error is one short line)."""
+    return repr(text) if len(text) <= 40 else repr(text[:18] + "..." + text[-18:])
 
 
 def _bool(parser: configparser.ConfigParser, section: str, key: str) -> bool:
@@ -144,7 +153,9 @@ def _bandwidths(parser: configparser.ConfigParser) -> tuple[int, ...]:
     text = _get(parser, "architecture_presets", "Bandwidth")
     cells = [cell.strip() for cell in text.split(",")]
     if not all(_INTEGER.fullmatch(cell) for cell in cells):
-        raise ScalesimConfigError(f"Bandwidth must be integers separated by commas, got {text!r}")
+        raise ScalesimConfigError(
+            f"Bandwidth must be integers of at most 18 digits separated by commas, got {_short(text)}"
+        )
     return tuple(int(cell) for cell in cells)
 
 

@@ -18,6 +18,8 @@ tests hold the two equal, and both to SCALE-Sim's own reports (tests/simcore/gol
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from simcore.systolic.scalesim_buffers import (
@@ -39,7 +41,24 @@ from simcore.systolic.scalesim_layer import (
 from simcore.systolic.scalesim_misses import Misses, find_misses, read_buffer_geometry
 from simcore.systolic.scalesim_writes import WriteBuffer
 
-__all__ = ["ScalesimMemoryReport", "read_stall", "scalesim_memory_report"]
+__all__ = [
+    "ModelCost",
+    "ScalesimMemoryReport",
+    "model_cost",
+    "read_stall",
+    "scalesim_memory_report",
+]
+
+# What the model costs, measured (peak RSS and CPU time of GEMMs from 64^3 to 2048^3 on 1x1 and
+# 32x32 arrays, and of 22-million-element operands of every aspect and dataflow): at most about
+# 64 bytes per element of the read operands' address matrices (A and B, with the misses found in
+# them), 16 per element of C's, and 64 per element of one fold's demand matrices; its time follows
+# the demand matrices' elements plus a fixed cost per fold worth about FOLD_STEPS elements, at
+# about STEPS_PER_SECOND.
+BYTES_PER_READ, BYTES_PER_WRITE, BYTES_PER_DEMAND = 64, 16, 64
+FOLD_STEPS = 2000
+STEPS_PER_SECOND = 80_000_000
+PROCESS_BYTES = 64 << 20  # the process's own peak before the model (numpy and the reader)
 
 
 def read_stall(cycle: int, before: int, after: int, g: ReadGeometry) -> int:
@@ -156,6 +175,33 @@ def _walk(f: Folding, events: _Events, buffer: WriteBuffer) -> tuple[int, int]:
                 i = event + 1
             fold_number += 1
     return stalls, accepted
+
+
+@dataclass(frozen=True)
+class ModelCost:
+    """What `scalesim_memory_report` will take on a layer, before it runs: peak bytes (an upper
+    estimate) and steps (demand-matrix elements and folds), with its time at the measured rate."""
+
+    bytes: int
+    steps: int
+
+    @property
+    def seconds(self) -> float:
+        return self.steps / STEPS_PER_SECOND
+
+
+def model_cost(config: ScalesimConfig, layer: ScalesimLayer) -> ModelCost:
+    """The model's cost on `layer`, from its sizes alone (nothing is allocated)."""
+    m, k, n = layer.pixels, layer.window, layer.filters
+    f = folding(layer, config.dataflow, config.array_rows, config.array_cols)
+    width = max(config.array_rows, config.array_cols)
+    return ModelCost(
+        PROCESS_BYTES
+        + BYTES_PER_READ * (m * k + k * n)
+        + BYTES_PER_WRITE * m * n
+        + BYTES_PER_DEMAND * f.rows_per_fold * width,
+        f.demand_rows * width + FOLD_STEPS * f.folds,
+    )
 
 
 def scalesim_memory_report(config: ScalesimConfig, layer: ScalesimLayer) -> ScalesimMemoryReport:

@@ -228,3 +228,10 @@ def test_an_output_is_checked_before_anything_is_written(tmp_path: Path) -> None
     with pytest.raises(FileError, match="is a file, not a folder"):
         check_writable(tmp_path / "file" / "x.json", "--out")
     assert not Path("/nonexistent").exists()
+
+
+def test_what_follows_a_string_is_read() -> None:
+    """A bracket right after a string closes what it opened: seventy one-string arrays are
+    seventy arrays, not seventy levels of nesting."""
+    text = "".join(f"[t{i}]\nholds = [\"a\"]\nname = 'b'\n" for i in range(70))
+    assert parse_toml(text, "t") == tomllib.loads(text)

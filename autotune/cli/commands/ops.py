@@ -9,7 +9,9 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping
 
-from autotune.cli.errors import UsageError
+from autotune.cli.args import add_setting
+from autotune.cli.errors import UsageError, message
+from autotune.cli.limits import add_limits, limits
 from autotune.cli.workloads import add_input_shape, parse_input_shapes
 from workloads.graph import Graph, Operation
 
@@ -40,6 +42,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--machine then overrides its parts (dram.bandwidth=819 GB/s)",
     )
     parser.add_argument("--chart", type=Path, metavar="PNG", help="with --oracle: the chart")
+    add_setting(parser, "force", action="store_true", help="replace the --chart file if it exists")
+    add_limits(parser)  # with --oracle: each product is priced against them before any is timed
     parser.add_argument(
         "--tuned",
         type=Path,
@@ -177,6 +181,7 @@ def _report(graph: Graph, args: argparse.Namespace) -> int:
         given = (("--arch", args.arch), ("--machine", args.machine))
         flag = " ".join(f"{name} {value}" for name, value in given if value)
         raise UsageError(f"{flag}: {str(exc).splitlines()[0]}") from None
+    _priced(graph, oracle, machine, args)
     if args.fuse:
         from autotune.cli.fusion import fusion_report
 
@@ -239,6 +244,42 @@ def _tokens(args: argparse.Namespace) -> int | None:
     return batch if phase == "decode" else batch * seq
 
 
+def _priced(graph: Graph, oracle: Oracle, machine: object, args: argparse.Namespace) -> None:
+    """Every product's evaluation through the oracle's size guard (nothing is verified here),
+    before any is timed: one past the limits is refused in one line naming it."""
+    from autotune.errors import AutotuneError
+    from autotune.oracles.capabilities import SizeGuard
+    from autotune.settings import flag_of
+    from simcore.shape import Shape
+
+    guard = oracle.capability(SizeGuard)
+    products = {op.dims[-3:]: op.name for op in graph.operations if op.family == "product"}
+    for (m, k, n), name in sorted(products.items()):
+        try:
+            oracle.check_size(Shape(m, k, n), machine)
+            if guard is not None:
+                guard.check_work(Shape(m, k, n), machine, limits(args), verify=False)
+        except AutotuneError as exc:
+            raise UsageError(f"operation {name!r}: {exc.text.render(flag_of)}") from None
+
+
+def _check_chart(path: Path, force: bool) -> None:
+    """--chart names a PNG file: its folder must exist (no folder is made), a study's files and
+    what is not a regular file are refused, and an existing file is replaced only if autotune
+    drew it or with --force; all before any work."""
+    from autotune.errors import ResultsError
+    from autotune.results.files import check_output, to_stdout
+    from autotune.results.plots import drawn_by_autotune
+
+    if to_stdout(path):
+        raise UsageError("--chart -: the chart is a PNG file: give its name")
+    redraw = path.is_file() and drawn_by_autotune(path)
+    try:
+        check_output(path, force or redraw, setting=None)
+    except ResultsError as exc:
+        raise UsageError(f"--chart {message(exc)}") from None
+
+
 def _tuned(args: argparse.Namespace, machine: object) -> dict:
     from autotune.errors import ResultsError
     from autotune.results import network, tables
@@ -278,6 +319,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--arch applies to --oracle systolic")
     if args.fuse and not args.oracle:
         raise UsageError("--fuse searches the --oracle report's fusion: give --oracle NAME")
+    if args.chart:
+        _check_chart(args.chart, args.force)
     graph = _graph(args)
     if args.oracle:
         return _report(graph, args)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import math
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,6 +36,9 @@ HELP = (
     "run hand-written schedules over a grid of machines (the chapter's bandwidth sweep by default)"
 )
 CHAPTER_GRID = ("dma_setup=16,4", "dma_words_per_cycle=8,16,32,64")
+# Each machine of the grid is simulated and verified, and its rows kept until the table is
+# written: a grid past this many machines is refused before the first (15,000 took 1.3 GB).
+MOST_MACHINES = 4096
 CHAPTER_SCHEDULES = "1x1:2,2x4:2,4x8:2"
 SHORT = {
     "dma_setup": "setup",
@@ -99,27 +103,38 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def parse_grid(items: list[str]) -> list[tuple[str, tuple[int, ...]]]:
-    """['dma_setup=16,4', ...] -> [('dma_setup', (16, 4)), ...], keys unique and known."""
-    grid: list[tuple[str, tuple[int, ...]]] = []
-    for item in items:
-        key, eq, raw = item.partition("=")
-        key = key.strip()
-        if not eq or key not in MACHINE_KEYS:
-            raise UsageError(
-                f"--machine-grid {item!r}: expected KEY=V1,V2,... with KEY one of {', '.join(MACHINE_KEYS)}"
-            )
-        if any(key == k for k, _ in grid):
-            raise UsageError(f"--machine-grid gives {key} twice")
-        try:
-            values = tuple(strict_int(v) for v in raw.split(",") if v.strip())
-        except argparse.ArgumentTypeError:
-            raise UsageError(f"--machine-grid {item!r}: values must be integers") from None
-        if not values:
-            raise UsageError(f"--machine-grid {item!r}: no values")
-        if len(set(values)) < len(values):
-            raise UsageError(f"--machine-grid {item!r} gives a value twice")
-        grid.append((key, values))
+    """['dma_setup=16,4', ...] -> [('dma_setup', (16, 4)), ...], keys unique and known, at most
+    MOST_MACHINES machines in all."""
+    grid = [_grid_key(item, i, items) for i, item in enumerate(items)]
+    count = math.prod(len(values) for _, values in grid)
+    if count > MOST_MACHINES:
+        raise UsageError(
+            f"--machine-grid: {count:,} machines, at most {MOST_MACHINES:,} (each is simulated "
+            "and verified): sweep fewer values"
+        )
     return grid
+
+
+def _grid_key(item: str, index: int, items: list[str]) -> tuple[str, tuple[int, ...]]:
+    """One KEY=V1,V2,... of the grid; an error echoes at most 60 characters of it."""
+    key, eq, raw = item.partition("=")
+    key = key.strip()
+    shown = repr(item if len(item) <= 60 else item[:28] + "..." + item[-28:])
+    if not eq or key not in MACHINE_KEYS:
+        raise UsageError(
+            f"--machine-grid {shown}: expected KEY=V1,V2,... with KEY one of {', '.join(MACHINE_KEYS)}"
+        )
+    if any(key == other.partition("=")[0].strip() for other in items[:index]):
+        raise UsageError(f"--machine-grid gives {key} twice")
+    try:
+        values = tuple(strict_int(v) for v in raw.split(",") if v.strip())
+    except argparse.ArgumentTypeError:
+        raise UsageError(f"--machine-grid {shown}: values must be integers") from None
+    if not values:
+        raise UsageError(f"--machine-grid {shown}: no values")
+    if len(set(values)) < len(values):
+        raise UsageError(f"--machine-grid {shown} gives a value twice")
+    return key, values
 
 
 def machines(base: Machine, grid: list[tuple[str, tuple[int, ...]]]) -> list[Machine]:

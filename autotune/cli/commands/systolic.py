@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from autotune.cli.args import add_setting, positive_int, shape_arg
 from autotune.cli.commands.systolic_memory import DEFAULT_EVALUATIONS
 from autotune.cli.errors import UsageError
+from autotune.cli.limits import add_memory_limit
 from autotune.cli.strict import strict_float
 from autotune.cli.systolic_mapping import array_arg, assumptions_of, chosen_mapping
 from autotune.cli.workloads import add_input_shape, check_input_shape, workload_help
@@ -187,6 +188,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="print one JSON object (with --workload: one per GEMM and dataflow, then each total)",
     )
     parser.add_argument("--check", action="store_true", help=CHECK_HELP)
+    add_memory_limit(parser)  # SCALE-Sim's memory model (--arch FILE.cfg) is priced against it
     parser.set_defaults(run=run)
 
 

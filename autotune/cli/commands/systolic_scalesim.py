@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from simcore.systolic.scalesim_layer import ScalesimLayer
 
 DRAM_KEYS = ("a_reads", "b_reads", "c_writes")
+MOST_SECONDS = 60  # of the model's CPU time on one layer, as priced before it runs
 
 
 def _layers(args: argparse.Namespace) -> list[tuple[ScalesimLayer, int]]:
@@ -116,11 +117,36 @@ def format_text(config: ScalesimConfig, objects: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def priced(args: argparse.Namespace, config: ScalesimConfig, layer: ScalesimLayer) -> None:
+    """Refuse, before any layer runs, a layer the model could not finish within --max-memory or
+    about a minute: it keeps each operand's address matrix whole."""
+    from autotune.cli.limits import memory
+    from autotune.oracles.capabilities import duration, size
+    from simcore.systolic.scalesim_memory import model_cost
+
+    cost, most = model_cost(config, layer), memory(args)
+    where = (
+        f"layer {layer.name!r}: SCALE-Sim's memory model on {config.array_rows}x{config.array_cols}"
+    )
+    if cost.bytes > most:
+        raise UsageError(
+            f"{where} needs about {size(cost.bytes)}; the limit is {size(most)} (--max-memory)"
+        )
+    if cost.seconds > MOST_SECONDS:
+        raise UsageError(
+            f"{where} would take about {duration(cost.seconds)}; the limit is "
+            f"{duration(MOST_SECONDS)}"
+        )
+
+
 def run_scalesim(args: argparse.Namespace, config: ScalesimConfig) -> int:
     from simcore.systolic.scalesim_config import ScalesimConfigError
 
+    layers = _layers(args)
+    for layer, _ in layers:
+        priced(args, config, layer)
     rows = []
-    for layer, runs in _layers(args):
+    for layer, runs in layers:
         try:
             rows.append(layer_figures(config, layer, runs))
         except (ScalesimConfigError, ValueError) as exc:

@@ -47,6 +47,10 @@ COPY_WIDTH = 512
 POOLS = {"MaxPool": "rowmax", "GlobalMaxPool": "rowmax"}
 POOLS.update(AveragePool="rowsum", GlobalAveragePool="rowsum")
 FUNCTIONS = {"Tanh": ("tanh", "exact"), "Clip": ("clip", "stand-in: timed as ReLU6 (0, 6)")}
+# A copy's program does not settle into a period the timing can jump, so it is timed in full:
+# about 1 us of CPU per row over its whole domain (4,194,304 rows: 3.8 s). Past this many rows
+# (about half a minute) it is refused before it is timed.
+MOST_COPY_ROWS = 1 << 25
 
 
 def vector_op(op: Operation) -> tuple[VectorOp, str] | None:
@@ -116,6 +120,12 @@ def time_operation(op: Operation, machine: Machine, technology: object = None) -
     if found is None:
         raise OracleError(f"GA-1 cannot time {op.kind} operation {op.name!r} ({op.source})")
     vop, method = found
+    if vop.kind == "copy" and vop.rows * vop.batch > MOST_COPY_ROWS:
+        raise OracleError(
+            f"GA-1 times {op.kind} operation {op.name!r} as a copy of {vop.rows:,} rows of "
+            f"{vop.cols} words, each simulated (about {vop.rows * vop.batch / 1e6:.3g} s of CPU); "
+            f"the limit is {MOST_COPY_ROWS:,} rows"
+        )
     best = _vector(vop, machine, technology)
     return OperationTime(best.cycles, best.energy_pj, best.dram_words, best.schedule, method)
 

@@ -89,7 +89,10 @@ def _running(storage: optuna.storages.RDBStorage, name: str) -> list[FrozenTrial
 def test_three_workers_exact_budget(postgres_url: str, tmp_path: Path) -> None:
     total = 30
     done = subprocess.run(
-        _tune(postgres_url, "pg-budget", "48x48x48", total, tmp_path, "--workers", "3"),
+        # the whole budget: 48x48x48 may reach its proven bound (and stop) before trial 30
+        _tune(
+            postgres_url, "pg-budget", "48x48x48", total, tmp_path, "--workers", "3", "--all-trials"
+        ),
         cwd=tmp_path,
         env=_env(),
         capture_output=True,
