@@ -165,7 +165,10 @@ def parse_scalesim_config(text: str) -> ScalesimConfig:
     try:
         parser.read_string(text)
     except configparser.Error as error:
-        raise ScalesimConfigError(str(error).splitlines()[0]) from None
+        first = str(error).splitlines()[0]  # configparser quotes whole section names
+        if len(first) > 200:
+            first = first[:120] + " ... " + first[-60:]
+        raise ScalesimConfigError(first) from None
     run_name = _get(parser, "general", "run_name")
     mode = _get(parser, "run_presets", "InterfaceBandwidth")
     if mode not in ("USER", "CALC"):
