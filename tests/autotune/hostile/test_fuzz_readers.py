@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from simcore.systolic.archs import arch_dict
@@ -122,6 +122,7 @@ def test_arch_files(tmp_path: Path, data: bytes) -> None:
 
 @FUZZ
 @given(data=files(CFG.encode()))
+@example(data=b"[general]\nrun_name = x\n[" + b",[" * 400 + b"presets]\n= 8\n= 8\n")  # a long name
 def test_scalesim_configs(tmp_path: Path, data: bytes) -> None:
     path = tmp_path / "scale.cfg"
     path.write_bytes(data)
