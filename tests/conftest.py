@@ -25,7 +25,7 @@ REFERENCE_GA1_DIR = ROOT.parent / "shared" / "reference" / "ga1"
 
 from tests.helpers.examples import load_profile  # noqa: E402 (needs ROOT on sys.path)
 
-load_profile()  # hypothesis: `dev` unless AUTOTUNE_HYPOTHESIS_PROFILE=ci (.ci/run)
+load_profile()  # hypothesis: `dev` unless AUTOTUNE_HYPOTHESIS_PROFILE=ci
 
 
 class ReferenceGA1(NamedTuple):

@@ -32,9 +32,11 @@ def check_nodes(onnx: Any, model: Any, path: Path) -> None:
             continue  # its body may read the outer graph's names, which the node check cannot see
         try:
             onnx.checker.check_node(node, context)
-        except onnx.checker.ValidationError as exc:
+        except (onnx.checker.ValidationError, UnicodeDecodeError) as exc:
+            # The checker's message quotes the node's strings: not UTF-8, it cannot be decoded.
             name = printable(node.name or f"{node.op_type}_{index}")
-            reason = printable(" ".join(str(exc).split("==>")[0].split()), 200)
+            text = "a string that is not UTF-8" if isinstance(exc, UnicodeDecodeError) else str(exc)
+            reason = printable(" ".join(text.split("==>")[0].split()), 200)
             raise WorkloadError(
                 f"ONNX model {path}: node '{name}' breaks ONNX's rules: {reason}"
             ) from None

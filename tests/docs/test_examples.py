@@ -1,7 +1,8 @@
 """Every command and Python example of README.md and docs/ runs as its page says (tests/docs/
 pages.py reads them). The examples of a page run in order in one scratch folder, which holds
 links to the checkout's inputs (workloads/, examples/, tools/, benchmarks/, tests/), so a command
-may use what an earlier one made, as a reader following the page would.
+may use what an earlier one made, as a reader following the page would (a parallel run gives
+each test file to one worker, so they stay in order).
 
 Each example runs whole processes (a tuning run, its numba engine), so all of them are marked
 slow: they run with the full suite (CI), and `pytest -m "not slow"` keeps the check that every
@@ -51,8 +52,11 @@ NOT_RUN: dict[str, str] = {
     "docs/energy.md ~ --tech node.toml": "needs a technology table of the reader's (node.toml)",
     "docs/energy.md ~ --zigzag-python": "needs ZigZag in its own virtualenv (a peer)",
     "docs/trust.md": "needs SCALE-Sim in its own virtualenv (a peer)",
-    "docs/extending/oracle.md ~ pip install -e examples/toy_oracle": "needs the example oracle installed (pip install -e "
-    "examples/toy_oracle; tests/autotune/test_example_oracle.py runs it)",
+    "docs/extending/oracle.md ~ pip install -e examples/toy_oracle": "installs the example "
+    "oracle into the environment (tests/autotune/oracles/test_example_oracle.py installs it into "
+    "a folder of its own and tunes with it)",
+    "docs/extending/oracle.md ~ --oracle toy": "needs the example oracle installed (the line "
+    "above; tests/autotune/oracles/test_example_oracle.py runs it)",
     "docs/extending/oracle.md ~ toy_oracle/__init__.py": "a file the site includes (--8<--), not a script",
     "docs/extending/oracle.md ~ toy_oracle/guarded.py": "a file the site includes (--8<--), not a script",
 }

@@ -1,7 +1,7 @@
-"""How many examples a property test draws. The count a test names is CI's (the `ci` profile,
-which .ci/run selects with AUTOTUNE_HYPOTHESIS_PROFILE=ci); the developer loop (the `dev`
-profile, the default) draws a quarter of it, at least 10. The property is the same; CI looks
-harder for a counterexample."""
+"""How many examples a property test draws. The count a test names is the deep search's (the `ci`
+profile, selected with AUTOTUNE_HYPOTHESIS_PROFILE=ci); the default (the `dev` profile, which
+`pytest` and CI run) draws a quarter of it, at least 10. The property is the same; the deep
+search looks harder for a counterexample."""
 
 from __future__ import annotations
 

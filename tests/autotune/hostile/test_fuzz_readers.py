@@ -2,8 +2,8 @@
 architecture files and SCALE-Sim configs. Generated files (valid ones mutated, and text and bytes
 of every kind) are either read or refused with the reader's own error in one line; no other
 exception, and no hang. A sample goes through the command line too: exit 0 or 2, one line, and
-nothing written on a refusal. 1,000 files per format under AUTOTUNE_HYPOTHESIS_PROFILE=ci, 40 in
-the developer loop."""
+nothing written on a refusal. 1,000 files per format (a minute of CPU: the module is marked
+slow)."""
 
 from __future__ import annotations
 
@@ -19,11 +19,11 @@ from simcore.systolic.archs import arch_dict
 from simcore.systolic.machine import ArchError
 from simcore.systolic.scalesim_config import ScalesimConfigError, read_scalesim_config
 from tests.autotune.hostile.conftest import run_cli, snapshot
-from tests.helpers.examples import PROFILE
 from workloads import load_workload
 from workloads.model import WorkloadError
 
-FILES = 1000 if PROFILE == "ci" else 40
+pytestmark = pytest.mark.slow
+FILES = 1000
 FUZZ = settings(
     max_examples=FILES,
     deadline=None,
@@ -102,6 +102,13 @@ def test_toml_workloads(tmp_path: Path, data: bytes) -> None:
     path = tmp_path / "w.toml"
     path.write_bytes(data)
     _reads_or_refuses(load_workload, path, WorkloadError)
+
+
+def test_an_onnx_operator_name_that_is_not_utf8_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "m.onnx"
+    path.write_bytes(_onnx_bytes().replace(b"MatMul", b"\x80atMul"))
+    with pytest.raises(WorkloadError, match="not UTF-8"):
+        load_workload(path)
 
 
 @FUZZ
