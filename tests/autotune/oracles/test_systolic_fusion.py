@@ -168,3 +168,21 @@ def test_ops_fuse_command(capsys: pytest.CaptureFixture[str]) -> None:
 def test_ops_fuse_needs_an_architecture(capsys: pytest.CaptureFixture[str]) -> None:
     message = run_error(capsys, ["ops", "gpt2", "--seq", "8", "--oracle", "systolic", "--fuse"])
     assert "give --arch NAME" in message
+
+
+def test_a_failed_verification_is_labelled_and_never_chosen(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from autotune.oracles.systolic_memory import fusion
+    from simcore.systolic.fused import verify
+
+    monkeypatch.setattr(verify, "verify_fused", lambda *a, **k: verify.FusedVerdict(False, "off"))
+    fusion.time_fused.cache_clear()
+    try:
+        plan = _plan(small_layer(16, 32, 48, 1, False), "arch=gemmini")
+    finally:
+        fusion.time_fused.cache_clear()
+    timed = [g.fused for r in plan.regions for g in r.groups if g.fused is not None]
+    assert timed and all(not f.verified and f.verification == "failed: exact: off" for f in timed)
+    assert all(not r.chosen for r in plan.regions)
+    assert plan.totals()["fused_cycles"] == plan.totals()["apart_cycles"]
