@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from autotune.cli.errors import UsageError
+from autotune.errors import OracleError
 from workloads.graph import Graph
 
 
@@ -16,10 +17,16 @@ def fusion_report(graph: Graph, oracle: Any, machine: Any, args: argparse.Namesp
     from autotune.results import fusion, fusion_report
 
     if oracle.capability(Fusion) is None:
-        raise UsageError(f"--fuse: oracle {args.oracle} does not time fused groups (ga1 does)")
+        raise UsageError(
+            f"--fuse: oracle {args.oracle} does not time fused groups (ga1 and systolic do)"
+        )
     if args.tuned or args.chart:
         raise UsageError("--fuse takes neither --tuned nor --chart")
-    plan = fusion.search(graph, oracle, machine, objective=args.fuse)
+    try:
+        plan = fusion.search(graph, oracle, machine, objective=args.fuse)
+    except OracleError as exc:
+        hint = " (give --arch NAME)" if args.oracle == "systolic" and not args.arch else ""
+        raise UsageError(f"--oracle {args.oracle}: {exc}{hint}") from None
     described = oracle.describe_machine(machine)
     if not args.json:
         print(fusion_report.format_report(plan, args.oracle, described))

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from autotune.oracles.base import Metrics
 from autotune.oracles.capabilities import EnergyAndArea, Report
+from autotune.oracles.fusion import FusedTime, Fusion
 from autotune.oracles.measures import (
     AREA,
     CYCLES,
@@ -65,6 +66,7 @@ from simcore.systolic.model import (
 
 if TYPE_CHECKING:
     from simcore.energy import Cost
+    from simcore.fusion.groups import FusedGroup
 
 # The event engine's cost, in seconds: per tile (closed form and checks), per PE of every tile,
 # per multiply-accumulate of the block products and numpy's product. Measured on a laptop core.
@@ -154,7 +156,7 @@ def _systolic(family: Family) -> SystolicFamily:
     return family
 
 
-class SystolicOracle(ArchitectureSearch, EnergyAndArea, Report, Operations):
+class SystolicOracle(ArchitectureSearch, EnergyAndArea, Report, Operations, Fusion):
     name = "systolic"
     description = "an R x C systolic array (ws, os, is) and its mapping under a PE budget"
     measures = MEASURES
@@ -321,6 +323,19 @@ class SystolicOracle(ArchitectureSearch, EnergyAndArea, Report, Operations):
                 "memory and vector unit (arch=NAME|FILE)"
             )
         return operations.time_operation(operation, machine.system, self.tech())
+
+    # --- fused groups (autotune/oracles/systolic_memory/fusion.py) -----------------------------
+    fusion_kinds = ("epilogue", "mlp", "attention")  # attention groups are refused, one by one
+
+    def time_fused(self, group: FusedGroup, machine: Any, objective: str = "cycles") -> FusedTime:
+        from autotune.errors import OracleError
+        from autotune.oracles.systolic_memory import fusion
+
+        if not isinstance(machine, ArchMachine):
+            raise OracleError(
+                "the systolic oracle fuses groups on an architecture (arch=NAME|FILE)"
+            )
+        return fusion.time_fused(group, machine.system, self.tech(), objective)
 
     def report(
         self, family: Family, point: Point, shape: Shape, machine: Any, per_char: int | None = None

@@ -1,8 +1,8 @@
-"""A whole network's fusion searched on GA-1: every operation timed apart, every fusible group
-(epilogues, the MLP, attention) timed fused at the best schedule of its kind's domains, each
-region's choice of which edges fuse the best by the objective (cycles, or energy), each group's
-schedule too (autotune.results.fusion; the command
-`python -m autotune ops NAME --oracle ga1 --fuse [OBJECTIVE]`).
+"""A whole network's fusion searched on GA-1, or on a systolic architecture: every operation
+timed apart, every fusible group (epilogues, the MLP, attention) timed fused at the best schedule
+of its kind's domains, each region's choice of which edges fuse the best by the objective
+(cycles, or energy), each group's schedule too (autotune.results.fusion; the command
+`python -m autotune ops NAME --oracle ga1 --fuse [OBJECTIVE]`, or `--oracle systolic --arch A`).
 
 For each network and scratchpad: cycles, energy and DRAM words of the whole network apart and
 fused, and of one decoder or encoder layer (the repeated block, one run); the groups found and
@@ -11,9 +11,10 @@ graph built, every operation timed apart, every group timed fused and its best v
 
 Usage:
     python -m benchmarks.workloads.bench_fusion_network [--networks NAME,...] [--slots 64,256]
-        [--objectives cycles,energy] [--out FILE]
+        [--objectives cycles,energy] [--oracle ga1|systolic] [--arch NAME] [--out FILE]
 NAME is a bundled network with its settings after colons, e.g. llama2_7b:prefill:2048 (phase,
-seq), gpt2:1024 (seq). --quick runs BERT-base at sequence 128 on 64 slots by cycles. Writes FILE
+seq), gpt2:1024 (seq). --slots applies to GA-1, --arch (tpuv4i by default) to the systolic
+oracle. --quick runs BERT-base at sequence 128 on 64 slots by cycles. Writes FILE
 (results/bench_fusion_network.json by default).
 """
 
@@ -43,18 +44,23 @@ def build(spec: str) -> Graph:
 
 def clear_caches() -> None:
     from autotune.oracles.ga1 import fusion, operations
+    from autotune.oracles.systolic_memory import fusion as systolic_fusion
+    from autotune.oracles.systolic_memory import operations as systolic_operations
 
-    fusion.time_fused.cache_clear()
-    operations._product.cache_clear()
-    operations._vector.cache_clear()
+    for module in (fusion, systolic_fusion):
+        module.time_fused.cache_clear()
+    for ops in (operations, systolic_operations):
+        ops._product.cache_clear()
+        ops._vector.cache_clear()
 
 
-def measure(spec: str, slots: int, objective: str) -> dict[str, Any]:
+def measure(spec: str, slots: int, objective: str, arch: str = "") -> dict[str, Any]:
+    """On GA-1 with `slots`, or on the systolic architecture `arch` when given."""
     from autotune.oracles import get
     from autotune.results.fusion import search
 
-    oracle = get("ga1")
-    machine = oracle.parse_machine(f"slots={slots}")
+    oracle = get("systolic" if arch else "ga1")
+    machine = oracle.parse_machine(f"arch={arch}" if arch else f"slots={slots}")
     clear_caches()
     started = time.process_time()
     graph = build(spec)
@@ -65,7 +71,7 @@ def measure(spec: str, slots: int, objective: str) -> dict[str, Any]:
     layer = {k: v / layer_count for k, v in plan.totals(layer_name).items()}
     return {
         "network": graph.name,
-        "slots": slots,
+        "slots": arch or slots,
         "objective": objective,
         "cpu_s": cpu,
         "network_totals": plan.totals(),
@@ -104,7 +110,7 @@ def print_tables(found: list[dict[str, Any]]) -> None:
         harness.table(
             [
                 "network",
-                "slots",
+                "machine",
                 "objective",
                 "cycles apart",
                 "cycles fused",
@@ -139,7 +145,7 @@ def print_tables(found: list[dict[str, Any]]) -> None:
         harness.table(
             [
                 "network",
-                "slots",
+                "machine",
                 "objective",
                 "cycles apart",
                 "cycles fused",
@@ -152,7 +158,8 @@ def print_tables(found: list[dict[str, Any]]) -> None:
         )
     )
     for f in found:
-        where = f"{f['network']}, {f['slots']} slots, by {f['objective']}"
+        machine = f["slots"] if isinstance(f["slots"], str) else f"{f['slots']} slots"
+        where = f"{f['network']}, {machine}, by {f['objective']}"
         print(f"\n{where}, fused: " + "; ".join(f["fused"]))
 
 
@@ -161,12 +168,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--networks", default=NETWORKS)
     parser.add_argument("--slots", default="64,256")
     parser.add_argument("--objectives", default="cycles,energy")
+    parser.add_argument("--oracle", choices=("ga1", "systolic"), default="ga1")
+    parser.add_argument("--arch", default="tpuv4i")
     parser.add_argument("--out", default=str(harness.RESULTS / "bench_fusion_network.json"))
     args = parser.parse_args(argv)
+    arch = args.arch if args.oracle == "systolic" else ""
+    machines = ["0"] if arch else args.slots.split(",")
     found = [
-        measure(spec, int(slots), objective)
+        measure(spec, int(slots), objective, arch)
         for spec in args.networks.split(",")
-        for slots in args.slots.split(",")
+        for slots in machines
         for objective in args.objectives.split(",")
     ]
     print_tables(found)
