@@ -162,7 +162,7 @@ def data_chain_cycles(
     design: SystolicDesign,
     schedule: BlockSchedule,
     shape: Shape,
-    most_steps: int = 4096,
+    most_steps: int = 100_000,
 ) -> int:
     """The largest, over the steps j, of: the link's occupancy up to j's last data transfer,
     its latency, the windows of steps j to the last, the last tile's fill and drain and the tail
