@@ -260,6 +260,8 @@ def _priced(graph: Graph, oracle: Oracle, machine: object, args: argparse.Namesp
             if guard is not None:
                 guard.check_work(Shape(m, k, n), machine, limits(args), verify=False)
         except AutotuneError as exc:
+            if exc.setting == "machine":  # the machine's fault: its setting first
+                raise UsageError(f"{exc.text.render(flag_of)} (operation {name!r})") from None
             raise UsageError(f"operation {name!r}: {exc.text.render(flag_of)}") from None
 
 
