@@ -19,7 +19,10 @@ def fusion_report(graph: Graph, oracle: Any, machine: Any, args: argparse.Namesp
         raise UsageError(f"--fuse: oracle {args.oracle} does not time fused groups (ga1 does)")
     if args.tuned or args.chart:
         raise UsageError("--fuse takes neither --tuned nor --chart")
-    plan = fusion.search(graph, oracle, machine, objective=args.fuse)
+    try:
+        plan = fusion.search(graph, oracle, machine, objective=args.fuse)
+    except ValueError as exc:  # an operation no schedule of this machine runs
+        raise UsageError(f"{_machine_flag(args)}: {str(exc).splitlines()[0]}") from None
     described = oracle.describe_machine(machine)
     if not args.json:
         print(fusion_report.format_report(plan, args.oracle, described))
@@ -37,3 +40,8 @@ def fusion_report(graph: Graph, oracle: Any, machine: Any, args: argparse.Namesp
         )
     )
     return 0
+
+
+def _machine_flag(args: argparse.Namespace) -> str:
+    """The setting a machine's refusal names: --machine as given, else the oracle's default."""
+    return f"--machine {args.machine}" if args.machine else f"--oracle {args.oracle}"

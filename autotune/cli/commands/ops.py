@@ -195,6 +195,8 @@ def _report(graph: Graph, args: argparse.Namespace) -> int:
         rows = network.time_graph(graph, oracle, machine, tuned)
     except OracleError as exc:
         hint = " (give --arch NAME)" if args.oracle == "systolic" and not args.arch else ""
+        if exc.setting == "machine" and args.machine:
+            raise UsageError(f"--machine {args.machine}: {exc}") from None
         raise UsageError(f"--oracle {args.oracle}: {exc}{hint}") from None
     described = oracle.describe_machine(machine)
     rates = network.rates(rows, _clock_hz(args, machine), _tokens(args))
