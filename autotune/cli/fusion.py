@@ -12,6 +12,7 @@ from workloads.graph import Graph
 
 
 def fusion_report(graph: Graph, oracle: Any, machine: Any, args: argparse.Namespace) -> int:
+    from autotune.errors import OracleError
     from autotune.oracles.fusion import Fusion
     from autotune.results import fusion, fusion_report
 
@@ -21,6 +22,10 @@ def fusion_report(graph: Graph, oracle: Any, machine: Any, args: argparse.Namesp
         raise UsageError("--fuse takes neither --tuned nor --chart")
     try:
         plan = fusion.search(graph, oracle, machine, objective=args.fuse)
+    except OracleError as exc:
+        if exc.setting != "machine":
+            raise
+        raise UsageError(f"{_machine_flag(args)}: {exc}") from None
     except ValueError as exc:  # an operation no schedule of this machine runs
         raise UsageError(f"{_machine_flag(args)}: {str(exc).splitlines()[0]}") from None
     described = oracle.describe_machine(machine)
