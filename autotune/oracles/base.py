@@ -19,7 +19,7 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, TypeVar
 
-from autotune.errors import EvaluationRefused, Infeasible
+from autotune.errors import AutotuneError, EvaluationRefused, Infeasible
 from autotune.oracles.measures import CYCLES, Measure, TableColumn
 from search_spaces.base import Family, Verdict
 from search_spaces.domains import Point
@@ -166,22 +166,24 @@ class Oracle(ABC):
         """The `KEY=VALUE` parameters that make `shape` too large to count on `machine`: those
         that alone, set back to the default machine's, let it fit (or every changed one when the
         default machine fits it); None when the shape is too large even so."""
-        default = self.default_machine()
-        if not (dataclasses.is_dataclass(machine) and type(machine) is type(default)):
+        default: Any = self.default_machine()
+        given: Any = machine
+        same_kind = dataclasses.is_dataclass(machine) and type(machine) is type(default)
+        if not same_kind:
             return None
-        ours, theirs = machine.as_dict(), default.as_dict()
+        ours, theirs = given.as_dict(), default.as_dict()
         changed = [key for key in ours if ours[key] != theirs.get(key)]
 
         def fits(candidate: Any) -> bool:
             try:
                 check_counts(shape, self.largest_counts(shape, candidate))
-            except Exception:  # noqa: BLE001 - any refusal: the candidate does not fit
+            except (AutotuneError, ValueError, ArithmeticError):  # refused: it does not fit
                 return False
             return True
 
         def reset(key: str) -> Any:
             try:
-                return dataclasses.replace(machine, **{key: theirs[key]})
+                return dataclasses.replace(given, **{key: theirs[key]})
             except (TypeError, ValueError):
                 return None
 
