@@ -25,8 +25,14 @@ def fusion_report(graph: Graph, oracle: Any, machine: Any, args: argparse.Namesp
     try:
         plan = fusion.search(graph, oracle, machine, objective=args.fuse)
     except OracleError as exc:
+        if exc.setting == "machine":
+            raise UsageError(f"{_machine_flag(args)}: {exc}") from None
+        if exc.setting is not None:  # a limit's setting: the command line names its flag
+            raise
         hint = " (give --arch NAME)" if args.oracle == "systolic" and not args.arch else ""
         raise UsageError(f"--oracle {args.oracle}: {exc}{hint}") from None
+    except ValueError as exc:  # an operation no schedule of this machine runs
+        raise UsageError(f"{_machine_flag(args)}: {str(exc).splitlines()[0]}") from None
     described = oracle.describe_machine(machine)
     if not args.json:
         print(fusion_report.format_report(plan, args.oracle, described))
@@ -44,3 +50,8 @@ def fusion_report(graph: Graph, oracle: Any, machine: Any, args: argparse.Namesp
         )
     )
     return 0
+
+
+def _machine_flag(args: argparse.Namespace) -> str:
+    """The setting a machine's refusal names: --machine as given, else the oracle's default."""
+    return f"--machine {args.machine}" if args.machine else f"--oracle {args.oracle}"

@@ -14,11 +14,12 @@ package would. `examples/toy_oracle/` is a complete minimal one.
 
 from __future__ import annotations
 
+import dataclasses
 from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, TypeVar
 
-from autotune.errors import EvaluationRefused, Infeasible
+from autotune.errors import AutotuneError, EvaluationRefused, Infeasible
 from autotune.oracles.measures import CYCLES, Measure, TableColumn
 from search_spaces.base import Family, Verdict
 from search_spaces.domains import Point
@@ -147,8 +148,48 @@ class Oracle(ABC):
         return [(shape.macs, "its multiply-accumulates")]
 
     def check_size(self, shape: Shape, machine: Any) -> None:
-        """Refuse (SizeError) a shape whose counts could pass a 64-bit integer on `machine`."""
-        check_counts(shape, self.largest_counts(shape, machine))
+        """Refuse (SizeError) a shape whose counts could pass a 64-bit integer on `machine`,
+        naming the machine's parameters when they, not the shape, are out of range."""
+        from autotune.errors import SizeError, Text, ref
+
+        try:
+            check_counts(shape, self.largest_counts(shape, machine))
+        except SizeError as exc:
+            fault = self.machine_fault(shape, machine)
+            if fault is None:
+                raise
+            raise SizeError(
+                Text(ref("machine", fault), f" is out of range: on it, {exc}"), setting="machine"
+            ) from None
+
+    def machine_fault(self, shape: Shape, machine: Any) -> str | None:
+        """The `KEY=VALUE` parameters that make `shape` too large to count on `machine`: those
+        that alone, set back to the default machine's, let it fit (or every changed one when the
+        default machine fits it); None when the shape is too large even so."""
+        default: Any = self.default_machine()
+        given: Any = machine
+        same_kind = dataclasses.is_dataclass(machine) and type(machine) is type(default)
+        if not same_kind:
+            return None
+        ours, theirs = given.as_dict(), default.as_dict()
+        changed = [key for key in ours if ours[key] != theirs.get(key)]
+
+        def fits(candidate: Any) -> bool:
+            try:
+                check_counts(shape, self.largest_counts(shape, candidate))
+            except (AutotuneError, ValueError, ArithmeticError):  # refused: it does not fit
+                return False
+            return True
+
+        def reset(key: str) -> Any:
+            try:
+                return dataclasses.replace(given, **{key: theirs[key]})
+            except (TypeError, ValueError):
+                return None
+
+        alone = [key for key in changed if (m := reset(key)) is not None and fits(m)]
+        keys = alone or (changed if fits(default) else [])
+        return ",".join(f"{key}={ours[key]}" for key in keys) or None
 
 
 def configured(

@@ -51,7 +51,7 @@ from search_spaces.systolic import (
 )
 from search_spaces.systolic_blocked import FAMILY as BLOCKED
 from search_spaces.systolic_blocked import BlockedFamily
-from simcore.shape import Shape, parse_int
+from simcore.shape import COUNT_LIMIT, Shape, parse_int
 from simcore.systolic.closed_form import cycles, schedule
 from simcore.systolic.machine import SystolicMachine
 from simcore.systolic.model import (
@@ -73,6 +73,7 @@ if TYPE_CHECKING:
 COST_PER_TILE, COST_PER_TILE_PE, COST_PER_MAC = 1e-4, 3e-8, 1e-9
 VERIFY_SECONDS = 5.0
 VERIFY_WORDS = 1 << 27  # operand and result words the check may allocate (1 GiB of float64)
+CHECK_PROCESS_BYTES = 96 << 20  # a check's process besides its words (numpy loaded): measured 45 MB
 # The machine field of a systolic study's identity: the GA-1 default key its studies have held.
 _STUDY_MACHINE_KEY = (
     "T=8,slots=64,dma_setup=16,dma_words_per_cycle=16,mxu_cycles=8,mxu_fill=8,"
@@ -91,6 +92,10 @@ class SystolicBudget:
         for name, value in asdict(self).items():
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
+            if value > COUNT_LIMIT:
+                raise ValueError(
+                    f"{name} must be at most {COUNT_LIMIT:.3g} (a 64-bit count), got {value}"
+                )
 
     def as_dict(self) -> dict[str, int]:
         return asdict(self)
@@ -409,12 +414,12 @@ def _truncate(dim: int, side: int) -> int:
     return dim if count <= 3 else 2 * side + (dim - (count - 1) * side)
 
 
-def verify_plan(design: SystolicDesign, shape: Shape) -> VerifyPlan:
-    """The full problem if the check fits the budget, else the same design on a smaller
-    problem with every kind of tile and tile-to-tile step: at most three tiles per dimension,
-    the stream cut to just past every tile's fill and HBM transfer."""
+def verify_plan(design: SystolicDesign, shape: Shape, most_words: int = VERIFY_WORDS) -> VerifyPlan:
+    """The full problem if the check fits the budget (`most_words` allocated at most), else the
+    same design on a smaller problem with every kind of tile and tile-to-tile step: at most three
+    tiles per dimension, the stream cut to just past every tile's fill and HBM transfer."""
     seconds, words = check_cost(design, shape)
-    if seconds <= VERIFY_SECONDS and words <= VERIFY_WORDS:
+    if seconds <= VERIFY_SECONDS and words <= min(most_words, VERIFY_WORDS):
         return VerifyPlan(design, shape, True, "full shape")
     role, mapping = roles(design.dataflow, shape), design.used
     rows, cols = _truncate(role.row_dim, mapping.rows), _truncate(role.col_dim, mapping.cols)
@@ -460,11 +465,29 @@ def run_check(design: SystolicDesign, shape: Shape, seed: int = 0) -> tuple[bool
     return True, f"{run.cycles} cycles, C == numpy, {expected.total} buffer words"
 
 
-def verify_design(design: SystolicDesign, shape: Shape, seed: int = 0) -> Verdict:
-    """Run the design's own cycle model: `exact` on the full shape, `scaled` on a smaller one."""
+def check_bytes(design: SystolicDesign, shape: Shape, most_words: int = VERIFY_WORDS) -> int:
+    """About the peak memory of `verify_design` with `most_words`: the process's own and the
+    float64 words of the problem it runs (none when it only times)."""
     from simcore.systolic.cycle import engine_words
 
-    plan = verify_plan(design, shape)
+    plan = verify_plan(design, shape, most_words)
+    words = engine_words(plan.design, plan.shape)
+    return CHECK_PROCESS_BYTES + (8 * words if words <= VERIFY_WORDS else 0)
+
+
+def check_words(memory: int) -> int:
+    """The most words a check may allocate within `memory` bytes for the whole process."""
+    return max(0, min(VERIFY_WORDS, (memory - CHECK_PROCESS_BYTES) // 8))
+
+
+def verify_design(
+    design: SystolicDesign, shape: Shape, seed: int = 0, most_words: int = VERIFY_WORDS
+) -> Verdict:
+    """Run the design's own cycle model: `exact` on the full shape, `scaled` on a smaller one
+    (`most_words` allocated at most on the full shape)."""
+    from simcore.systolic.cycle import engine_words
+
+    plan = verify_plan(design, shape, most_words)
     if engine_words(plan.design, plan.shape) > VERIFY_WORDS:  # a padded sub-array of 10^10 PEs
         return Verdict(True, MODEL, f"{design.dataflow}: timed only, too large to run")
     ok, detail = run_check(plan.design, plan.shape, seed)

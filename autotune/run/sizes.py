@@ -22,7 +22,7 @@ def check_sizes(
             try:
                 oracle.check_size(gemm.shape, machine)
             except SizeError as exc:
-                if single:
+                if single or exc.setting == "machine":
                     raise
                 raise SizeError(f"GEMM {gemm.name!r}: {exc}", setting="workload") from None
 

@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 from typing import Mapping, Union
 
-from simcore.shape import parse_int
+from simcore.shape import COUNT_LIMIT, parse_int
 from simcore.systolic.tie import mxu_timing, parse_array
 
 # Parameters a user may set, in the chapter's order.
@@ -53,6 +53,11 @@ class Machine:
             if value < low:
                 bound = "negative" if low == 0 else "zero or negative"
                 raise MachineError(f"machine parameter {key} must not be {bound}, got {value}")
+            if value > COUNT_LIMIT:
+                raise MachineError(
+                    f"machine parameter {key} must be at most {COUNT_LIMIT:.3g} (a 64-bit "
+                    f"count), got {value}"
+                )
 
     @property
     def tile_words(self) -> int:

@@ -4,6 +4,7 @@ line that names the key (`ArchError`)."""
 
 from __future__ import annotations
 
+import math
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Callable, Mapping
@@ -43,6 +44,7 @@ MAX_SIDE = 1 << 16
 MAX_BYTES = Fraction(1 << 40)  # 1 TiB
 MAX_CLOCK, MIN_CLOCK = Fraction(10**11), Fraction(10**3)  # 100 GHz, 1 kHz
 MAX_RATE, MIN_RATE = Fraction(1 << 20), Fraction(1, 1 << 20)  # words per cycle
+MIN_SHARE = Fraction(1, 1 << 20)  # the vector unit's least share of its store's ports
 MAX_CYCLES = 1 << 24
 
 
@@ -167,9 +169,15 @@ def _vector(raw: object, memory: MemorySystem) -> VectorUnit:
     share_raw = table.get("port_share", 1)
     if isinstance(share_raw, bool) or not isinstance(share_raw, (int, float)):
         raise ArchError(f"vector.port_share: expected a number, got {share_raw!r}")
+    if not math.isfinite(share_raw):
+        raise ArchError(f"vector.port_share: expected a finite number, got {share_raw}")
     share = Fraction(str(share_raw))
     if not 0 < share <= 1:
         raise ArchError(f"vector.port_share: must be above 0 and at most 1, got {share_raw}")
+    if share < MIN_SHARE:
+        raise ArchError(
+            f"vector.port_share: {share_raw} is outside the physical range {_g(MIN_SHARE)} to 1"
+        )
     store = memory.store_of("a")
     assert store is not None  # a is always held by a buffer
     width = min(store.buffer.read_width, store.buffer.write_width)

@@ -181,6 +181,10 @@ def _report(graph: Graph, args: argparse.Namespace) -> int:
         given = (("--arch", args.arch), ("--machine", args.machine))
         flag = " ".join(f"{name} {value}" for name, value in given if value)
         raise UsageError(f"{flag}: {str(exc).splitlines()[0]}") from None
+    try:
+        oracle.check_machine(machine)  # a machine no schedule runs on, before any work
+    except ValueError as exc:
+        raise UsageError(f"--machine {args.machine}: {str(exc).splitlines()[0]}") from None
     _priced(graph, oracle, machine, args)
     if args.fuse:
         from autotune.cli.fusion import fusion_report
@@ -191,6 +195,8 @@ def _report(graph: Graph, args: argparse.Namespace) -> int:
         rows = network.time_graph(graph, oracle, machine, tuned)
     except OracleError as exc:
         hint = " (give --arch NAME)" if args.oracle == "systolic" and not args.arch else ""
+        if exc.setting == "machine" and args.machine:
+            raise UsageError(f"--machine {args.machine}: {exc}") from None
         raise UsageError(f"--oracle {args.oracle}: {exc}{hint}") from None
     described = oracle.describe_machine(machine)
     rates = network.rates(rows, _clock_hz(args, machine), _tokens(args))
@@ -258,8 +264,12 @@ def _priced(graph: Graph, oracle: Oracle, machine: object, args: argparse.Namesp
         try:
             oracle.check_size(Shape(m, k, n), machine)
             if guard is not None:
-                guard.check_work(Shape(m, k, n), machine, limits(args), verify=False)
+                # a fused group's schedule is verified: its scratchpad and matrices priced too
+                fused = bool(getattr(args, "fuse", None))
+                guard.check_work(Shape(m, k, n), machine, limits(args), verify=fused)
         except AutotuneError as exc:
+            if exc.setting == "machine":  # the machine's fault: its setting first
+                raise UsageError(f"{exc.text.render(flag_of)} (operation {name!r})") from None
             raise UsageError(f"operation {name!r}: {exc.text.render(flag_of)}") from None
 
 

@@ -144,7 +144,7 @@ def machines(base: Machine, grid: list[tuple[str, tuple[int, ...]]]) -> list[Mac
         try:
             found.append(base.replace(**dict(zip((k for k, _ in grid), values))))
         except MachineError as exc:
-            raise UsageError(str(exc)) from None
+            raise UsageError(f"--machine-grid: {exc}") from None
     return found
 
 
@@ -164,6 +164,26 @@ def tuned_best(shape: Shape, machine: Machine, trials: int) -> dict[str, Any]:
     if outcome.interrupted:  # the table is written whole or not at all
         raise KeyboardInterrupt
     return board.json_rows(outcome.studies[0].frame.head(1))[0]
+
+
+def check_size(shape: Shape, machine: Machine, grid: list[tuple[str, tuple[int, ...]]]) -> None:
+    """The size check, naming --machine-grid when the grid's values put the machine out of
+    range."""
+    from autotune.errors import Ref, SizeError
+    from autotune.oracles.ga1 import ORACLE as GA1
+    from autotune.settings import flag_of
+
+    try:
+        GA1.check_size(shape, machine)
+    except SizeError as exc:
+        fault = [p for p in exc.text.parts if isinstance(p, Ref) and p.setting == "machine"]
+        keys = {str(p.value).partition("=")[0] for p in fault}
+        if not fault or not keys <= {key for key, _ in grid}:
+            raise
+        grid_flag = "--machine-grid"
+        raise UsageError(
+            exc.text.render(lambda s: grid_flag if s == "machine" else flag_of(s))
+        ) from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -192,7 +212,7 @@ def run(args: argparse.Namespace) -> int:
     points = machines(base, grid)
     # Refused before anything is generated; the slowest machine's time announced once.
     for machine in points:
-        GA1.check_size(shape, machine)
+        check_size(shape, machine, grid)
     works = [GA1.check_work(shape, machine, limits(args)) for machine in points]
     if works:
         slowest = max(works, key=lambda work: work.evaluation_seconds)  # type: ignore[union-attr]

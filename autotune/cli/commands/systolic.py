@@ -188,7 +188,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="print one JSON object (with --workload: one per GEMM and dataflow, then each total)",
     )
     parser.add_argument("--check", action="store_true", help=CHECK_HELP)
-    add_memory_limit(parser)  # SCALE-Sim's memory model (--arch FILE.cfg) is priced against it
+    add_memory_limit(parser)  # every path's work is priced against it
     parser.set_defaults(run=run)
 
 
@@ -219,18 +219,47 @@ def _traffic_dict(t: Traffic) -> dict[str, int]:
     }
 
 
+def priced_check(args: argparse.Namespace, design: SystolicDesign, shape: Shape) -> bool:
+    """Whether the cycle model's check of `design` runs: within --max-memory (on a scaled-down
+    problem when the full one would not fit). An asked --check that cannot fit is refused before
+    anything runs; the automatic one is left out."""
+    from autotune.cli.limits import memory
+    from autotune.oracles.capabilities import size
+    from autotune.oracles.systolic import check_bytes, check_words
+
+    most = memory(args)
+    needs = check_bytes(design, shape, check_words(most))
+    if needs <= most:
+        return True
+    if not args.check:
+        return False
+    raise UsageError(
+        f"--check: {shape} on the {design.used.rows}x{design.used.cols} mapping "
+        f"({design.dataflow}) needs about {size(needs)} to run its cycle model; the limit is "
+        f"{size(most)} (--max-memory)"
+    )
+
+
 def _run_one(
-    args: argparse.Namespace, base: SystolicDesign, shape: Shape, check: bool, tech: Technology
+    args: argparse.Namespace,
+    design: SystolicDesign,
+    chosen: str,
+    shape: Shape,
+    check: bool,
+    tech: Technology,
 ) -> dict[str, object]:
-    from autotune.oracles.systolic import (
-        verify_design,  # the cycle models: loaded when the command runs
+    from autotune.cli.limits import memory
+    from autotune.oracles.systolic import (  # the cycle models: loaded when the command runs
+        check_words,
+        verify_design,
     )
     from simcore.energy.systolic import systolic_cost_of
 
-    mapping, chosen = chosen_mapping(args, base, shape)
-    design = base.with_mapping(mapping)
+    mapping = design.used
     found = systolic_report(design, shape)
-    verdict: Verdict | None = verify_design(design, shape) if check else None
+    verdict: Verdict | None = (
+        verify_design(design, shape, most_words=check_words(memory(args))) if check else None
+    )
     cost = systolic_cost_of(design, shape, tech, found.cycles)
     return {
         "mapping": {
@@ -270,10 +299,13 @@ def report(
 ) -> dict[str, object]:
     """The JSON object: every dataflow under `dataflows`, the first one's figures at the top."""
     flows = DATAFLOWS if args.dataflow == "all" else (args.dataflow,)
-    runs = {
-        d: _run_one(args, SystolicDesign(array, d, None, assume, hbm), shape, check, tech)
-        for d in flows
-    }
+    designs = {}
+    for d in flows:  # every mapping chosen and every check priced before any runs
+        base = SystolicDesign(array, d, None, assume, hbm)
+        mapping, chosen = chosen_mapping(args, base, shape)
+        design = base.with_mapping(mapping)
+        designs[d] = (design, chosen, check and priced_check(args, design, shape))
+    runs = {d: _run_one(args, *designs[d][:2], shape, designs[d][2], tech) for d in flows}
     first = runs[flows[0]]
     checks = [r["verification"] for r in runs.values() if r["verification"] is not None]
     return {

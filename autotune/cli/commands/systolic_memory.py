@@ -43,17 +43,36 @@ def design_of(
     return SystolicDesign(machine.array, machine.dataflow, None, assumptions)
 
 
-def check_size(machine: SystolicMachine, shape: Shape, what: str) -> None:
-    """A one-line error for a GEMM whose counts could pass 64 bits on this machine."""
+# A search keeps the run key of every candidate it has seen (about 250 bytes each) and its best
+# few hundred; the process's own start-up besides.
+CANDIDATE_BYTES = 256
+PROCESS_BYTES = 96 << 20
+
+
+def check_size(
+    args: argparse.Namespace, machine: SystolicMachine, shape: Shape, what: str, runs: int = 1
+) -> None:
+    """A one-line error for a GEMM whose counts could pass 64 bits on this machine, or whose
+    search could hold more candidates than --max-memory allows."""
+    from autotune.cli.limits import memory
     from autotune.errors import SizeError
     from autotune.oracles.base import check_counts
+    from autotune.oracles.capabilities import size
     from autotune.oracles.systolic import largest_counts
+    from simcore.systolic.blocked.batch import most_batch_candidates
 
     rate = float(machine.memory.dram.words_per_cycle)
     try:
         check_counts(shape, largest_counts(shape, machine.array.pes, min(rate, 1.0)))
     except SizeError as exc:
         raise UsageError(f"{what}: {exc}") from None
+    most, count = memory(args), most_batch_candidates(machine, shape, runs)
+    needs = PROCESS_BYTES + CANDIDATE_BYTES * count
+    if needs > most:
+        raise UsageError(
+            f"{what}: {shape} on {machine.name}: its block schedules ({count:.3g} candidates "
+            f"at most) need up to {size(needs)}; the limit is {size(most)} (--max-memory)"
+        )
 
 
 def weights_over_link(machine: SystolicMachine, shape: Shape, runs: int = 1) -> int:
@@ -195,7 +214,7 @@ def format_gemm(out: dict[str, Any]) -> str:
 
 def run_shape(args: argparse.Namespace, machine: SystolicMachine, assumptions: Assumptions) -> int:
     shape = shape_arg(args.shape)
-    check_size(machine, shape, "--shape")
+    check_size(args, machine, shape, "--shape")
     tech = technology(args.tech)
     design = design_of(args, machine, assumptions)
     out = {
@@ -299,7 +318,7 @@ def run_workload(
     design = design_of(args, machine, assumptions)
     workload = load(args.workload, args.input_shape)
     for gemm in workload.gemms:
-        check_size(machine, gemm.shape, f"--workload: GEMM {gemm.name!r}")
+        check_size(args, machine, gemm.shape, f"--workload: GEMM {gemm.name!r}", together(gemm))
     evaluations = args.evaluations or DEFAULT_EVALUATIONS
     rows = []
     for gemm in workload.gemms:

@@ -173,5 +173,7 @@ def _vector(vop: VectorOp, machine: Machine, technology: object) -> OperationTim
         words = timing.tiles_moved * machine.T**2
         best = (timing.cycles, OperationTime(timing.cycles, cost.energy_pj, words, label))
     if best is None:
-        raise OracleError(f"no schedule of {vop.describe()} fits {machine.slots} slots")
+        raise OracleError(
+            f"no schedule of {vop.describe()} fits {machine.slots} slots", setting="machine"
+        )
     return best[1]

@@ -12,14 +12,16 @@ runs' (every GEMM moves the same words), the bound is the batch's (`bounds.bound
 
 from __future__ import annotations
 
+import heapq
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Iterator
 
 from simcore.shape import Shape
 from simcore.systolic.blocked.bounds import Bound, bound
 from simcore.systolic.blocked.counts import block_counts
-from simcore.systolic.blocked.enumerate import candidates, distinct, own_bound
+from simcore.systolic.blocked.enumerate import candidates, distinct, most_candidates, own_bound
 from simcore.systolic.blocked.evaluate import ENGINES, InfeasibleSchedule, MemoryRun
 from simcore.systolic.blocked.fast import run_fast
 from simcore.systolic.blocked.reference import run_reference
@@ -111,21 +113,31 @@ def lane_counts(machine: SystolicMachine, runs: int) -> list[int]:
     return [lanes for lanes in range(1, common + 1) if common % lanes == 0]
 
 
+def most_batch_candidates(machine: SystolicMachine, shape: Shape, runs: int = 1) -> int:
+    """At most how many candidates `fastest_batch` (or, for one run, `fastest`) ranks."""
+    return sum(most_candidates(machine, shape, lanes) for lanes in lane_counts(machine, runs))
+
+
+def _ranked(
+    machine: SystolicMachine, design: SystolicDesign, shape: Shape, runs: int
+) -> Iterator[tuple[int, int, int, BlockSchedule]]:
+    """Every lane count's candidates, each with its own bound (one of each run_key)."""
+    for lanes in lane_counts(machine, runs):
+        batch = Batch(runs, lanes)
+        lane = lane_design(machine, design, lanes)
+        floor = bound(machine, shape, lane, batch).cycles
+        for n, s in enumerate(distinct(candidates(machine, shape, lanes), shape)):
+            yield max(floor, own_bound(machine, lane, s, shape, batch)), lanes, n, s
+
+
 def fastest_batch(
     machine: SystolicMachine, design: SystolicDesign, shape: Shape, runs: int, budget: int = 400
 ) -> tuple[BatchRun, int]:
     """The fastest batch found over the lane counts and the candidates (one of each run_key),
     in the order of their own bound until none left can beat the best, or `budget`
     evaluations; and how many were evaluated."""
-    ranked = []
-    for lanes in lane_counts(machine, runs):
-        batch = Batch(runs, lanes)
-        lane = lane_design(machine, design, lanes)
-        floor = bound(machine, shape, lane, batch).cycles
-        for n, s in enumerate(distinct(candidates(machine, shape, lanes), shape)):
-            least = max(floor, own_bound(machine, lane, s, shape, batch))
-            ranked.append((least, lanes, n, s))
-    ranked.sort(key=lambda r: r[:3])
+    # At most `budget` are ever evaluated: only the first `budget` by their bound are kept.
+    ranked = heapq.nsmallest(budget, _ranked(machine, design, shape, runs), key=lambda r: r[:3])
     best: BatchRun | None = None
     evaluated = 0
     for least, lanes, _n, schedule in ranked:

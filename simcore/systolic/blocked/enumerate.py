@@ -13,6 +13,7 @@ next one's bound is no better than the best run found, and at `budget` evaluatio
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import math
 from dataclasses import dataclass
@@ -59,6 +60,21 @@ def _spans(order: str) -> list[tuple[int, int, int]]:
         inner = max(order.index(d) for d in INDEXED_BY[operand])
         per.append(sorted({0, inner, 3}))
     return [(a, b, c) for a in per[0] for b in per[1] for c in per[2]]
+
+
+# Most maximal bufferings per block, order and span: an antichain of {1, 2}^3 has at most three.
+MOST_MAXIMAL = 3
+
+
+def most_candidates(machine: SystolicMachine, shape: Shape, lanes: int = 1) -> int:
+    """At most how many candidates `candidates` yields (every block fitting, at most
+    MOST_MAXIMAL bufferings each): the run keys a search holds are priced with it."""
+    array = machine.lane_array(lanes)
+    least = max(8, min(array.rows, array.cols))
+    blocks = 1
+    for dim in (shape.m, shape.k, shape.n):
+        blocks *= len(sides(dim, least))
+    return blocks * sum(len(_spans(order)) for order in LOOP_ORDERS) * MOST_MAXIMAL
 
 
 def candidates(machine: SystolicMachine, shape: Shape, lanes: int = 1) -> Iterator[BlockSchedule]:
@@ -199,9 +215,13 @@ def fastest(
 ) -> tuple[MemoryRun, int]:
     """The fastest candidate found, and how many were evaluated (one of each run_key)."""
     floor = bound(machine, shape, design).cycles
-    ranked = sorted(
-        ((max(floor, own_bound(machine, design, s, shape)), n, s))
-        for n, s in enumerate(distinct(candidates(machine, shape), shape))
+    # At most `budget` are ever evaluated: only the first `budget` by their bound are kept.
+    ranked = heapq.nsmallest(
+        budget,
+        (
+            (max(floor, own_bound(machine, design, s, shape)), n, s)
+            for n, s in enumerate(distinct(candidates(machine, shape), shape))
+        ),
     )
     best: MemoryRun | None = None
     evaluated = 0

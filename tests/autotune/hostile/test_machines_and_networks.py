@@ -11,41 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.autotune.hostile.conftest import Hostile
+from tests.autotune.hostile.conftest import CFG, Hostile
 
 SYSTOLIC = ["systolic", "--shape", "64x64x64"]
 SCALESIM = ["systolic", "--assume", "scalesim"]
-CFG = """[general]
-run_name = hostile
-[architecture_presets]
-ArrayHeight: {rows}
-ArrayWidth: {cols}
-IfmapSramSzkB: 64
-FilterSramSzkB: 64
-OfmapSramSzkB: 64
-IfmapOffset: 0
-FilterOffset: 10000000
-OfmapOffset: 20000000
-Bandwidth: 10
-Dataflow: ws
-MemoryBanks: 1
-ReadRequestBuffer: 32
-WriteRequestBuffer: 32
-[layout]
-IfmapCustomLayout: False
-IfmapSRAMBankBandwidth: 10
-IfmapSRAMBankNum: 10
-IfmapSRAMBankPort: 2
-FilterCustomLayout: False
-FilterSRAMBankBandwidth: 10
-FilterSRAMBankNum: 10
-FilterSRAMBankPort: 2
-[sparsity]
-SparsitySupport: false
-[run_presets]
-InterfaceBandwidth: USER
-UseRamulatorTrace: False
-"""
 DIGITS = "1" + "0" * 5000
 
 
