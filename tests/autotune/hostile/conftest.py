@@ -180,37 +180,3 @@ def assert_same_results(path: Path, reference: Path) -> None:
 @pytest.fixture()
 def hostile(world: Path, template: Path) -> Hostile:
     return Hostile(world, template)
-
-
-# A SCALE-Sim configuration with every key SCALE-Sim reads; {rows} and {cols} are filled in.
-CFG = """[general]
-run_name = hostile
-[architecture_presets]
-ArrayHeight: {rows}
-ArrayWidth: {cols}
-IfmapSramSzkB: 64
-FilterSramSzkB: 64
-OfmapSramSzkB: 64
-IfmapOffset: 0
-FilterOffset: 10000000
-OfmapOffset: 20000000
-Bandwidth: 10
-Dataflow: ws
-MemoryBanks: 1
-ReadRequestBuffer: 32
-WriteRequestBuffer: 32
-[layout]
-IfmapCustomLayout: False
-IfmapSRAMBankBandwidth: 10
-IfmapSRAMBankNum: 10
-IfmapSRAMBankPort: 2
-FilterCustomLayout: False
-FilterSRAMBankBandwidth: 10
-FilterSRAMBankNum: 10
-FilterSRAMBankPort: 2
-[sparsity]
-SparsitySupport: false
-[run_presets]
-InterfaceBandwidth: USER
-UseRamulatorTrace: False
-"""

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.autotune.hostile.conftest import CFG, Hostile
+from tests.autotune.hostile.conftest import Hostile
+from tests.helpers.scalesim_cfg import scalesim_cfg
 
 PAST_64_BITS = "99999999999999999999"
 PAST_THE_COUNTS = "9999999999999999"  # fits 64 bits; a 64x64x64 schedule's cycles do not
@@ -171,7 +172,7 @@ CFGS = [
 def test_a_tuned_run_on_a_hostile_scalesim_config(
     hostile: Hostile, world: Path, values: dict[str, object], named: str
 ) -> None:
-    text = CFG.format(rows=values.get("rows", 16), cols=16)
+    text = scalesim_cfg(values.get("rows", 16), 16)
     text = text.replace("IfmapSramSzkB: 64", f"IfmapSramSzkB: {values.get('sram', 64)}")
     (world / "hostile.cfg").write_text(
         text.replace("Dataflow: ws", f"Dataflow: {values.get('flow', 'ws')}")

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.autotune.hostile.conftest import CFG, Hostile
+from tests.autotune.hostile.conftest import Hostile
+from tests.helpers.scalesim_cfg import scalesim_cfg
 
 SYSTOLIC = ["systolic", "--shape", "64x64x64"]
 SCALESIM = ["systolic", "--assume", "scalesim"]
@@ -41,9 +42,9 @@ def machines(world: Path) -> Path:
         ("wide.cfg", "65536", "65536"),
         ("small.cfg", "32", "32"),
     ):
-        (world / name).write_text(CFG.format(rows=rows, cols=cols))
+        (world / name).write_text(scalesim_cfg(rows, cols))
     (world / "one.cfg").write_text(
-        CFG.format(rows=1, cols=1)
+        scalesim_cfg(1, 1)
         .replace("BankBandwidth: 10", "BankBandwidth: 1")
         .replace("BankNum: 10", "BankNum: 1")
     )

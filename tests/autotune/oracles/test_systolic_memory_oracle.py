@@ -25,6 +25,7 @@ from simcore.systolic.blocked.bounds import bound
 from simcore.systolic.blocked.evaluate import evaluate
 from simcore.systolic.blocked.schedule import LOOP_ORDERS, feasibility
 from simcore.systolic.model import SystolicDesign, hbm_words
+from tests.helpers.scalesim_cfg import scalesim_cfg
 
 LLM = Shape(4096, 4096, 11008)
 
@@ -35,40 +36,7 @@ def arch(text: str) -> ArchMachine:
     return found
 
 
-SCALE_CFG = """[general]
-run_name = small_ws
-
-[architecture_presets]
-ArrayHeight: 8
-ArrayWidth: 16
-IfmapSramSzkB: 4
-FilterSramSzkB: 8
-OfmapSramSzkB: 2
-IfmapOffset: 0
-FilterOffset: 10000000
-OfmapOffset: 20000000
-Bandwidth: 10
-Dataflow: ws
-ReadRequestBuffer: 32
-WriteRequestBuffer: 32
-
-[layout]
-IfmapCustomLayout: False
-IfmapSRAMBankBandwidth: 10
-IfmapSRAMBankNum: 10
-IfmapSRAMBankPort: 2
-FilterCustomLayout: False
-FilterSRAMBankBandwidth: 10
-FilterSRAMBankNum: 10
-FilterSRAMBankPort: 2
-
-[sparsity]
-SparsitySupport: false
-
-[run_presets]
-InterfaceBandwidth: USER
-UseRamulatorTrace: False
-"""
+SCALE_CFG = scalesim_cfg(8, 16, name="small_ws", ifmap_kb=4, filter_kb=8, ofmap_kb=2)
 
 
 def test_a_scalesim_config_is_an_architecture(tmp_path: Path) -> None:
