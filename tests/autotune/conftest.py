@@ -52,3 +52,13 @@ def stops_at_bound(request: pytest.FixtureRequest) -> Iterator[None]:
     _STOP_AT_BOUND[0] = request.node.get_closest_marker("stops_at_bound") is not None
     yield
     _STOP_AT_BOUND[0] = False
+
+
+@pytest.fixture(autouse=True)
+def no_stop_left() -> Iterator[None]:
+    """A test that interrupted a run in this process leaves the process's stop request as a run
+    leaves it (a command exits then): the next test starts without it."""
+    yield
+    from autotune.interrupt import STOP
+
+    STOP.reset()

@@ -59,7 +59,10 @@ def test_a_bound_one_cycle_too_high_is_caught() -> None:
     def one_more(*args: object) -> int:
         return schedule_bound(*args) + 1  # type: ignore[arg-type]
 
-    found = find(cases(), lambda case: not holds(one_more, case), settings=LOOSE)
+    # About 1 case in 40 has a schedule exactly at its bound: 400 draws miss all with odds 4e-5.
+    found = find(
+        cases(), lambda case: not holds(one_more, case), settings=settings(LOOSE, max_examples=400)
+    )
     assert not holds(one_more, found)
 
 
