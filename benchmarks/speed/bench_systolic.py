@@ -20,7 +20,7 @@ from typing import Callable
 import numpy as np
 
 from autotune.cli.main import main as autotune_main
-from autotune.oracles.systolic import verify_design
+from autotune.oracles.systolic_check import verify_design
 from benchmarks import harness
 from simcore.shape import Shape
 from simcore.systolic import (

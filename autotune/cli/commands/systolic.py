@@ -225,7 +225,7 @@ def priced_check(args: argparse.Namespace, design: SystolicDesign, shape: Shape)
     anything runs; the automatic one is left out."""
     from autotune.cli.limits import memory
     from autotune.oracles.capabilities import size
-    from autotune.oracles.systolic import check_bytes, check_words
+    from autotune.oracles.systolic_check import check_bytes, check_words
 
     most = memory(args)
     needs = check_bytes(design, shape, check_words(most))
@@ -249,7 +249,7 @@ def _run_one(
     tech: Technology,
 ) -> dict[str, object]:
     from autotune.cli.limits import memory
-    from autotune.oracles.systolic import (  # the cycle models: loaded when the command runs
+    from autotune.oracles.systolic_check import (  # the cycle models: loaded when the command runs
         check_words,
         verify_design,
     )
@@ -396,7 +396,7 @@ def format_text(out: dict[str, object]) -> str:
 def check_design_size(shape: Shape, array: SystolicArray, hbm: HbmLink) -> None:
     """SizeError for a shape whose cycles or words on this array could pass 64 bits."""
     from autotune.oracles.base import check_counts
-    from autotune.oracles.systolic import largest_counts
+    from autotune.oracles.systolic_check import largest_counts
 
     check_counts(shape, largest_counts(shape, array.pes, hbm.hbm_words_per_cycle))
 

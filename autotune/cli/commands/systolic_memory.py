@@ -58,7 +58,7 @@ def check_size(
     from autotune.errors import SizeError
     from autotune.oracles.base import check_counts
     from autotune.oracles.capabilities import size
-    from autotune.oracles.systolic import largest_counts
+    from autotune.oracles.systolic_check import largest_counts
     from simcore.systolic.blocked.batch import most_batch_candidates
 
     rate = float(machine.memory.dram.words_per_cycle)

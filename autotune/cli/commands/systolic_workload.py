@@ -21,7 +21,7 @@ from autotune.cli.systolic_mapping import chosen_mapping
 from autotune.cli.workloads import load
 from autotune.errors import SizeError
 from autotune.oracles.base import check_counts
-from autotune.oracles.systolic import largest_counts
+from autotune.oracles.systolic_check import largest_counts
 from simcore.systolic.closed_form import cycles
 from simcore.systolic.model import DATAFLOWS, SystolicArray, SystolicDesign, design_traffic
 from simcore.systolic.scalesim import is_scalesim, scalesim_report

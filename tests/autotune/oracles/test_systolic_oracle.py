@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import autotune.oracles.systolic as family_module
-from autotune.oracles.systolic import ORACLE, verify_design, verify_plan
+from autotune.oracles.systolic import ORACLE
+from autotune.oracles.systolic_check import verify_design, verify_plan
 from search_spaces import registry
 from search_spaces.base import EXACT, SCALED
 from search_spaces.domains import Choice, IntRange

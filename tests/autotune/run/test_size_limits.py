@@ -16,7 +16,7 @@ from autotune.cli.main import main
 from autotune.errors import PlanError, SizeError
 from autotune.oracles.ga1.sizes import COUNT_MARGIN, largest_counts
 from autotune.oracles.ga1.sweep import sweep_rows
-from autotune.oracles.systolic import most_cycles
+from autotune.oracles.systolic_check import most_cycles
 from autotune.run.resolve import plan_of
 from simcore.ga1.machine import Machine
 from simcore.ga1.schedules import chapter_sweep
