@@ -17,6 +17,8 @@ sets the up projection of block u is issued before the down projection of block 
 
 from __future__ import annotations
 
+from typing import Callable
+
 from simcore.fusion.groups import FusedMlp
 from simcore.systolic.fused.gemm import _span
 from simcore.systolic.fused.ops import Emitter, Ring
@@ -77,7 +79,7 @@ class MlpBuild:
         last = self.Hb - 1
         if self.s.h_buffers == 1:
             self._hidden(e, r, 0)
-            e.cycle(1, last, lambda u: self._hidden(e, r, u))
+            self._loop(e, r, 1, last, lambda u: self._hidden(e, r, u))
             if last > 0:
                 self._hidden(e, r, last)
         else:
@@ -85,13 +87,31 @@ class MlpBuild:
             self._activate(e, r, 0)
             if last > 0:
                 self._pipelined(e, r, 1)
-            e.cycle(2, last, lambda u: self._pipelined(e, r, u), 2)
+            self._loop(e, r, 2, last, lambda u: self._pipelined(e, r, u), 2)
             if last > 1:
                 self._pipelined(e, r, last)
             self._down(e, r, last)
         if self.s.y_resident:
             for n in range(self.Nb):
                 self._finish_y(e, r, n, self.y0 + n)
+
+    def _loop(
+        self,
+        e: Emitter,
+        r: int,
+        start: int,
+        stop: int,
+        body: Callable[[int], None],
+        parity: int = 1,
+    ) -> None:
+        """Iterations kept once in the tree when they differ only by their rings' phases. With the
+        weights resident the first row block loads every weight block into a slot of its own:
+        its iterations write different slots, so the tree keeps them all."""
+        if self.s.w_resident and r == 0:
+            for i in range(start, stop):
+                body(i)
+        else:
+            e.cycle(start, stop, body, parity)
 
     def _hidden(self, e: Emitter, r: int, u: int) -> None:
         self._up(e, r, u)
@@ -114,7 +134,7 @@ class MlpBuild:
                 self._up_step(e, r, u, k)
             return
         self._up_step(e, r, u, 0)
-        e.cycle(1, self.Kb - 1, lambda k: self._up_step(e, r, u, k))
+        self._loop(e, r, 1, self.Kb - 1, lambda k: self._up_step(e, r, u, k))
         if self.Kb > 1:
             self._up_step(e, r, u, self.Kb - 1)
 
@@ -158,7 +178,7 @@ class MlpBuild:
                 self._down_step(e, r, u, n)
             return
         self._down_step(e, r, u, 0)
-        e.cycle(1, self.Nb - 1, lambda n: self._down_step(e, r, u, n))
+        self._loop(e, r, 1, self.Nb - 1, lambda n: self._down_step(e, r, u, n))
         if self.Nb > 1:
             self._down_step(e, r, u, self.Nb - 1)
 

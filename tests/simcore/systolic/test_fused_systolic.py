@@ -9,7 +9,7 @@ import dataclasses
 from fractions import Fraction
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from simcore.fusion.groups import EpilogueGemm, FusedMlp
@@ -31,7 +31,7 @@ from simcore.systolic.fused.slots import Costs
 from simcore.systolic.fused.verify import verify_fused
 from simcore.systolic.machine import MemorySystem, Store, SystolicMachine
 from simcore.systolic.model import SystolicArray, SystolicDesign
-from simcore.systolic.vector_unit import default_vector_unit
+from simcore.systolic.vector_unit import VectorUnit, default_vector_unit
 from tests.helpers.fused_systolic_strategies import (
     assume_fits,
     schedules_of,
@@ -56,8 +56,45 @@ def cases(draw: st.DrawFn):  # type: ignore[no-untyped-def]
     return machine, design, vector, group, schedule
 
 
+def _one_word_machine(stores: tuple[Store, ...]) -> SystolicMachine:
+    """A 1x1 ws array, 8-bit words, DRAM one word a cycle without latency."""
+    return SystolicMachine(
+        name="one word",
+        array=SystolicArray(rows=1, cols=1),
+        dataflow="ws",
+        clock_hz=Fraction(10**9),
+        memory=MemorySystem(stores, None, Link(words_per_cycle=Fraction(1), latency=0, setup=0)),
+        word_bits=8,
+        accumulator_bits=8,
+        output_bits=8,
+    )
+
+
+def _one_word(capacity: int) -> Buffer:
+    return Buffer(capacity=capacity, read_width=Fraction(1), write_width=Fraction(1))
+
+
+# Five hidden blocks with the weights resident: the first row block loads every weight block
+# into a slot of its own, so its hidden blocks are not one period repeated.
+RESIDENT_MACHINE = _one_word_machine(
+    (
+        Store("ifmap", ("a",), _one_word(8)),
+        Store("filter", ("b",), _one_word(15)),
+        Store("ofmap", ("c",), _one_word(8)),
+    )
+)
+RESIDENT_CASE = (
+    RESIDENT_MACHINE,
+    SystolicDesign(RESIDENT_MACHINE.array, "ws"),
+    VectorUnit(lanes=1, special=1),
+    FusedMlp(1, 1, 5, 2, activation="relu", bias=False),
+    MlpSchedule(1, 1, 1, 2, False, True, 1, 1, w_resident=True),
+)
+
+
 @settings(max_examples=120, **SETTINGS)
 @given(case=cases())
+@example(case=RESIDENT_CASE)
 def test_random_fused_schedules_verify_and_the_engines_agree(case) -> None:
     machine, design, vector, group, schedule = case
     verdict = verify_fused(machine, design, group, schedule, vector, seed=3)
@@ -138,6 +175,20 @@ def test_resident_weights_come_in_once_for_all_row_blocks() -> None:
             machine, design, group, dataclasses.replace(schedule, w_resident=False)
         )
         assert run.dram_words < streamed.dram_words
+
+
+def test_resident_weights_loaded_in_the_first_row_block_are_timed_by_hand() -> None:
+    # Hidden block 0: X 0-1, W1 1-2, up 2-4 (fetch 2-3, stream 3), ReLU 4-5, W2 (two words)
+    # 2-4, down 4-7 (two tiles, streams 5 and 6). Each further hidden block loads into fresh
+    # slots and runs 4 cycles later: X 4-5, W1 5-6, up 6-8, ReLU 8-9, W2 6-8, down 8-11; the
+    # fifth's down ends at 23 and Y drains 23-25.
+    machine, design, vector, group, schedule = RESIDENT_CASE
+    build = fused_build(Costs(machine, design, vector), group, schedule)
+    n = len(build.slots)
+    assert run_reference(tree_of(build, compress=False), n).cycles == 25
+    assert run_fast(tree_of(build), n).cycles == 25
+    for engine in ("fast", "reference"):
+        assert evaluate_fused(machine, design, group, schedule, vector, engine).cycles == 25
 
 
 def test_a_one_element_product_on_a_shared_port_is_timed_by_hand() -> None:
