@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import autotune.oracles.systolic as family_module
+import autotune.oracles.systolic_check as family_module
 from autotune.oracles.systolic import ORACLE
 from autotune.oracles.systolic_check import verify_design, verify_plan
 from search_spaces import registry

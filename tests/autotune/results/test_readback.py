@@ -338,7 +338,7 @@ def test_verification_says_how_each_entry_was_checked(
     assert "hazard replay clean" in frame["verification_detail"].iloc[0]
     # A systolic design too large to run in full is checked on a scaled-down one: not verified.
     # (512^3 runs in full within the real budget; a tiny budget stands in for a bigger design.)
-    import autotune.oracles.systolic as systolic_family
+    import autotune.oracles.systolic_check as systolic_family
 
     monkeypatch.setattr(systolic_family, "VERIFY_SECONDS", 1e-9)
     run(
